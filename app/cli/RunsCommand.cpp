@@ -1,0 +1,116 @@
+#include "app/cli/RunsCommand.h"
+
+#include "engine/runs/store/RunStore.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+
+namespace ps::cli {
+namespace {
+
+using nlohmann::json;
+
+RunInfo require(const RunStore& store, int64_t id) {
+  auto run = store.run(id);
+  if (!run)
+    throw std::runtime_error("no run with id " + std::to_string(id) + " in " + store.path() +
+                             "; list runs with: pipesqueeze-cli runs list");
+  return *run;
+}
+
+json summaryOf(const RunInfo& r) {
+  try {
+    return r.summary_json.empty() ? json::object() : json::parse(r.summary_json);
+  } catch (const json::parse_error&) {
+    return json::object();
+  }
+}
+
+void list(const RunStore& store, bool asJson) {
+  auto runs = store.listRuns();
+  if (asJson) {
+    json out = json::array();
+    for (const auto& r : runs)
+      out.push_back({{"id", r.id}, {"name", r.name}, {"status", r.status}, {"created", r.created},
+                     {"tags", r.tags}, {"summary", summaryOf(r)}});
+    std::cout << out.dump() << "\n";
+    return;
+  }
+  std::cout << std::left << std::setw(6) << "id" << std::setw(28) << "name" << std::setw(10) << "status"
+            << std::setw(22) << "created" << std::setw(8) << "steps" << "eval\n";
+  for (const auto& r : runs) {
+    auto s = summaryOf(r);
+    std::string eval;
+    if (s.contains("eval_accuracy") && s["eval_accuracy"].is_number())
+      eval = "acc " + std::to_string(s["eval_accuracy"].get<double>() * 100).substr(0, 5) + "%";
+    else if (s.contains("eval_perplexity") && s["eval_perplexity"].is_number())
+      eval = "ppl " + std::to_string(s["eval_perplexity"].get<double>()).substr(0, 6);
+    std::cout << std::setw(6) << r.id << std::setw(28) << r.name.substr(0, 27) << std::setw(10) << r.status
+              << std::setw(22) << r.created.substr(0, 19) << std::setw(8) << s.value("steps", json(0)).dump() << eval
+              << "\n";
+  }
+}
+
+void show(const RunStore& store, int64_t id) {
+  const RunInfo r = require(store, id);
+  json out = {{"id", r.id},           {"name", r.name},     {"status", r.status},
+              {"reason", r.status_reason}, {"tags", r.tags}, {"notes", r.notes},
+              {"created", r.created}, {"finished", r.finished}, {"code_version", r.code_version},
+              {"summary", summaryOf(r)}, {"config", json::parse(r.config_json)}};
+  json events = json::array();
+  for (const auto& e : store.events(id))
+    events.push_back({{"step", e.step}, {"kind", e.kind}, {"detail", json::parse(e.detail_json)}});
+  out["events"] = events;
+  json checkpoints = json::array();
+  for (const auto& c : store.checkpoints(id)) checkpoints.push_back({{"step", c.step}, {"path", c.path}});
+  out["checkpoints"] = checkpoints;
+  out["metric_keys"] = store.metricKeys(id);
+  std::cout << out.dump(2) << "\n";
+}
+
+}  // namespace
+
+void addRunsCommand(CLI::App& app, RunsOptions& o) {
+  auto* cmd = app.add_subcommand("runs", "List, show and export recorded runs");
+  cmd->add_option("action", o.action, "list | show | export")->required()->check(CLI::IsMember({"list", "show", "export"}));
+  cmd->add_option("id", o.id, "run id (show, export)");
+  cmd->add_option("--store", o.store, "run store file");
+  cmd->add_flag("--csv", o.csv, "export as CSV (one row per step)");
+  cmd->add_flag("--json", o.json, "list as JSON");
+  cmd->add_option("--output,-o", o.output, "write the export to this file instead of stdout");
+}
+
+int runRuns(const RunsOptions& o) {
+  const std::string path = o.store.empty() ? RunStore::defaultPath() : o.store;
+  if (!std::filesystem::exists(path))
+    throw std::runtime_error("no run store at " + path + "; train a run first or pass --store FILE");
+  RunStore store(path);
+  if (o.action == "list") {
+    list(store, o.json);
+    return 0;
+  }
+  if (o.id <= 0) throw std::runtime_error("runs " + o.action + " needs a run id; see: pipesqueeze-cli runs list");
+  if (o.action == "show") {
+    show(store, o.id);
+    return 0;
+  }
+  if (!o.csv) throw std::runtime_error("runs export needs a format: add --csv");
+  require(store, o.id);
+  if (o.output.empty()) {
+    store.exportCsv(o.id, std::cout);
+  } else {
+    const std::string tmp = o.output + ".part";
+    std::ofstream out(tmp);
+    if (!out) throw std::runtime_error("cannot write " + o.output + "; check the folder exists and is writable");
+    store.exportCsv(o.id, out);
+    out.close();
+    std::filesystem::rename(tmp, o.output);
+  }
+  return 0;
+}
+
+}  // namespace ps::cli

@@ -1,0 +1,28 @@
+// pipesqueeze-cli: the headless face of the engine.
+#include "app/cli/RunsCommand.h"
+#include "app/cli/TrainCommand.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+  CLI::App app{"PipeSqueeze: communication compression for pipeline-parallel training"};
+  app.require_subcommand(1);
+  ps::cli::TrainOptions train;
+  ps::cli::addTrainCommand(app, train);
+  ps::cli::RunsOptions runs;
+  ps::cli::addRunsCommand(app, runs);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    if (app.got_subcommand("train")) return ps::cli::runTrain(train);
+    return ps::cli::runRuns(runs);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,64 @@
+#pragma once
+// A model cut into stages, one worker thread per stage, joined by links. Knows nothing about data sets,
+// epochs or telemetry sinks: it runs one step (or one evaluation batch) at a time.
+#include "engine/pipeline/StageWorker.h"
+#include "engine/runs/config/Config.h"
+
+#include <memory>
+#include <vector>
+
+namespace ps {
+
+struct PipelineOptions {
+  std::vector<size_t> starts{0};   // first block of every stage
+  int microbatches = 1;
+  std::string schedule = "1f1b";
+  LinkModel link;
+  std::vector<CompressionOptions> forward, backward;  // per boundary
+  OptimizerOptions optimizer;
+  std::vector<torch::Device> devices;  // per stage; empty: all on the CPU
+  int threads_per_stage = 1;
+};
+
+struct StepResult {
+  double loss = 0;
+  int64_t correct = 0, predictions = 0;
+  double compute_s = 0;       // summed over stages
+  double emulated_s = 0;      // critical path of the step with modelled links
+  std::vector<LinkTraffic> traffic;           // every boundary, forward then backward
+  std::vector<HistogramRecord> histograms;    // gradients per stage, when asked for
+};
+
+struct EvalResult {
+  double loss_sum = 0;  // sum over samples of the mean loss per sample (tokens averaged for LMs)
+  int64_t correct = 0, predictions = 0, samples = 0;
+};
+
+class Pipeline {
+ public:
+  Pipeline(BlockModel model, PipelineOptions options);
+  ~Pipeline();
+
+  int stages() const { return int(workers_.size()); }
+  const std::vector<size_t>& starts() const { return options_.starts; }
+  TaskKind kind() const { return model_.kind; }
+  const BlockModel& model() const { return model_; }
+
+  // One optimizer step on a batch, split into micro-batches along dimension 0.
+  StepResult step(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins);
+  // Forward only, without gradients; `compressed` sends activations through the forward codecs.
+  EvalResult evaluate(const torch::Tensor& x, const torch::Tensor& y, bool compressed);
+
+  void setLearningRate(double lr);
+  Link& link(int boundary) { return *links_.at(size_t(boundary)); }
+  std::vector<std::pair<std::string, torch::Tensor>> namedParameters() const;
+
+ private:
+  BlockModel model_;
+  PipelineOptions options_;
+  std::unique_ptr<Schedule> schedule_;
+  std::vector<std::unique_ptr<Link>> links_;
+  std::vector<std::unique_ptr<StageWorker>> workers_;
+};
+
+}  // namespace ps

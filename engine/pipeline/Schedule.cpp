@@ -1,0 +1,34 @@
+#include "engine/pipeline/Schedule.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ps {
+
+std::vector<PipelineOp> GPipeSchedule::ops(int, int, int microbatches) const {
+  std::vector<PipelineOp> out;
+  for (int m = 0; m < microbatches; ++m) out.push_back({PipelineOp::Forward, m});
+  for (int m = 0; m < microbatches; ++m) out.push_back({PipelineOp::Backward, m});
+  return out;
+}
+
+std::vector<PipelineOp> OneFOneBSchedule::ops(int stage, int stages, int microbatches) const {
+  std::vector<PipelineOp> out;
+  const int warmup = std::min(stages - stage - 1, microbatches);
+  int forward = 0, backward = 0;
+  for (; forward < warmup; ++forward) out.push_back({PipelineOp::Forward, forward});
+  while (forward < microbatches) {
+    out.push_back({PipelineOp::Forward, forward++});
+    out.push_back({PipelineOp::Backward, backward++});
+  }
+  while (backward < microbatches) out.push_back({PipelineOp::Backward, backward++});
+  return out;
+}
+
+std::unique_ptr<Schedule> makeSchedule(const std::string& name) {
+  if (name == "gpipe") return std::make_unique<GPipeSchedule>();
+  if (name == "1f1b") return std::make_unique<OneFOneBSchedule>();
+  throw std::invalid_argument("unknown pipeline schedule '" + name + "': choose gpipe or 1f1b");
+}
+
+}  // namespace ps

@@ -1,0 +1,145 @@
+#include "engine/pipeline/StageWorker.h"
+
+#include "engine/tensors/Histogram.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+
+namespace ps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const OptimizerOptions& o, std::vector<torch::Tensor> params) {
+  if (o.name == "sgd")
+    return std::make_unique<torch::optim::SGD>(
+        params, torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
+  if (o.name == "adamw")
+    return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
+  return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
+}
+
+// Saved per micro-batch between its forward and backward pass.
+struct InFlight {
+  torch::Tensor input, output;
+};
+
+}  // namespace
+
+StageWorker::StageWorker(int index, int stages, std::shared_ptr<StageModule> module, torch::Device device,
+                         const OptimizerOptions& optimizer, int threads)
+    : index_(index), stages_(stages), module_(std::move(module)), device_(device) {
+  module_->to(device_);
+  optimizer_ = makeOptimizer(optimizer, module_->parameters());
+  thread_ = std::thread([this, threads] { loop(threads); });
+}
+
+StageWorker::~StageWorker() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void StageWorker::loop(int threads) {
+  at::set_num_threads(threads);  // per thread under OpenMP: each stage gets its share of the cores
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+}
+
+void StageWorker::post(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    tasks_.push_back(std::move(task));
+  }
+  wake_.notify_one();
+}
+
+std::future<StageStepResult> StageWorker::trainStep(std::vector<PipelineOp> ops, std::shared_ptr<const StepWork> work) {
+  auto task = std::make_shared<std::packaged_task<StageStepResult()>>(
+      [this, ops = std::move(ops), work = std::move(work)] { return runStep(ops, *work); });
+  auto future = task->get_future();
+  post([task] { (*task)(); });
+  return future;
+}
+
+void StageWorker::setLearningRate(double lr) {
+  for (auto& group : optimizer_->param_groups()) {
+    if (auto* adam = dynamic_cast<torch::optim::AdamOptions*>(&group.options())) adam->lr(lr);
+    else if (auto* adamw = dynamic_cast<torch::optim::AdamWOptions*>(&group.options())) adamw->lr(lr);
+    else if (auto* sgd = dynamic_cast<torch::optim::SGDOptions*>(&group.options())) sgd->lr(lr);
+  }
+}
+
+StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const StepWork& work) {
+  const bool first = index_ == 0, last = index_ == stages_ - 1;
+  StageStepResult r;
+  std::vector<InFlight> saved(work.scales.size());
+  for (const auto& op : ops) {
+    InFlight& f = saved[size_t(op.microbatch)];
+    if (op.kind == PipelineOp::Forward) {
+      if (first) {
+        f.input = work.inputs[size_t(op.microbatch)].to(device_);
+      } else {
+        f.input = previous_->receive(Direction::Forward, device_, r.clock).requires_grad_(true);
+      }
+      const auto t0 = Clock::now();
+      auto out = module_->forward(f.input);
+      if (last) {
+        const auto& target = work.targets[size_t(op.microbatch)].to(device_);
+        f.output = lossOf(work.kind, out, target) * work.scales[size_t(op.microbatch)];
+        r.loss += f.output.item<double>();
+        r.correct += correctOf(work.kind, out.detach(), target);
+        r.predictions += target.numel();
+      } else {
+        f.output = out;
+      }
+      const double compute = since(t0);
+      r.compute_s += compute;
+      r.clock += compute;
+      if (!last) {
+        r.clock = next_->send(Direction::Forward, out.detach(), r.clock);
+      }
+    } else {
+      torch::Tensor grad;
+      if (!last) grad = next_->receive(Direction::Backward, device_, r.clock);
+      const auto t0 = Clock::now();
+      if (last) f.output.backward();
+      else torch::autograd::backward({f.output}, {grad});
+      const double compute = since(t0);
+      r.compute_s += compute;
+      r.clock += compute;
+      if (!first) {
+        r.clock = previous_->send(Direction::Backward, f.input.grad(), r.clock);
+      }
+      f = InFlight{};
+    }
+  }
+  const auto t0 = Clock::now();
+  if (work.histogram_bins > 0) {
+    std::vector<torch::Tensor> grads;
+    for (const auto& p : module_->parameters()) grads.push_back(p.grad());
+    r.gradients = histogramOf(grads, work.histogram_bins, "grad/stage" + std::to_string(index_), work.step);
+  }
+  optimizer_->step();
+  optimizer_->zero_grad();
+  const double update = since(t0);
+  r.compute_s += update;
+  r.clock += update;
+  return r;
+}
+
+}  // namespace ps

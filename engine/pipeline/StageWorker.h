@@ -1,0 +1,76 @@
+#pragma once
+// One pipeline stage on its own thread: owns its blocks, optimizer and device, and runs the schedule's
+// forward and backward passes, exchanging tensors with its neighbours through links.
+#include "engine/models/BlockModel.h"
+#include "engine/models/StageModule.h"
+#include "engine/pipeline/Link.h"
+#include "engine/pipeline/Schedule.h"
+
+#include <torch/optim/optimizer.h>
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <thread>
+
+namespace ps {
+
+struct OptimizerOptions {
+  std::string name = "adam";
+  double lr = 1e-3, momentum = 0.9, weight_decay = 0;
+};
+
+// Inputs of one training step, shared read-only by every stage.
+struct StepWork {
+  TaskKind kind = TaskKind::Classifier;
+  std::vector<torch::Tensor> inputs, targets;  // per micro-batch (stage 0 reads inputs, the last stage targets)
+  std::vector<double> scales;                  // micro-batch size / batch size
+  int histogram_bins = 0;                      // > 0: report a gradient histogram this step
+  int64_t step = 0;
+};
+
+struct StageStepResult {
+  double compute_s = 0;  // forward + backward + optimizer
+  double clock = 0;      // the stage's emulated time at the end of the step
+  double loss = 0;                               // last stage: batch mean loss
+  int64_t correct = 0, predictions = 0;
+  std::optional<HistogramRecord> gradients;
+};
+
+class StageWorker {
+ public:
+  StageWorker(int index, int stages, std::shared_ptr<StageModule> module, torch::Device device,
+              const OptimizerOptions& optimizer, int threads);
+  ~StageWorker();
+  StageWorker(const StageWorker&) = delete;
+  StageWorker& operator=(const StageWorker&) = delete;
+
+  void connect(Link* previous, Link* next) { previous_ = previous, next_ = next; }
+  std::future<StageStepResult> trainStep(std::vector<PipelineOp> ops, std::shared_ptr<const StepWork> work);
+  void setLearningRate(double lr);  // between steps only
+  StageModule& module() { return *module_; }
+  const torch::Device& device() const { return device_; }
+
+ private:
+  StageStepResult runStep(const std::vector<PipelineOp>& ops, const StepWork& work);
+  void post(std::function<void()> task);
+  void loop(int threads);
+
+  int index_, stages_;
+  std::shared_ptr<StageModule> module_;
+  torch::Device device_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  Link* previous_ = nullptr;
+  Link* next_ = nullptr;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> tasks_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace ps

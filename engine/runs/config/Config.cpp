@@ -1,0 +1,265 @@
+#include "engine/runs/config/Config.h"
+
+#include "engine/runs/config/ConfigSchema.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace ps {
+namespace {
+
+using nlohmann::json;
+using Type = KeySpec::Type;
+using Json = nlohmann::json;  // Config has a member named json
+
+std::string pointer(const std::string& dotted) {
+  std::string p = "/" + dotted;
+  for (auto& c : p)
+    if (c == '.') c = '/';
+  return p;
+}
+
+void flatten(const json& node, const std::string& prefix, std::vector<std::pair<std::string, json>>& out) {
+  if (node.is_object() && !node.empty()) {
+    for (auto it = node.begin(); it != node.end(); ++it)
+      flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+  } else {
+    out.emplace_back(prefix, node);
+  }
+}
+
+[[noreturn]] void unknownKey(const std::string& key, const std::string& source) {
+  std::string msg = source + ": unknown key '" + key + "'";
+  std::string hint = ConfigSchema::instance().closest(key);
+  if (!hint.empty()) msg += "; did you mean '" + hint + "'?";
+  else msg += "; see presets/README.md for the keys";
+  throw ConfigError(msg);
+}
+
+[[noreturn]] void badValue(const KeySpec& spec, const std::string& key, const json& value, const std::string& source) {
+  throw ConfigError(source + ": " + key + " = " + value.dump() + " is not allowed: expected " + spec.allowed());
+}
+
+bool inRange(const KeySpec& spec, double v) { return std::isfinite(v) && v >= spec.min && v <= spec.max; }
+
+json checkValue(const KeySpec& spec, const std::string& key, const json& v, const std::string& source) {
+  switch (spec.type) {
+    case Type::Int:
+      if (v.is_number_integer() && inRange(spec, v.get<double>())) return v;
+      if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() && inRange(spec, v.get<double>()))
+        return json(static_cast<long long>(v.get<double>()));
+      break;
+    case Type::Double:
+      if (v.is_number() && inRange(spec, v.get<double>())) return json(v.get<double>());
+      break;
+    case Type::Bool:
+      if (v.is_boolean()) return v;
+      break;
+    case Type::String:
+      if (v.is_string()) return v;
+      break;
+    case Type::Enum:
+      if (v.is_string())
+        for (const auto& c : spec.choices)
+          if (c == v.get<std::string>()) return v;
+      break;
+    case Type::IntList:
+      if (v.is_array()) {
+        for (const auto& item : v)
+          if (!item.is_number_integer() || !inRange(spec, item.get<double>())) badValue(spec, key, v, source);
+        return v;
+      }
+      break;
+  }
+  badValue(spec, key, v, source);
+}
+
+CompressionOptions compressionAt(const json& j, const std::string& dotted) {
+  CompressionOptions o;
+  o.method = j.at(json::json_pointer(pointer(dotted + ".method"))).get<std::string>();
+  return o;
+}
+
+CompressionOptions overrideOf(const json& j, const std::string& dotted, CompressionOptions base) {
+  auto ptr = json::json_pointer(pointer(dotted));
+  if (!j.contains(ptr)) return base;
+  const json& o = j.at(ptr);
+  if (o.contains("method")) base.method = o["method"].get<std::string>();
+  return base;
+}
+
+void crossCheck(const Config& c, const std::string& source) {
+  const auto& p = c.pipeline;
+  if (p.balance == "explicit") {
+    if (static_cast<int>(p.cuts.size()) != p.stages - 1)
+      throw ConfigError(source + ": pipeline.cuts has " + std::to_string(p.cuts.size()) +
+                        " entries but pipeline.stages = " + std::to_string(p.stages) + " needs " +
+                        std::to_string(p.stages - 1) + " (the first block of each stage after the first)");
+    for (size_t i = 1; i < p.cuts.size(); ++i)
+      if (p.cuts[i] <= p.cuts[i - 1])
+        throw ConfigError(source + ": pipeline.cuts must be strictly increasing, got " +
+                          c.json["pipeline"]["cuts"].dump());
+  } else if (!p.cuts.empty()) {
+    throw ConfigError(source + ": pipeline.cuts is set but pipeline.balance is '" + p.balance +
+                      "'; set pipeline.balance=explicit to use explicit cut points");
+  }
+  if (p.microbatches > c.train.batch_size)
+    throw ConfigError(source + ": pipeline.microbatches = " + std::to_string(p.microbatches) +
+                      " exceeds train.batch_size = " + std::to_string(c.train.batch_size) +
+                      "; every micro-batch needs at least one sample");
+  if (c.train.epochs == 0 && c.train.max_steps == 0)
+    throw ConfigError(source + ": train.epochs and train.max_steps are both 0; set one of them to end the run");
+  for (char g : c.data.genres + c.data.eval_genres)
+    if (g < 'a' || g > 'r')
+      throw ConfigError(source + ": data.genres/data.eval_genres contain '" + std::string(1, g) +
+                        "'; Brown genres are the letters a..r");
+  const json& b = c.json["compression"].value("boundaries", json::object());
+  for (auto it = b.begin(); it != b.end(); ++it)
+    if (std::stoi(it.key()) >= p.stages - 1)
+      throw ConfigError(source + ": compression.boundaries." + it.key() + " names a boundary that does not exist; with " +
+                        std::to_string(p.stages) + " stages the boundaries are 0.." + std::to_string(p.stages - 2));
+}
+
+}  // namespace
+
+Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
+  if (!user.is_object()) throw ConfigError(source + ": a configuration must be a JSON object");
+  const auto& schema = ConfigSchema::instance();
+  Json full = schema.defaults();
+  std::vector<std::pair<std::string, Json>> leaves;
+  flatten(user, "", leaves);
+  for (const auto& [key, value] : leaves) {
+    if (key.empty()) continue;  // an empty object at the top
+    const KeySpec* spec = schema.find(key);
+    if (!spec) unknownKey(key, source);
+    full[Json::json_pointer(pointer(key))] = checkValue(*spec, key, value, source);
+  }
+
+  Config c;
+  c.json = full;
+  const Json& j = full;
+  c.task = j["task"];
+  c.run = {j["run"]["name"], j["run"]["tags"], j["run"]["notes"], j["run"]["checkpoint_dir"], j["run"]["save_checkpoint"]};
+  const Json& t = j["train"];
+  c.train.epochs = t["epochs"];
+  c.train.max_steps = t["max_steps"];
+  c.train.batch_size = t["batch_size"];
+  c.train.warmup_steps = t["warmup_steps"];
+  c.train.threads = t["threads"];
+  c.train.seed = t["seed"].get<uint64_t>();
+  c.train.lr = t["lr"];
+  c.train.momentum = t["momentum"];
+  c.train.weight_decay = t["weight_decay"];
+  c.train.optimizer = t["optimizer"];
+  c.train.lr_schedule = t["lr_schedule"];
+  const Json& d = j["data"];
+  c.data = {d["root"], d["genres"], d["eval_genres"], d["train_limit"], d["eval_limit"], d["context"],
+            d["synthetic_samples"], d["eval_fraction"]};
+  const Json& m = j["model"];
+  c.model = {m["width"], m["depth"], m["heads"], m["init_checkpoint"]};
+  const Json& p = j["pipeline"];
+  c.pipeline.stages = p["stages"];
+  c.pipeline.microbatches = p["microbatches"];
+  c.pipeline.schedule = p["schedule"];
+  c.pipeline.balance = p["balance"];
+  c.pipeline.device = p["device"];
+  c.pipeline.cuts = p["cuts"].get<std::vector<int>>();
+  c.link = {j["link"]["bandwidth_mbps"], j["link"]["latency_ms"], j["link"]["mode"] == "throttled"};
+  c.compression.forward = compressionAt(j, "compression.forward");
+  c.compression.backward = compressionAt(j, "compression.backward");
+  c.compression.inference = j["compression"]["inference"];
+  for (int b = 0; b + 1 < c.pipeline.stages; ++b) {
+    std::string at = "compression.boundaries." + std::to_string(b);
+    c.compression.boundary_forward.push_back(overrideOf(j, at + ".forward", c.compression.forward));
+    c.compression.boundary_backward.push_back(overrideOf(j, at + ".backward", c.compression.backward));
+  }
+  const Json& e = j["eval"];
+  c.eval = {e["every_steps"], e["batch_size"], e["max_batches"]};
+  c.telemetry = {j["telemetry"]["histogram_every"], j["telemetry"]["histogram_bins"]};
+  crossCheck(c, source);
+  return c;
+}
+
+json readJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError("cannot open '" + path + "': " + std::strerror(errno) + "; check the path");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  try {
+    return json::parse(buffer.str());
+  } catch (const json::parse_error& e) {
+    throw ConfigError("'" + path + "' is not valid JSON (" + e.what() + "); fix the file or pick another preset");
+  }
+}
+
+Config loadPreset(const std::string& path) { return Config::fromJson(readJsonFile(path), path); }
+
+void applyOverride(json& config, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError("--set '" + assignment + "' must look like key=value, for example --set train.lr=0.01");
+  std::string key = assignment.substr(0, eq);
+  std::string text = assignment.substr(eq + 1);
+  const KeySpec* spec = ConfigSchema::instance().find(key);
+  if (!spec) unknownKey(key, "--set");
+  json value;
+  auto fail = [&] {
+    throw ConfigError("--set " + key + "=" + text + ": '" + text + "' is not " + spec->allowed());
+  };
+  switch (spec->type) {
+    case Type::Int: {
+      char* end = nullptr;
+      errno = 0;
+      long long v = std::strtoll(text.c_str(), &end, 10);
+      if (text.empty() || *end || errno) fail();
+      value = v;
+      break;
+    }
+    case Type::Double: {
+      char* end = nullptr;
+      errno = 0;
+      double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end || errno) fail();
+      value = v;
+      break;
+    }
+    case Type::Bool:
+      if (text == "true" || text == "1") value = true;
+      else if (text == "false" || text == "0") value = false;
+      else fail();
+      break;
+    case Type::IntList:
+      try {
+        value = json::parse(text.empty() || text.front() != '[' ? "[" + text + "]" : text);
+      } catch (const json::parse_error&) {
+        fail();
+      }
+      break;
+    default: value = text;
+  }
+  checkValue(*spec, key, value, "--set");  // reports the value as typed
+  config[json::json_pointer(pointer(key))] = value;
+}
+
+json configValue(const json& config, const std::string& key) {
+  auto ptr = json::json_pointer(pointer(key));
+  if (!config.contains(ptr)) throw ConfigError("no key '" + key + "' in this configuration");
+  return config.at(ptr);
+}
+
+void setConfigValue(json& config, const std::string& key, const json& value) {
+  const KeySpec* spec = ConfigSchema::instance().find(key);
+  if (!spec) unknownKey(key, "setting");
+  config[json::json_pointer(pointer(key))] = checkValue(*spec, key, value, "setting");
+}
+
+std::string presetDirectory() {
+  if (const char* env = std::getenv("PIPESQUEEZE_PRESETS")) return env;
+  return std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets";
+}
+
+}  // namespace ps

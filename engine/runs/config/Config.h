@@ -1,0 +1,83 @@
+#pragma once
+// A validated run configuration: the full JSON (every key, defaults filled in) plus typed views of it.
+// The JSON is what a run store keeps, so any run can be replayed exactly.
+#include "engine/runs/config/ConfigError.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ps {
+
+struct CompressionOptions {
+  std::string method = "none";
+};
+
+struct Config {
+  nlohmann::json json;  // complete and validated
+
+  std::string task;
+  struct Run {
+    std::string name, tags, notes, checkpoint_dir;
+    bool save_checkpoint = false;
+  } run;
+  struct Train {
+    int64_t epochs = 1, max_steps = 0, batch_size = 64, warmup_steps = 0, threads = 0;
+    uint64_t seed = 1;
+    double lr = 1e-3, momentum = 0.9, weight_decay = 0;
+    std::string optimizer, lr_schedule;
+  } train;
+  struct Data {
+    std::string root, genres, eval_genres;
+    int64_t train_limit = 0, eval_limit = 0, context = 64, synthetic_samples = 1024;
+    double eval_fraction = 0.1;
+  } data;
+  struct Model {
+    int64_t width = 32, depth = 4, heads = 4;
+    std::string init_checkpoint;
+  } model;
+  struct Pipeline {
+    int stages = 1, microbatches = 1;
+    std::string schedule, balance, device;
+    std::vector<int> cuts;
+  } pipeline;
+  struct Link {
+    double bandwidth_mbps = 10000, latency_ms = 0;
+    bool throttled = false;
+  } link;
+  struct Compression {
+    CompressionOptions forward, backward;
+    bool inference = true;
+    // Per-boundary overrides, filled for boundaries 0..stages-2 (the defaults above where none is given).
+    std::vector<CompressionOptions> boundary_forward, boundary_backward;
+  } compression;
+  struct Eval {
+    int64_t every_steps = 200, batch_size = 500, max_batches = 0;
+  } eval;
+  struct Telemetry {
+    int64_t histogram_every = 50, histogram_bins = 64;
+  } telemetry;
+
+  // Validates `user` (a partial or full config): unknown keys, wrong types and out-of-range values raise
+  // ConfigError naming the key, the value and what is allowed. `source` names where it came from.
+  static Config fromJson(const nlohmann::json& user, const std::string& source = "config");
+  static Config defaults() { return fromJson(nlohmann::json::object()); }
+};
+
+// Reads a preset file (JSON, comments not allowed) and validates it; errors name the file.
+Config loadPreset(const std::string& path);
+nlohmann::json readJsonFile(const std::string& path);
+
+// Applies "dot.path=value" to a JSON config (value parsed by the key's type). Throws ConfigError.
+void applyOverride(nlohmann::json& config, const std::string& assignment);
+
+// Reads or sets one key of a JSON config by dot path; setConfigValue checks the value against the schema.
+nlohmann::json configValue(const nlohmann::json& config, const std::string& key);
+void setConfigValue(nlohmann::json& config, const std::string& key, const nlohmann::json& value);
+
+// The folder holding the bundled presets ($PIPESQUEEZE_PRESETS or the source tree's presets/).
+std::string presetDirectory();
+
+}  // namespace ps

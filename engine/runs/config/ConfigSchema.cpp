@@ -1,0 +1,198 @@
+#include "engine/runs/config/ConfigSchema.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+namespace ps {
+namespace {
+
+using Type = KeySpec::Type;
+using nlohmann::json;
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream in(s);
+  while (std::getline(in, cur, sep)) out.push_back(cur);
+  return out;
+}
+
+bool isIndex(const std::string& s) {
+  return !s.empty() && s.size() <= 3 && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(c); });
+}
+
+size_t editDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string number(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+KeySpec integer(std::string path, long long def, double lo, double hi, std::string help) {
+  return {std::move(path), Type::Int, json(def), lo, hi, {}, std::move(help)};
+}
+KeySpec real(std::string path, double def, double lo, double hi, std::string help) {
+  return {std::move(path), Type::Double, json(def), lo, hi, {}, std::move(help)};
+}
+KeySpec boolean(std::string path, bool def, std::string help) {
+  return {std::move(path), Type::Bool, json(def), 0, 0, {}, std::move(help)};
+}
+KeySpec text(std::string path, std::string def, std::string help) {
+  return {std::move(path), Type::String, json(std::move(def)), 0, 0, {}, std::move(help)};
+}
+KeySpec choice(std::string path, std::string def, std::vector<std::string> choices, std::string help) {
+  return {std::move(path), Type::Enum, json(std::move(def)), 0, 0, std::move(choices), std::move(help)};
+}
+
+// The settings of one compressed direction (forward activations, backward gradients).
+void addDirection(std::vector<KeySpec>& keys, const std::string& prefix, bool withDefaults) {
+  KeySpec method = choice(prefix + ".method", "none", {"none"}, "codec for this direction");
+  if (!withDefaults) method.fallback = nullptr;
+  keys.push_back(method);
+}
+
+}  // namespace
+
+bool KeySpec::matches(const std::string& dotted) const {
+  if (path.find('*') == std::string::npos) return path == dotted;
+  auto want = split(path, '.');
+  auto have = split(dotted, '.');
+  if (want.size() != have.size()) return false;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i] == "*" ? !isIndex(have[i]) : want[i] != have[i]) return false;
+  }
+  return true;
+}
+
+std::string KeySpec::allowed() const {
+  switch (type) {
+    case Type::Int: return "an integer in " + number(min) + " .. " + number(max);
+    case Type::Double: return "a number in " + number(min) + " .. " + number(max);
+    case Type::Bool: return "true or false";
+    case Type::String: return "a string";
+    case Type::IntList: return "a list of integers in " + number(min) + " .. " + number(max) + ", like [2, 5]";
+    case Type::Enum: {
+      std::string s = "one of ";
+      for (size_t i = 0; i < choices.size(); ++i) s += (i ? ", " : "") + choices[i];
+      return s;
+    }
+  }
+  return "";
+}
+
+ConfigSchema::ConfigSchema() {
+  auto& k = keys_;
+  k.push_back(choice("task", "fashion_mnist", {"fashion_mnist", "brown_lm", "synthetic"}, "what to train"));
+
+  k.push_back(text("run.name", "", "run name shown in the runs table (default: preset name and time)"));
+  k.push_back(text("run.tags", "", "comma-separated tags"));
+  k.push_back(text("run.notes", "", "free text"));
+  k.push_back(boolean("run.save_checkpoint", false, "save the trained model at the end (for fine-tuning)"));
+  k.push_back(text("run.checkpoint_dir", "", "folder for checkpoints (default: beside the run store)"));
+
+  k.push_back(integer("train.epochs", 1, 0, 1000, "passes over the training data (0: train.max_steps decides)"));
+  k.push_back(integer("train.max_steps", 0, 0, 1e9, "stop after this many steps (0: no limit)"));
+  k.push_back(integer("train.batch_size", 64, 1, 65536, "samples per optimizer step"));
+  k.push_back(real("train.lr", 1e-3, 1e-8, 10, "learning rate"));
+  k.push_back(choice("train.optimizer", "adam", {"adam", "adamw", "sgd"}, "optimizer of every stage"));
+  k.push_back(real("train.momentum", 0.9, 0, 0.999, "SGD momentum"));
+  k.push_back(real("train.weight_decay", 0, 0, 1, "weight decay"));
+  k.push_back(choice("train.lr_schedule", "constant", {"constant", "cosine"}, "learning-rate schedule"));
+  k.push_back(integer("train.warmup_steps", 0, 0, 1e7, "linear warm-up steps"));
+  k.push_back(integer("train.seed", 1, 0, 9007199254740991.0, "seed every random choice derives from"));
+  k.push_back(integer("train.threads", 0, 0, 256, "CPU threads in all (0: every core)"));
+
+  k.push_back(text("data.root", "", "data folder (default: the installed package)"));
+  k.push_back(integer("data.train_limit", 0, 0, 1e9, "use only the first N training samples (0: all)"));
+  k.push_back(integer("data.eval_limit", 0, 0, 1e9, "evaluate on the first N held-out samples (0: all)"));
+  k.push_back(text("data.genres", "", "Brown genres to train on, letters a..r (empty: all)"));
+  k.push_back(text("data.eval_genres", "", "Brown genres to evaluate on (empty: held-out documents of data.genres)"));
+  k.push_back(real("data.eval_fraction", 0.1, 0.01, 0.5, "share of Brown documents held out for evaluation"));
+  k.push_back(integer("data.context", 64, 4, 2048, "language-model context length in characters"));
+  k.push_back(integer("data.synthetic_samples", 1024, 16, 1e7, "samples of the synthetic task"));
+
+  k.push_back(integer("model.width", 32, 4, 4096, "channels (CNN) or model dimension (LM)"));
+  k.push_back(integer("model.depth", 4, 1, 64, "residual or transformer blocks"));
+  k.push_back(integer("model.heads", 4, 1, 64, "attention heads (LM)"));
+  k.push_back(text("model.init_checkpoint", "", "initialise from this checkpoint (fine-tuning)"));
+
+  k.push_back(integer("pipeline.stages", 1, 1, 8, "pipeline stages, one worker each"));
+  k.push_back(integer("pipeline.microbatches", 1, 1, 1024, "micro-batches per step"));
+  k.push_back(choice("pipeline.schedule", "1f1b", {"gpipe", "1f1b"}, "pipeline schedule"));
+  k.push_back(choice("pipeline.balance", "params", {"params", "compute", "explicit"}, "how stages are cut"));
+  k.push_back({"pipeline.cuts", Type::IntList, json::array(), 1, 64, {}, "first block of stages 2..S (explicit)"});
+  k.push_back(choice("pipeline.device", "cpu", {"cpu", "cuda", "auto"}, "where stages run"));
+
+  k.push_back(real("link.bandwidth_mbps", 10000, 0.001, 1e7, "emulated link bandwidth in Mbit/s"));
+  k.push_back(real("link.latency_ms", 0, 0, 60000, "emulated latency per message in ms"));
+  k.push_back(choice("link.mode", "accounted", {"accounted", "throttled"},
+                     "accounted adds modelled time to an emulated clock; throttled really waits"));
+
+  addDirection(k, "compression.forward", true);
+  addDirection(k, "compression.backward", true);
+  addDirection(k, "compression.boundaries.*.forward", false);
+  addDirection(k, "compression.boundaries.*.backward", false);
+  k.push_back(boolean("compression.inference", true, "evaluate through the compressed links too"));
+
+  k.push_back(integer("eval.every_steps", 200, 0, 1e9, "evaluate every N steps (0: only at the end)"));
+  k.push_back(integer("eval.batch_size", 500, 1, 65536, "evaluation batch size"));
+  k.push_back(integer("eval.max_batches", 0, 0, 1e9, "evaluation batches per pass (0: all)"));
+
+  k.push_back(integer("telemetry.histogram_every", 50, 0, 1e9, "histograms every N steps (0: never)"));
+  k.push_back(integer("telemetry.histogram_bins", 64, 4, 1024, "bins per histogram"));
+}
+
+const ConfigSchema& ConfigSchema::instance() {
+  static const ConfigSchema schema;
+  return schema;
+}
+
+const KeySpec* ConfigSchema::find(const std::string& dotted) const {
+  for (const auto& k : keys_)
+    if (k.matches(dotted)) return &k;
+  return nullptr;
+}
+
+std::string ConfigSchema::closest(const std::string& dotted) const {
+  std::string best;
+  size_t bestDistance = std::max<size_t>(3, dotted.size() / 3) + 1;
+  for (const auto& k : keys_) {
+    if (k.path.find('*') != std::string::npos) continue;
+    size_t d = editDistance(dotted, k.path);
+    // A key whose last segment matches exactly is a likely misplaced key.
+    auto dot = k.path.rfind('.');
+    if (dot != std::string::npos && dotted.size() > dot && dotted == k.path.substr(dot + 1)) d = 1;
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = k.path;
+    }
+  }
+  return best;
+}
+
+json ConfigSchema::defaults() const {
+  json out = json::object();
+  for (const auto& k : keys_) {
+    if (k.fallback.is_null()) continue;
+    out[json::json_pointer("/" + [&] {
+      std::string p = k.path;
+      std::replace(p.begin(), p.end(), '.', '/');
+      return p;
+    }())] = k.fallback;
+  }
+  return out;
+}
+
+}  // namespace ps

@@ -1,0 +1,118 @@
+#pragma once
+// ps::RunStore: every training run, its metrics, events, histograms and checkpoints, kept in
+// one SQLite file.
+//
+// - WAL mode, synchronous=NORMAL, 5 s busy timeout: a GUI and a CLI can read while a run
+//   writes; a killed writer never corrupts the file and loses at most its last batch.
+// - Schema versioned with PRAGMA user_version (see RunStoreSchema.h).
+// - One instance per thread at a time; open another instance for a concurrent reader.
+//   Never use an instance across fork(): open a new one in the child.
+// - Unknown run ids throw StoreError("no run with id N in <path>; ..."), except run(id).
+// - NaN values are stored (as NULL) and read back as NaN.
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/runs/store/RunStoreError.h"
+
+namespace ps {
+
+struct RunInfo {
+  int64_t id = 0;
+  std::string name, tags, notes;
+  std::string created, finished;  // ISO-8601 UTC; finished is "" while running
+  std::string status;             // running | finished | stopped | diverged | failed
+  std::string status_reason, config_json, code_version, summary_json;
+};
+
+struct MetricPoint {
+  int64_t step;
+  std::string key;  // e.g. "train/loss", "link0/fwd/wire_bytes"
+  double value;
+  double wall_s;
+  double emulated_s;
+};
+
+struct EventRow {
+  int64_t step;
+  double wall_s;
+  std::string kind;
+  std::string detail_json;
+};
+
+struct HistogramRow {
+  int64_t step;
+  std::string name;
+  double lo, hi;
+  std::vector<float> counts;
+};
+
+struct CheckpointRow {
+  int64_t step;
+  std::string path;
+};
+
+class RunStore {
+ public:
+  // Creates parent folders, opens or creates the file and migrates it to the current schema.
+  explicit RunStore(std::string path);
+  ~RunStore();
+  RunStore(const RunStore&) = delete;
+  RunStore& operator=(const RunStore&) = delete;
+
+  // $PIPESQUEEZE_STORE, else $XDG_DATA_HOME/pipesqueeze/runs.sqlite,
+  // else $HOME/.local/share/pipesqueeze/runs.sqlite.
+  static std::string defaultPath();
+
+  const std::string& path() const;
+  int schemaVersion() const;
+  std::string integrityCheck() const;  // "ok" when PRAGMA integrity_check finds nothing wrong
+
+  // Starts a run with status 'running', owned by this process. Tags are comma separated;
+  // blanks around each tag and empty or repeated tags are dropped.
+  int64_t createRun(const std::string& name, const std::string& config_json,
+                    const std::string& code_version, const std::string& tags = "",
+                    const std::string& notes = "");
+  // status: finished | stopped | diverged | failed. summary_json: final figures ("" for none).
+  void finishRun(int64_t id, const std::string& status, const std::string& reason,
+                 const std::string& summary_json);
+
+  // Batched writes: each call is ONE transaction.
+  void append(int64_t run_id, const std::vector<MetricPoint>& metrics,
+              const std::vector<EventRow>& events, const std::vector<HistogramRow>& histograms);
+  void addCheckpoint(int64_t run_id, const CheckpointRow& checkpoint);
+
+  std::vector<RunInfo> listRuns() const;  // newest first
+  std::optional<RunInfo> run(int64_t id) const;
+  // Ordered by step, then key; in insertion order where both repeat.
+  std::vector<MetricPoint> metrics(int64_t run_id, const std::string& key_prefix = "") const;
+  std::vector<std::string> metricKeys(int64_t run_id) const;  // sorted
+  std::vector<EventRow> events(int64_t run_id) const;          // by step, then insertion
+  std::vector<HistogramRow> histograms(int64_t run_id, const std::string& name_prefix = "") const;
+  std::vector<CheckpointRow> checkpoints(int64_t run_id) const;
+
+  void rename(int64_t id, const std::string& name);
+  void setTags(int64_t id, const std::string& tags);
+  void setNotes(int64_t id, const std::string& notes);
+  void deleteRun(int64_t id);  // with all its metrics, events, histograms and checkpoints
+
+  // Wide CSV: one row per step; columns step,wall_s,emulated_s then every metric key sorted.
+  // wall_s / emulated_s of a step are the largest recorded at that step. A cell is empty where
+  // a key has no value at that step; if a key repeats at a step the last value wins. Numbers
+  // use the shortest text that reads back exactly (NaN as "nan"). RFC-4180 quoting, "\n" lines.
+  void exportCsv(int64_t run_id, std::ostream& out) const;
+
+  // Runs left 'running' by a process that died become 'failed' with reason
+  // "process ended without closing the run". Only runs whose owning process (pid, on this
+  // host) is gone are touched. Returns how many runs were marked.
+  int reapOrphans();
+
+ private:
+  struct Impl;  // RunStoreImpl.h
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ps

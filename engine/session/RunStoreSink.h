@@ -1,0 +1,34 @@
+#pragma once
+// Writes a run's telemetry to the run store in batches, at most every half second, on the telemetry
+// thread: training never waits on the disk, and a killed process loses at most the last batch.
+#include "engine/runs/store/RunStore.h"
+#include "engine/telemetry/TelemetryBus.h"
+
+#include <chrono>
+#include <memory>
+
+namespace ps {
+
+class RunStoreSink final : public TelemetrySink {
+ public:
+  RunStoreSink(std::shared_ptr<RunStore> store, int64_t runId);
+  void consume(const Telemetry& item) override;
+  void flush() override;
+
+  // The metric keys a step writes; the GUI and CSV export read the same names.
+  static void stepMetrics(const StepRecord& s, std::vector<MetricPoint>& out);
+  static void evalMetrics(const EvalRecord& e, std::vector<MetricPoint>& out);
+
+ private:
+  void write();
+
+  std::shared_ptr<RunStore> store_;
+  int64_t run_;
+  std::vector<MetricPoint> metrics_;
+  std::vector<EventRow> events_;
+  std::vector<HistogramRow> histograms_;
+  std::optional<StatusRecord> final_;
+  std::chrono::steady_clock::time_point lastWrite_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace ps

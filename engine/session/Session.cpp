@@ -1,0 +1,344 @@
+#include "engine/session/Session.h"
+
+#include "engine/models/StageCutter.h"
+#include "engine/session/Checkpoint.h"
+#include "engine/session/RunStoreSink.h"
+#include "engine/session/Threads.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+#include <random>
+#include <thread>
+
+#ifndef PIPESQUEEZE_VERSION
+#define PIPESQUEEZE_VERSION "unknown"
+#endif
+
+namespace ps {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+struct Session::Progress {
+  int64_t step = 0, epoch = 0;
+  double emulated = 0;
+  uint64_t raw = 0, wire = 0;
+  std::deque<double> recentLoss;  // last 50
+  std::optional<EvalRecord> evalCompressed, evalPlain;
+  std::string status = "running", reason;
+};
+
+bool changeableMidRun(const std::string& key) {
+  return key.rfind("compression.", 0) == 0 || key.rfind("link.", 0) == 0 || key == "train.lr";
+}
+
+Session::Session(Config config, std::shared_ptr<RunStore> store) : config_(std::move(config)), store_(std::move(store)) {}
+
+Session::~Session() { bus_.drain(); }
+
+void Session::post(Command command) {
+  if (command.kind == Command::Kind::Set) {
+    if (!changeableMidRun(command.key))
+      throw ConfigError(command.key + " cannot change during a run (only link.*, compression.* and train.lr can); "
+                        "start a new run with the new value");
+    json probe = config_.json;
+    setConfigValue(probe, command.key, command.value);
+    Config::fromJson(probe, "setting");  // validates the whole before it is queued
+  }
+  std::lock_guard<std::mutex> lock(commandsMutex_);
+  commands_.push_back(std::move(command));
+}
+
+double Session::elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+double Session::learningRate(int64_t step) const {
+  const auto& t = config_.train;
+  double lr = t.lr;
+  if (t.warmup_steps > 0 && step <= t.warmup_steps) lr *= double(step) / double(t.warmup_steps);
+  if (t.lr_schedule == "cosine" && totalSteps_ > 0)
+    lr *= 0.5 * (1.0 + std::cos(M_PI * double(std::min(step, totalSteps_)) / double(totalSteps_)));
+  return lr;
+}
+
+std::vector<size_t> Session::stageStarts(BlockModel& model) {
+  const auto& p = config_.pipeline;
+  if (p.balance == "explicit") return explicitCuts(p.cuts, model.size(), p.stages);
+  std::vector<double> cost(model.size());
+  if (p.balance == "params" || p.stages == 1) {
+    for (size_t b = 0; b < model.size(); ++b) cost[b] = double(model.parameterCount(b)) + 1.0;
+  } else {
+    // Measured compute: forward + backward of every block on one micro-batch, best of three.
+    const int64_t mb = std::max<int64_t>(1, config_.train.batch_size / p.microbatches);
+    for (int rep = 0; rep < 3; ++rep) {
+      torch::Tensor h = data_.train_x.slice(0, 0, mb);
+      for (size_t b = 0; b < model.size(); ++b) {
+        auto input = h.is_floating_point() ? h.detach().requires_grad_(true) : h;
+        const auto t0 = Clock::now();
+        auto out = model.blocks[b].forward<torch::Tensor>(input);
+        out.sum().backward();
+        const double t = std::chrono::duration<double>(Clock::now() - t0).count();
+        cost[b] = rep == 0 ? t : std::min(cost[b], t);
+        h = out.detach();
+      }
+    }
+    for (size_t b = 0; b < model.size(); ++b)
+      for (auto& param : model.blocks[b].ptr()->parameters()) param.mutable_grad() = torch::Tensor();
+  }
+  return balanceCuts(cost, p.stages);
+}
+
+void Session::prepare() {
+  threadsPerStage_ = configureThreads(int(config_.train.threads), config_.pipeline.stages);
+  const std::string& init = config_.model.init_checkpoint;
+  data_ = loadTaskData(config_, init.empty() || config_.task != "brown_lm" ? "" : checkpointVocab(init));
+  BlockModel model = buildModel(config_, data_.shape, config_.train.seed);
+  if (!init.empty()) loadCheckpoint(init, model);
+
+  PipelineOptions o;
+  o.starts = stageStarts(model);
+  o.microbatches = config_.pipeline.microbatches;
+  o.schedule = config_.pipeline.schedule;
+  o.link = {config_.link.bandwidth_mbps, config_.link.latency_ms, config_.link.throttled};
+  o.forward = config_.compression.boundary_forward;
+  o.backward = config_.compression.boundary_backward;
+  o.optimizer = {config_.train.optimizer, config_.train.lr, config_.train.momentum, config_.train.weight_decay};
+  o.threads_per_stage = threadsPerStage_;
+  const bool cuda = config_.pipeline.device == "cuda" || (config_.pipeline.device == "auto" && torch::cuda::is_available());
+  if (cuda) {
+    const int gpus = int(torch::cuda::device_count());
+    if (gpus == 0)
+      throw ConfigError("pipeline.device = cuda but no CUDA device is visible; use pipeline.device=cpu or auto");
+    for (int s = 0; s < config_.pipeline.stages; ++s) o.devices.emplace_back(torch::kCUDA, s % gpus);
+  }
+  pipeline_ = std::make_unique<Pipeline>(std::move(model), std::move(o));
+
+  const int64_t n = data_.trainSize();
+  stepsPerEpoch_ = std::max<int64_t>(1, n / std::min<int64_t>(n, config_.train.batch_size));
+  totalSteps_ = config_.train.epochs > 0 ? config_.train.epochs * stepsPerEpoch_ : config_.train.max_steps;
+  if (config_.train.max_steps > 0) totalSteps_ = std::min(totalSteps_, config_.train.max_steps);
+}
+
+void Session::applySetting(const Command& c, int64_t step, double wall) {
+  const json old = configValue(config_.json, c.key);
+  json next = config_.json;
+  setConfigValue(next, c.key, c.value);
+  config_ = Config::fromJson(next, "setting");
+  for (int b = 0; b + 1 < config_.pipeline.stages; ++b) {
+    Link& link = pipeline_->link(b);
+    link.setModel({config_.link.bandwidth_mbps, config_.link.latency_ms, config_.link.throttled});
+    const auto& fwd = config_.compression.boundary_forward[size_t(b)].method;
+    const auto& bwd = config_.compression.boundary_backward[size_t(b)].method;
+    if (link.codec(Direction::Forward).describe() != fwd) link.setCodec(Direction::Forward, makeCodec(fwd));
+    if (link.codec(Direction::Backward).describe() != bwd) link.setCodec(Direction::Backward, makeCodec(bwd));
+  }
+  bus_.publish(EventRecord{step, wall, "setting", json{{"key", c.key}, {"from", old}, {"to", c.value}}});
+}
+
+bool Session::handleCommands(int64_t step, double wall) {
+  for (;;) {
+    std::deque<Command> pending;
+    {
+      std::lock_guard<std::mutex> lock(commandsMutex_);
+      pending.swap(commands_);
+    }
+    for (const auto& c : pending) {
+      switch (c.kind) {
+        case Command::Kind::Stop: stopRequested_ = true; break;
+        case Command::Kind::Pause:
+          if (!paused_) bus_.publish(EventRecord{step, wall, "pause", json::object()});
+          paused_ = true;
+          break;
+        case Command::Kind::Resume:
+          if (paused_) bus_.publish(EventRecord{step, elapsed(), "resume", json::object()});
+          paused_ = false;
+          break;
+        case Command::Kind::Set: applySetting(c, step, wall); break;
+      }
+    }
+    if (stopRequested_) return false;
+    if (!paused_) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void Session::evaluate(Progress& p) {
+  const int64_t n = data_.evalSize(), bs = config_.eval.batch_size;
+  const int64_t batches = config_.eval.max_batches > 0 ? std::min(config_.eval.max_batches, (n + bs - 1) / bs)
+                                                       : (n + bs - 1) / bs;
+  // Identity links change nothing: one pass serves both figures.
+  bool lossless = true;
+  for (int b = 0; b + 1 < pipeline_->stages(); ++b) lossless = lossless && pipeline_->link(b).lossless();
+  for (bool compressed : {true, false}) {
+    if (!compressed && lossless) {
+      EvalRecord plain = *p.evalCompressed;
+      plain.compressed = false;
+      p.evalPlain = plain;
+      bus_.publish(plain);
+      break;
+    }
+    EvalResult total;
+    for (int64_t i = 0; i < batches; ++i) {
+      auto r = pipeline_->evaluate(data_.eval_x.slice(0, i * bs, std::min(n, (i + 1) * bs)),
+                                   data_.eval_y.slice(0, i * bs, std::min(n, (i + 1) * bs)), compressed);
+      total.loss_sum += r.loss_sum;
+      total.correct += r.correct;
+      total.predictions += r.predictions;
+      total.samples += r.samples;
+    }
+    EvalRecord e;
+    e.step = p.step;
+    e.wall_s = elapsed();
+    e.emulated_s = p.emulated;
+    e.compressed = compressed;
+    e.samples = total.samples;
+    e.loss = total.samples ? total.loss_sum / double(total.samples) : 0.0;
+    if (pipeline_->kind() == TaskKind::Classifier) e.accuracy = double(total.correct) / double(std::max<int64_t>(1, total.predictions));
+    else e.perplexity = std::exp(e.loss);
+    (compressed ? p.evalCompressed : p.evalPlain) = e;
+    bus_.publish(e);
+  }
+}
+
+json Session::run() {
+  start_ = Clock::now();
+  prepare();  // configuration and data errors propagate: nothing has been recorded yet
+
+  json cfg = config_.json;
+  if (store_) {
+    const std::string name = config_.run.name.empty() ? config_.task + " " + std::to_string(config_.pipeline.stages) + "-stage"
+                                                       : config_.run.name;
+    runId_ = store_->createRun(name, cfg.dump(), PIPESQUEEZE_VERSION, config_.run.tags, config_.run.notes);
+    bus_.addSink(std::make_shared<RunStoreSink>(store_, runId_));
+  }
+  Progress p;
+  {
+    json stages = json::array();
+    for (int s = 0; s < pipeline_->stages(); ++s) {
+      const size_t first = pipeline_->starts()[size_t(s)];
+      const size_t last = s + 1 < pipeline_->stages() ? pipeline_->starts()[size_t(s) + 1] : pipeline_->model().size();
+      int64_t params = 0;
+      json names = json::array();
+      for (size_t b = first; b < last; ++b) {
+        params += pipeline_->model().parameterCount(b);
+        names.push_back(pipeline_->model().names[b]);
+      }
+      stages.push_back({{"blocks", names}, {"parameters", params}});
+    }
+    bus_.publish(StatusRecord{runId_, "running", "", json::object()});
+    bus_.publish(EventRecord{0, elapsed(), "start",
+                             json{{"data", data_.description}, {"train_samples", data_.trainSize()},
+                                  {"eval_samples", data_.evalSize()}, {"stages", stages},
+                                  {"threads_per_stage", threadsPerStage_}, {"total_steps", totalSteps_}}});
+  }
+
+  std::mt19937_64 shuffleRng(config_.train.seed ^ 0x5eed5eedULL);
+  const int64_t n = data_.trainSize();
+  const int64_t batch = std::min<int64_t>(n, config_.train.batch_size);
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  try {
+    while (p.step < totalSteps_) {
+      if (p.step % stepsPerEpoch_ == 0) {
+        p.epoch = p.step / stepsPerEpoch_;
+        std::iota(order.begin(), order.end(), 0);
+        std::shuffle(order.begin(), order.end(), shuffleRng);
+      }
+      if (!handleCommands(p.step, elapsed())) {
+        p.status = "stopped";
+        p.reason = "stopped by the user at step " + std::to_string(p.step);
+        break;
+      }
+      const int64_t at = (p.step % stepsPerEpoch_) * batch;
+      auto index = torch::from_blob(order.data() + at, {batch}, torch::kInt64);
+      auto x = data_.train_x.index_select(0, index), y = data_.train_y.index_select(0, index);
+      const int64_t step = p.step + 1;
+      const double lr = learningRate(step);
+      pipeline_->setLearningRate(lr);
+      const int64_t every = config_.telemetry.histogram_every;
+      const bool histogram = every > 0 && (step % every == 0 || step == 1);
+      const auto t0 = Clock::now();
+      StepResult r = pipeline_->step(x, y, step, histogram ? int(config_.telemetry.histogram_bins) : 0);
+
+      StepRecord rec;
+      rec.step = step;
+      rec.epoch = p.epoch;
+      rec.samples = batch;
+      rec.loss = r.loss;
+      if (pipeline_->kind() == TaskKind::Classifier) rec.accuracy = double(r.correct) / double(r.predictions);
+      rec.lr = lr;
+      rec.step_s = std::chrono::duration<double>(Clock::now() - t0).count();
+      rec.wall_s = elapsed();
+      rec.compute_s = r.compute_s;
+      for (const auto& l : r.traffic) {
+        rec.codec_s += l.encode_s + l.decode_s;
+        rec.link_s += l.modelled_s;
+        p.raw += l.raw_bytes;
+        p.wire += l.wire_bytes;
+      }
+      rec.emulated_step_s = r.emulated_s;
+      p.emulated += r.emulated_s;
+      rec.emulated_s = p.emulated;
+      rec.links = std::move(r.traffic);
+      p.step = step;
+      p.recentLoss.push_back(r.loss);
+      if (p.recentLoss.size() > 50) p.recentLoss.pop_front();
+      bus_.publish(std::move(rec));
+      for (auto& h : r.histograms) bus_.publish(std::move(h));
+
+      if (!std::isfinite(r.loss)) {
+        p.status = "diverged";
+        p.reason = "the training loss became " + std::to_string(r.loss) + " at step " + std::to_string(step) +
+                   "; lower train.lr or change the compression";
+        break;
+      }
+      if (config_.eval.every_steps > 0 && step % config_.eval.every_steps == 0 && step < totalSteps_) evaluate(p);
+    }
+    if (p.status != "diverged") evaluate(p);
+    if (p.status == "running") p.status = "finished";
+    if (config_.run.save_checkpoint && p.status != "diverged") {
+      namespace fs = std::filesystem;
+      fs::path dir = config_.run.checkpoint_dir.empty()
+                         ? (store_ ? fs::path(store_->path()).parent_path() / "checkpoints" : fs::path("checkpoints"))
+                         : fs::path(config_.run.checkpoint_dir);
+      const std::string file = (dir / ("run-" + std::to_string(runId_) + ".pt")).string();
+      saveCheckpoint(file, pipeline_->namedParameters(), data_.vocab, config_.json.dump());
+      if (store_) store_->addCheckpoint(runId_, {p.step, file});
+      bus_.publish(EventRecord{p.step, elapsed(), "checkpoint", json{{"path", file}}});
+    }
+  } catch (const std::exception& e) {
+    p.status = "failed";
+    p.reason = e.what();
+  }
+
+  json summary;
+  summary["run_id"] = runId_;
+  summary["status"] = p.status;
+  if (!p.reason.empty()) summary["reason"] = p.reason;
+  summary["steps"] = p.step;
+  summary["train_loss"] = p.recentLoss.empty() ? json(nullptr)
+                                               : json(std::accumulate(p.recentLoss.begin(), p.recentLoss.end(), 0.0) /
+                                                      double(p.recentLoss.size()));
+  const bool classifier = pipeline_->kind() == TaskKind::Classifier;
+  // The headline eval figures follow compression.inference; both are always reported.
+  const auto& primary = config_.compression.inference ? p.evalCompressed : p.evalPlain;
+  auto figures = [&](const std::optional<EvalRecord>& e, const std::string& suffix) {
+    summary["eval_loss" + suffix] = e ? json(e->loss) : json(nullptr);
+    if (classifier) summary["eval_accuracy" + suffix] = e ? json(e->accuracy) : json(nullptr);
+    else summary["eval_perplexity" + suffix] = e ? json(e->perplexity) : json(nullptr);
+  };
+  figures(primary, "");
+  figures(p.evalCompressed, "_compressed");
+  figures(p.evalPlain, "_uncompressed");
+  summary["bytes_raw"] = p.raw;
+  summary["bytes_wire"] = p.wire;
+  summary["wall_seconds"] = elapsed();
+  summary["emulated_seconds"] = p.emulated;
+  bus_.publish(EventRecord{p.step, elapsed(), p.status, json{{"reason", p.reason}}});
+  bus_.publish(StatusRecord{runId_, p.status, p.reason, summary});
+  bus_.drain();
+  return summary;
+}
+
+}  // namespace ps

@@ -1,0 +1,62 @@
+#pragma once
+// A training run: config → data → model → stages → pipeline, driven step by step, with telemetry out
+// and commands in. The GUI and the CLI both drive this class.
+#include "engine/pipeline/Pipeline.h"
+#include "engine/runs/config/Config.h"
+#include "engine/runs/store/RunStore.h"
+#include "engine/session/Command.h"
+#include "engine/session/TaskData.h"
+#include "engine/telemetry/TelemetryBus.h"
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+
+namespace ps {
+
+class Session {
+ public:
+  // `store` may be null (no persistence, as in unit tests).
+  Session(Config config, std::shared_ptr<RunStore> store);
+  ~Session();
+
+  TelemetryBus& telemetry() { return bus_; }
+  // Validates and queues a command (throws ConfigError for a key that cannot change mid-run or a bad value).
+  void post(Command command);
+  // Async-signal-safe stop request (Ctrl-C).
+  void requestStop() { stopRequested_.store(true); }
+
+  // Runs to the end on the calling thread and returns the summary; never throws for training failures
+  // (they end the run as failed with the reason), only for bad configurations before the run starts.
+  nlohmann::json run();
+  int64_t runId() const { return runId_; }
+  const Config& config() const { return config_; }
+
+ private:
+  struct Progress;
+  void prepare();
+  std::vector<size_t> stageStarts(BlockModel& model);
+  bool handleCommands(int64_t step, double wall);  // false: stop
+  void applySetting(const Command& c, int64_t step, double wall);
+  void evaluate(Progress& p);
+  double learningRate(int64_t step) const;
+  double elapsed() const;
+
+  Config config_;
+  std::shared_ptr<RunStore> store_;
+  TelemetryBus bus_;
+  TaskData data_;
+  std::unique_ptr<Pipeline> pipeline_;
+  int64_t runId_ = 0;
+  int64_t totalSteps_ = 0, stepsPerEpoch_ = 0;
+  int threadsPerStage_ = 1;
+
+  std::mutex commandsMutex_;
+  std::deque<Command> commands_;
+  std::atomic<bool> stopRequested_{false};
+  bool paused_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace ps

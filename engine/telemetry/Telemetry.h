@@ -1,0 +1,87 @@
+#pragma once
+// Telemetry: plain value structs that flow out of a training session to any number of sinks.
+// No torch, no Qt: the run store, the CLI and the GUI all consume these.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace ps {
+
+enum class Direction { Forward = 0, Backward = 1 };
+inline const char* directionName(Direction d) { return d == Direction::Forward ? "fwd" : "bwd"; }
+
+// One link (stage boundary) in one direction over one step.
+struct LinkTraffic {
+  int boundary = 0;  // between stage `boundary` and `boundary + 1`
+  Direction direction = Direction::Forward;
+  uint64_t raw_bytes = 0;   // float32 cost of what crossed
+  uint64_t wire_bytes = 0;  // encoded payload sizes, headers included
+  uint64_t elements = 0;
+  uint64_t nonzeros = 0;    // elements the payloads carried values for
+  uint32_t messages = 0;
+  double encode_s = 0, decode_s = 0;  // real CPU time of the codec
+  double modelled_s = 0;              // latency + 8 * bytes / bandwidth, summed over messages
+  double rel_error = 0;               // ||x_hat - x|| / ||x||, over the step's messages
+  double rel_error_compensated = 0;   // the same measured on the compensated input
+  std::string method;                 // codec description in force this step
+
+  double ratio() const { return wire_bytes ? double(raw_bytes) / double(wire_bytes) : 1.0; }
+  double bitsPerElement() const { return elements ? 8.0 * double(wire_bytes) / double(elements) : 0.0; }
+  double density() const { return elements ? double(nonzeros) / double(elements) : 0.0; }
+};
+
+struct StepRecord {
+  int64_t step = 0;  // 1-based, counts optimizer steps
+  int64_t epoch = 0;
+  int64_t samples = 0;   // in this step
+  double loss = 0;       // mean training loss of the batch
+  double accuracy = -1;  // classifier batch accuracy, -1 when not a classifier
+  double lr = 0;
+  double wall_s = 0;          // since the run started
+  double step_s = 0;          // wall time of this step
+  double compute_s = 0;       // forward + backward + optimizer, summed over stages
+  double codec_s = 0;         // encode + decode, summed over links
+  double link_s = 0;          // modelled link time, summed over messages
+  double emulated_step_s = 0; // critical path of the schedule with modelled links
+  double emulated_s = 0;      // cumulative emulated time
+  std::vector<LinkTraffic> links;
+};
+
+struct EvalRecord {
+  int64_t step = 0;
+  double wall_s = 0, emulated_s = 0;
+  bool compressed = true;  // evaluated through the links' codecs
+  double loss = 0;
+  double accuracy = -1;    // classifier
+  double perplexity = -1;  // language model
+  int64_t samples = 0;
+};
+
+struct HistogramRecord {
+  int64_t step = 0;
+  std::string name;  // "grad/stage0", "link0/fwd/values"
+  double lo = 0, hi = 0;
+  std::vector<float> counts;
+};
+
+struct EventRecord {
+  int64_t step = 0;
+  double wall_s = 0;
+  std::string kind;  // "start", "pause", "resume", "stop", "setting", "reset", "checkpoint", ...
+  nlohmann::json detail = nlohmann::json::object();
+};
+
+// Life cycle of the run: "running" at the start, then finished / stopped / diverged / failed.
+struct StatusRecord {
+  int64_t run_id = 0;
+  std::string status;
+  std::string reason;
+  nlohmann::json summary = nlohmann::json::object();
+};
+
+using Telemetry = std::variant<StepRecord, EvalRecord, HistogramRecord, EventRecord, StatusRecord>;
+
+}  // namespace ps
