@@ -67,8 +67,10 @@ TaskData brown(const Config& c, const std::string& vocabText) {
   } else {
     // Every k-th document is held out, so each genre is represented on both sides.
     const size_t every = std::max<size_t>(2, size_t(1.0 / c.data.eval_fraction + 0.5));
-    for (size_t i = 0; i < docs.size(); ++i) (i % every == every - 1 ? eval : train).push_back(docs[i]);
-    if (eval.empty()) throw ConfigError("data.genres = '" + c.data.genres + "' has too few documents to hold some out");
+    const size_t held = std::min(every, docs.size());  // a small genre still holds out its last document
+    for (size_t i = 0; i < docs.size(); ++i) (i % held == held - 1 ? eval : train).push_back(docs[i]);
+    if (train.empty() || eval.empty())
+      throw ConfigError("data.genres = '" + c.data.genres + "' has too few documents to hold some out; add genres");
   }
   const std::string trainText = joined(train), evalText = joined(eval);
   auto vocab = vocabText.empty() ? data::CharVocab::build(trainText) : data::CharVocab::deserialize(vocabText);

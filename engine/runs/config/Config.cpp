@@ -23,6 +23,20 @@ std::string pointer(const std::string& dotted) {
   return p;
 }
 
+// Sets a value by dot path, creating objects on the way (a JSON pointer would create arrays for "0", "1").
+void setPath(Json& root, const std::string& dotted, Json value) {
+  Json* node = &root;
+  size_t from = 0;
+  for (size_t dot = dotted.find('.'); ; dot = dotted.find('.', from)) {
+    const std::string segment = dotted.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+    if (!node->is_object()) *node = Json::object();
+    node = &(*node)[segment];
+    if (dot == std::string::npos) break;
+    from = dot + 1;
+  }
+  *node = std::move(value);
+}
+
 void flatten(const json& node, const std::string& prefix, std::vector<std::pair<std::string, json>>& out) {
   if (node.is_object() && !node.empty()) {
     for (auto it = node.begin(); it != node.end(); ++it)
@@ -136,7 +150,7 @@ Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
     if (key.empty()) continue;  // an empty object at the top
     const KeySpec* spec = schema.find(key);
     if (!spec) unknownKey(key, source);
-    full[Json::json_pointer(pointer(key))] = checkValue(*spec, key, value, source);
+    setPath(full, key, checkValue(*spec, key, value, source));
   }
 
   Config c;
@@ -241,8 +255,7 @@ void applyOverride(json& config, const std::string& assignment) {
       break;
     default: value = text;
   }
-  checkValue(*spec, key, value, "--set");  // reports the value as typed
-  config[json::json_pointer(pointer(key))] = value;
+  setPath(config, key, checkValue(*spec, key, value, "--set"));
 }
 
 json configValue(const json& config, const std::string& key) {
@@ -254,7 +267,7 @@ json configValue(const json& config, const std::string& key) {
 void setConfigValue(json& config, const std::string& key, const json& value) {
   const KeySpec* spec = ConfigSchema::instance().find(key);
   if (!spec) unknownKey(key, "setting");
-  config[json::json_pointer(pointer(key))] = checkValue(*spec, key, value, "setting");
+  setPath(config, key, checkValue(*spec, key, value, "setting"));
 }
 
 std::string presetDirectory() {

@@ -105,7 +105,7 @@ ConfigSchema::ConfigSchema() {
   k.push_back(integer("train.epochs", 1, 0, 1000, "passes over the training data (0: train.max_steps decides)"));
   k.push_back(integer("train.max_steps", 0, 0, 1e9, "stop after this many steps (0: no limit)"));
   k.push_back(integer("train.batch_size", 64, 1, 65536, "samples per optimizer step"));
-  k.push_back(real("train.lr", 1e-3, 1e-8, 10, "learning rate"));
+  k.push_back(real("train.lr", 1e-3, 1e-8, 1000, "learning rate"));
   k.push_back(choice("train.optimizer", "adam", {"adam", "adamw", "sgd"}, "optimizer of every stage"));
   k.push_back(real("train.momentum", 0.9, 0, 0.999, "SGD momentum"));
   k.push_back(real("train.weight_decay", 0, 0, 1, "weight decay"));
@@ -166,16 +166,25 @@ const KeySpec* ConfigSchema::find(const std::string& dotted) const {
 }
 
 std::string ConfigSchema::closest(const std::string& dotted) const {
+  auto lastSegment = [](const std::string& p) { return p.substr(p.rfind('.') + 1); };
+  auto section = [](const std::string& p) { return p.substr(0, p.find('.')); };
+  auto initials = [](const std::string& word) {  // "learning_rate" -> "lr"
+    std::string out;
+    for (size_t i = 0; i < word.size(); ++i)
+      if (i == 0 || word[i - 1] == '_') out += word[i];
+    return out;
+  };
   std::string best;
-  size_t bestDistance = std::max<size_t>(3, dotted.size() / 3) + 1;
+  size_t bestScore = std::max<size_t>(3, dotted.size() / 3) + 1;
   for (const auto& k : keys_) {
     if (k.path.find('*') != std::string::npos) continue;
-    size_t d = editDistance(dotted, k.path);
-    // A key whose last segment matches exactly is a likely misplaced key.
-    auto dot = k.path.rfind('.');
-    if (dot != std::string::npos && dotted.size() > dot && dotted == k.path.substr(dot + 1)) d = 1;
-    if (d < bestDistance) {
-      bestDistance = d;
+    size_t score = editDistance(dotted, k.path);
+    const bool sameSection = section(dotted) == section(k.path);
+    if (lastSegment(dotted) == lastSegment(k.path)) score = 1;  // right name, wrong place
+    else if (dotted.rfind(k.path, 0) == 0 && dotted.size() > k.path.size() && dotted[k.path.size()] == '_') score = 2;
+    else if (sameSection && initials(lastSegment(dotted)) == lastSegment(k.path)) score = 2;
+    if (score < bestScore) {
+      bestScore = score;
       best = k.path;
     }
   }

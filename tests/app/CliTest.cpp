@@ -1,0 +1,193 @@
+#include "tests/app/CliRunner.h"
+
+#include "engine/runs/store/RunStore.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <thread>
+
+namespace ps::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string freshStore(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("pipesqueeze-cli-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto path = (dir / (name + ".sqlite")).string();
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
+  return path;
+}
+
+const std::string kSmoke = std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets/smoke.json";
+
+int lineCount(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
+
+// Waits until the run in `store` has recorded at least `steps` steps.
+void waitForSteps(const std::string& store, size_t steps) {
+  for (int i = 0; i < 600; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!fs::exists(store)) continue;
+    try {
+      RunStore s(store);
+      auto runs = s.listRuns();
+      if (!runs.empty() && s.metrics(runs.front().id, "train/loss").size() >= steps) return;
+    } catch (const std::exception&) {
+    }
+  }
+  FAIL() << "the run never reached " << steps << " steps";
+}
+
+TEST(Cli, TrainPrintsAJsonSummaryLastAndExitsZero) {
+  const auto store = freshStore("json");
+  auto r = runCli({"train", "--preset", kSmoke, "--store", store, "--json", "--name", "cli smoke"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const json summary = json::parse(r.lastLine());
+  for (const char* key : {"run_id", "status", "steps", "train_loss", "eval_loss", "eval_accuracy",
+                          "eval_loss_uncompressed", "eval_accuracy_uncompressed", "bytes_raw", "bytes_wire",
+                          "wall_seconds", "emulated_seconds"})
+    EXPECT_TRUE(summary.contains(key)) << key;
+  EXPECT_EQ(summary["status"], "finished");
+  EXPECT_EQ(summary["steps"], 60);
+  RunStore s(store);
+  auto run = s.run(summary["run_id"].get<int64_t>());
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->name, "cli smoke");
+  EXPECT_EQ(run->status, "finished");
+  EXPECT_EQ(json::parse(run->summary_json)["steps"], 60);
+}
+
+TEST(Cli, PipedOutputIsPlainLines) {
+  const auto store = freshStore("plain");
+  auto r = runCli({"train", "--preset", kSmoke, "--store", store});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos);  // no progress bar redraws when not on a terminal
+  EXPECT_NE(r.err.find("step 60/60"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("finished after 60 steps"), std::string::npos);
+}
+
+TEST(Cli, BadInputExitsNonZeroWithOneLineNamingTheProblem) {
+  const auto store = freshStore("bad");
+  struct Case {
+    std::vector<std::string> args;
+    std::string fragment;
+  };
+  const std::vector<Case> cases = {
+      {{"--set", "train.lr_rate=1"}, "did you mean 'train.lr'"},
+      {{"--set", "pipeline.stages=9"}, "pipeline.stages"},
+      {{"--set", "pipeline.schedule=zigzag"}, "one of gpipe, 1f1b"},
+      {{"--set", "train.batch_size"}, "key=value"},
+      {{"--set", "pipeline.stages=8"}, "blocks"},  // the smoke model has 4 blocks
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args{"train", "--preset", kSmoke, "--store", store};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    auto r = runCli(args);
+    EXPECT_EQ(r.exitCode, 2) << c.fragment << ": " << r.err;
+    EXPECT_EQ(lineCount(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(c.fragment), std::string::npos) << r.err;
+  }
+  auto missing = runCli({"train", "--preset", "no-such-preset", "--store", store});
+  EXPECT_EQ(missing.exitCode, 2);
+  EXPECT_NE(missing.err.find("no preset 'no-such-preset'"), std::string::npos) << missing.err;
+  // No run was recorded for input that never started.
+  RunStore s(store);
+  EXPECT_TRUE(s.listRuns().empty());
+}
+
+TEST(Cli, MissingDataNamesTheFileAndTheInstallCommand) {
+  const auto store = freshStore("nodata");
+  auto r = runCli({"train", "--preset", "fashion-mnist-4stage", "--store", store},
+                  {"PIPESQUEEZE_FASHION_MNIST=/nonexistent/fashion"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("/nonexistent/fashion"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("apt-get install dataset-fashion-mnist"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("setup.sh"), std::string::npos) << r.err;
+}
+
+TEST(Cli, RunsListShowAndExport) {
+  const auto store = freshStore("runs");
+  auto trained = runCli({"train", "--preset", kSmoke, "--store", store, "--json"});
+  ASSERT_EQ(trained.exitCode, 0) << trained.err;
+  const std::string id = std::to_string(json::parse(trained.lastLine())["run_id"].get<int64_t>());
+
+  auto list = runCli({"runs", "list", "--store", store});
+  EXPECT_EQ(list.exitCode, 0);
+  EXPECT_NE(list.out.find("smoke"), std::string::npos);
+  EXPECT_NE(list.out.find("finished"), std::string::npos);
+
+  auto show = runCli({"runs", "show", id, "--store", store});
+  ASSERT_EQ(show.exitCode, 0) << show.err;
+  auto shown = json::parse(show.out);
+  EXPECT_EQ(shown["config"]["task"], "synthetic");
+  EXPECT_EQ(shown["events"].front()["kind"], "start");
+
+  auto csv = runCli({"runs", "export", id, "--csv", "--store", store});
+  ASSERT_EQ(csv.exitCode, 0) << csv.err;
+  EXPECT_EQ(csv.out.rfind("step,wall_s,emulated_s,", 0), 0u) << csv.out.substr(0, 200);
+  EXPECT_NE(csv.out.substr(0, csv.out.find('\n')).find("train/loss"), std::string::npos);
+  EXPECT_EQ(lineCount(csv.out), 61);  // header + 60 steps
+
+  const std::string file = store + ".csv";
+  EXPECT_EQ(runCli({"runs", "export", id, "--csv", "--store", store, "-o", file}).exitCode, 0);
+  EXPECT_EQ(fs::file_size(file), csv.out.size());
+
+  auto unknown = runCli({"runs", "show", "999", "--store", store});
+  EXPECT_NE(unknown.exitCode, 0);
+  EXPECT_NE(unknown.err.find("no run with id 999"), std::string::npos) << unknown.err;
+  auto noStore = runCli({"runs", "list", "--store", store + ".missing"});
+  EXPECT_NE(noStore.exitCode, 0);
+  EXPECT_NE(noStore.err.find("no run store"), std::string::npos);
+}
+
+TEST(Cli, InterruptStopsCleanlyAndKeepsTheRun) {
+  const auto store = freshStore("interrupt");
+  CliProcess p({"train", "--preset", kSmoke, "--store", store, "--json", "--set", "train.max_steps=1000000"});
+  waitForSteps(store, 20);
+  p.signal(SIGINT);
+  auto r = p.wait();
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  auto summary = json::parse(r.lastLine());
+  EXPECT_EQ(summary["status"], "stopped");
+  RunStore s(store);
+  auto run = s.run(summary["run_id"].get<int64_t>());
+  EXPECT_EQ(run->status, "stopped");
+  EXPECT_EQ(s.metrics(run->id, "train/loss").size(), summary["steps"].get<size_t>());
+  EXPECT_FALSE(s.metrics(run->id, "eval/loss").empty());  // the final evaluation still ran
+}
+
+TEST(Cli, KillNineLeavesAReadableStore) {
+  const auto store = freshStore("kill9");
+  CliProcess p({"train", "--preset", kSmoke, "--store", store, "--set", "train.max_steps=1000000"});
+  waitForSteps(store, 20);
+  p.signal(SIGKILL);
+  EXPECT_EQ(p.wait().exitCode, 128 + SIGKILL);
+  RunStore s(store);
+  EXPECT_EQ(s.integrityCheck(), "ok");
+  auto runs = s.listRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, "running");
+  EXPECT_GE(s.metrics(runs[0].id, "train/loss").size(), 20u);
+  // The next CLI start marks the orphan as failed.
+  EXPECT_EQ(runCli({"train", "--preset", kSmoke, "--store", store, "--set", "train.max_steps=1"}).exitCode, 0);
+  EXPECT_EQ(RunStore(store).run(runs[0].id)->status, "failed");
+}
+
+TEST(Cli, DivergenceEndsTheRunWithItsData) {
+  const auto store = freshStore("diverge");
+  auto r = runCli({"train", "--preset", kSmoke, "--store", store, "--json", "--set", "train.optimizer=sgd", "--set",
+                   "train.lr=1000", "--set", "train.max_steps=300"});
+  EXPECT_EQ(r.exitCode, 1);
+  auto summary = json::parse(r.lastLine());
+  EXPECT_EQ(summary["status"], "diverged");
+  EXPECT_NE(r.err.find("lower train.lr"), std::string::npos) << r.err;
+  RunStore s(store);
+  EXPECT_EQ(s.run(summary["run_id"].get<int64_t>())->status, "diverged");
+  EXPECT_FALSE(s.metrics(summary["run_id"].get<int64_t>(), "train/loss").empty());
+}
+
+}  // namespace
+}  // namespace ps::test

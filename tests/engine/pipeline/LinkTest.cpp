@@ -1,0 +1,101 @@
+#include "engine/compress/IdentityCodec.h"
+#include "engine/pipeline/Link.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <thread>
+
+namespace ps {
+namespace {
+
+Link makeLink(LinkModel model) {
+  return Link(0, model, std::make_unique<IdentityCodec>(), std::make_unique<IdentityCodec>());
+}
+
+TEST(Link, CountsRawAndWireBytesPerDirection) {
+  Link link = makeLink({100, 0, false});
+  auto a = torch::randn({4, 8});  // 32 floats: 128 raw bytes; header 8 + 2 dims * 8 = 24
+  auto b = torch::randn({10});
+  double clock = 0;
+  link.send(Direction::Forward, a, 0);
+  link.send(Direction::Forward, b, 0);
+  link.send(Direction::Backward, a, 0);
+  EXPECT_TRUE(torch::equal(link.receive(Direction::Forward, torch::kCPU, clock), a));
+  EXPECT_TRUE(torch::equal(link.receive(Direction::Forward, torch::kCPU, clock), b));
+  EXPECT_TRUE(torch::equal(link.receive(Direction::Backward, torch::kCPU, clock), a));
+
+  auto fwd = link.takeTraffic(Direction::Forward);
+  EXPECT_EQ(fwd.messages, 2u);
+  EXPECT_EQ(fwd.raw_bytes, 4u * (32 + 10));
+  EXPECT_EQ(fwd.wire_bytes, (24u + 128) + (16u + 40));
+  EXPECT_EQ(fwd.elements, 42u);
+  EXPECT_DOUBLE_EQ(fwd.rel_error, 0.0);
+  EXPECT_EQ(fwd.method, "none");
+  auto bwd = link.takeTraffic(Direction::Backward);
+  EXPECT_EQ(bwd.messages, 1u);
+  EXPECT_EQ(bwd.wire_bytes, 24u + 128);
+  // Taking the traffic resets the counters for the next step.
+  EXPECT_EQ(link.takeTraffic(Direction::Forward).messages, 0u);
+}
+
+TEST(Link, ModelsLatencyPlusTransferTime) {
+  // 1 Mbit/s and 2 ms: a payload of B bytes takes 0.002 + 8B / 1e6 seconds.
+  Link link = makeLink({1, 2, false});
+  auto x = torch::randn({1000});  // 4016 bytes on the wire
+  double recv = 0;
+  const double sent = link.send(Direction::Forward, x, 0.5);
+  EXPECT_GE(sent, 0.5);  // the sender's clock after encoding
+  link.receive(Direction::Forward, torch::kCPU, recv);
+  const double transfer = 8.0 * 4016 / 1e6;
+  EXPECT_NEAR(recv, sent + transfer + 0.002, 1e-3);  // plus the decode time, well under a millisecond
+  EXPECT_GE(recv, sent + transfer + 0.002);
+  auto t = link.takeTraffic(Direction::Forward);
+  EXPECT_NEAR(t.modelled_s, transfer + 0.002, 1e-12);
+}
+
+TEST(Link, SerialisesBackToBackMessages) {
+  Link link = makeLink({1, 0, false});
+  auto x = torch::randn({1000});
+  const double transfer = 8.0 * 4016 / 1e6;
+  link.send(Direction::Forward, x, 0);
+  link.send(Direction::Forward, x, 0);  // ready at the same time: waits for the first transfer
+  double clock = 0;
+  link.receive(Direction::Forward, torch::kCPU, clock);
+  EXPECT_NEAR(clock, transfer, 1e-3);
+  link.receive(Direction::Forward, torch::kCPU, clock);
+  EXPECT_NEAR(clock, 2 * transfer, 1e-3);
+}
+
+TEST(Link, AccountedModeDoesNotSleepButThrottledModeWaits) {
+  auto x = torch::randn({1000});
+  for (bool throttled : {false, true}) {
+    Link link = makeLink({1, 20, throttled});  // 32 ms transfer + 20 ms latency
+    const auto t0 = std::chrono::steady_clock::now();
+    link.send(Direction::Forward, x, 0);
+    double clock = 0;
+    link.receive(Direction::Forward, torch::kCPU, clock);
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (throttled) EXPECT_GE(waited, 0.050);
+    else EXPECT_LT(waited, 0.040);
+  }
+}
+
+TEST(Link, AbortWakesAWaitingReceiver) {
+  Link link = makeLink({});
+  std::thread waiter([&] {
+    double clock = 0;
+    EXPECT_THROW(link.receive(Direction::Backward, torch::kCPU, clock), PipelineAborted);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  link.abort();
+  waiter.join();
+  link.reset();
+  link.send(Direction::Backward, torch::ones({2}), 0);
+  double clock = 0;
+  EXPECT_TRUE(torch::equal(link.receive(Direction::Backward, torch::kCPU, clock), torch::ones({2})));
+}
+
+}  // namespace
+}  // namespace ps

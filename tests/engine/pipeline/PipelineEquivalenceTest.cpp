@@ -1,0 +1,109 @@
+// With identity links, S stages must train exactly like 1 stage on the same micro-batches
+// (gradient accumulation), up to float reassociation.
+#include "engine/pipeline/Pipeline.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+namespace ps {
+namespace {
+
+struct Case {
+  std::string task;
+  int stages, microbatches;
+  std::string schedule;
+};
+
+Config configFor(const std::string& task) {
+  nlohmann::json j = {{"task", task}, {"model", {{"width", 16}, {"depth", 6}, {"heads", 2}}}};
+  return Config::fromJson(j);
+}
+
+ModelShape shapeFor(const std::string& task) {
+  ModelShape s;
+  if (task == "brown_lm") {
+    s.kind = TaskKind::LanguageModel;
+    s.outputs = 23;
+    s.context = 12;
+  }
+  return s;
+}
+
+// A fixed batch for the task: random images with labels, or random token windows.
+std::pair<torch::Tensor, torch::Tensor> batchFor(const std::string& task, int64_t step) {
+  torch::manual_seed(1000 + step);
+  if (task == "brown_lm") {
+    auto tokens = torch::randint(0, 23, {8, 13}, torch::kInt64);
+    return {tokens.slice(1, 0, 12), tokens.slice(1, 1, 13)};
+  }
+  return {torch::randn({8, 1, 28, 28}), torch::randint(0, 10, {8}, torch::kInt64)};
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> train(const Case& c, int stages) {
+  Config config = configFor(c.task);
+  BlockModel model = buildModel(config, shapeFor(c.task), 42);
+  PipelineOptions o;
+  // Cut evenly by block index so every stage has work.
+  o.starts.clear();
+  for (int s = 0; s < stages; ++s) o.starts.push_back(size_t(s) * model.size() / size_t(stages));
+  o.microbatches = c.microbatches;
+  o.schedule = c.schedule;
+  o.optimizer = {"adam", 1e-2, 0.9, 0};
+  o.threads_per_stage = 1;
+  Pipeline pipeline(std::move(model), o);
+  for (int64_t step = 1; step <= 3; ++step) {
+    auto [x, y] = batchFor(c.task, step);
+    auto r = pipeline.step(x, y, step, 0);
+    EXPECT_TRUE(std::isfinite(r.loss));
+  }
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (auto& [name, p] : pipeline.namedParameters()) out.emplace_back(name, p.detach().clone());
+  return out;
+}
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.task << " S=" << c.stages << " M=" << c.microbatches << " " << c.schedule;
+}
+
+class PipelineEquivalence : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PipelineEquivalence, MatchesSingleStage) {
+  const Case c = GetParam();
+  auto reference = train(c, 1);
+  auto staged = train(c, c.stages);
+  ASSERT_EQ(reference.size(), staged.size());
+  double worst = 0;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    ASSERT_EQ(reference[i].first, staged[i].first);
+    const auto& a = reference[i].second;
+    const auto& b = staged[i].second;
+    ASSERT_EQ(a.sizes(), b.sizes()) << reference[i].first;
+    worst = std::max(worst, (a - b).abs().max().item<double>());
+    EXPECT_TRUE(torch::allclose(a, b, 1e-4, 1e-5)) << reference[i].first << " differs by "
+                                                   << (a - b).abs().max().item<double>();
+  }
+  // Training moved the parameters: the comparison is not between two untouched models.
+  Config config = configFor(c.task);
+  BlockModel fresh = buildModel(config, shapeFor(c.task), 42);
+  auto initial = fresh.blocks[0].ptr()->parameters()[0];
+  EXPECT_GT((initial - reference[0].second).abs().max().item<double>(), 1e-3);
+  RecordProperty("max_abs_difference", std::to_string(worst));
+}
+
+std::string caseName(const ::testing::TestParamInfo<Case>& info) {
+  const auto& c = info.param;
+  return c.task + "_S" + std::to_string(c.stages) + "_M" + std::to_string(c.microbatches) + "_" +
+         (c.schedule == "1f1b" ? "1F1B" : "GPipe");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, PipelineEquivalence,
+    ::testing::Values(Case{"fashion_mnist", 2, 1, "1f1b"}, Case{"fashion_mnist", 2, 4, "1f1b"},
+                      Case{"fashion_mnist", 4, 1, "1f1b"}, Case{"fashion_mnist", 4, 4, "1f1b"},
+                      Case{"fashion_mnist", 4, 4, "gpipe"}, Case{"brown_lm", 2, 1, "1f1b"},
+                      Case{"brown_lm", 2, 4, "1f1b"}, Case{"brown_lm", 4, 1, "gpipe"}, Case{"brown_lm", 4, 4, "1f1b"},
+                      Case{"brown_lm", 4, 4, "gpipe"}),
+    caseName);
+
+}  // namespace
+}  // namespace ps

