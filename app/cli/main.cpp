@@ -1,6 +1,7 @@
 // pipesqueeze-cli: the headless face of the engine.
 #include "app/cli/RunsCommand.h"
 #include "app/cli/TrainCommand.h"
+#include "engine/runs/config/ConfigSchema.h"
 
 #include <CLI/CLI.hpp>
 
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   ps::cli::addTrainCommand(app, train);
   ps::cli::RunsOptions runs;
   ps::cli::addRunsCommand(app, runs);
+  app.add_subcommand("keys", "Print every configuration key as a Markdown table");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -20,6 +22,10 @@ int main(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand("train")) return ps::cli::runTrain(train);
+    if (app.got_subcommand("keys")) {
+      std::cout << ps::ConfigSchema::instance().markdown();
+      return 0;
+    }
     return ps::cli::runRuns(runs);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";

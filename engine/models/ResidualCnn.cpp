@@ -42,12 +42,16 @@ struct ResidualImpl : nn::Module {
 };
 TORCH_MODULE(Residual);
 
-struct PoolHeadImpl : nn::Module {
-  PoolHeadImpl(int64_t c, int64_t classes) : fc(register_module("fc", nn::Linear(c, classes))) {}
-  torch::Tensor forward(const torch::Tensor& x) { return fc(x.mean({2, 3})); }
+// Flatten + linear: keeps where in the image a feature fired, which global pooling would discard.
+struct FlatHeadImpl : nn::Module {
+  FlatHeadImpl(int64_t features, int64_t classes) : fc(register_module("fc", nn::Linear(features, classes))) {}
+  torch::Tensor forward(const torch::Tensor& x) { return fc(x.flatten(1)); }
   nn::Linear fc;
 };
-TORCH_MODULE(PoolHead);
+TORCH_MODULE(FlatHead);
+
+// Output size of a 3x3 convolution with padding 1 and stride 2.
+int64_t halved(int64_t size) { return (size + 1) / 2; }
 
 }  // namespace
 
@@ -59,16 +63,18 @@ void appendResidualCnn(BlockModel& model, const ModelShape& shape, int64_t width
     model.names.push_back(std::move(name));
   };
   add("stem", torch::nn::AnyModule(ConvNorm(shape.input_channels, width, 1)));
-  int64_t c = width;
+  int64_t c = width, h = shape.input_height, w = shape.input_width;
   for (int level = 0; level < 3; ++level) {
     if (level > 0) {
       add("down" + std::to_string(level), torch::nn::AnyModule(ConvNorm(c, 2 * c, 2)));
       c *= 2;
+      h = halved(h);
+      w = halved(w);
     }
     for (int64_t i = 0; i < per[level]; ++i)
       add("res" + std::to_string(level) + "." + std::to_string(i), torch::nn::AnyModule(Residual(c)));
   }
-  add("head", torch::nn::AnyModule(PoolHead(c, shape.outputs)));
+  add("head", torch::nn::AnyModule(FlatHead(c * h * w, shape.outputs)));
 }
 
 }  // namespace ps

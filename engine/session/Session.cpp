@@ -302,7 +302,9 @@ json Session::run() {
       fs::path dir = config_.run.checkpoint_dir.empty()
                          ? (store_ ? fs::path(store_->path()).parent_path() / "checkpoints" : fs::path("checkpoints"))
                          : fs::path(config_.run.checkpoint_dir);
-      const std::string file = (dir / ("run-" + std::to_string(runId_) + ".pt")).string();
+      const std::string name = config_.run.checkpoint_file.empty() ? "run-" + std::to_string(runId_) + ".pt"
+                                                                   : config_.run.checkpoint_file;
+      const std::string file = (dir / name).string();  // an absolute checkpoint_file replaces the folder
       saveCheckpoint(file, pipeline_->namedParameters(), data_.vocab, config_.json.dump());
       if (store_) store_->addCheckpoint(runId_, {p.step, file});
       bus_.publish(EventRecord{p.step, elapsed(), "checkpoint", json{{"path", file}}});

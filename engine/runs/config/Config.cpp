@@ -157,7 +157,8 @@ Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
   c.json = full;
   const Json& j = full;
   c.task = j["task"];
-  c.run = {j["run"]["name"], j["run"]["tags"], j["run"]["notes"], j["run"]["checkpoint_dir"], j["run"]["save_checkpoint"]};
+  c.run = {j["run"]["name"], j["run"]["tags"], j["run"]["notes"], j["run"]["checkpoint_dir"], j["run"]["checkpoint_file"],
+           j["run"]["save_checkpoint"]};
   const Json& t = j["train"];
   c.train.epochs = t["epochs"];
   c.train.max_steps = t["max_steps"];

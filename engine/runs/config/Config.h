@@ -20,7 +20,7 @@ struct Config {
 
   std::string task;
   struct Run {
-    std::string name, tags, notes, checkpoint_dir;
+    std::string name, tags, notes, checkpoint_dir, checkpoint_file;
     bool save_checkpoint = false;
   } run;
   struct Train {

@@ -96,11 +96,12 @@ ConfigSchema::ConfigSchema() {
   auto& k = keys_;
   k.push_back(choice("task", "fashion_mnist", {"fashion_mnist", "brown_lm", "synthetic"}, "what to train"));
 
-  k.push_back(text("run.name", "", "run name shown in the runs table (default: preset name and time)"));
+  k.push_back(text("run.name", "", "run name shown in the runs table (default: task and stage count)"));
   k.push_back(text("run.tags", "", "comma-separated tags"));
   k.push_back(text("run.notes", "", "free text"));
   k.push_back(boolean("run.save_checkpoint", false, "save the trained model at the end (for fine-tuning)"));
   k.push_back(text("run.checkpoint_dir", "", "folder for checkpoints (default: beside the run store)"));
+  k.push_back(text("run.checkpoint_file", "", "checkpoint file name (default: run-ID.pt in run.checkpoint_dir)"));
 
   k.push_back(integer("train.epochs", 1, 0, 1000, "passes over the training data (0: train.max_steps decides)"));
   k.push_back(integer("train.max_steps", 0, 0, 1e9, "stop after this many steps (0: no limit)"));
@@ -200,6 +201,15 @@ json ConfigSchema::defaults() const {
       std::replace(p.begin(), p.end(), '.', '/');
       return p;
     }())] = k.fallback;
+  }
+  return out;
+}
+
+std::string ConfigSchema::markdown() const {
+  std::string out = "| key | default | allowed | meaning |\n|---|---|---|---|\n";
+  for (const auto& k : keys_) {
+    const std::string def = k.fallback.is_null() ? "(the direction's setting)" : k.fallback.dump();
+    out += "| `" + k.path + "` | `" + def + "` | " + k.allowed() + " | " + k.help + " |\n";
   }
   return out;
 }

@@ -28,6 +28,7 @@ class ConfigSchema {
   const KeySpec* find(const std::string& dotted) const;  // nullptr when unknown
   std::string closest(const std::string& dotted) const;  // best suggestion for a typo, or ""
   nlohmann::json defaults() const;                       // nested object of every default
+  std::string markdown() const;                          // a table of every key, for presets/README.md
 
  private:
   ConfigSchema();

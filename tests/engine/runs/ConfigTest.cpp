@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 namespace ps {
 namespace {
@@ -154,6 +155,20 @@ TEST(ConfigSchema, WildcardsMatchBoundaryIndicesOnly) {
   EXPECT_NE(schema.find("compression.boundaries.12.backward.method"), nullptr);
   EXPECT_EQ(schema.find("compression.boundaries.a.forward.method"), nullptr);
   EXPECT_EQ(schema.find("compression.boundaries.0.sideways.method"), nullptr);
+}
+
+}  // namespace
+}  // namespace ps
+
+namespace ps {
+namespace {
+
+TEST(ConfigSchema, PresetReadmeListsEveryKey) {
+  std::ifstream in(presetDirectory() + "/README.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find(ConfigSchema::instance().markdown()), std::string::npos)
+      << "presets/README.md is out of date: regenerate its table with `pipesqueeze-cli keys`";
 }
 
 }  // namespace

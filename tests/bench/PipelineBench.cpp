@@ -1,0 +1,119 @@
+// Engine throughput against a plain LibTorch training loop of the same model, data and threads, in one run.
+//   bench_pipeline [--task fashion_mnist|brown_lm] [--steps N] [--rounds R] [--json FILE]
+// Prints a table and one JSON object (last line). Ratios are engine / plain, so 1.0 means no overhead.
+#include "engine/models/StageModule.h"
+#include "engine/session/Session.h"
+#include "engine/session/Threads.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+namespace {
+
+using namespace ps;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+Config benchConfig(const std::string& task, int stages, int steps) {
+  json j = readJsonFile(presetDirectory() + (task == "brown_lm" ? "/brown-lm-4stage.json" : "/fashion-mnist-4stage.json"));
+  j["pipeline"]["stages"] = stages;
+  j["train"]["max_steps"] = steps;
+  j["train"]["lr_schedule"] = "constant";
+  j["eval"]["every_steps"] = 0;
+  j["eval"]["max_batches"] = 1;
+  return Config::fromJson(j);
+}
+
+// Samples per second of the engine, timed between the first and last step records (set-up and the
+// final evaluation excluded, everything in the training loop included).
+struct StepClock : TelemetrySink {
+  double first = -1, last = 0;
+  int64_t samples = 0;
+  void consume(const Telemetry& t) override {
+    if (auto s = std::get_if<StepRecord>(&t)) {
+      if (first < 0) first = s->wall_s;
+      else samples += s->samples;
+      last = s->wall_s;
+    }
+  }
+};
+
+double engineThroughput(const std::string& task, int stages, int steps) {
+  Session session(benchConfig(task, stages, steps), nullptr);
+  auto clock = std::make_shared<StepClock>();
+  session.telemetry().addSink(clock);
+  auto summary = session.run();
+  if (summary["status"] != "finished") throw std::runtime_error("bench run ended " + summary["status"].dump());
+  return double(clock->samples) / (clock->last - clock->first);
+}
+
+// The same model and data trained by hand: what a user would write without PipeSqueeze.
+double plainThroughput(const std::string& task, int steps) {
+  Config c = benchConfig(task, 1, steps);
+  configureThreads(0, 1);
+  TaskData data = loadTaskData(c);
+  BlockModel model = buildModel(c, data.shape, c.train.seed);
+  StageModule net(model, 0, model.size());
+  torch::optim::AdamW adamw(net.parameters(), torch::optim::AdamWOptions(c.train.lr).weight_decay(c.train.weight_decay));
+  torch::optim::Adam adam(net.parameters(), torch::optim::AdamOptions(c.train.lr));
+  torch::optim::Optimizer& opt = c.train.optimizer == "adamw" ? static_cast<torch::optim::Optimizer&>(adamw) : adam;
+  std::vector<int64_t> order(size_t(data.trainSize()));
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(1));
+  const int64_t b = c.train.batch_size;
+  Clock::time_point start;
+  for (int step = 0; step < steps; ++step) {
+    if (step == 1) start = Clock::now();
+    auto index = torch::from_blob(order.data() + step * b, {b}, torch::kInt64);
+    auto x = data.train_x.index_select(0, index), y = data.train_y.index_select(0, index);
+    auto loss = lossOf(model.kind, net.forward(x), y);
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+  }
+  return double((steps - 1) * b) / std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string task = "fashion_mnist", jsonPath;
+  int steps = 60, rounds = 2;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--task")) task = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--steps")) steps = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--json")) jsonPath = argv[i + 1];
+  }
+  try {
+    // Rounds alternate the contenders so drift in the machine's speed hits all of them; the best round counts.
+    double plain = 0, s1 = 0, s2 = 0, s4 = 0;
+    for (int r = 0; r < rounds; ++r) {
+      plain = std::max(plain, plainThroughput(task, steps));
+      s1 = std::max(s1, engineThroughput(task, 1, steps));
+      s2 = std::max(s2, engineThroughput(task, 2, steps));
+      s4 = std::max(s4, engineThroughput(task, 4, steps));
+    }
+    std::printf("task %s, %d steps x %d rounds, %d cores\n", task.c_str(), steps, rounds, hardwareThreads());
+    std::printf("%-22s %14s %10s\n", "contender", "samples/s", "ratio");
+    std::printf("%-22s %14.1f %10.3f\n", "plain LibTorch loop", plain, 1.0);
+    std::printf("%-22s %14.1f %10.3f\n", "engine, 1 stage", s1, s1 / plain);
+    std::printf("%-22s %14.1f %10.3f\n", "engine, 2 stages", s2, s2 / plain);
+    std::printf("%-22s %14.1f %10.3f\n", "engine, 4 stages", s4, s4 / plain);
+    json out = {{"task", task},         {"steps", steps},           {"rounds", rounds},
+                {"plain_samples_per_s", plain}, {"engine1_samples_per_s", s1}, {"engine2_samples_per_s", s2},
+                {"engine4_samples_per_s", s4},  {"ratio_1_stage", s1 / plain}, {"ratio_2_stages", s2 / plain},
+                {"ratio_4_stages", s4 / plain}, {"target_ratio_1_stage", 0.95}};
+    std::printf("%s\n", out.dump().c_str());
+    if (!jsonPath.empty()) std::ofstream(jsonPath) << out.dump(2) << "\n";
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_pipeline: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
