@@ -2,6 +2,7 @@
 // A codec turns a tensor into a payload of real bytes and back. Small and strategy-shaped:
 // error compensation and links wrap codecs; they never look inside one.
 #include "engine/compress/Payload.h"
+#include "engine/runs/config/Config.h"
 
 #include <torch/types.h>
 
@@ -10,18 +11,40 @@
 
 namespace ps {
 
+// Where a codec works: randomness (stochastic rounding, RandK) derives from the run seed and the link.
+struct CodecContext {
+  uint64_t seed = 0;
+  int boundary = 0;
+  int direction = 0;
+  uint64_t stream() const { return seed * 0x9E3779B97F4A7C15ULL + uint64_t(boundary) * 131 + uint64_t(direction); }
+};
+
 class Codec {
  public:
   virtual ~Codec() = default;
+  // Encodes a float tensor of any shape (moved to the CPU as float32 if needed).
   virtual Payload encode(const torch::Tensor& x) = 0;
   // Validates the payload (untrusted input) and decodes it onto `device`.
   virtual torch::Tensor decode(const Payload& payload, const torch::Device& device) = 0;
   virtual std::string describe() const = 0;
   // True when decode(encode(x)) == x exactly, so error measurement can be skipped.
   virtual bool lossless() const { return false; }
+  // The variance bound omega of an unbiased codec (E|D(C(x)) - x|^2 <= omega |x|^2), or -1 when biased
+  // or unknown; DIANA's default step is 1 / (omega + 1).
+  virtual double omega(int64_t /*n*/) const { return -1; }
 };
 
-// Builds the codec named in a config (`none` in this version).
-std::unique_ptr<Codec> makeCodec(const std::string& method);
+// Builds the codec the options name. Throws ConfigError for combinations that make no sense.
+std::unique_ptr<Codec> makeCodec(const CompressionOptions& options, const CodecContext& context = {});
+inline std::unique_ptr<Codec> makeCodec(const std::string& method) {
+  CompressionOptions o;
+  o.method = method;
+  return makeCodec(o);
+}
+
+// Shared by codecs: the float32 CPU contiguous view of x, and the header every payload starts with.
+torch::Tensor cpuFloat(const torch::Tensor& x);
+PayloadHeader readHeader(const Payload& p, CodecId expected, size_t& offset);
+torch::Tensor onDevice(torch::Tensor cpu, const torch::Device& device);
 
 }  // namespace ps

@@ -7,11 +7,12 @@
 namespace ps {
 
 Payload IdentityCodec::encode(const torch::Tensor& x) {
-  auto flat = x.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  auto flat = cpuFloat(x);
   PayloadHeader header;
   header.codec = CodecId::Identity;
   header.shape = flat.sizes().vec();
   Payload p;
+  p.values = uint64_t(flat.numel());
   const size_t body = size_t(flat.numel()) * sizeof(float);
   p.bytes.reserve(header.encodedSize() + body);
   header.writeTo(p.bytes);
@@ -23,20 +24,14 @@ Payload IdentityCodec::encode(const torch::Tensor& x) {
 
 torch::Tensor IdentityCodec::decode(const Payload& payload, const torch::Device& device) {
   size_t offset = 0;
-  PayloadHeader header = PayloadHeader::read(payload.bytes, offset);
-  if (header.codec != CodecId::Identity) throw PayloadError("expected an identity payload");
+  PayloadHeader header = readHeader(payload, CodecId::Identity, offset);
   const size_t body = size_t(header.numel()) * sizeof(float);
   if (payload.bytes.size() - offset != body)
     throw PayloadError("body has " + std::to_string(payload.bytes.size() - offset) + " bytes, the shape needs " +
                        std::to_string(body));
   auto out = torch::empty(header.shape, torch::kFloat32);
   std::memcpy(out.data_ptr<float>(), payload.bytes.data() + offset, body);
-  return device.is_cpu() ? out : out.to(device);
-}
-
-std::unique_ptr<Codec> makeCodec(const std::string& method) {
-  if (method == "none") return std::make_unique<IdentityCodec>();
-  throw std::invalid_argument("unknown compression method '" + method + "'");
+  return onDevice(out, device);
 }
 
 }  // namespace ps

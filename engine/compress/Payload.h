@@ -13,13 +13,13 @@ class PayloadError : public std::runtime_error {
   explicit PayloadError(const std::string& what) : std::runtime_error("malformed payload: " + what) {}
 };
 
-enum class CodecId : uint8_t { Identity = 1 };
+enum class CodecId : uint8_t { Identity = 1, Half = 2, Bf16 = 3, Quantize = 4, Qsgd = 5, Sign = 6, Sparse = 7, RandK = 8 };
 
 struct PayloadHeader {
   static constexpr uint8_t kMagic[4] = {'P', 'S', 'Q', 'Z'};
   static constexpr uint8_t kVersion = 1;
   static constexpr size_t kMaxDims = 8;
-  static constexpr int64_t kMaxElements = int64_t(1) << 34;
+  static constexpr int64_t kMaxElements = int64_t(1) << 31;  // 8 GiB of float32: a hostile shape cannot ask for more
 
   CodecId codec = CodecId::Identity;
   std::vector<int64_t> shape;
@@ -33,6 +33,7 @@ struct PayloadHeader {
 
 struct Payload {
   std::vector<uint8_t> bytes;
+  uint64_t values = 0;  // how many values the bytes carry (density); set by the encoder, not sent
   size_t size() const { return bytes.size(); }
 };
 

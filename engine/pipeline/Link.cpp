@@ -1,5 +1,7 @@
 #include "engine/pipeline/Link.h"
 
+#include "engine/tensors/Histogram.h"
+
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -11,29 +13,50 @@ using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 }  // namespace
 
-Link::Link(int boundary, LinkModel model, std::unique_ptr<Codec> forward, std::unique_ptr<Codec> backward)
-    : boundary_(boundary), model_(model) {
-  sides_[0].codec = std::move(forward);
-  sides_[1].codec = std::move(backward);
+Link::Link(int boundary, LinkModel model, const Settings& settings)
+    : boundary_(boundary), model_(model), settings_(settings) {
+  build(Direction::Forward, settings.forward);
+  build(Direction::Backward, settings.backward);
 }
 
-double Link::send(Direction d, const torch::Tensor& x, double clock) {
+void Link::build(Direction d, const CompressionOptions& options) {
   Side& s = side(d);
+  CodecContext c = settings_.context;
+  c.boundary = boundary_;
+  c.direction = int(d);
+  s.options = options;
+  s.sender = std::make_unique<Compensator>(options, c, settings_.aqsgd);
+  s.receiver = std::make_unique<Compensator>(options, c, settings_.aqsgd);
+  c.seed ^= 0xE7A1ULL;  // evaluation draws its own random numbers
+  s.eval = makeCodec(options, c);
+}
+
+void Link::setOptions(Direction d, const CompressionOptions& options) { build(d, options); }
+
+double Link::send(Direction d, const torch::Tensor& x, double clock, const MessageMeta& meta) {
+  Side& s = side(d);
+  if (histogramBins_ > 0 && !s.histogram)
+    s.histogram = histogramOf({x}, histogramBins_,
+                              "link" + std::to_string(boundary_) + "/" + directionName(d) + "/values", histogramStep_);
   const auto t0 = Clock::now();
   Message m;
-  m.payload = s.codec->encode(x);
-  const double encode = since(t0);
-  if (!s.codec->lossless()) {
-    // The error of what the receiver will see, measured on the sender's copy of the payload.
-    auto decoded = s.codec->decode(m.payload, x.device());
-    s.err_num += (decoded - x).pow(2).sum().item<double>();
-    s.err_den += x.pow(2).sum().item<double>();
+  if (s.sender->lossless()) {
+    m.payload = s.sender->codec().encode(x);
+    s.report.values += m.payload.values;
+  } else {
+    // The compensator measures the error of what the receiver will use on its copy of the payload.
+    SendReport& r = s.report;
+    std::string reset;
+    std::swap(reset, r.reset);
+    m.payload = s.sender->send(x, meta, r);
+    if (!r.reset.empty()) s.resets.push_back(r.reset);
+    r.reset = std::move(reset);
   }
+  const double encode = since(t0);
   const uint64_t bytes = m.payload.size();
   s.raw += uint64_t(x.numel()) * sizeof(float);
   s.wire += bytes;
   s.elements += uint64_t(x.numel());
-  s.nonzeros += uint64_t(x.numel());
   s.messages += 1;
   s.encode_s += encode;
   // Emulated network: the link serialises transfers; latency overlaps with the next transfer.
@@ -54,11 +77,12 @@ double Link::send(Direction d, const torch::Tensor& x, double clock) {
   return clock;
 }
 
-torch::Tensor Link::receive(Direction d, const torch::Device& device, double& clock) {
+torch::Tensor Link::receive(Direction d, const torch::Device& device, double& clock, const MessageMeta& meta) {
   Side& s = side(d);
   Message m = s.channel.pop();
   const auto t0 = Clock::now();
-  auto x = s.codec->decode(m.payload, device);
+  auto x = s.receiver->lossless() ? s.receiver->codec().decode(m.payload, device)
+                                  : s.receiver->receive(m.payload, device, meta);
   const double decode = since(t0);
   s.decode_s += decode;
   clock = std::max(clock, m.emulated_arrival) + decode;
@@ -67,8 +91,21 @@ torch::Tensor Link::receive(Direction d, const torch::Device& device, double& cl
 
 torch::Tensor Link::roundTrip(Direction d, const torch::Tensor& x) {
   Side& s = side(d);
-  if (s.codec->lossless()) return x;
-  return s.codec->decode(s.codec->encode(x), x.device());
+  if (s.eval->lossless()) return x;
+  return s.eval->decode(s.eval->encode(x), x.device());
+}
+
+void Link::armHistograms(int bins, int64_t step) {
+  histogramBins_ = bins;
+  histogramStep_ = step;
+}
+
+std::vector<HistogramRecord> Link::takeHistograms() {
+  std::vector<HistogramRecord> out;
+  for (auto& s : sides_)
+    if (s.histogram) out.push_back(std::move(*s.histogram)), s.histogram.reset();
+  histogramBins_ = 0;
+  return out;
 }
 
 LinkTraffic Link::takeTraffic(Direction d) {
@@ -79,24 +116,25 @@ LinkTraffic Link::takeTraffic(Direction d) {
   t.raw_bytes = s.raw;
   t.wire_bytes = s.wire;
   t.elements = s.elements;
-  t.nonzeros = s.nonzeros;
+  t.nonzeros = s.report.values;
   t.messages = s.messages;
   t.encode_s = s.encode_s;
   t.decode_s = s.decode_s;
   t.modelled_s = s.modelled_s;
-  t.rel_error = s.err_den > 0 ? std::sqrt(s.err_num / s.err_den) : 0.0;
-  t.rel_error_compensated = t.rel_error;
-  t.method = s.codec->describe();
-  s.raw = s.wire = s.elements = s.nonzeros = 0;
+  t.rel_error = s.report.err_den > 0 ? std::sqrt(s.report.err_num / s.report.err_den) : 0.0;
+  t.rel_error_compensated = s.report.comp_den > 0 ? std::sqrt(s.report.comp_num / s.report.comp_den) : 0.0;
+  t.method = s.sender->describe();
+  t.resets = std::move(s.resets);
+  s.resets.clear();
+  s.raw = s.wire = s.elements = 0;
   s.messages = 0;
-  s.encode_s = s.decode_s = s.modelled_s = s.err_num = s.err_den = 0;
+  s.encode_s = s.decode_s = s.modelled_s = 0;
+  s.report = SendReport{};
   s.busy_until = 0;  // every step's emulated clock starts at 0
   return t;
 }
 
-void Link::setCodec(Direction d, std::unique_ptr<Codec> codec) { side(d).codec = std::move(codec); }
-
-bool Link::lossless() const { return sides_[0].codec->lossless() && sides_[1].codec->lossless(); }
+bool Link::lossless() const { return sides_[0].eval->lossless() && sides_[1].eval->lossless(); }
 
 void Link::abort() {
   for (auto& s : sides_) s.channel.abort();

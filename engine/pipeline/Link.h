@@ -1,31 +1,43 @@
 #pragma once
 // One stage boundary: carries activations forward and activation gradients backward as encoded payloads,
 // counts raw and wire bytes, measures codec time and compression error, and models the network's time.
-#include "engine/compress/Codec.h"
+#include "engine/compress/Compensation.h"
 #include "engine/pipeline/Channel.h"
 #include "engine/pipeline/LinkModel.h"
 #include "engine/telemetry/Telemetry.h"
 
 #include <array>
 #include <memory>
+#include <optional>
+#include <vector>
 
 namespace ps {
 
 class Link {
  public:
-  Link(int boundary, LinkModel model, std::unique_ptr<Codec> forward, std::unique_ptr<Codec> backward);
+  struct Settings {
+    CompressionOptions forward, backward;
+    CodecContext context;  // seed; boundary and direction are filled in by the link
+    AqsgdOptions aqsgd;
+  };
+  Link(int boundary, LinkModel model, const Settings& settings);
 
   // Sender thread. `clock` is the sender's emulated time when the tensor is ready; returns it after encoding.
-  double send(Direction d, const torch::Tensor& x, double clock);
+  double send(Direction d, const torch::Tensor& x, double clock, const MessageMeta& meta = {});
   // Receiver thread. Advances `clock` to the arrival time plus decode time.
-  torch::Tensor receive(Direction d, const torch::Device& device, double& clock);
-  // Evaluation through the codec: no statistics, no state.
+  torch::Tensor receive(Direction d, const torch::Device& device, double& clock, const MessageMeta& meta = {});
+  // Evaluation through the codec alone: no statistics, no compensation state.
   torch::Tensor roundTrip(Direction d, const torch::Tensor& x);
 
   // Between steps only (no worker is running).
+  // Asks for a histogram of the values of the next step's first message in each direction.
+  void armHistograms(int bins, int64_t step);
+  std::vector<HistogramRecord> takeHistograms();
   LinkTraffic takeTraffic(Direction d);
-  void setCodec(Direction d, std::unique_ptr<Codec> codec);
-  const Codec& codec(Direction d) const { return *side(d).codec; }
+  // Replaces a direction's compressor; both ends start from fresh state. Between steps only.
+  void setOptions(Direction d, const CompressionOptions& options);
+  const CompressionOptions& options(Direction d) const { return side(d).options; }
+  std::string describe(Direction d) const { return side(d).sender->describe(); }
   void setModel(const LinkModel& model) { model_ = model; }
   const LinkModel& model() const { return model_; }
   int boundary() const { return boundary_; }
@@ -36,13 +48,18 @@ class Link {
 
  private:
   struct Side {
-    std::unique_ptr<Codec> codec;
+    CompressionOptions options;
+    std::unique_ptr<Compensator> sender, receiver;  // the two ends' state, each touched by one thread
+    std::unique_ptr<Codec> eval;                    // stateless twin for evaluation
     Channel channel;
     // Written by the sender thread only.
-    uint64_t raw = 0, wire = 0, elements = 0, nonzeros = 0;
+    uint64_t raw = 0, wire = 0, elements = 0;
     uint32_t messages = 0;
-    double encode_s = 0, modelled_s = 0, err_num = 0, err_den = 0;
+    double encode_s = 0, modelled_s = 0;
+    SendReport report;
+    std::vector<std::string> resets;
     double busy_until = 0;  // emulated time the link is free again
+    std::optional<HistogramRecord> histogram;
     std::chrono::steady_clock::time_point wall_busy_until{};
     // Written by the receiver thread only.
     double decode_s = 0;
@@ -50,8 +67,13 @@ class Link {
   Side& side(Direction d) { return sides_[static_cast<int>(d)]; }
   const Side& side(Direction d) const { return sides_[static_cast<int>(d)]; }
 
+  void build(Direction d, const CompressionOptions& options);
+
   int boundary_;
   LinkModel model_;
+  Settings settings_;
+  int histogramBins_ = 0;
+  int64_t histogramStep_ = 0;
   std::array<Side, 2> sides_;
 };
 

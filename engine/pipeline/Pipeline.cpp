@@ -10,9 +10,12 @@ Pipeline::Pipeline(BlockModel model, PipelineOptions options)
     : model_(std::move(model)), options_(std::move(options)), schedule_(makeSchedule(options_.schedule)) {
   const int stages = int(options_.starts.size());
   for (int b = 0; b + 1 < stages; ++b) {
-    const auto fwd = b < int(options_.forward.size()) ? options_.forward[size_t(b)].method : "none";
-    const auto bwd = b < int(options_.backward.size()) ? options_.backward[size_t(b)].method : "none";
-    links_.push_back(std::make_unique<Link>(b, options_.link, makeCodec(fwd), makeCodec(bwd)));
+    Link::Settings settings;
+    if (b < int(options_.forward.size())) settings.forward = options_.forward[size_t(b)];
+    if (b < int(options_.backward.size())) settings.backward = options_.backward[size_t(b)];
+    settings.context.seed = options_.seed;
+    settings.aqsgd = options_.aqsgd;
+    links_.push_back(std::make_unique<Link>(b, options_.link, settings));
   }
   for (int s = 0; s < stages; ++s) {
     const size_t first = options_.starts[size_t(s)];
@@ -31,7 +34,8 @@ Pipeline::~Pipeline() {
   workers_.clear();  // joins the threads before the links go
 }
 
-StepResult Pipeline::step(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins) {
+StepResult Pipeline::step(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins,
+                          const torch::Tensor& samples, int64_t epoch) {
   const int m = std::min<int>(options_.microbatches, int(x.size(0)));
   auto work = std::make_shared<StepWork>();
   work->kind = model_.kind;
@@ -40,7 +44,14 @@ StepResult Pipeline::step(const torch::Tensor& x, const torch::Tensor& y, int64_
   for (const auto& part : work->inputs) work->scales.push_back(double(part.size(0)) / double(x.size(0)));
   work->histogram_bins = histogramBins;
   work->step = step;
+  work->epoch = epoch;
+  if (samples.defined())
+    for (const auto& part : samples.tensor_split(m)) {
+      auto ids = part.contiguous();
+      work->samples.emplace_back(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+    }
 
+  for (auto& l : links_) l->armHistograms(histogramBins, step);
   std::vector<std::future<StageStepResult>> futures;
   for (int s = 0; s < stages(); ++s)
     futures.push_back(workers_[size_t(s)]->trainStep(schedule_->ops(s, stages(), m), work));
@@ -58,7 +69,11 @@ StepResult Pipeline::step(const torch::Tensor& x, const torch::Tensor& y, int64_
     }
   }
   if (failure) {
-    for (auto& l : links_) l->reset();
+    for (auto& l : links_) {  // drop what the abandoned step left behind
+      l->reset();
+      l->takeHistograms();
+      for (Direction d : {Direction::Forward, Direction::Backward}) l->takeTraffic(d);
+    }
     std::rethrow_exception(failure);
   }
 
@@ -71,8 +86,10 @@ StepResult Pipeline::step(const torch::Tensor& x, const torch::Tensor& y, int64_
     r.emulated_s = std::max(r.emulated_s, s.clock);
     if (s.gradients) r.histograms.push_back(std::move(*s.gradients));
   }
-  for (auto& l : links_)
+  for (auto& l : links_) {
     for (Direction d : {Direction::Forward, Direction::Backward}) r.traffic.push_back(l->takeTraffic(d));
+    for (auto& h : l->takeHistograms()) r.histograms.push_back(std::move(h));
+  }
   return r;
 }
 

@@ -15,6 +15,8 @@ struct PipelineOptions {
   std::string schedule = "1f1b";
   LinkModel link;
   std::vector<CompressionOptions> forward, backward;  // per boundary
+  uint64_t seed = 0;                                  // run seed: codecs' randomness derives from it
+  AqsgdOptions aqsgd;
   OptimizerOptions optimizer;
   std::vector<torch::Device> devices;  // per stage; empty: all on the CPU
   int threads_per_stage = 1;
@@ -26,7 +28,7 @@ struct StepResult {
   double compute_s = 0;       // summed over stages
   double emulated_s = 0;      // critical path of the step with modelled links
   std::vector<LinkTraffic> traffic;           // every boundary, forward then backward
-  std::vector<HistogramRecord> histograms;    // gradients per stage, when asked for
+  std::vector<HistogramRecord> histograms;    // gradients per stage and link values, when asked for
 };
 
 struct EvalResult {
@@ -45,7 +47,9 @@ class Pipeline {
   const BlockModel& model() const { return model_; }
 
   // One optimizer step on a batch, split into micro-batches along dimension 0.
-  StepResult step(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins);
+  // `samples` (optional, int64 [batch]) are the data loader's sample ids, which AQ-SGD keys its buffers by.
+  StepResult step(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins,
+                  const torch::Tensor& samples = {}, int64_t epoch = 0);
   // Forward only, without gradients; `compressed` sends activations through the forward codecs.
   EvalResult evaluate(const torch::Tensor& x, const torch::Tensor& y, bool compressed);
 

@@ -94,7 +94,7 @@ StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const S
       if (first) {
         f.input = work.inputs[size_t(op.microbatch)].to(device_);
       } else {
-        f.input = previous_->receive(Direction::Forward, device_, r.clock).requires_grad_(true);
+        f.input = previous_->receive(Direction::Forward, device_, r.clock, work.meta(op.microbatch)).requires_grad_(true);
       }
       const auto t0 = Clock::now();
       auto out = module_->forward(f.input);
@@ -111,11 +111,11 @@ StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const S
       r.compute_s += compute;
       r.clock += compute;
       if (!last) {
-        r.clock = next_->send(Direction::Forward, out.detach(), r.clock);
+        r.clock = next_->send(Direction::Forward, out.detach(), r.clock, work.meta(op.microbatch));
       }
     } else {
       torch::Tensor grad;
-      if (!last) grad = next_->receive(Direction::Backward, device_, r.clock);
+      if (!last) grad = next_->receive(Direction::Backward, device_, r.clock, work.meta(op.microbatch));
       const auto t0 = Clock::now();
       if (last) f.output.backward();
       else torch::autograd::backward({f.output}, {grad});
@@ -123,7 +123,7 @@ StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const S
       r.compute_s += compute;
       r.clock += compute;
       if (!first) {
-        r.clock = previous_->send(Direction::Backward, f.input.grad(), r.clock);
+        r.clock = previous_->send(Direction::Backward, f.input.grad(), r.clock, work.meta(op.microbatch));
       }
       f = InFlight{};
     }

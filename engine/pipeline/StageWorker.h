@@ -28,8 +28,17 @@ struct StepWork {
   TaskKind kind = TaskKind::Classifier;
   std::vector<torch::Tensor> inputs, targets;  // per micro-batch (stage 0 reads inputs, the last stage targets)
   std::vector<double> scales;                  // micro-batch size / batch size
+  std::vector<std::vector<int64_t>> samples;   // per micro-batch: sample ids (may be empty)
   int histogram_bins = 0;                      // > 0: report a gradient histogram this step
-  int64_t step = 0;
+  int64_t step = 0, epoch = 0;
+
+  MessageMeta meta(int microbatch) const {
+    MessageMeta m;
+    m.slot = microbatch;
+    m.samples = size_t(microbatch) < samples.size() ? &samples[size_t(microbatch)] : nullptr;
+    m.epoch = epoch;
+    return m;
+  }
 };
 
 struct StageStepResult {

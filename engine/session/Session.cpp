@@ -1,6 +1,7 @@
 #include "engine/session/Session.h"
 
 #include "engine/models/StageCutter.h"
+#include "engine/compress/Compensation.h"
 #include "engine/session/Checkpoint.h"
 #include "engine/session/RunStoreSink.h"
 #include "engine/session/Threads.h"
@@ -105,6 +106,8 @@ void Session::prepare() {
   o.forward = config_.compression.boundary_forward;
   o.backward = config_.compression.boundary_backward;
   o.optimizer = {config_.train.optimizer, config_.train.lr, config_.train.momentum, config_.train.weight_decay};
+  o.seed = config_.train.seed;
+  o.aqsgd = {config_.compression.aqsgd_warmup_epochs, data_.trainSize()};
   o.threads_per_stage = threadsPerStage_;
   const bool cuda = config_.pipeline.device == "cuda" || (config_.pipeline.device == "auto" && torch::cuda::is_available());
   if (cuda) {
@@ -113,12 +116,40 @@ void Session::prepare() {
       throw ConfigError("pipeline.device = cuda but no CUDA device is visible; use pipeline.device=cpu or auto");
     for (int s = 0; s < config_.pipeline.stages; ++s) o.devices.emplace_back(torch::kCUDA, s % gpus);
   }
+  checkAqsgdMemory(model, o.starts);
   pipeline_ = std::make_unique<Pipeline>(std::move(model), std::move(o));
 
   const int64_t n = data_.trainSize();
   stepsPerEpoch_ = std::max<int64_t>(1, n / std::min<int64_t>(n, config_.train.batch_size));
   totalSteps_ = config_.train.epochs > 0 ? config_.train.epochs * stepsPerEpoch_ : config_.train.max_steps;
   if (config_.train.max_steps > 0) totalSteps_ = std::min(totalSteps_, config_.train.max_steps);
+}
+
+void Session::checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& starts) {
+  bool any = false;
+  for (const auto& f : config_.compression.boundary_forward) any = any || f.feedback == "aqsgd";
+  if (!any) return;
+  // One sample through the model gives every boundary's activation size.
+  torch::NoGradGuard noGrad;
+  torch::Tensor h = data_.train_x.slice(0, 0, 1);
+  double bytes = 0;
+  json perBoundary = json::array();
+  for (size_t s = 0; s + 1 < starts.size(); ++s) {
+    for (size_t b = starts[s]; b < starts[s + 1]; ++b) h = model.blocks[b].forward<torch::Tensor>(h);
+    if (config_.compression.boundary_forward[s].feedback != "aqsgd") continue;
+    const double need = 2 * Compensator::aqsgdBytes(data_.trainSize(), h.numel());  // both ends keep buffers
+    bytes += need;
+    perBoundary.push_back({{"boundary", s}, {"mb", need / 1e6}});
+  }
+  const double limit = config_.compression.aqsgd_memory_limit_mb * 1e6;
+  char text[160];
+  std::snprintf(text, sizeof text, "AQ-SGD buffers need %.1f MB (%lld samples, fp16, both ends of every link)",
+                bytes / 1e6, (long long)data_.trainSize());
+  aqsgdNote_ = {{"text", text}, {"mb", bytes / 1e6}, {"boundaries", perBoundary}};
+  if (bytes > limit)
+    throw ConfigError(std::string(text) + ", above compression.aqsgd_memory_limit_mb = " +
+                      std::to_string(int64_t(config_.compression.aqsgd_memory_limit_mb)) +
+                      "; raise the limit, use fewer samples (data.train_limit) or another feedback");
 }
 
 void Session::applySetting(const Command& c, int64_t step, double wall) {
@@ -129,10 +160,18 @@ void Session::applySetting(const Command& c, int64_t step, double wall) {
   for (int b = 0; b + 1 < config_.pipeline.stages; ++b) {
     Link& link = pipeline_->link(b);
     link.setModel({config_.link.bandwidth_mbps, config_.link.latency_ms, config_.link.throttled});
-    const auto& fwd = config_.compression.boundary_forward[size_t(b)].method;
-    const auto& bwd = config_.compression.boundary_backward[size_t(b)].method;
-    if (link.codec(Direction::Forward).describe() != fwd) link.setCodec(Direction::Forward, makeCodec(fwd));
-    if (link.codec(Direction::Backward).describe() != bwd) link.setCodec(Direction::Backward, makeCodec(bwd));
+    for (Direction d : {Direction::Forward, Direction::Backward}) {
+      const auto& want = (d == Direction::Forward ? config_.compression.boundary_forward
+                                                  : config_.compression.boundary_backward)[size_t(b)];
+      if (link.options(d) == want) continue;
+      const bool stateful = link.options(d).feedback != "none";
+      link.setOptions(d, want);
+      if (stateful)
+        bus_.publish(EventRecord{step, wall, "reset",
+                                 json{{"boundary", b}, {"direction", directionName(d)},
+                                      {"reason", "compensation state reset: the compressor changed to " +
+                                                     link.describe(d)}}});
+    }
   }
   bus_.publish(EventRecord{step, wall, "setting", json{{"key", c.key}, {"from", old}, {"to", c.value}}});
 }
@@ -231,7 +270,8 @@ json Session::run() {
     bus_.publish(EventRecord{0, elapsed(), "start",
                              json{{"data", data_.description}, {"train_samples", data_.trainSize()},
                                   {"eval_samples", data_.evalSize()}, {"stages", stages},
-                                  {"threads_per_stage", threadsPerStage_}, {"total_steps", totalSteps_}}});
+                                  {"threads_per_stage", threadsPerStage_}, {"total_steps", totalSteps_},
+                                  {"aqsgd", aqsgdNote_}}});
   }
 
   std::mt19937_64 shuffleRng(config_.train.seed ^ 0x5eed5eedULL);
@@ -259,7 +299,7 @@ json Session::run() {
       const int64_t every = config_.telemetry.histogram_every;
       const bool histogram = every > 0 && (step % every == 0 || step == 1);
       const auto t0 = Clock::now();
-      StepResult r = pipeline_->step(x, y, step, histogram ? int(config_.telemetry.histogram_bins) : 0);
+      StepResult r = pipeline_->step(x, y, step, histogram ? int(config_.telemetry.histogram_bins) : 0, index, p.epoch);
 
       StepRecord rec;
       rec.step = step;
@@ -272,6 +312,10 @@ json Session::run() {
       rec.wall_s = elapsed();
       rec.compute_s = r.compute_s;
       for (const auto& l : r.traffic) {
+        for (const auto& why : l.resets)
+          bus_.publish(EventRecord{step, elapsed(), "reset",
+                                   json{{"boundary", l.boundary}, {"direction", directionName(l.direction)},
+                                        {"reason", why}}});
         rec.codec_s += l.encode_s + l.decode_s;
         rec.link_s += l.modelled_s;
         p.raw += l.raw_bytes;

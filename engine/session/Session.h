@@ -39,6 +39,7 @@ class Session {
   std::vector<size_t> stageStarts(BlockModel& model);
   bool handleCommands(int64_t step, double wall);  // false: stop
   void applySetting(const Command& c, int64_t step, double wall);
+  void checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& starts);
   void evaluate(Progress& p);
   double learningRate(int64_t step) const;
   double elapsed() const;
@@ -51,6 +52,7 @@ class Session {
   int64_t runId_ = 0;
   int64_t totalSteps_ = 0, stepsPerEpoch_ = 0;
   int threadsPerStage_ = 1;
+  nlohmann::json aqsgdNote_;  // AQ-SGD memory, shown before the run
 
   std::mutex commandsMutex_;
   std::deque<Command> commands_;

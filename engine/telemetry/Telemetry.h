@@ -27,6 +27,7 @@ struct LinkTraffic {
   double rel_error = 0;               // ||x_hat - x|| / ||x||, over the step's messages
   double rel_error_compensated = 0;   // the same measured on the compensated input
   std::string method;                 // codec description in force this step
+  std::vector<std::string> resets;    // compensation state reset this step, and why
 
   double ratio() const { return wire_bytes ? double(raw_bytes) / double(wire_bytes) : 1.0; }
   double bitsPerElement() const { return elements ? 8.0 * double(wire_bytes) / double(elements) : 0.0; }

@@ -92,18 +92,13 @@ json checkValue(const KeySpec& spec, const std::string& key, const json& v, cons
   badValue(spec, key, v, source);
 }
 
-CompressionOptions compressionAt(const json& j, const std::string& dotted) {
-  CompressionOptions o;
-  o.method = j.at(json::json_pointer(pointer(dotted + ".method"))).get<std::string>();
-  return o;
+CompressionOptions compressionAt(const Json& j, const std::string& dotted) {
+  return CompressionOptions::fromJson(j.at(Json::json_pointer(pointer(dotted))));
 }
 
-CompressionOptions overrideOf(const json& j, const std::string& dotted, CompressionOptions base) {
-  auto ptr = json::json_pointer(pointer(dotted));
-  if (!j.contains(ptr)) return base;
-  const json& o = j.at(ptr);
-  if (o.contains("method")) base.method = o["method"].get<std::string>();
-  return base;
+CompressionOptions overrideOf(const Json& j, const std::string& dotted, CompressionOptions base) {
+  auto ptr = Json::json_pointer(pointer(dotted));
+  return j.contains(ptr) ? CompressionOptions::fromJson(j.at(ptr), base) : base;
 }
 
 void crossCheck(const Config& c, const std::string& source) {
@@ -139,6 +134,31 @@ void crossCheck(const Config& c, const std::string& source) {
 }
 
 }  // namespace
+
+Json CompressionOptions::toJson() const {
+  return {{"method", method}, {"k", k},       {"bits", bits},       {"rounding", rounding},     {"scale", scale},
+          {"bucket", bucket}, {"range", range}, {"levels", levels}, {"value_bits", value_bits}, {"trim", trim},
+          {"scaled", scaled}, {"sample", sample}, {"feedback", feedback}, {"alpha", alpha},     {"p", p}};
+}
+
+CompressionOptions CompressionOptions::fromJson(const Json& j, CompressionOptions o) {
+  o.method = j.value("method", o.method);
+  o.k = j.value("k", o.k);
+  o.bits = j.value("bits", o.bits);
+  o.rounding = j.value("rounding", o.rounding);
+  o.scale = j.value("scale", o.scale);
+  o.bucket = j.value("bucket", o.bucket);
+  o.range = j.value("range", o.range);
+  o.levels = j.value("levels", o.levels);
+  o.value_bits = j.value("value_bits", o.value_bits);
+  o.trim = j.value("trim", o.trim);
+  o.scaled = j.value("scaled", o.scaled);
+  o.sample = j.value("sample", o.sample);
+  o.feedback = j.value("feedback", o.feedback);
+  o.alpha = j.value("alpha", o.alpha);
+  o.p = j.value("p", o.p);
+  return o;
+}
 
 Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
   if (!user.is_object()) throw ConfigError(source + ": a configuration must be a JSON object");
@@ -187,6 +207,8 @@ Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
   c.compression.forward = compressionAt(j, "compression.forward");
   c.compression.backward = compressionAt(j, "compression.backward");
   c.compression.inference = j["compression"]["inference"];
+  c.compression.aqsgd_warmup_epochs = j["compression"]["aqsgd_warmup_epochs"];
+  c.compression.aqsgd_memory_limit_mb = j["compression"]["aqsgd_memory_limit_mb"];
   for (int b = 0; b + 1 < c.pipeline.stages; ++b) {
     std::string at = "compression.boundaries." + std::to_string(b);
     c.compression.boundary_forward.push_back(overrideOf(j, at + ".forward", c.compression.forward));

@@ -11,9 +11,29 @@
 
 namespace ps {
 
+// One direction's compressor and error compensation (ALGORITHMS.md). Round-trips through JSON.
 struct CompressionOptions {
-  std::string method = "none";
+  std::string method = "none";   // none fp16 bf16 quantize qsgd sign topk randk gaussiank sampledk
+  double k = 0.1;                // fraction kept by a sparsifier
+  int bits = 8;                  // 1..8, or 16 for an fp16 cast
+  std::string rounding = "nearest", scale = "bucket", range = "maxabs";
+  int64_t bucket = 512;
+  int levels = 16;               // QSGD
+  int value_bits = 32;           // a sparsifier's values: 32 float32, 16 fp16, 1..8 quantized again
+  bool trim = false, scaled = false;
+  double sample = 0.01;          // sampled threshold
+  std::string feedback = "none"; // none ef ef21 diana randdiana aqsgd
+  double alpha = 0, p = 0.1;
+
+  bool sparse() const { return method == "topk" || method == "randk" || method == "gaussiank" || method == "sampledk"; }
+  nlohmann::json toJson() const;
+  // Reads the keys present in `j` over `base` (a boundary override over its direction).
+  static CompressionOptions fromJson(const nlohmann::json& j, CompressionOptions base);
+  static CompressionOptions fromJson(const nlohmann::json& j);
+  bool operator==(const CompressionOptions& o) const { return toJson() == o.toJson(); }
+  bool operator!=(const CompressionOptions& o) const { return !(*this == o); }
 };
+inline CompressionOptions CompressionOptions::fromJson(const nlohmann::json& j) { return fromJson(j, CompressionOptions()); }
 
 struct Config {
   nlohmann::json json;  // complete and validated
@@ -50,6 +70,8 @@ struct Config {
   struct Compression {
     CompressionOptions forward, backward;
     bool inference = true;
+    int64_t aqsgd_warmup_epochs = 1;
+    double aqsgd_memory_limit_mb = 4096;
     // Per-boundary overrides, filled for boundaries 0..stages-2 (the defaults above where none is given).
     std::vector<CompressionOptions> boundary_forward, boundary_backward;
   } compression;

@@ -56,11 +56,33 @@ KeySpec choice(std::string path, std::string def, std::vector<std::string> choic
   return {std::move(path), Type::Enum, json(std::move(def)), 0, 0, std::move(choices), std::move(help)};
 }
 
-// The settings of one compressed direction (forward activations, backward gradients).
+// The settings of one compressed direction (forward activations, backward gradients, a boundary's override).
+// Keys under a boundary override have no default: what is not given there comes from the direction.
 void addDirection(std::vector<KeySpec>& keys, const std::string& prefix, bool withDefaults) {
-  KeySpec method = choice(prefix + ".method", "none", {"none"}, "codec for this direction");
-  if (!withDefaults) method.fallback = nullptr;
-  keys.push_back(method);
+  std::vector<KeySpec> d;
+  d.push_back(choice(prefix + ".method", "none",
+                     {"none", "fp16", "bf16", "quantize", "qsgd", "sign", "topk", "randk", "gaussiank", "sampledk"},
+                     "codec for this direction"));
+  d.push_back(real(prefix + ".k", 0.1, 1e-6, 1, "fraction of the elements a sparsifier keeps"));
+  d.push_back(integer(prefix + ".bits", 8, 1, 16, "quantization bits (1..8; 16 means an fp16 cast)"));
+  d.push_back(choice(prefix + ".rounding", "nearest", {"nearest", "stochastic"}, "quantization rounding"));
+  d.push_back(choice(prefix + ".scale", "bucket", {"tensor", "channel", "bucket"}, "quantization scale groups"));
+  d.push_back(integer(prefix + ".bucket", 512, 8, 1 << 24, "values per scale bucket"));
+  d.push_back(choice(prefix + ".range", "maxabs", {"maxabs", "minmax"}, "symmetric max-abs or asymmetric min-max"));
+  d.push_back(integer(prefix + ".levels", 16, 1, 127, "QSGD levels s"));
+  d.push_back(integer(prefix + ".value_bits", 32, 1, 32,
+                      "bits of a sparsifier's values (32: float32, 16: fp16, 1..8: quantized again)"));
+  d.push_back(boolean(prefix + ".trim", false, "GaussianK: trim the survivors to exactly k"));
+  d.push_back(boolean(prefix + ".scaled", false, "RandK: scale the kept values by n/k (unbiased)"));
+  d.push_back(real(prefix + ".sample", 0.01, 1e-4, 1, "sampled threshold: fraction of the elements sampled"));
+  d.push_back(choice(prefix + ".feedback", "none", {"none", "ef", "ef21", "diana", "randdiana", "aqsgd"},
+                     "error compensation wrapped around the codec"));
+  d.push_back(real(prefix + ".alpha", 0, 0, 1, "DIANA shift step (0: 1/(omega+1) where omega is known, else 0.5)"));
+  d.push_back(real(prefix + ".p", 0.1, 0, 1, "Rand-DIANA: probability of sending uncompressed"));
+  for (auto& k : d) {
+    if (!withDefaults) k.fallback = nullptr;
+    keys.push_back(std::move(k));
+  }
 }
 
 }  // namespace
@@ -146,6 +168,8 @@ ConfigSchema::ConfigSchema() {
   addDirection(k, "compression.boundaries.*.forward", false);
   addDirection(k, "compression.boundaries.*.backward", false);
   k.push_back(boolean("compression.inference", true, "evaluate through the compressed links too"));
+  k.push_back(integer("compression.aqsgd_warmup_epochs", 1, 0, 1000, "AQ-SGD: epochs sent uncompressed first"));
+  k.push_back(real("compression.aqsgd_memory_limit_mb", 4096, 1, 1e7, "AQ-SGD: refuse runs whose buffers need more"));
 
   k.push_back(integer("eval.every_steps", 200, 0, 1e9, "evaluate every N steps (0: only at the end)"));
   k.push_back(integer("eval.batch_size", 500, 1, 65536, "evaluation batch size"));

@@ -1,4 +1,3 @@
-#include "engine/compress/IdentityCodec.h"
 #include "engine/pipeline/Link.h"
 
 #include <gtest/gtest.h>
@@ -10,9 +9,7 @@
 namespace ps {
 namespace {
 
-Link makeLink(LinkModel model) {
-  return Link(0, model, std::make_unique<IdentityCodec>(), std::make_unique<IdentityCodec>());
-}
+Link makeLink(LinkModel model) { return Link(0, model, Link::Settings{}); }
 
 TEST(Link, CountsRawAndWireBytesPerDirection) {
   Link link = makeLink({100, 0, false});
@@ -80,6 +77,36 @@ TEST(Link, AccountedModeDoesNotSleepButThrottledModeWaits) {
     if (throttled) EXPECT_GE(waited, 0.050);
     else EXPECT_LT(waited, 0.040);
   }
+}
+
+TEST(Link, WireBytesAreThePayloadSizesAndErrorsAreMeasured) {
+  Link::Settings settings;
+  settings.forward.method = "topk";
+  settings.forward.k = 0.25;
+  settings.backward.method = "quantize";
+  settings.backward.bits = 4;
+  Link link(0, {}, settings);
+  torch::manual_seed(0);
+  auto x = torch::randn({16, 32});
+  double clock = 0;
+  link.send(Direction::Forward, x, 0);
+  link.send(Direction::Backward, x, 0);
+  auto sparse = link.receive(Direction::Forward, torch::kCPU, clock);
+  auto quant = link.receive(Direction::Backward, torch::kCPU, clock);
+  EXPECT_EQ(sparse.nonzero().size(0), 128);  // exactly k = 0.25 * 512
+  auto fwd = link.takeTraffic(Direction::Forward), bwd = link.takeTraffic(Direction::Backward);
+  // The reported wire bytes are what an encoder of the same settings produces for the same tensor.
+  CompressionOptions o = settings.forward;
+  CodecContext c;
+  c.direction = 0;
+  EXPECT_EQ(fwd.wire_bytes, makeCodec(o, c)->encode(x).size());
+  EXPECT_EQ(fwd.nonzeros, 128u);
+  EXPECT_DOUBLE_EQ(fwd.density(), 0.25);
+  const double err = ((sparse - x).norm() / x.norm()).item<double>();
+  EXPECT_NEAR(fwd.rel_error, err, 1e-6);
+  EXPECT_NEAR(bwd.rel_error, ((quant - x).norm() / x.norm()).item<double>(), 1e-6);
+  EXPECT_GT(bwd.ratio(), 7.0);  // 4 bits plus fp16 scales per 512 values
+  EXPECT_EQ(fwd.method, "topk 25%");
 }
 
 TEST(Link, AbortWakesAWaitingReceiver) {

@@ -74,6 +74,9 @@ TEST(Session, RecordsEverythingInTheStore) {
     EXPECT_GT(total, 0);
     EXPECT_EQ(h.counts.size(), 16u);
   }
+  auto values = store->histograms(id, "link");
+  EXPECT_EQ(values.size(), 2u * 2 * 4);  // 2 boundaries x 2 directions at 4 steps
+  EXPECT_EQ(values.front().name, "link0/fwd/values");
   auto events = store->events(id);
   ASSERT_GE(events.size(), 2u);
   EXPECT_EQ(events.front().kind, "start");

@@ -1,0 +1,153 @@
+#include "engine/compress/Compensation.h"
+
+#include "engine/compress/IdentityCodec.h"
+#include "engine/kernels/Random.h"
+
+#include <torch/torch.h>
+
+namespace ps {
+namespace {
+
+double sq(const torch::Tensor& t) { return t.pow(2).sum().item<double>(); }
+
+}  // namespace
+
+Compensator::Compensator(const CompressionOptions& o, const CodecContext& c, const AqsgdOptions& aqsgd)
+    : options_(o), feedback_(o.feedback), codec_(makeCodec(o, c)), identity_(std::make_unique<IdentityCodec>()),
+      aqsgd_(aqsgd), coinSeed_(kernels::splitmix64(c.stream() ^ 0xC0C0ULL)) {}
+
+std::string Compensator::describe() const {
+  return feedback_ == "none" ? codec_->describe() : codec_->describe() + " + " + feedback_;
+}
+
+double Compensator::alphaFor(int64_t n) const {
+  if (options_.alpha > 0) return options_.alpha;
+  const double omega = codec_->omega(n);
+  return omega >= 0 ? 1.0 / (omega + 1.0) : 1.0;  // unknown omega: alpha 1 (DIANA becomes EF21 at the receiver)
+}
+
+bool Compensator::fullThisTime() {
+  const uint64_t r = kernels::splitmix64(coinSeed_ + coins_++);
+  return double(r >> 11) * 0x1.0p-53 < options_.p;
+}
+
+torch::Tensor& Compensator::slotState(int slot, const torch::Tensor& like, std::string& reset) {
+  auto it = state_.find(slot);
+  if (it == state_.end()) return state_[slot] = torch::zeros_like(like);
+  if (it->second.sizes() != like.sizes()) {
+    reset = feedback_ + " state of micro-batch " + std::to_string(slot) + " reset: shape " +
+            c10::str(it->second.sizes()) + " became " + c10::str(like.sizes());
+    it->second = torch::zeros_like(like);
+  }
+  return it->second;
+}
+
+Payload Compensator::send(const torch::Tensor& input, const MessageMeta& meta, SendReport& report) {
+  const auto x = cpuFloat(input);
+  const double xx = sq(x);
+  report.err_den += xx;
+  Payload p;
+  torch::Tensor used;  // what the receiver will use
+  if (feedback_ == "none") {
+    p = codec_->encode(x);
+    used = codec_->lossless() ? x : codec_->decode(p, torch::kCPU);
+    report.comp_num += sq(used - x), report.comp_den += xx;
+  } else if (feedback_ == "ef") {
+    auto& e = slotState(meta.slot, x, report.reset);
+    auto q = x + e;
+    p = codec_->encode(q);
+    used = codec_->decode(p, torch::kCPU);
+    e = q - used;
+    report.comp_num += sq(e), report.comp_den += sq(q);
+  } else if (feedback_ == "ef21" || feedback_ == "diana" || feedback_ == "randdiana") {
+    auto& h = slotState(meta.slot, x, report.reset);
+    if (feedback_ == "randdiana" && fullThisTime()) {
+      p = identity_->encode(x);
+      h = x.clone();
+      used = x;
+    } else {
+      auto diff = x - h;
+      p = codec_->encode(diff);
+      auto d = codec_->decode(p, torch::kCPU);
+      report.comp_num += sq(d - diff), report.comp_den += sq(diff);
+      if (feedback_ == "ef21") {
+        h += d;
+        used = h.clone();
+      } else {
+        used = h + d;
+        h += alphaFor(x.numel()) * d;
+      }
+    }
+  } else if (feedback_ == "aqsgd") {
+    if (!meta.samples || int64_t(meta.samples->size()) != x.size(0))
+      throw std::logic_error("AQ-SGD needs the sample ids of every micro-batch");
+    const int64_t per = x.numel() / x.size(0);
+    if (!buffers_.defined() || buffers_.size(1) != per) {
+      if (buffers_.defined()) report.reset = "AQ-SGD buffers reset: activation size changed";
+      buffers_ = torch::zeros({aqsgd_.samples, per}, torch::kFloat16);
+      filled_.assign(size_t(aqsgd_.samples), 0);
+    }
+    auto ids = torch::tensor(*meta.samples, torch::kInt64);
+    auto flat = x.reshape({x.size(0), per});
+    bool warm = meta.epoch >= aqsgd_.warmup_epochs;
+    for (int64_t id : *meta.samples) warm = warm && filled_.at(size_t(id));
+    if (!warm || codec_->lossless()) {  // warm-up, a sample seen for the first time, or nothing to gain
+      p = identity_->encode(x);
+      used = x;
+    } else {
+      auto m = buffers_.index_select(0, ids).to(torch::kFloat32).reshape(x.sizes());
+      auto diff = x - m;
+      p = codec_->encode(diff);
+      auto d = codec_->decode(p, torch::kCPU);
+      report.comp_num += sq(d - diff), report.comp_den += sq(diff);
+      used = m + d;
+    }
+    buffers_.index_copy_(0, ids, used.reshape({x.size(0), per}).to(torch::kFloat16));
+    for (int64_t id : *meta.samples) filled_[size_t(id)] = 1;
+  } else {
+    throw ConfigError("unknown feedback '" + feedback_ + "'");
+  }
+  report.err_num += sq(used - x);
+  report.values += p.values;
+  return p;
+}
+
+torch::Tensor Compensator::receive(const Payload& payload, const torch::Device& device, const MessageMeta& meta) {
+  if (feedback_ == "none" || feedback_ == "ef") return codec_->decode(payload, device);
+  size_t offset = 0;
+  const bool whole = PayloadHeader::read(payload.bytes, offset).codec == CodecId::Identity;
+  std::string ignored;
+  if (feedback_ == "aqsgd") {
+    if (!meta.samples) throw std::logic_error("AQ-SGD needs the sample ids of every micro-batch");
+    auto x = whole ? identity_->decode(payload, torch::kCPU) : codec_->decode(payload, torch::kCPU);
+    const int64_t per = x.numel() / std::max<int64_t>(1, x.size(0));
+    if (!buffers_.defined() || buffers_.size(1) != per) {
+      buffers_ = torch::zeros({aqsgd_.samples, per}, torch::kFloat16);
+      filled_.assign(size_t(aqsgd_.samples), 0);
+    }
+    auto ids = torch::tensor(*meta.samples, torch::kInt64);
+    if (!whole) x = buffers_.index_select(0, ids).to(torch::kFloat32).reshape(x.sizes()) + x;
+    buffers_.index_copy_(0, ids, x.reshape({x.size(0), per}).to(torch::kFloat16));
+    for (int64_t id : *meta.samples) filled_[size_t(id)] = 1;
+    return onDevice(x, device);
+  }
+  // EF21, DIANA, Rand-DIANA: the receiver mirrors the sender's shift.
+  const bool full = feedback_ == "randdiana" && fullThisTime();
+  if (!codec_->lossless() && full != whole) throw PayloadError("Rand-DIANA ends disagree on the coin; both ends must share the run seed");
+  auto d = full ? identity_->decode(payload, torch::kCPU) : codec_->decode(payload, torch::kCPU);
+  auto& h = slotState(meta.slot, d, ignored);
+  torch::Tensor used;
+  if (full) {
+    h = d.clone();
+    used = d;
+  } else if (feedback_ == "ef21") {
+    h += d;
+    used = h.clone();
+  } else {
+    used = h + d;
+    h += alphaFor(d.numel()) * d;
+  }
+  return onDevice(used, device);
+}
+
+}  // namespace ps

@@ -1,0 +1,219 @@
+#include "engine/compress/DenseCodecs.h"
+
+#include "engine/kernels/Half.h"
+#include "engine/kernels/Random.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+
+namespace ps {
+namespace {
+
+Payload start(CodecId id, const torch::Tensor& x) {
+  Payload p;
+  PayloadHeader h;
+  h.codec = id;
+  h.shape = x.sizes().vec();
+  h.writeTo(p.bytes);
+  p.values = uint64_t(x.numel());
+  return p;
+}
+
+// Channel-major view: the channel dimension first, so each channel's values are contiguous.
+int64_t channelDim(const std::vector<int64_t>& shape) { return shape.size() == 4 ? 1 : int64_t(shape.size()) - 1; }
+
+uint64_t packedSize(uint64_t n, int bits) { return (n * uint64_t(bits) + 7) / 8; }
+
+}  // namespace
+
+// ---- fp16 / bf16 ----
+Payload HalfCodec::encode(const torch::Tensor& input) {
+  auto x = cpuFloat(input);
+  Payload p = start(bf16_ ? CodecId::Bf16 : CodecId::Half, x);
+  const size_t n = size_t(x.numel());
+  ByteWriter w(p.bytes);
+  auto* out = reinterpret_cast<uint16_t*>(w.grow(2 * n));
+  bf16_ ? kernels::floatToBf16(x.data_ptr<float>(), n, out) : kernels::floatToHalf(x.data_ptr<float>(), n, out);
+  return p;
+}
+
+torch::Tensor HalfCodec::decode(const Payload& p, const torch::Device& device) {
+  size_t offset = 0;
+  auto h = readHeader(p, bf16_ ? CodecId::Bf16 : CodecId::Half, offset);
+  ByteReader r(p.bytes, offset);
+  const size_t n = size_t(h.numel());
+  auto in = reinterpret_cast<const uint16_t*>(r.take(2 * n, "half values"));
+  r.expectEnd();
+  auto out = torch::empty(h.shape, torch::kFloat32);
+  bf16_ ? kernels::bf16ToFloat(in, n, out.data_ptr<float>()) : kernels::halfToFloat(in, n, out.data_ptr<float>());
+  return onDevice(out, device);
+}
+
+// ---- Q_b ----
+QuantizeCodec::QuantizeCodec(const CompressionOptions& o, const CodecContext& c) : scale_(o.scale), stream_(c.stream()) {
+  format_.bits = o.bits;
+  format_.minmax = o.range == "minmax";
+  format_.stochastic = o.rounding == "stochastic";
+  format_.group = uint64_t(o.bucket);
+}
+
+std::string QuantizeCodec::describe() const {
+  return "quantize " + std::to_string(format_.bits) + "-bit " + (format_.minmax ? "minmax " : "") + scale_ +
+         (format_.stochastic ? " stochastic" : "");
+}
+
+double QuantizeCodec::omega(int64_t) const {
+  // Stochastic max-abs rounding: each element's variance is at most step^2 / 4 with step = s / 2^(b-1) and
+  // s^2 <= |x_group|^2, so omega <= group / 4^b per group (ALGORITHMS.md's scale).
+  if (!format_.stochastic || format_.minmax) return -1;
+  return double(scale_ == "bucket" ? format_.group : 1 << 20) / std::pow(4.0, format_.bits);
+}
+
+Payload QuantizeCodec::encode(const torch::Tensor& input) {
+  auto x = cpuFloat(input);
+  Payload p = start(CodecId::Quantize, x);
+  ByteWriter w(p.bytes);
+  ValueFormat f = format_;
+  const auto shape = x.sizes().vec();
+  uint8_t mode = 0;  // 0 tensor, 1 bucket, 2 channel
+  if (scale_ == "tensor" || x.dim() == 0) {
+    f.group = uint64_t(std::max<int64_t>(1, x.numel()));
+  } else if (scale_ == "channel" && x.dim() >= 2) {
+    mode = 2;
+    x = x.movedim(channelDim(shape), 0).contiguous();
+    f.group = uint64_t(std::max<int64_t>(1, x.numel() / x.size(0)));
+  } else {
+    mode = 1;
+  }
+  w.put<uint8_t>(mode);
+  encodeValues(x.data_ptr<float>(), size_t(x.numel()), f, kernels::splitmix64(stream_ + messages_++), w);
+  return p;
+}
+
+torch::Tensor QuantizeCodec::decode(const Payload& p, const torch::Device& device) {
+  size_t offset = 0;
+  auto h = readHeader(p, CodecId::Quantize, offset);
+  ByteReader r(p.bytes, offset);
+  const uint8_t mode = r.get<uint8_t>("scale mode");
+  if (mode > 2 || (mode == 2 && h.shape.size() < 2)) throw PayloadError("bad scale mode " + std::to_string(mode));
+  std::vector<int64_t> stored = h.shape;
+  if (mode == 2) {
+    const int64_t c = channelDim(h.shape);
+    stored.erase(stored.begin() + c);
+    stored.insert(stored.begin(), h.shape[size_t(c)]);
+  }
+  auto out = torch::empty(stored, torch::kFloat32);
+  decodeValues(r, size_t(out.numel()), out.data_ptr<float>());
+  r.expectEnd();
+  if (mode == 2) out = out.movedim(0, channelDim(h.shape)).contiguous();
+  return onDevice(out, device);
+}
+
+// ---- QSGD ----
+QsgdCodec::QsgdCodec(const CompressionOptions& o, const CodecContext& c)
+    : levels_(o.levels), bucket_(o.bucket), stream_(c.stream()) {}
+
+double QsgdCodec::omega(int64_t n) const {
+  const double d = double(std::min<int64_t>(n, bucket_));
+  return std::min(d / (levels_ * levels_), std::sqrt(d) / levels_);  // Alistarh et al., Lemma 3.1
+}
+
+Payload QsgdCodec::encode(const torch::Tensor& input) {
+  auto x = cpuFloat(input);
+  Payload p = start(CodecId::Qsgd, x);
+  ByteWriter w(p.bytes);
+  const uint64_t n = uint64_t(x.numel()), bucket = uint64_t(std::max<int64_t>(1, bucket_));
+  const int bits = int(std::ceil(std::log2(2.0 * levels_ + 1)));
+  w.put<uint8_t>(uint8_t(levels_));
+  w.put<uint32_t>(uint32_t(bucket));
+  const float* v = x.data_ptr<float>();
+  const uint64_t buckets = (n + bucket - 1) / bucket;
+  const size_t normsAt = p.bytes.size();
+  w.grow(buckets * 4);
+  uint8_t* codes = w.grow(packedSize(n, bits));  // may move the buffer: norms are addressed by offset
+  float* norms = reinterpret_cast<float*>(p.bytes.data() + normsAt);
+  std::memset(codes, 0, packedSize(n, bits));
+  const uint64_t seed = kernels::splitmix64(stream_ + messages_++);
+  for (uint64_t b = 0; b < buckets; ++b) {
+    const uint64_t lo = b * bucket, hi = std::min(n, lo + bucket);
+    double sq = 0;
+    for (uint64_t i = lo; i < hi; ++i) sq += double(v[i]) * v[i];
+    const float norm = float(std::sqrt(sq));
+    std::memcpy(norms + b, &norm, 4);
+    for (uint64_t i = lo; i < hi; ++i) {
+      const double level = norm > 0 ? levels_ * std::fabs(v[i]) / norm : 0.0;
+      const double fl = std::floor(level);
+      const double u = double(kernels::splitmix64(seed ^ (i * 0xD1B54A32D192ED03ULL)) >> 11) * 0x1.0p-53;
+      const int xi = int(fl) + (u < level - fl ? 1 : 0);
+      const uint32_t code = uint32_t((v[i] < 0 ? -xi : xi) + levels_);  // 0 .. 2s
+      const uint64_t bit = i * uint64_t(bits);
+      for (int k = 0; k < bits; ++k)
+        if (code >> k & 1u) codes[(bit + k) >> 3] |= uint8_t(1u << ((bit + k) & 7));
+    }
+  }
+  return p;
+}
+
+torch::Tensor QsgdCodec::decode(const Payload& p, const torch::Device& device) {
+  size_t offset = 0;
+  auto h = readHeader(p, CodecId::Qsgd, offset);
+  ByteReader r(p.bytes, offset);
+  const int s = r.get<uint8_t>("levels");
+  const uint64_t bucket = r.get<uint32_t>("bucket");
+  const uint64_t n = uint64_t(h.numel());
+  if (s < 1 || s > 127 || bucket == 0) throw PayloadError("QSGD levels or bucket out of range");
+  const int bits = int(std::ceil(std::log2(2.0 * s + 1)));
+  const uint64_t buckets = (n + bucket - 1) / bucket;
+  if (buckets > r.remaining() / 4) throw PayloadError("more QSGD buckets than bytes");
+  const uint8_t* norms = r.take(buckets * 4, "norms");
+  const uint8_t* codes = r.take(packedSize(n, bits), "codes");
+  r.expectEnd();
+  auto out = torch::empty(h.shape, torch::kFloat32);
+  float* o = out.data_ptr<float>();
+  for (uint64_t i = 0; i < n; ++i) {
+    float norm;
+    std::memcpy(&norm, norms + 4 * (i / bucket), 4);
+    if (!std::isfinite(norm) || norm < 0) throw PayloadError("a QSGD norm is not a finite non-negative number");
+    uint32_t code = 0;
+    const uint64_t bit = i * uint64_t(bits);
+    for (int k = 0; k < bits; ++k) code |= uint32_t(codes[(bit + k) >> 3] >> ((bit + k) & 7) & 1u) << k;
+    if (code > uint32_t(2 * s)) throw PayloadError("a QSGD code is out of range");
+    o[i] = norm * float(int(code) - s) / float(s);
+  }
+  return onDevice(out, device);
+}
+
+// ---- scaled sign ----
+Payload SignCodec::encode(const torch::Tensor& input) {
+  auto x = cpuFloat(input);
+  Payload p = start(CodecId::Sign, x);
+  ByteWriter w(p.bytes);
+  const uint64_t n = uint64_t(x.numel());
+  const float* v = x.data_ptr<float>();
+  double l1 = 0;
+  for (uint64_t i = 0; i < n; ++i) l1 += std::fabs(v[i]);
+  w.put<float>(n ? float(l1 / double(n)) : 0.f);
+  uint8_t* bits = w.grow((n + 7) / 8);
+  std::memset(bits, 0, (n + 7) / 8);
+  for (uint64_t i = 0; i < n; ++i)
+    if (v[i] >= 0) bits[i >> 3] |= uint8_t(1u << (i & 7));
+  return p;
+}
+
+torch::Tensor SignCodec::decode(const Payload& p, const torch::Device& device) {
+  size_t offset = 0;
+  auto h = readHeader(p, CodecId::Sign, offset);
+  ByteReader r(p.bytes, offset);
+  const float scale = r.get<float>("scale");
+  if (!std::isfinite(scale) || scale < 0) throw PayloadError("the sign scale is not a finite non-negative number");
+  const uint64_t n = uint64_t(h.numel());
+  const uint8_t* bits = r.take((n + 7) / 8, "sign bits");
+  r.expectEnd();
+  auto out = torch::empty(h.shape, torch::kFloat32);
+  float* o = out.data_ptr<float>();
+  for (uint64_t i = 0; i < n; ++i) o[i] = (bits[i >> 3] >> (i & 7) & 1u) ? scale : -scale;
+  return onDevice(out, device);
+}
+
+}  // namespace ps

@@ -1,0 +1,57 @@
+#pragma once
+// Codecs that send one value (or code) per element: fp16 / bf16 casts, Q_b quantization, QSGD and scaled sign.
+#include "engine/compress/Codec.h"
+#include "engine/compress/ValueCoding.h"
+
+namespace ps {
+
+class HalfCodec final : public Codec {
+ public:
+  explicit HalfCodec(bool bf16) : bf16_(bf16) {}
+  Payload encode(const torch::Tensor& x) override;
+  torch::Tensor decode(const Payload& p, const torch::Device& device) override;
+  std::string describe() const override { return bf16_ ? "bf16" : "fp16"; }
+
+ private:
+  bool bf16_;
+};
+
+// Q_b with scales per tensor, per channel (dimension 1 of a 4-d activation, the last one otherwise) or per bucket.
+class QuantizeCodec final : public Codec {
+ public:
+  QuantizeCodec(const CompressionOptions& o, const CodecContext& c);
+  Payload encode(const torch::Tensor& x) override;
+  torch::Tensor decode(const Payload& p, const torch::Device& device) override;
+  std::string describe() const override;
+  double omega(int64_t n) const override;
+
+ private:
+  ValueFormat format_;
+  std::string scale_;
+  uint64_t stream_, messages_ = 0;
+};
+
+// QSGD with s levels per bucket: x_hat = |x|_2 sign(x) xi / s, xi the stochastic rounding of s|x|/|x|_2.
+class QsgdCodec final : public Codec {
+ public:
+  QsgdCodec(const CompressionOptions& o, const CodecContext& c);
+  Payload encode(const torch::Tensor& x) override;
+  torch::Tensor decode(const Payload& p, const torch::Device& device) override;
+  std::string describe() const override { return "qsgd s=" + std::to_string(levels_); }
+  double omega(int64_t n) const override;
+
+ private:
+  int levels_;
+  int64_t bucket_;
+  uint64_t stream_, messages_ = 0;
+};
+
+// Scaled sign: x_hat = (|x|_1 / n) sign(x), one bit per element.
+class SignCodec final : public Codec {
+ public:
+  Payload encode(const torch::Tensor& x) override;
+  torch::Tensor decode(const Payload& p, const torch::Device& device) override;
+  std::string describe() const override { return "sign"; }
+};
+
+}  // namespace ps

@@ -1,0 +1,165 @@
+#include "engine/compress/SparseCodec.h"
+
+#include "engine/kernels/Indices.h"
+#include "engine/kernels/KernelError.h"
+#include "engine/kernels/Random.h"
+#include "engine/kernels/Threshold.h"
+#include "engine/kernels/TopK.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+
+namespace ps {
+namespace {
+
+SparseCodec::Kind kindOf(const std::string& method) {
+  if (method == "topk") return SparseCodec::Kind::TopK;
+  if (method == "gaussiank") return SparseCodec::Kind::GaussianK;
+  if (method == "sampledk") return SparseCodec::Kind::SampledK;
+  return SparseCodec::Kind::RandK;
+}
+
+}  // namespace
+
+SparseCodec::SparseCodec(const CompressionOptions& o, const CodecContext& c)
+    : kind_(kindOf(o.method)), K_(o.k), sample_(o.sample), trim_(o.trim), scaled_(o.scaled), stream_(c.stream()) {
+  values_.bits = o.value_bits;
+  values_.stochastic = o.rounding == "stochastic";
+  values_.minmax = o.range == "minmax";
+  values_.group = uint64_t(o.bucket);
+}
+
+uint64_t SparseCodec::keep(double K, uint64_t n) {
+  return std::min<uint64_t>(n, std::max<uint64_t>(1, uint64_t(std::llround(K * double(n)))));
+}
+
+std::string SparseCodec::describe() const {
+  static const char* names[] = {"topk", "gaussiank", "sampledk", "randk"};
+  char k[32];
+  std::snprintf(k, sizeof k, "%g%%", 100 * K_);
+  std::string s = std::string(names[int(kind_)]) + " " + k;
+  if (values_.bits != 32) s += " " + std::to_string(values_.bits) + "-bit values";
+  return s;
+}
+
+double SparseCodec::omega(int64_t n) const {
+  if (kind_ != Kind::RandK || !scaled_) return -1;
+  return double(n) / double(keep(K_, uint64_t(n))) - 1;  // unbiased RandK: omega = n/k - 1
+}
+
+void SparseCodec::selectRandom(uint64_t n, uint64_t k, uint64_t seed) {
+  // Mark k distinct positions (or the n - k left out, whichever is fewer), then read them in order.
+  std::mt19937_64 g(seed);
+  const bool exclude = k > n / 2;
+  const uint64_t draws = exclude ? n - k : k;
+  bitmap_.assign((n + 7) / 8, exclude ? 0xff : 0x00);
+  for (uint64_t marked = 0; marked < draws;) {
+    const uint64_t i = kernels::uniformBelow(g, n);
+    const uint8_t bit = uint8_t(1u << (i & 7));
+    if (bool(bitmap_[i >> 3] & bit) == exclude) {
+      bitmap_[i >> 3] ^= bit;
+      ++marked;
+    }
+  }
+  indices_.clear();
+  for (uint64_t i = 0; i < n; ++i)
+    if (bitmap_[i >> 3] >> (i & 7) & 1u) indices_.push_back(uint32_t(i));
+}
+
+Payload SparseCodec::encode(const torch::Tensor& input) {
+  auto x = cpuFloat(input);
+  const uint64_t n = uint64_t(x.numel());
+  if (n > 0xffffffffULL) throw std::invalid_argument("sparse payloads address at most 2^32 elements");
+  const float* v = x.data_ptr<float>();
+  const uint64_t k = keep(K_, n);
+  Payload p;
+  PayloadHeader h;
+  h.codec = kind_ == Kind::RandK ? CodecId::RandK : CodecId::Sparse;
+  h.shape = x.sizes().vec();
+  h.writeTo(p.bytes);
+  ByteWriter w(p.bytes);
+  const uint64_t seed = kernels::splitmix64(stream_ + messages_++);
+
+  uint64_t count = 0;
+  if (kind_ == Kind::RandK) {
+    selectRandom(n, k, seed);
+    count = indices_.size();
+    picked_.resize(count);
+    const float scale = scaled_ ? float(double(n) / double(count)) : 1.f;
+    for (uint64_t i = 0; i < count; ++i) picked_[i] = v[indices_[i]] * scale;
+    w.put<uint32_t>(uint32_t(count));
+    w.put<uint64_t>(seed);
+  } else {
+    if (kind_ == Kind::TopK) {
+      indices_.resize(k);
+      picked_.resize(k);
+      count = kernels::topkSelect(v, n, k, indices_.data(), picked_.data());
+    } else {
+      size_t above = 0;
+      const float t = kind_ == Kind::GaussianK ? kernels::gaussianThreshold(v, n, K_, &above)
+                                               : kernels::sampledThreshold(v, n, K_, sample_, seed);
+      above = kernels::countAbove(v, n, t);
+      indices_.resize(above);
+      picked_.resize(above);
+      count = kernels::gatherAbove(v, n, t, indices_.data(), picked_.data(), above);
+      if (trim_ && count > k) {  // exact trim: the k largest among the survivors
+        trimmed_.resize(k);
+        scratch_.resize(k);
+        kernels::topkSelect(picked_.data(), count, k, trimmed_.data(), scratch_.data());
+        for (uint64_t i = 0; i < k; ++i) trimmed_[i] = indices_[trimmed_[i]];
+        indices_.assign(trimmed_.begin(), trimmed_.end());
+        picked_.assign(scratch_.begin(), scratch_.end());
+        count = k;
+      }
+    }
+    w.put<uint8_t>(uint8_t(kind_));
+    w.put<uint32_t>(uint32_t(count));
+    // The index block's length first, so the decoder hands the index decoder exactly its bytes.
+    const size_t at = p.bytes.size();
+    w.put<uint32_t>(0);
+    const uint32_t length = uint32_t(kernels::encodeIndices(indices_.data(), count, n, p.bytes));
+    std::memcpy(p.bytes.data() + at, &length, 4);
+  }
+  encodeValues(picked_.data(), count, values_, seed ^ 0xA5A5A5A5ULL, w);
+  p.values = count;
+  return p;
+}
+
+torch::Tensor SparseCodec::decode(const Payload& p, const torch::Device& device) {
+  size_t offset = 0;
+  const bool randk = kind_ == Kind::RandK;
+  auto h = readHeader(p, randk ? CodecId::RandK : CodecId::Sparse, offset);
+  ByteReader r(p.bytes, offset);
+  const uint64_t n = uint64_t(h.numel());
+  if (n > 0xffffffffULL) throw PayloadError("a sparse payload addresses at most 2^32 elements");
+  uint64_t count = 0;
+  if (randk) {
+    count = r.get<uint32_t>("count");
+    const uint64_t seed = r.get<uint64_t>("seed");
+    if (count > n) throw PayloadError("count " + std::to_string(count) + " exceeds the " + std::to_string(n) + " elements");
+    selectRandom(n, count, seed);
+  } else {
+    const uint8_t kind = r.get<uint8_t>("selector");
+    if (kind > 2) throw PayloadError("unknown sparse selector " + std::to_string(kind));
+    count = r.get<uint32_t>("count");
+    if (count > n) throw PayloadError("count " + std::to_string(count) + " exceeds the " + std::to_string(n) + " elements");
+    indices_.resize(count);
+    const uint32_t length = r.get<uint32_t>("index block length");
+    const uint8_t* block = r.take(length, "indices");
+    try {
+      kernels::decodeIndices(block, length, count, n, indices_.data());
+    } catch (const kernels::KernelError& e) {
+      throw PayloadError(e.what());
+    }
+  }
+  picked_.resize(count);
+  decodeValues(r, count, picked_.data());
+  r.expectEnd();
+  auto out = torch::zeros(h.shape, torch::kFloat32);
+  float* o = out.data_ptr<float>();
+  for (uint64_t i = 0; i < count; ++i) o[indices_[i]] = picked_[i];
+  return onDevice(out, device);
+}
+
+}  // namespace ps

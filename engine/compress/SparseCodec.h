@@ -1,0 +1,34 @@
+#pragma once
+// Sparsifiers: TopK (exact), GaussianK (approximate threshold), sampled threshold (DGC) and RandK (seeded,
+// no indices on the wire). Indices travel in the cheapest of 32-bit, delta+varint or bitmap; values in
+// float32, fp16 or quantized again (value_bits).
+#include "engine/compress/Codec.h"
+#include "engine/compress/ValueCoding.h"
+
+namespace ps {
+
+class SparseCodec final : public Codec {
+ public:
+  enum class Kind : uint8_t { TopK = 0, GaussianK = 1, SampledK = 2, RandK = 3 };
+  SparseCodec(const CompressionOptions& o, const CodecContext& c);
+  Payload encode(const torch::Tensor& x) override;
+  torch::Tensor decode(const Payload& p, const torch::Device& device) override;
+  std::string describe() const override;
+  double omega(int64_t n) const override;
+  // k = max(1, round(K n)), as ALGORITHMS.md defines it.
+  static uint64_t keep(double K, uint64_t n);
+
+ private:
+  void selectRandom(uint64_t n, uint64_t k, uint64_t seed);  // fills indices_ ascending
+
+  Kind kind_;
+  double K_, sample_;
+  bool trim_, scaled_;
+  ValueFormat values_;
+  uint64_t stream_, messages_ = 0;
+  std::vector<uint32_t> indices_, trimmed_;
+  std::vector<float> picked_, scratch_;
+  std::vector<uint8_t> bitmap_;
+};
+
+}  // namespace ps

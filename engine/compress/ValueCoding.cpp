@@ -1,0 +1,131 @@
+#include "engine/compress/ValueCoding.h"
+
+#include "engine/kernels/Half.h"
+#include "engine/kernels/KernelError.h"
+#include "engine/kernels/GroupStats.h"
+#include "engine/kernels/BitPack.h"
+#include "engine/kernels/Quantize.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace ps {
+namespace {
+
+namespace k = kernels;
+
+enum ScaleType : uint8_t { kScaleHalf = 0, kScaleFloat = 1 };
+
+// Scales travel in fp16 when every one fits; rounding moves them outwards (max up, min down) so the
+// quantizer and the receiver use the same numbers and no value falls outside its group's range.
+bool fitsHalf(const std::vector<float>& v) {
+  for (float s : v)
+    if (!(std::fabs(s) <= 65504.f) || (s != 0.f && std::fabs(s) < 6.1e-5f)) return false;
+  return true;
+}
+
+float roundOut(float v, bool up) {
+  float h = k::halfToFloat(k::floatToHalf(v));
+  if (up ? h < v : h > v) h = k::halfToFloat(uint16_t(k::floatToHalf(h) + ((h >= 0) == up ? 1 : -1)));
+  return h;
+}
+
+void putScales(std::vector<float>& v, bool half, bool up, ByteWriter& out) {
+  if (half) {
+    for (float& s : v) {
+      s = roundOut(s, up);
+      out.put<uint16_t>(k::floatToHalf(s));
+    }
+  } else {
+    for (float s : v) out.put<float>(s);
+  }
+}
+
+std::vector<float> getScales(ByteReader& in, size_t groups, uint8_t type) {
+  std::vector<float> v(groups);
+  for (auto& s : v) {
+    s = type == kScaleHalf ? k::halfToFloat(in.get<uint16_t>("scales")) : in.get<float>("scales");
+    if (!std::isfinite(s)) throw PayloadError("a scale is not finite");
+  }
+  return v;
+}
+
+}  // namespace
+
+void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed, ByteWriter& out) {
+  out.put<uint8_t>(uint8_t(f.bits));
+  if (f.bits == 32) {
+    std::memcpy(out.grow(n * 4), x, n * 4);
+    return;
+  }
+  if (f.bits == 16) {
+    k::floatToHalf(x, n, reinterpret_cast<uint16_t*>(out.grow(n * 2)));
+    return;
+  }
+  const size_t group = std::max<uint64_t>(1, std::min<uint64_t>(f.group, std::max<size_t>(n, 1)));
+  const size_t groups = (n + group - 1) / group;
+  const auto rounding = f.stochastic ? k::Rounding::Stochastic : k::Rounding::Nearest;
+  out.put<uint8_t>(f.minmax ? 1 : 0);
+  out.put<uint32_t>(uint32_t(group));
+  if (f.minmax) {
+    std::vector<float> lo(groups), hi(groups);
+    k::groupMinMax(x, n, group, lo.data(), hi.data());
+    const bool half = fitsHalf(lo) && fitsHalf(hi);
+    out.put<uint8_t>(half ? kScaleHalf : kScaleFloat);
+    putScales(lo, half, false, out);
+    putScales(hi, half, true, out);
+    k::quantizePackMinMax(x, n, f.bits, group, lo.data(), hi.data(), rounding, seed,
+                          out.grow(k::packedBytes(n, f.bits)));
+  } else {
+    std::vector<float> scale(groups);
+    k::groupMaxAbs(x, n, group, scale.data());
+    // ALGORITHMS.md's codes run from -h to h-1 (h = 2^(b-1)): with s = max|x| the maximum itself would be
+    // clamped a full step away. Stretching s by h/(h-1) gives +max a code, so every element stays within half a
+    // step and stochastic rounding stays unbiased. (1 bit uses the sign with levels +-s/2 and needs no stretch.)
+    if (f.bits >= 2) {
+      const float h = float(1 << (f.bits - 1));
+      for (float& s : scale) s *= h / (h - 1);
+    }
+    const bool half = fitsHalf(scale);
+    out.put<uint8_t>(half ? kScaleHalf : kScaleFloat);
+    putScales(scale, half, true, out);
+    k::quantizePackSymmetric(x, n, f.bits, group, scale.data(), rounding, seed, out.grow(k::packedBytes(n, f.bits)));
+  }
+}
+
+void decodeValues(ByteReader& in, size_t n, float* out) {
+  const int bits = in.get<uint8_t>("value bits");
+  if (bits == 32) {
+    std::memcpy(out, in.take(n * 4, "float32 values"), n * 4);
+    for (size_t i = 0; i < n; ++i)
+      if (!std::isfinite(out[i])) throw PayloadError("a value is not finite");
+    return;
+  }
+  if (bits == 16) {
+    k::halfToFloat(reinterpret_cast<const uint16_t*>(in.take(n * 2, "fp16 values")), n, out);
+    return;
+  }
+  if (bits < 1 || bits > 8) throw PayloadError("value width " + std::to_string(bits) + " bits; allowed 1..8, 16, 32");
+  const uint8_t minmax = in.get<uint8_t>("range");
+  const uint32_t group = in.get<uint32_t>("group size");
+  const uint8_t type = in.get<uint8_t>("scale type");
+  if (minmax > 1 || type > 1) throw PayloadError("unknown range or scale type");
+  if (group == 0 || group > std::max<size_t>(n, 1)) throw PayloadError("group size " + std::to_string(group));
+  const size_t groups = n == 0 ? 0 : (n + group - 1) / group;
+  if (groups > in.remaining()) throw PayloadError("more scale groups than bytes");
+  const size_t packed = k::packedBytes(n, bits);
+  try {
+    if (minmax) {
+      auto lo = getScales(in, groups, type), hi = getScales(in, groups, type);
+      k::unpackDequantizeMinMax(in.take(packed, "codes"), packed, n, bits, group, lo.data(), hi.data(), out);
+    } else {
+      auto scale = getScales(in, groups, type);
+      k::unpackDequantizeSymmetric(in.take(packed, "codes"), packed, n, bits, group, scale.data(), out);
+    }
+  } catch (const k::KernelError& e) {
+    throw PayloadError(e.what());
+  }
+}
+
+}  // namespace ps

@@ -1,0 +1,124 @@
+#include "engine/kernels/GroupStats.h"
+
+#include "engine/kernels/KernelError.h"
+#include "engine/kernels/Parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace ps::kernels {
+
+namespace {
+
+// max |x| over [b, e) as the max of the magnitude bits (signed compare: they are below 2^31), so NaN (bits above
+// inf) propagates without a separate test.
+int32_t maxAbsBits(const float* x, size_t b, size_t e) {
+  int32_t m = 0;
+#pragma omp simd reduction(max : m)
+  for (size_t i = b; i < e; ++i) {
+    int32_t v;
+    std::memcpy(&v, x + i, 4);
+    v &= 0x7fffffff;
+    m = v > m ? v : m;
+  }
+  return m;
+}
+
+struct MinMax {
+  float lo, hi;
+  bool nan;
+};
+
+MinMax minMax(const float* x, size_t b, size_t e) {
+  float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+  int nan = 0;
+#pragma omp simd reduction(min : lo) reduction(max : hi) reduction(| : nan)
+  for (size_t i = b; i < e; ++i) {
+    const float v = x[i];
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+    nan |= v != v;
+  }
+  return {lo, hi, nan != 0};
+}
+
+float fromBits(int32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+void storeMinMax(MinMax r, float* lo, float* hi) {
+  *lo = r.nan ? NAN : r.lo;
+  *hi = r.nan ? NAN : r.hi;
+}
+
+void checkArgs(const float* x, size_t n, size_t group, const void* o1, const void* o2, const char* who) {
+  if (group == 0) throw KernelError(std::string(who) + ": group must be >= 1");
+  if (n > 0 && (!x || !o1 || !o2)) throw KernelError(std::string(who) + ": null pointer");
+}
+
+// Runs f(groupIndex, begin, end) for every group, in parallel over groups when there are enough of them; a group
+// too big for that is reduced by `split` over chunks instead.
+template <class PerGroup, class Split>
+void forGroups(size_t n, size_t group, int threads, PerGroup perGroup, Split split) {
+  const size_t groups = groupCount(n, group);
+  const int nt = resolveThreads(threads, n);
+  if (nt == 1) {
+    for (size_t g = 0; g < groups; ++g) perGroup(g, g * group, groupEnd(n, group, g));
+  } else if (groups >= 4 * size_t(nt)) {
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t g = 0; g < int64_t(groups); ++g)
+      perGroup(size_t(g), size_t(g) * group, groupEnd(n, group, size_t(g)));
+  } else {
+    for (size_t g = 0; g < groups; ++g) split(g, g * group, groupEnd(n, group, g), nt);
+  }
+}
+
+}  // namespace
+
+size_t groupCount(size_t n, size_t group) {
+  require(group >= 1, "groupCount: group must be >= 1");
+  return n / group + (n % group != 0);
+}
+
+void groupMaxAbs(const float* x, size_t n, size_t group, float* scales, int threads) {
+  checkArgs(x, n, group, scales, scales, "groupMaxAbs");
+  forGroups(
+      n, group, threads, [&](size_t g, size_t b, size_t e) { scales[g] = fromBits(maxAbsBits(x, b, e)); },
+      [&](size_t g, size_t b, size_t e, int nt) {
+        int32_t m = 0;
+#pragma omp parallel for num_threads(nt) schedule(static, 1) reduction(max : m)
+        for (int t = 0; t < nt; ++t) {
+          const Range r = chunkOf(e - b, nt, t);
+          m = std::max(m, maxAbsBits(x + b, r.begin, r.end));
+        }
+        scales[g] = fromBits(m);
+      });
+}
+
+void groupMinMax(const float* x, size_t n, size_t group, float* mins, float* maxs, int threads) {
+  checkArgs(x, n, group, mins, maxs, "groupMinMax");
+  forGroups(
+      n, group, threads, [&](size_t g, size_t b, size_t e) { storeMinMax(minMax(x, b, e), mins + g, maxs + g); },
+      [&](size_t g, size_t b, size_t e, int nt) {
+        std::vector<MinMax> part(static_cast<size_t>(nt));
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+        for (int t = 0; t < nt; ++t) {
+          const Range r = chunkOf(e - b, nt, t);
+          part[size_t(t)] = minMax(x + b, r.begin, r.end);
+        }
+        MinMax all = part[0];
+        for (const MinMax& p : part) {
+          all.lo = std::min(all.lo, p.lo);
+          all.hi = std::max(all.hi, p.hi);
+          all.nan = all.nan || p.nan;
+        }
+        storeMinMax(all, mins + g, maxs + g);
+      });
+}
+
+}  // namespace ps::kernels

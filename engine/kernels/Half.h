@@ -1,0 +1,25 @@
+#pragma once
+// float <-> IEEE 754 binary16 (fp16) and bfloat16, round to nearest, ties to even, as plain integer arithmetic in
+// branch-free loops the compiler vectorises (no F16C needed; CUDA has native twins).
+//
+// fp16: values beyond the largest half (65504, after rounding) become ±inf; results below the smallest normal
+// (2^-14) become subnormal halves (correctly rounded) or ±0; inf stays inf; NaN becomes a quiet NaN keeping the sign
+// and the top mantissa bits. bf16: the high 16 bits of the float, rounded; NaN stays a (quiet) NaN. halfToFloat and
+// bf16ToFloat are exact.
+#include <cstddef>
+#include <cstdint>
+
+namespace ps::kernels {
+
+void floatToHalf(const float* x, size_t n, uint16_t* out, int threads = 0);
+void halfToFloat(const uint16_t* in, size_t n, float* out, int threads = 0);
+void floatToBf16(const float* x, size_t n, uint16_t* out, int threads = 0);
+void bf16ToFloat(const uint16_t* in, size_t n, float* out, int threads = 0);
+
+// Single-value versions (the loops above use the same code).
+uint16_t floatToHalf(float v);
+float halfToFloat(uint16_t h);
+uint16_t floatToBf16(float v);
+float bf16ToFloat(uint16_t h);
+
+}  // namespace ps::kernels

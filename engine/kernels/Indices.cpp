@@ -1,0 +1,196 @@
+#include "engine/kernels/Indices.h"
+
+#include "engine/kernels/KernelError.h"
+
+#include <cstring>
+
+namespace ps::kernels {
+
+namespace {
+
+inline size_t varintBytes(uint32_t v) {
+  return v < (1u << 7) ? 1 : v < (1u << 14) ? 2 : v < (1u << 21) ? 3 : v < (1u << 28) ? 4 : 5;
+}
+
+void checkArgs(const uint32_t* idx, size_t k, size_t n) {
+  require(n <= kMaxElements, "encodeIndices: n exceeds 2^32 - 1");
+  require(k <= n, "encodeIndices: k > n");
+  require(k == 0 || idx, "encodeIndices: null indices");
+}
+
+// Validates the input and returns the DeltaVarint payload size.
+size_t checkedVarintSize(const uint32_t* idx, size_t k, size_t n) {
+  checkArgs(idx, k, n);
+  size_t bytes = 0;
+  uint64_t prev = uint64_t(-1);  // the first gap is from -1
+  for (size_t j = 0; j < k; ++j) {
+    const uint64_t v = idx[j];
+    if (v >= n) throw KernelError("encodeIndices: index >= n");
+    if (j > 0 && v <= prev) throw KernelError("encodeIndices: indices not strictly ascending");
+    bytes += varintBytes(uint32_t(v - prev));  // v - (-1) wraps to v + 1 <= n <= 2^32 - 1
+    prev = v;
+  }
+  return bytes;
+}
+
+IndexFormat cheapest(size_t k, size_t n, size_t varint, size_t* payload) {
+  const size_t abs = 4 * k, bitmap = (n + 7) / 8;
+  IndexFormat f = IndexFormat::Absolute32;
+  size_t best = abs;
+  if (bitmap < best) f = IndexFormat::Bitmap, best = bitmap;
+  if (varint < best) f = IndexFormat::DeltaVarint, best = varint;
+  *payload = best;
+  return f;
+}
+
+size_t payloadSize(IndexFormat f, size_t k, size_t n, size_t varint) {
+  switch (f) {
+    case IndexFormat::Absolute32: return 4 * k;
+    case IndexFormat::DeltaVarint: return varint;
+    case IndexFormat::Bitmap: return (n + 7) / 8;
+  }
+  throw KernelError("encodeIndices: unknown format");
+}
+
+void writePayload(IndexFormat f, const uint32_t* idx, size_t k, size_t n, uint8_t* p) {
+  switch (f) {
+    case IndexFormat::Absolute32:
+      for (size_t j = 0; j < k; ++j) {
+        const uint32_t v = idx[j];
+        p[4 * j] = uint8_t(v), p[4 * j + 1] = uint8_t(v >> 8), p[4 * j + 2] = uint8_t(v >> 16),
+                  p[4 * j + 3] = uint8_t(v >> 24);
+      }
+      return;
+    case IndexFormat::DeltaVarint: {
+      uint32_t prev = uint32_t(-1);
+      for (size_t j = 0; j < k; ++j) {
+        uint32_t gap = idx[j] - prev;  // mod 2^32: idx[0] + 1 for the first
+        prev = idx[j];
+        while (gap >= 0x80u) {
+          *p++ = uint8_t(gap | 0x80u);
+          gap >>= 7;
+        }
+        *p++ = uint8_t(gap);
+      }
+      return;
+    }
+    case IndexFormat::Bitmap:
+      std::memset(p, 0, (n + 7) / 8);
+      for (size_t j = 0; j < k; ++j) p[idx[j] >> 3] |= uint8_t(1u << (idx[j] & 7));
+      return;
+  }
+}
+
+size_t decodeAbsolute(const uint8_t* p, size_t len, size_t k, size_t n, uint32_t* idx) {
+  if (len != 4 * k) throw KernelError("decodeIndices: absolute payload is not 4k bytes");
+  uint64_t prev = 0;
+  for (size_t j = 0; j < k; ++j) {
+    const uint32_t v = uint32_t(p[4 * j]) | uint32_t(p[4 * j + 1]) << 8 | uint32_t(p[4 * j + 2]) << 16 |
+                       uint32_t(p[4 * j + 3]) << 24;
+    if (v >= n) throw KernelError("decodeIndices: index >= n");
+    if (j > 0 && v <= prev) throw KernelError("decodeIndices: indices not strictly ascending");
+    idx[j] = v;
+    prev = v;
+  }
+  return len;
+}
+
+size_t decodeVarint(const uint8_t* p, size_t len, size_t k, size_t n, uint32_t* idx) {
+  size_t pos = 0;
+  int64_t prev = -1;
+  for (size_t j = 0; j < k; ++j) {
+    uint64_t gap = 0;
+    for (int shift = 0;; shift += 7) {
+      if (shift == 35) throw KernelError("decodeIndices: varint longer than 5 bytes");
+      if (pos >= len) throw KernelError("decodeIndices: truncated varint");
+      const uint8_t byte = p[pos++];
+      gap |= uint64_t(byte & 0x7fu) << shift;
+      if (!(byte & 0x80u)) {
+        if (byte == 0 && shift > 0) throw KernelError("decodeIndices: non-minimal varint");
+        break;
+      }
+    }
+    if (gap > 0xffffffffull) throw KernelError("decodeIndices: varint overflows 32 bits");
+    if (gap == 0) throw KernelError("decodeIndices: indices not strictly ascending (zero gap)");
+    const uint64_t v = uint64_t(prev + int64_t(gap));  // prev >= -1, gap < 2^32: no overflow
+    if (v >= n) throw KernelError("decodeIndices: index >= n");
+    idx[j] = uint32_t(v);
+    prev = int64_t(v);
+  }
+  if (pos != len) throw KernelError("decodeIndices: trailing bytes after the varints");
+  return len;
+}
+
+// Little-endian 64-bit load (bit b of the word is bit b%8 of byte b/8, matching the bitmap's bit order).
+inline uint64_t load64(const uint8_t* p) {
+  uint64_t w = 0;
+  for (int b = 0; b < 8; ++b) w |= uint64_t(p[b]) << (8 * b);
+  return w;
+}
+
+size_t decodeBitmap(const uint8_t* p, size_t len, size_t k, size_t n, uint32_t* idx) {
+  if (len != (n + 7) / 8) throw KernelError("decodeIndices: bitmap payload is not n/8 bytes (rounded up)");
+  if ((n & 7) && (p[len - 1] >> (n & 7))) throw KernelError("decodeIndices: bitmap padding bits set");
+  size_t count = 0, i = 0;
+  for (; i + 8 <= len; i += 8) count += size_t(__builtin_popcountll(load64(p + i)));
+  for (; i < len; ++i) count += size_t(__builtin_popcount(p[i]));
+  if (count != k) throw KernelError("decodeIndices: bitmap popcount != k");
+  size_t j = 0;
+  for (i = 0; i + 8 <= len; i += 8) {
+    uint64_t w = load64(p + i);
+    while (w) {
+      idx[j++] = uint32_t(i * 8 + size_t(__builtin_ctzll(w)));
+      w &= w - 1;
+    }
+  }
+  for (; i < len; ++i)
+    for (uint32_t b = 0; b < 8; ++b)
+      if (p[i] >> b & 1u) idx[j++] = uint32_t(i * 8 + b);
+  return len;
+}
+
+}  // namespace
+
+size_t encodedIndexBytes(const uint32_t* idx, size_t k, size_t n, IndexFormat* best) {
+  size_t payload;
+  const IndexFormat f = cheapest(k, n, checkedVarintSize(idx, k, n), &payload);
+  if (best) *best = f;
+  return 1 + payload;
+}
+
+size_t encodeIndicesAs(IndexFormat format, const uint32_t* idx, size_t k, size_t n, std::vector<uint8_t>& out) {
+  const size_t varint = checkedVarintSize(idx, k, n);
+  const size_t bytes = 1 + payloadSize(format, k, n, varint);
+  const size_t at = out.size();
+  out.resize(at + bytes);
+  out[at] = uint8_t(format);
+  writePayload(format, idx, k, n, out.data() + at + 1);
+  return bytes;
+}
+
+size_t encodeIndices(const uint32_t* idx, size_t k, size_t n, std::vector<uint8_t>& out) {
+  size_t payload;
+  const IndexFormat f = cheapest(k, n, checkedVarintSize(idx, k, n), &payload);
+  const size_t at = out.size();
+  out.resize(at + 1 + payload);
+  out[at] = uint8_t(f);
+  writePayload(f, idx, k, n, out.data() + at + 1);
+  return 1 + payload;
+}
+
+size_t decodeIndices(const uint8_t* data, size_t size, size_t k, size_t n, uint32_t* idx) {
+  require(n <= kMaxElements, "decodeIndices: n exceeds 2^32 - 1");
+  require(k <= n, "decodeIndices: k > n");
+  require(k == 0 || idx, "decodeIndices: null output");
+  if (size == 0 || !data) throw KernelError("decodeIndices: no format byte");
+  const uint8_t* p = data + 1;
+  const size_t len = size - 1;
+  switch (data[0]) {
+    case uint8_t(IndexFormat::Absolute32): return 1 + decodeAbsolute(p, len, k, n, idx);
+    case uint8_t(IndexFormat::DeltaVarint): return 1 + decodeVarint(p, len, k, n, idx);
+    case uint8_t(IndexFormat::Bitmap): return 1 + decodeBitmap(p, len, k, n, idx);
+    default: throw KernelError("decodeIndices: unknown format byte");
+  }
+}
+
+}  // namespace ps::kernels

@@ -1,0 +1,229 @@
+#include "engine/kernels/Threshold.h"
+
+#include "engine/kernels/Compress.h"
+#include "engine/kernels/KernelError.h"
+#include "engine/kernels/Parallel.h"
+#include "engine/kernels/Random.h"
+#include "engine/kernels/TopK.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace ps::kernels {
+
+namespace {
+
+constexpr uint32_t kAbsMask = 0x7fffffffu;
+
+// |x| > t is an integer compare of the magnitude bits (Compress.h); valid for thresholds >= 0. NaN bit patterns are
+// above +inf, so NaN counts as above every threshold.
+size_t countRange(const float* x, Range r, uint32_t T) { return countAboveKey(x, r.begin, r.end, T); }
+
+// Writes the first `quota` winners of chunk r at (idx, val); returns the number of winners in r, counting on
+// without writing once the quota is full.
+size_t collectRange(const float* x, Range r, uint32_t T, uint32_t* idx, float* val, size_t quota) {
+  constexpr size_t kBlock = 1024;
+  uint32_t buf[kBlock + 4];
+  size_t written = 0, b = r.begin;
+  for (; b < r.end && written < quota; b += kBlock) {
+    const size_t e = std::min(b + kBlock, r.end);
+    const size_t w = selectAbove(x, b, e, T, buf);
+    const size_t c = std::min(w, quota - written);
+    for (size_t j = 0; j < c; ++j) {
+      idx[written + j] = buf[j];
+      val[written + j] = x[buf[j]];
+    }
+    written += w;  // may pass the quota on the last block: counts, not writes
+  }
+  return written + (b < r.end ? countRange(x, {b, r.end}, T) : 0);
+}
+
+void checkInput(const float* x, size_t n, const char* who) {
+  if (n > kMaxElements) throw KernelError(std::string(who) + ": n exceeds 2^32 - 1");
+  if (n > 0 && !x) throw KernelError(std::string(who) + ": null input");
+}
+
+// Threshold key, or nullopt-like `false` when every element is above (negative threshold).
+bool thresholdKey(float t, uint32_t* T, const char* who) {
+  if (std::isnan(t)) throw KernelError(std::string(who) + ": NaN threshold");
+  if (t < 0) return false;
+  std::memcpy(T, &t, 4);
+  *T &= kAbsMask;  // -0.0 is 0
+  return true;
+}
+
+template <bool kFiniteOnly>
+void momentSums(const float* x, Range r, double shift, double* s0, double* s1, double* s2) {
+  double c = 0, a = 0, q = 0;
+#pragma omp simd reduction(+ : c, a, q)
+  for (size_t i = r.begin; i < r.end; ++i) {
+    const double d = double(x[i]) - shift;
+    if (kFiniteOnly) {
+      const bool ok = std::fabs(x[i]) <= FLT_MAX;
+      c += ok ? 1.0 : 0.0;
+      a += ok ? d : 0.0;
+      q += ok ? d * d : 0.0;
+    } else {
+      a += d;
+      q += d * d;
+    }
+  }
+  *s0 = kFiniteOnly ? c : double(r.size());
+  *s1 = a;
+  *s2 = q;
+}
+
+template <bool kFiniteOnly>
+Moments momentsImpl(const float* x, size_t n, int threads) {
+  double shift = 0;
+  if (kFiniteOnly) {
+    for (size_t i = 0; i < n; ++i)
+      if (std::isfinite(x[i])) {
+        shift = x[i];
+        break;
+      }
+  } else {
+    shift = x[0];
+  }
+  const int nt = resolveThreads(threads, n);
+  std::vector<double> part(3 * size_t(nt));
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+  for (int t = 0; t < nt; ++t) {
+    double* p = part.data() + 3 * size_t(t);
+    momentSums<kFiniteOnly>(x, chunkOf(n, nt, t), shift, p, p + 1, p + 2);
+  }
+  double c = 0, a = 0, q = 0;
+  for (int t = 0; t < nt; ++t) {
+    c += part[3 * size_t(t)];
+    a += part[3 * size_t(t) + 1];
+    q += part[3 * size_t(t) + 2];
+  }
+  if (c == 0) return {0.0, 0.0};
+  const double mean = shift + a / c;
+  const double var = c > 1 ? std::max(0.0, (q - a * a / c) / (c - 1)) : 0.0;
+  return {mean, std::sqrt(var)};
+}
+
+size_t targetCount(size_t n, double K) { return std::max<size_t>(1, size_t(std::llround(K * double(n)))); }
+
+float clampFinite(double t) { return float(std::clamp(t, -double(FLT_MAX), double(FLT_MAX))); }
+
+}  // namespace
+
+size_t countAbove(const float* x, size_t n, float threshold, int threads) {
+  checkInput(x, n, "countAbove");
+  uint32_t T;
+  if (!thresholdKey(threshold, &T, "countAbove")) return n;
+  const int nt = resolveThreads(threads, n);
+  if (nt == 1) return countRange(x, {0, n}, T);
+  size_t total = 0;
+#pragma omp parallel for num_threads(nt) schedule(static, 1) reduction(+ : total)
+  for (int t = 0; t < nt; ++t) total += countRange(x, chunkOf(n, nt, t), T);
+  return total;
+}
+
+size_t gatherAbove(const float* x, size_t n, float threshold, uint32_t* indices, float* values, size_t capacity,
+                   int threads) {
+  checkInput(x, n, "gatherAbove");
+  require(capacity == 0 || (indices && values), "gatherAbove: null output");
+  uint32_t T = 0;
+  const bool all = !thresholdKey(threshold, &T, "gatherAbove");
+  const int nt = resolveThreads(threads, n);
+  if (all) {  // a negative threshold keeps everything
+    const size_t m = std::min(n, capacity);
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t i = 0; i < int64_t(m); ++i) {
+      indices[i] = uint32_t(i);
+      values[i] = x[i];
+    }
+    return n;
+  }
+  if (nt == 1) return collectRange(x, {0, n}, T, indices, values, capacity);
+  // Count per chunk, then every chunk writes its winners at its own offset (clipped to the capacity).
+  std::vector<size_t> offset(size_t(nt) + 1, 0);
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+  for (int t = 0; t < nt; ++t) offset[size_t(t) + 1] = countRange(x, chunkOf(n, nt, t), T);
+  for (int t = 0; t < nt; ++t) offset[size_t(t) + 1] += offset[size_t(t)];
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+  for (int t = 0; t < nt; ++t) {
+    const size_t b = std::min(offset[size_t(t)], capacity), e = std::min(offset[size_t(t) + 1], capacity);
+    if (e > b) collectRange(x, chunkOf(n, nt, t), T, indices + b, values + b, e - b);
+  }
+  return offset[size_t(nt)];
+}
+
+Moments moments(const float* x, size_t n, int threads) {
+  checkInput(x, n, "moments");
+  require(n > 0, "moments: empty input");
+  return momentsImpl<false>(x, n, threads);
+}
+
+double inverseNormalCdf(double p) {
+  if (!(p >= 0.0 && p <= 1.0)) throw KernelError("inverseNormalCdf: p must be in [0, 1]");
+  if (p == 0.0) return -INFINITY;
+  if (p == 1.0) return INFINITY;
+  if (p > 0.5) return -inverseNormalCdf(1.0 - p);  // 1 - p is exact here (Sterbenz); the lower tail refines best
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                             1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                             6.680131188771972e+01, -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                             -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                             3.754408661907416e+00};
+  double x;
+  if (p < 0.02425) {  // lower tail
+    const double q = std::sqrt(-2.0 * std::log(p));
+    x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+        ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+  } else {  // central region
+    const double q = p - 0.5, r = q * q;
+    x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0);
+  }
+  // One Halley step on Φ(x) - p (Acklam's refinement); Φ(x) = erfc(-x/√2)/2 is accurate for x <= 0.
+  const double e = 0.5 * std::erfc(-x / std::sqrt(2.0)) - p;
+  const double u = e * 2.5066282746310002 /* √(2π) */ * std::exp(0.5 * x * x);
+  return x - u / (1.0 + 0.5 * x * u);
+}
+
+float gaussianThreshold(const float* x, size_t n, double K, size_t* count, int threads) {
+  checkInput(x, n, "gaussianThreshold");
+  require(n > 0, "gaussianThreshold: empty input");
+  require(K > 0.0 && K <= 1.0, "gaussianThreshold: K must be in (0, 1]");
+  const size_t k = targetCount(n, K);
+  const double z = inverseNormalCdf(1.0 - K / 2.0);
+  Moments m = momentsImpl<false>(x, n, threads);
+  if (!std::isfinite(m.mean) || !std::isfinite(m.stddev)) m = momentsImpl<true>(x, n, threads);
+  float t = clampFinite(m.mean + z * m.stddev);
+  size_t c = countAbove(x, n, t, threads);
+  for (int r = 0; r < 3; ++r) {
+    if (3 * c < 2 * k) t = clampFinite(double(t) / 2.0);
+    else if (3 * c > 4 * k) t = clampFinite(double(t) * 1.5);
+    else break;
+    c = countAbove(x, n, t, threads);
+  }
+  if (count) *count = c;
+  return t;
+}
+
+thread_local std::vector<float> tlsSample;
+
+float sampledThreshold(const float* x, size_t n, double K, double sampleFraction, uint64_t seed, int threads) {
+  checkInput(x, n, "sampledThreshold");
+  require(n > 0, "sampledThreshold: empty input");
+  require(K > 0.0 && K <= 1.0, "sampledThreshold: K must be in (0, 1]");
+  require(sampleFraction > 0.0 && sampleFraction <= 1.0, "sampledThreshold: sampleFraction must be in (0, 1]");
+  const size_t m = std::min(n, targetCount(n, sampleFraction));
+  std::vector<float>& sample = tlsSample;
+  sample.resize(m);
+  std::mt19937_64 gen(seed);
+  for (size_t i = 0; i < m; ++i) sample[i] = x[uniformBelow(gen, n)];
+  const float t = kthLargestAbs(sample.data(), m, std::min(m, targetCount(m, K)), threads);
+  return std::isnan(t) ? INFINITY : t;
+}
+
+}  // namespace ps::kernels

@@ -1,0 +1,49 @@
+#pragma once
+// Threshold-based sparsification: counting and gathering the elements above a magnitude threshold, and the two
+// approximate ways of picking that threshold for a target density K (GaussianK and a sampled, DGC-style threshold).
+//
+// Comparisons use the same magnitude order as TopK.h: NaN is above every threshold (even +inf), so a NaN in a
+// gradient is sent rather than silently dropped; a negative threshold keeps everything. A NaN threshold is an error.
+#include <cstddef>
+#include <cstdint>
+
+namespace ps::kernels {
+
+// #{ i : |x[i]| > threshold }.
+size_t countAbove(const float* x, size_t n, float threshold, int threads = 0);
+
+// Writes every i with |x[i]| > threshold in ascending order to (indices, values) and returns the count. Only the
+// first `capacity` are written; the full count is returned even when it is larger.
+size_t gatherAbove(const float* x, size_t n, float threshold, uint32_t* indices, float* values, size_t capacity,
+                   int threads = 0);
+
+struct Moments {
+  double mean, stddev;
+};
+
+// Mean and standard deviation of the signed values, accumulated in double around x[0] (so a large common offset
+// does not cancel). stddev uses Bessel's correction (n - 1, as torch::std does by default); 0 for n == 1.
+// NaN or inf in x give non-finite moments. Throws KernelError for n == 0.
+Moments moments(const float* x, size_t n, int threads = 0);
+
+// The standard normal quantile Φ⁻¹(p): Acklam's rational approximation refined by one Halley step (Newton with the
+// second-order term) on the lower half, mirrored for p > 0.5; absolute error below 1e-9 (about 1e-15 in practice).
+// Returns -inf / +inf at p = 0 / 1; throws KernelError for p outside [0, 1] or NaN.
+double inverseNormalCdf(double p);
+
+// GaussianK (ALGORITHMS.md): k = max(1, round(K n)); t = μ + zσ with z = Φ⁻¹(1 − K/2) and μ, σ of the signed values;
+// c = #{|x| > t}; up to 3 refinements (c < 2k/3 → t/2, c > 4k/3 → 1.5t, else stop). Returns the final t and stores
+// #{|x| > t} for it in *count (when count is not null). Non-finite elements are left out of μ and σ (and, like NaN,
+// always count as above t). t is clamped to ±FLT_MAX, so it is always finite. On heavy-tailed data σ is inflated by
+// the tail and the count can stay far below 2k/3 after the 3 refinements: the count is approximate by design.
+// Throws KernelError unless 0 < K <= 1 and n >= 1.
+float gaussianThreshold(const float* x, size_t n, double K, size_t* count, int threads = 0);
+
+// DGC-style threshold: draws m = max(1, round(sampleFraction n)) (at most n) elements uniformly with replacement
+// (std::mt19937_64 seeded with `seed`, own unbiased integer draw, so the sample is the same on every platform) and
+// returns the exact max(1, round(K m))-th largest |x| of the sample. Keep |x| > t with countAbove/gatherAbove.
+// A NaN k-th largest gives +inf (then only NaNs are above). Uses a thread_local sample buffer (m floats).
+// Throws KernelError unless 0 < K <= 1, 0 < sampleFraction <= 1 and n >= 1.
+float sampledThreshold(const float* x, size_t n, double K, double sampleFraction, uint64_t seed, int threads = 0);
+
+}  // namespace ps::kernels

@@ -1,0 +1,151 @@
+#include "engine/compress/Codec.h"
+#include "engine/compress/SparseCodec.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <random>
+
+namespace ps {
+namespace {
+
+CompressionOptions opts(const std::string& method, std::function<void(CompressionOptions&)> tweak = {}) {
+  CompressionOptions o;
+  o.method = method;
+  if (tweak) tweak(o);
+  return o;
+}
+
+torch::Tensor roundTrip(Codec& c, const torch::Tensor& x) { return c.decode(c.encode(x), torch::kCPU); }
+
+TEST(Codec, TopKKeepsExactlyTheLargestMagnitudesLikeTorchTopk) {
+  torch::manual_seed(1);
+  for (double K : {0.001, 0.01, 0.1, 0.5}) {
+    for (bool ties : {false, true}) {
+      auto x = ties ? torch::randint(-3, 4, {4096}).to(torch::kFloat32) : torch::randn({4096});
+      auto codec = makeCodec(opts("topk", [&](auto& o) { o.k = K; }));
+      auto y = roundTrip(*codec, x);
+      const int64_t k = int64_t(SparseCodec::keep(K, 4096));
+      auto kept = y.ne(0).nonzero().squeeze(1);
+      auto mask = y.ne(0) | x.eq(0);  // a kept zero looks like a dropped one
+      // Every kept value is unchanged, and no dropped |x| beats a kept one.
+      EXPECT_TRUE(torch::equal(y.masked_select(y.ne(0)), x.masked_select(y.ne(0))));
+      const float kth = std::get<0>(x.abs().topk(k)).min().item<float>();
+      EXPECT_EQ(x.abs().gt(kth).logical_and(y.eq(0)).sum().item<int64_t>(), 0) << "K=" << K;
+      EXPECT_LE(kept.size(0), k);
+      if (!ties) EXPECT_EQ(kept.size(0), k);
+      // Ties at the threshold go to the lower indices: compare with a stable sort on (|x| desc, index asc).
+      auto order = std::get<1>(torch::sort(x.abs(), /*stable=*/true, 0, /*descending=*/true));
+      auto want = std::get<0>(order.slice(0, 0, k).sort());
+      auto got = torch::zeros({4096}, torch::kBool);
+      got.index_fill_(0, want, true);
+      EXPECT_TRUE(torch::equal(y.ne(0), got.logical_and(x.ne(0)))) << "K=" << K << " ties=" << ties;
+      (void)mask;
+    }
+  }
+}
+
+TEST(Codec, GaussianKCountLandsNearK) {
+  torch::manual_seed(2);
+  auto x = torch::randn({1 << 20});
+  for (double K : {0.001, 0.01, 0.1}) {
+    auto codec = makeCodec(opts("gaussiank", [&](auto& o) { o.k = K; }));
+    auto p = codec->encode(x);
+    const double k = double(SparseCodec::keep(K, uint64_t(x.numel())));
+    EXPECT_GE(double(p.values), 2 * k / 3) << K;
+    EXPECT_LE(double(p.values), 4 * k / 3) << K;
+    auto trimmed = makeCodec(opts("gaussiank", [&](auto& o) { o.k = K, o.trim = true; }))->encode(x);
+    EXPECT_LE(double(trimmed.values), k);
+  }
+}
+
+TEST(Codec, NearestQuantizationIsWithinHalfAStep) {
+  torch::manual_seed(3);
+  auto x = torch::randn({3, 5, 7, 11}) * 4;
+  for (int bits = 2; bits <= 8; ++bits)
+    for (const char* scale : {"tensor", "bucket", "channel"}) {
+      auto codec = makeCodec(opts("quantize", [&](auto& o) { o.bits = bits, o.scale = scale, o.bucket = 64; }));
+      auto y = roundTrip(*codec, x);
+      ASSERT_EQ(y.sizes(), x.sizes());
+      // A group's step is its scale / 2^(b-1), the scale being max|x| stretched by 2^(b-1) / (2^(b-1) - 1) so the
+      // maximum has a code (see ValueCoding.cpp): at most max|x| / (2^(b-1) - 1) over the whole tensor, plus
+      // the fp16 rounding of the scale.
+      const double step = x.abs().max().item<double>() / (std::pow(2.0, bits - 1) - 1) * 1.001;
+      EXPECT_LE((y - x).abs().max().item<double>(), step / 2 + 1e-6) << bits << " bits " << scale;
+    }
+}
+
+TEST(Codec, StochasticRoundingAndQsgdAreUnbiased) {
+  torch::manual_seed(4);
+  auto x = torch::randn({256});
+  for (const auto& o : {opts("quantize", [](auto& o) { o.bits = 2, o.rounding = "stochastic"; }),
+                        opts("qsgd", [](auto& o) { o.levels = 2; })}) {
+    auto codec = makeCodec(o);
+    auto sum = torch::zeros_like(x);
+    const int trials = 3000;
+    for (int t = 0; t < trials; ++t) sum += roundTrip(*codec, x);  // each message draws new random numbers
+    auto mean = sum / trials;
+    auto single = roundTrip(*codec, x);
+    const double bias = (mean - x).abs().max().item<double>();
+    const double noise = (single - x).abs().max().item<double>();
+    EXPECT_LT(bias, noise / 8) << o.method;  // the mean converges; one draw is far off
+  }
+}
+
+TEST(Codec, EveryCodecRoundTripsShapeAndNoneIsExact) {
+  torch::manual_seed(5);
+  auto x = torch::randn({4, 3, 5});
+  EXPECT_TRUE(torch::equal(roundTrip(*makeCodec(opts("none")), x), x));
+  for (const char* m : {"fp16", "bf16", "quantize", "qsgd", "sign", "topk", "randk", "gaussiank", "sampledk"}) {
+    auto codec = makeCodec(opts(m));
+    auto p = codec->encode(x);
+    auto y = codec->decode(p, torch::kCPU);
+    EXPECT_EQ(y.sizes(), x.sizes()) << m;
+    EXPECT_TRUE(torch::isfinite(y).all().item<bool>()) << m;
+    EXPECT_LT(((y - x).norm() / x.norm()).item<double>(), 1.5) << m;
+  }
+  // Sign keeps the signs and the mean magnitude.
+  auto s = roundTrip(*makeCodec(opts("sign")), x);
+  EXPECT_TRUE(torch::equal(s.sign(), x.sign()));
+  EXPECT_NEAR(s.abs().mean().item<double>(), x.abs().mean().item<double>(), 1e-5);
+  // Sparse values quantized again: 8-bit values cost a quarter of float32 ones.
+  auto big = torch::randn({1 << 14});
+  auto f32 = makeCodec(opts("topk"))->encode(big).size();
+  auto q8 = makeCodec(opts("topk", [](auto& o) { o.value_bits = 8; }))->encode(big).size();
+  EXPECT_LT(double(q8), 0.6 * double(f32));
+}
+
+TEST(Codec, MalformedPayloadsAreRejectedNeverCrash) {
+  torch::manual_seed(6);
+  auto x = torch::randn({8, 64});
+  std::mt19937 rng(11);
+  for (const char* m : {"none", "fp16", "bf16", "quantize", "qsgd", "sign", "topk", "randk", "gaussiank"}) {
+    auto codec = makeCodec(opts(m, [](auto& o) { o.value_bits = 8; }));
+    const Payload good = codec->encode(x);
+    auto truncated = good;
+    truncated.bytes.pop_back();
+    EXPECT_THROW(codec->decode(truncated, torch::kCPU), PayloadError) << m;
+    auto longer = good;
+    longer.bytes.push_back(7);
+    EXPECT_THROW(codec->decode(longer, torch::kCPU), PayloadError) << m;
+    // Body mutations (a mutated shape is a well-formed payload of another shape: PayloadTest covers headers).
+    const size_t header = 8 + 8 * 2;
+    for (int i = 0; i < 1500; ++i) {
+      Payload bad = good;
+      for (int k = 0; k < 1 + int(rng() % 4); ++k)
+        bad.bytes[header + rng() % (bad.bytes.size() - header)] ^= uint8_t(1 + rng() % 255);
+      if (rng() % 5 == 0) bad.bytes.resize(rng() % bad.bytes.size());
+      try {
+        auto y = codec->decode(bad, torch::kCPU);
+        EXPECT_LE(y.numel(), int64_t(1) << 31);
+      } catch (const PayloadError&) {
+      }
+    }
+  }
+  // Another codec's payload is refused by the header check.
+  auto topk = makeCodec(opts("topk"))->encode(x);
+  EXPECT_THROW(makeCodec(opts("quantize"))->decode(topk, torch::kCPU), PayloadError);
+}
+
+}  // namespace
+}  // namespace ps

@@ -1,0 +1,119 @@
+#include "engine/compress/Compensation.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+namespace ps {
+namespace {
+
+CompressionOptions opts(const std::string& method, const std::string& feedback) {
+  CompressionOptions o;
+  o.method = method;
+  o.feedback = feedback;
+  o.k = 0.05;
+  o.bits = 4;
+  o.levels = 4;
+  o.p = 0.2;
+  return o;
+}
+
+// A slowly drifting "gradient" so shifts have something to learn.
+torch::Tensor signal(int step) {
+  torch::manual_seed(100 + step);
+  return torch::sin(torch::arange(600, torch::kFloat32) * 0.01 + 0.05 * step) + 0.1 * torch::randn({600});
+}
+
+TEST(Compensation, ErrorFeedbackKeepsInputPlusOldErrorEqualToSentPlusNewError) {
+  Compensator sender(opts("topk", "ef"), {}, {});
+  Compensator receiver(opts("topk", "ef"), {}, {});
+  torch::Tensor e = torch::zeros({600});
+  for (int step = 0; step < 50; ++step) {
+    auto x = signal(step);
+    SendReport r;
+    auto p = sender.send(x, {}, r);
+    auto sent = receiver.receive(p, torch::kCPU, {});
+    // x + e_old = x_hat + e_new, with e_new what the sender keeps: check through the next step's input.
+    auto eNew = x + e - sent;
+    EXPECT_TRUE(torch::allclose(x + e, sent + eNew));
+    e = eNew;
+    EXPECT_NEAR(r.comp_num, (eNew.pow(2).sum()).item<double>(), 1e-3 * (1 + r.comp_num));
+  }
+  // Over many steps error feedback delivers what plain TopK drops: the sum of what arrived tracks the sum of
+  // the inputs (the gap is the bounded residual), while without feedback most of the mass never arrives.
+  auto drift = [&](const std::string& feedback) {
+    torch::Tensor sumX = torch::zeros({600}), sumSent = torch::zeros({600});
+    Compensator s2(opts("topk", feedback), {}, {}), r2(opts("topk", feedback), {}, {});
+    for (int step = 0; step < 200; ++step) {
+      auto x = signal(step);
+      SendReport r;
+      sumX += x;
+      sumSent += r2.receive(s2.send(x, {}, r), torch::kCPU, {});
+    }
+    return ((sumX - sumSent).norm() / sumX.norm()).item<double>();
+  };
+  const double withEf = drift("ef"), without = drift("none");
+  EXPECT_GT(without, 0.5);
+  EXPECT_LT(withEf, without / 3) << "EF " << withEf << " vs none " << without;
+}
+
+// Sender and receiver keep their own copies of the state; they must stay bit-identical.
+void expectMirrored(const std::string& method, const std::string& feedback) {
+  CodecContext c;
+  c.seed = 9;
+  Compensator sender(opts(method, feedback), c, {}), receiver(opts(method, feedback), c, {});
+  double firstErr = -1, lastErr = 0;
+  for (int step = 0; step < 120; ++step) {
+    auto x = signal(step);
+    SendReport r;
+    auto p = sender.send(x, {}, r);
+    auto used = receiver.receive(p, torch::kCPU, {});
+    // The sender's view of what the receiver uses (measured in r.err_num) equals the receiver's exactly.
+    EXPECT_DOUBLE_EQ(r.err_num, (used - x).pow(2).sum().item<double>()) << feedback << " step " << step;
+    const double err = std::sqrt(r.err_num / r.err_den);
+    if (firstErr < 0) firstErr = err;
+    lastErr = err;
+  }
+  if (feedback != "randdiana") EXPECT_LT(lastErr, firstErr) << feedback << ": the shift should learn the signal";
+}
+
+TEST(Compensation, Ef21StateIsIdenticalAtBothEnds) { expectMirrored("topk", "ef21"); }
+TEST(Compensation, DianaStateIsIdenticalAtBothEnds) { expectMirrored("qsgd", "diana"); }
+TEST(Compensation, RandDianaStateIsIdenticalAtBothEnds) { expectMirrored("randk", "randdiana"); }
+
+TEST(Compensation, AqsgdSendsWholeDuringWarmupThenDeltasWithMirroredBuffers) {
+  AqsgdOptions aq{1, 10};
+  CompressionOptions o = opts("quantize", "aqsgd");
+  Compensator sender(o, {}, aq), receiver(o, {}, aq);
+  std::vector<int64_t> ids{3, 7};
+  for (int epoch = 0; epoch < 6; ++epoch) {
+    torch::manual_seed(epoch);
+    auto x = torch::randn({2, 4, 5}) * 0.05 + torch::ones({2, 4, 5}) * (1 + 0.01 * epoch);
+    MessageMeta meta{0, &ids, epoch};
+    SendReport r;
+    auto p = sender.send(x, meta, r);
+    auto used = receiver.receive(p, torch::kCPU, meta);
+    if (epoch == 0) {
+      EXPECT_TRUE(torch::equal(used, x));  // warm-up: uncompressed
+      EXPECT_EQ(p.size(), 8 + 3 * 8 + 40u * 4);
+    } else {
+      EXPECT_LT(p.size(), 8 + 3 * 8 + 40u * 4);  // deltas are quantized
+      // Quantizing the small change x - m keeps the error far below quantizing x itself.
+      EXPECT_LT(std::sqrt(r.err_num / r.err_den), 0.01);
+    }
+    EXPECT_DOUBLE_EQ(r.err_num, (used - x).pow(2).sum().item<double>());
+  }
+  EXPECT_DOUBLE_EQ(Compensator::aqsgdBytes(60000, 16 * 28 * 28), 60000.0 * 16 * 28 * 28 * 2);
+}
+
+TEST(Compensation, ShapeChangesResetTheStateAndSayWhy) {
+  Compensator sender(opts("topk", "ef"), {}, {});
+  SendReport r;
+  sender.send(torch::randn({4, 10}), {}, r);
+  EXPECT_TRUE(r.reset.empty());
+  sender.send(torch::randn({3, 10}), {}, r);  // the last, shorter micro-batch
+  EXPECT_NE(r.reset.find("reset"), std::string::npos);
+  EXPECT_NE(r.reset.find("[3, 10]"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ps

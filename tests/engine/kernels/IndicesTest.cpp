@@ -1,0 +1,209 @@
+#include "engine/kernels/Indices.h"
+#include "engine/kernels/KernelError.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace ps::kernels {
+namespace {
+
+std::vector<uint32_t> randomSet(size_t n, size_t k, std::mt19937_64& g) {
+  std::vector<uint32_t> idx;
+  if (k * 4 >= n) {  // dense: a Bernoulli-like pass, trimmed to k
+    for (size_t i = 0; i < n; ++i) idx.push_back(uint32_t(i));
+    std::shuffle(idx.begin(), idx.end(), g);
+    idx.resize(k);
+  } else {
+    while (idx.size() < k) {
+      for (size_t j = idx.size(); j < k; ++j) idx.push_back(uint32_t(g() % n));
+      std::sort(idx.begin(), idx.end());
+      idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+    }
+  }
+  std::sort(idx.begin(), idx.end());
+  return idx;
+}
+
+size_t varintSize(const std::vector<uint32_t>& idx) {
+  size_t s = 0;
+  int64_t prev = -1;
+  for (uint32_t v : idx) {
+    uint64_t gap = uint64_t(int64_t(v) - prev);
+    prev = v;
+    do ++s, gap >>= 7;
+    while (gap);
+  }
+  return s;
+}
+
+std::vector<uint32_t> decode(const std::vector<uint8_t>& bytes, size_t k, size_t n) {
+  std::vector<uint32_t> out(k);
+  EXPECT_EQ(decodeIndices(bytes.data(), bytes.size(), k, n, out.data()), bytes.size());
+  return out;
+}
+
+TEST(KernelsIndices, RoundTripAndCheapestFormat) {
+  std::mt19937_64 g(1);
+  for (size_t n : {1, 2, 9, 64, 1000, 100000, 1000000})
+    for (size_t k : {size_t(0), size_t(1), size_t(3), n / 1000, n / 100, n / 30, n / 4, n / 2, n - 1, n}) {
+      if (k > n) continue;
+      const auto idx = randomSet(n, k, g);
+      const size_t sizes[] = {4 * k, varintSize(idx), (n + 7) / 8};
+      IndexFormat best;
+      const size_t bytes = encodedIndexBytes(idx.data(), k, n, &best);
+      EXPECT_EQ(bytes, 1 + *std::min_element(std::begin(sizes), std::end(sizes))) << n << " " << k;
+      EXPECT_EQ(sizes[size_t(best)] + 1, bytes);
+      std::vector<uint8_t> out = {0xEE};  // encode appends
+      ASSERT_EQ(encodeIndices(idx.data(), k, n, out), bytes);
+      ASSERT_EQ(out.size(), bytes + 1);
+      EXPECT_EQ(out[0], 0xEE);
+      EXPECT_EQ(out[1], uint8_t(best));
+      EXPECT_EQ(decode(std::vector<uint8_t>(out.begin() + 1, out.end()), k, n), idx);
+      for (IndexFormat f : {IndexFormat::Absolute32, IndexFormat::DeltaVarint, IndexFormat::Bitmap}) {
+        std::vector<uint8_t> forced;
+        ASSERT_EQ(encodeIndicesAs(f, idx.data(), k, n, forced), 1 + sizes[size_t(f)]);
+        EXPECT_EQ(decode(forced, k, n), idx);
+      }
+    }
+}
+
+TEST(KernelsIndices, EachFormatWinsWhereItShould) {
+  IndexFormat f;
+  std::vector<uint32_t> dense(500000);
+  for (size_t i = 0; i < dense.size(); ++i) dense[i] = uint32_t(2 * i);
+  encodedIndexBytes(dense.data(), dense.size(), 1000000, &f);
+  EXPECT_EQ(f, IndexFormat::Bitmap);  // 50%: n/8 bytes beats 1 byte per gap
+  std::vector<uint32_t> sparse = {10, 50000, 700000, 999999};
+  encodedIndexBytes(sparse.data(), sparse.size(), 1000000, &f);
+  EXPECT_EQ(f, IndexFormat::DeltaVarint);  // gaps < 2^21: 3 bytes each
+  std::vector<uint32_t> huge = {3000000000u};
+  EXPECT_EQ(encodedIndexBytes(huge.data(), 1, 4000000000u, &f), 5u);
+  EXPECT_EQ(f, IndexFormat::Absolute32);  // a 5-byte varint loses to 4 bytes
+  std::vector<uint8_t> out;
+  encodeIndices(huge.data(), 1, 4000000000u, out);
+  EXPECT_EQ(decode(out, 1, 4000000000u), huge);
+  std::vector<uint32_t> none;
+  EXPECT_EQ(encodedIndexBytes(none.data(), 0, 1000, &f), 1u);
+  EXPECT_EQ(f, IndexFormat::Absolute32);
+  // Gap 2^32 - 1 + 1 from -1 at the largest allowed n still fits 32 bits.
+  std::vector<uint32_t> last = {0xfffffffeu};
+  out.clear();
+  encodeIndicesAs(IndexFormat::DeltaVarint, last.data(), 1, kMaxElements, out);
+  EXPECT_EQ(decode(out, 1, kMaxElements), last);
+}
+
+TEST(KernelsIndices, EncoderRejectsBadInput) {
+  std::vector<uint8_t> out;
+  std::vector<uint32_t> notAscending = {1, 1}, descending = {5, 2}, tooBig = {1, 10};
+  EXPECT_THROW(encodeIndices(notAscending.data(), 2, 10, out), KernelError);
+  EXPECT_THROW(encodeIndices(descending.data(), 2, 10, out), KernelError);
+  EXPECT_THROW(encodeIndices(tooBig.data(), 2, 10, out), KernelError);
+  EXPECT_THROW(encodeIndices(tooBig.data(), 11, 10, out), KernelError);  // k > n
+  EXPECT_THROW(encodedIndexBytes(tooBig.data(), 1, size_t(1) << 32), KernelError);
+  EXPECT_TRUE(out.empty());
+}
+
+void expectRejected(const std::vector<uint8_t>& bytes, size_t k, size_t n, const std::string& why) {
+  std::vector<uint32_t> out(k + 1, 0xabcdef);
+  try {
+    decodeIndices(bytes.data(), bytes.size(), k, n, out.data());
+    ADD_FAILURE() << "accepted: " << why;
+  } catch (const KernelError&) {
+  }
+  EXPECT_EQ(out[k], 0xabcdefu) << "wrote past k: " << why;
+}
+
+TEST(KernelsIndices, DecoderRejectsMalformedBytes) {
+  using B = std::vector<uint8_t>;
+  expectRejected({}, 0, 10, "no format byte");
+  expectRejected({3}, 0, 10, "format 3");
+  expectRejected({255, 1}, 1, 10, "format 255");
+  // Absolute32
+  expectRejected({0, 1, 0, 0}, 1, 10, "truncated absolute");
+  expectRejected({0, 1, 0, 0, 0, 0}, 1, 10, "trailing byte after absolute");
+  expectRejected({0, 2, 0, 0, 0, 2, 0, 0, 0}, 2, 10, "repeated absolute index");
+  expectRejected({0, 3, 0, 0, 0, 2, 0, 0, 0}, 2, 10, "descending absolute");
+  expectRejected({0, 10, 0, 0, 0}, 1, 10, "absolute index == n");
+  expectRejected({0, 0xff, 0xff, 0xff, 0xff}, 1, 10, "absolute index 2^32-1");
+  // DeltaVarint (gaps from -1: the byte 1 means index 0)
+  expectRejected({1}, 1, 10, "missing varint");
+  expectRejected({1, 0x81}, 1, 1000, "truncated varint");
+  expectRejected({1, 1, 2}, 1, 10, "trailing varint");
+  expectRejected({1, 1, 0}, 2, 10, "zero gap");
+  expectRejected({1, 0}, 1, 10, "zero first gap");
+  expectRejected({1, 11}, 1, 10, "varint index == n");
+  expectRejected({1, 5, 6}, 2, 10, "sum of gaps >= n");
+  expectRejected({1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, 1, kMaxElements, "varint of 6 bytes");
+  expectRejected({1, 0xff, 0xff, 0xff, 0xff, 0x1f}, 1, kMaxElements, "varint of 35 bits");
+  expectRejected({1, 0x80, 0x80, 0x80, 0x80, 0x10}, 1, kMaxElements, "varint 2^32");
+  expectRejected({1, 0x81, 0x00}, 1, 10, "non-minimal varint");
+  // Bitmap
+  expectRejected({2, 0x01}, 1, 16, "truncated bitmap");
+  expectRejected({2, 0x01, 0x00, 0x00}, 1, 16, "trailing bitmap byte");
+  expectRejected({2, 0x03, 0x00}, 1, 16, "popcount 2 for k 1");
+  expectRejected({2, 0x01, 0x00}, 2, 16, "popcount 1 for k 2");
+  expectRejected({2, 0x01, 0x04}, 2, 10, "padding bit set");
+  expectRejected({2, 0xff, 0xff}, 16, 10, "k > n");
+  // k > n and n too large are argument errors for every format
+  expectRejected({0}, 11, 10, "k > n");
+  expectRejected({0}, 0, size_t(1) << 32, "n > 2^32 - 1");
+  // and well-formed bytes decode
+  std::vector<uint32_t> out(2);
+  EXPECT_EQ(decodeIndices(B{1, 3, 4}.data(), 3, 2, 10, out.data()), 3u);
+  EXPECT_EQ(out, (std::vector<uint32_t>{2, 6}));
+  EXPECT_EQ(decodeIndices(B{2, 0x44, 0x00}.data(), 3, 2, 10, out.data()), 3u);
+  EXPECT_EQ(out, (std::vector<uint32_t>{2, 6}));
+  EXPECT_EQ(decodeIndices(B{0}.data(), 1, 0, 0, nullptr), 1u);
+}
+
+// Random mutations of valid encodings: every outcome is either a KernelError or a valid index set; under the
+// sanitizer build this also proves nothing is read or written out of bounds (the output holds exactly k entries).
+TEST(KernelsIndices, FuzzedBytesNeverCrash) {
+  std::mt19937_64 g(12345);
+  size_t accepted = 0, rejected = 0;
+  for (int iter = 0; iter < 6000; ++iter) {
+    const size_t n = 1 + g() % 3000;
+    const size_t k = g() % (n / (1 + g() % 8) + 1);
+    const auto idx = randomSet(n, std::min(k, n), g);
+    std::vector<uint8_t> bytes;
+    encodeIndicesAs(IndexFormat(g() % 3), idx.data(), idx.size(), n, bytes);
+    const int mutations = int(g() % 4);
+    for (int m = 0; m < mutations; ++m) {
+      switch (g() % 5) {
+        case 0: if (!bytes.empty()) bytes[g() % bytes.size()] ^= uint8_t(1u << (g() % 8)); break;
+        case 1: if (!bytes.empty()) bytes[g() % bytes.size()] = uint8_t(g()); break;
+        case 2: bytes.resize(g() % (bytes.size() + 1)); break;
+        case 3: bytes.push_back(uint8_t(g())); break;
+        default: if (!bytes.empty()) bytes[0] = uint8_t(g() % 4); break;
+      }
+    }
+    size_t kk = idx.size(), nn = n;
+    if (g() % 8 == 0) kk = g() % (n + 2);
+    if (g() % 8 == 0) nn = g() % (n + 2);
+    std::vector<uint32_t> out(kk);
+    // Give the decoder a buffer that ends exactly at the payload so a read past it is a sanitizer error.
+    std::vector<uint8_t> exact(bytes);
+    try {
+      const size_t used = decodeIndices(exact.data(), exact.size(), kk, nn, out.data());
+      ASSERT_EQ(used, exact.size());
+      for (size_t j = 0; j < kk; ++j) {
+        ASSERT_LT(out[j], nn);
+        if (j) {
+          ASSERT_LT(out[j - 1], out[j]);
+        }
+      }
+      ++accepted;
+    } catch (const KernelError&) {
+      ++rejected;
+    }
+  }
+  EXPECT_GT(accepted, 500u);
+  EXPECT_GT(rejected, 500u);
+}
+
+}  // namespace
+}  // namespace ps::kernels
