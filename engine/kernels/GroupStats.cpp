@@ -13,18 +13,17 @@ namespace ps::kernels {
 
 namespace {
 
-// max |x| over [b, e) as the max of the magnitude bits (signed compare: they are below 2^31), so NaN (bits above
-// inf) propagates without a separate test.
-int32_t maxAbsBits(const float* x, size_t b, size_t e) {
-  int32_t m = 0;
-#pragma omp simd reduction(max : m)
+// max |x| over [b, e), NaN if the range holds a NaN (maxps ignores NaN, so a separate unordered test tracks it).
+float maxAbs(const float* x, size_t b, size_t e) {
+  float m = 0.f;
+  int nan = 0;
+#pragma omp simd reduction(max : m) reduction(| : nan)
   for (size_t i = b; i < e; ++i) {
-    int32_t v;
-    std::memcpy(&v, x + i, 4);
-    v &= 0x7fffffff;
-    m = v > m ? v : m;
+    const float a = std::fabs(x[i]);
+    m = a > m ? a : m;
+    nan |= a != a;
   }
-  return m;
+  return nan ? NAN : m;
 }
 
 struct MinMax {
@@ -43,12 +42,6 @@ MinMax minMax(const float* x, size_t b, size_t e) {
     nan |= v != v;
   }
   return {lo, hi, nan != 0};
-}
-
-float fromBits(int32_t b) {
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
 }
 
 void storeMinMax(MinMax r, float* lo, float* hi) {
@@ -88,15 +81,17 @@ size_t groupCount(size_t n, size_t group) {
 void groupMaxAbs(const float* x, size_t n, size_t group, float* scales, int threads) {
   checkArgs(x, n, group, scales, scales, "groupMaxAbs");
   forGroups(
-      n, group, threads, [&](size_t g, size_t b, size_t e) { scales[g] = fromBits(maxAbsBits(x, b, e)); },
+      n, group, threads, [&](size_t g, size_t b, size_t e) { scales[g] = maxAbs(x, b, e); },
       [&](size_t g, size_t b, size_t e, int nt) {
-        int32_t m = 0;
-#pragma omp parallel for num_threads(nt) schedule(static, 1) reduction(max : m)
+        std::vector<float> part(static_cast<size_t>(nt));
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
         for (int t = 0; t < nt; ++t) {
           const Range r = chunkOf(e - b, nt, t);
-          m = std::max(m, maxAbsBits(x + b, r.begin, r.end));
+          part[size_t(t)] = maxAbs(x + b, r.begin, r.end);
         }
-        scales[g] = fromBits(m);
+        float m = 0.f;
+        for (float p : part) m = (std::isnan(p) || std::isnan(m)) ? NAN : std::max(m, p);
+        scales[g] = m;
       });
 }
 

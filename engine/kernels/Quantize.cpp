@@ -66,16 +66,31 @@ void encodeNearest(const float* x, size_t b, size_t e, GroupMap m, float add, fl
   }
 }
 
-void encodeStochastic(const float* x, size_t b, size_t e, GroupMap m, float add, float top, uint64_t hseed,
+// 24-bit uniforms for elements [b, e) (b even): one splitmix64 per pair of elements, bits 8..31 for the even one and
+// bits 40..63 for the odd one. Scalar 64-bit multiplies are cheap; SSE2 has no vector 64-bit multiply, and GCC's
+// emulation of one is slower than the scalar loop, hence no vectorisation here.
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-vectorize")))
+#endif
+void uniforms(size_t b, size_t e, uint64_t hseed, uint32_t* u) {
+  size_t i = b;
+  for (; i + 2 <= e; i += 2) {
+    const uint64_t h = splitmix64(hseed ^ uint64_t(i >> 1));
+    u[i - b] = uint32_t(h >> 8) & 0xffffffu;
+    u[i - b + 1] = uint32_t(h >> 40);
+  }
+  if (i < e) u[i - b] = uint32_t(splitmix64(hseed ^ uint64_t(i >> 1)) >> 8) & 0xffffffu;
+}
+
+void encodeStochastic(const float* x, size_t b, size_t e, GroupMap m, float add, float top, const uint32_t* u,
                       uint8_t* codes) {
   for (size_t i = b; i < e; ++i) {
     float v = (x[i] - m.lo) * m.inv + add;
     v = v > 0.f ? v : 0.f;
     v = v < top ? v : top;
     const int32_t f = int32_t(v);
-    const uint32_t threshold = uint32_t((v - float(f)) * 16777216.f);  // fraction in units of 2^-24, exact
-    const uint32_t u = uint32_t(splitmix64(hseed ^ uint64_t(i)) >> 40);
-    codes[i - b] = uint8_t(f + int32_t(u < threshold));  // v == top has fraction 0: never above top
+    const int32_t threshold = int32_t((v - float(f)) * 16777216.f);  // fraction in units of 2^-24, exact
+    codes[i - b] = uint8_t(f + int32_t(int32_t(u[i - b]) < threshold));  // v == top has fraction 0: never above
   }
 }
 
@@ -87,17 +102,19 @@ void decode(const uint8_t* codes, size_t b, size_t e, GroupMap m, int32_t A, int
 void encodeRange(const float* x, size_t n, size_t group, const Scheme& sc, Rounding rnd, uint64_t hseed, Range r,
                  uint8_t* out) {
   uint8_t buf[kTile];
+  uint32_t u[kTile];
   size_t g = r.begin / group, gEnd = groupEnd(n, group, g);
   GroupMap m = sc.group(g);
   const float add = sc.add + (rnd == Rounding::Nearest ? 0.5f : 0.f);
   for (size_t tile = r.begin; tile < r.end; tile += kTile) {
     const size_t te = std::min(tile + kTile, r.end);
     uint8_t* codes = sc.bits == 8 ? out + tile : buf;  // 8-bit codes are the output bytes
+    if (rnd == Rounding::Stochastic) uniforms(tile, te, hseed, u);
     for (size_t i = tile; i < te;) {
       if (i == gEnd) gEnd = groupEnd(n, group, ++g), m = sc.group(g);
       const size_t e = std::min(te, gEnd);
       if (rnd == Rounding::Nearest) encodeNearest(x, i, e, m, add, sc.top, codes + (i - tile));
-      else encodeStochastic(x, i, e, m, add, sc.top, hseed, codes + (i - tile));
+      else encodeStochastic(x, i, e, m, add, sc.top, u + (i - tile), codes + (i - tile));
       i = e;
     }
     if (sc.bits != 8) packCodes(buf, te - tile, sc.bits, out + tile / 8 * size_t(sc.bits));

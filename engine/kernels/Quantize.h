@@ -15,9 +15,10 @@
 //           every |x| <= s. Stochastic rounding between -s/2 and +s/2 is unbiased for |x| <= s/2.
 // Asymmetric min-max (2^b levels over [min, max], L = 2^b - 1): code = round((x - min) / (max - min) * L),
 //   x̂ = min + code * (max - min) / L; nearest error <= (max - min) / L / 2 for every x in [min, max].
-// "round" is round half up. Stochastic rounding: floor(v) + Bernoulli(v - floor(v)) where the uniform for element i
-// is 24 bits of splitmix64(splitmix64(seed) ^ i): unbiased (up to 2^-24) except where a value is clamped, and
-// independent of the thread count. A zero scale (or min == max) encodes the group as exact zeros (min). Non-finite
+// "round" is round half up. Stochastic rounding: floor(v) + Bernoulli(v - floor(v)) with a 24-bit uniform per
+// element from a counter-based generator: h = splitmix64(splitmix64(seed) ^ (i / 2)), bits 8..31 of h for even i and
+// bits 40..63 for odd i. Unbiased (exactly, for the float v) except where a value is clamped; independent of the
+// thread count. A zero scale (or min == max) encodes the group as exact zeros (min). Non-finite
 // scales never cause undefined behaviour: the codes are clamped in float before conversion (a NaN maps to code 0).
 #include "engine/kernels/BitPack.h"
 #include "engine/kernels/GroupStats.h"

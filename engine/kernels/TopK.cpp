@@ -34,8 +34,8 @@ void releaseBig(Scratch& S) {
 }
 
 // A lower bound L on the k-th largest magnitude key from a strided sample: the sample's key of rank
-// r = k/n * s + 4 sqrt(k/n * s) + 8, so about a fraction r/s of the elements are >= L and, but for a ~4 sigma
-// event, at least k of them. Returns false when pre-filtering would not pay (k above ~20% of n, or L is 0 or in the
+// r = k/n * s + 4 sqrt(k/n * s) + 8, so about a fraction r/s of the elements (more with ties) are >= L and, but for
+// a ~4 sigma event, at least k of them. Returns false when pre-filtering would not pay (k above ~20% of n, or L is 0 or in the
 // NaN range).
 bool sampleBound(const float* x, size_t n, size_t k, uint32_t* L, double* fraction) {
   const size_t s = std::min<size_t>(8192, std::max<size_t>(1024, n / 64));
@@ -50,7 +50,8 @@ bool sampleBound(const float* x, size_t n, size_t k, uint32_t* L, double* fracti
   }
   std::nth_element(keys.begin(), keys.begin() + ptrdiff_t(r - 1), keys.end(), std::greater<uint32_t>());
   *L = keys[r - 1];
-  *fraction = double(r) / double(s);
+  // The share of the sample at or above L (more than r/s when L is a value many elements share).
+  *fraction = double(std::count_if(keys.begin(), keys.end(), [&](uint32_t v) { return v >= *L; })) / double(s);
   return *L > 0 && *L <= kInfKey;
 }
 

@@ -126,6 +126,24 @@ void crossCheck(const Config& c, const std::string& source) {
     if (g < 'a' || g > 'r')
       throw ConfigError(source + ": data.genres/data.eval_genres contain '" + std::string(1, g) +
                         "'; Brown genres are the letters a..r");
+  auto checkDirection = [&](const CompressionOptions& o, const std::string& where, bool forward) {
+    if (o.bits > 8 && o.bits != 16)
+      throw ConfigError(source + ": " + where + ".bits = " + std::to_string(o.bits) +
+                        " is not allowed: use 1..8, or 16 for an fp16 cast");
+    if (o.value_bits > 8 && o.value_bits != 16 && o.value_bits != 32)
+      throw ConfigError(source + ": " + where + ".value_bits = " + std::to_string(o.value_bits) +
+                        " is not allowed: use 1..8, 16 (fp16) or 32 (float32)");
+    if (o.feedback == "aqsgd" && !forward)
+      throw ConfigError(source + ": " + where + ".feedback = aqsgd applies to forward activations only; backward "
+                        "gradients on an AQ-SGD link use their own compressor (choose none, ef, ef21, diana or randdiana)");
+  };
+  checkDirection(c.compression.forward, "compression.forward", true);
+  checkDirection(c.compression.backward, "compression.backward", false);
+  for (size_t i = 0; i < c.compression.boundary_forward.size(); ++i) {
+    const std::string at = "compression.boundaries." + std::to_string(i);
+    checkDirection(c.compression.boundary_forward[i], at + ".forward", true);
+    checkDirection(c.compression.boundary_backward[i], at + ".backward", false);
+  }
   const json& b = c.json["compression"].value("boundaries", json::object());
   for (auto it = b.begin(); it != b.end(); ++it)
     if (std::stoi(it.key()) >= p.stages - 1)

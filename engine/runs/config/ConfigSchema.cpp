@@ -77,7 +77,7 @@ void addDirection(std::vector<KeySpec>& keys, const std::string& prefix, bool wi
   d.push_back(real(prefix + ".sample", 0.01, 1e-4, 1, "sampled threshold: fraction of the elements sampled"));
   d.push_back(choice(prefix + ".feedback", "none", {"none", "ef", "ef21", "diana", "randdiana", "aqsgd"},
                      "error compensation wrapped around the codec"));
-  d.push_back(real(prefix + ".alpha", 0, 0, 1, "DIANA shift step (0: 1/(omega+1) where omega is known, else 0.5)"));
+  d.push_back(real(prefix + ".alpha", 0, 0, 1, "DIANA shift step (0: 1/(omega+1) where omega is known, else 1)"));
   d.push_back(real(prefix + ".p", 0.1, 0, 1, "Rand-DIANA: probability of sending uncompressed"));
   for (auto& k : d) {
     if (!withDefaults) k.fallback = nullptr;
@@ -169,7 +169,7 @@ ConfigSchema::ConfigSchema() {
   addDirection(k, "compression.boundaries.*.backward", false);
   k.push_back(boolean("compression.inference", true, "evaluate through the compressed links too"));
   k.push_back(integer("compression.aqsgd_warmup_epochs", 1, 0, 1000, "AQ-SGD: epochs sent uncompressed first"));
-  k.push_back(real("compression.aqsgd_memory_limit_mb", 4096, 1, 1e7, "AQ-SGD: refuse runs whose buffers need more"));
+  k.push_back(real("compression.aqsgd_memory_limit_mb", 4096, 1e-6, 1e7, "AQ-SGD: refuse runs whose buffers need more"));
 
   k.push_back(integer("eval.every_steps", 200, 0, 1e9, "evaluate every N steps (0: only at the end)"));
   k.push_back(integer("eval.batch_size", 500, 1, 65536, "evaluation batch size"));

@@ -101,6 +101,12 @@ TEST(KernelsHalf, Fp16ExhaustiveDecodeAndRandomEncode) {
         ASSERT_EQ(floatToHalf(v), refToHalf(v)) << v;
     }
   }
+  // The array versions (F16C where the CPU has it) agree with the scalar code on every half.
+  std::vector<uint16_t> all(65536);
+  for (uint32_t h = 0; h < 65536; ++h) all[h] = uint16_t(h);
+  std::vector<float> decoded(65536);
+  halfToFloat(all.data(), all.size(), decoded.data(), 1);
+  for (uint32_t h = 0; h < 65536; ++h) ASSERT_EQ(bitsOf(decoded[h]), bitsOf(halfToFloat(uint16_t(h)))) << h;
   std::mt19937 g(1);
   std::vector<float> x(1 << 20);
   for (auto& v : x) v = fromBits(uint32_t(g()) & 0xbfffffffu);  // exponents up to ~2^1: the whole fp16 range
@@ -139,12 +145,18 @@ TEST(KernelsHalf, Bf16KnownValuesAndTies) {
   }
 }
 
+// Both the portable loops and (where the CPU has it) F16C must match the scalar code bit for bit.
 TEST(KernelsHalf, ArraysMatchScalarsForAnyThreadCount) {
   const size_t n = 300007;
   std::mt19937 g(2);
   std::vector<float> x(n);
   for (auto& v : x) v = fromBits(uint32_t(g()));
+  struct Restore {
+    ~Restore() { useF16c(true); }
+  } restore;
   for (int threads : {1, 2, 3}) {
+    const bool available = useF16c(threads != 3);  // 3 threads: the portable loops
+    if (threads == 1) std::printf("  F16C %s\n", available ? "used" : "not available");
     std::vector<uint16_t> h(n), b(n);
     std::vector<float> fh(n), fb(n);
     floatToHalf(x.data(), n, h.data(), threads);

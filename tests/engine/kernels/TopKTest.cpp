@@ -95,6 +95,40 @@ TEST(KernelsTopK, MatchesReferenceLargeAndMultiThreaded) {
   checkTopk(x, 400000, 2);
 }
 
+// The large-n path pre-filters with a bound from a strided sample; these inputs defeat it on purpose and must fall
+// back to the plain radix select with the same result.
+TEST(KernelsTopK, SampleBoundFallbacks) {
+  const size_t n = 1 << 20;
+  // 1. Big values exactly at the sampled positions, small elsewhere: the bound is too high (fewer than k candidates).
+  {
+    auto x = makeData(Data::Normal, n, 5);
+    for (auto& v : x) v *= 0.01f;
+    const size_t s = std::min<size_t>(8192, std::max<size_t>(1024, n / 64));
+    for (size_t j = 0; j < s; ++j) x[(2 * j + 1) * n / (2 * s)] = 100.f + float(j);
+    for (int threads : {1, 2}) checkTopk(x, n / 100, threads);
+  }
+  // 2. Sorted input: all candidates in the first chunk, which overflows its share of the candidate buffer.
+  {
+    auto x = makeData(Data::Normal, n, 6);
+    std::sort(x.begin(), x.end(), [](float a, float b) { return std::fabs(a) > std::fabs(b); });
+    for (int threads : {2, 3}) checkTopk(x, n / 20, threads);
+    std::reverse(x.begin(), x.end());
+    checkTopk(x, n / 20, 2);
+  }
+  // 3. The bound lands on inf/NaN (many of them): no pre-filter.
+  {
+    auto x = makeData(Data::Normal, n, 7);
+    for (size_t i = 0; i < n; i += 7) x[i] = (i % 2) ? NAN : INFINITY;
+    for (size_t k : {n / 100, n / 10, n / 7 + 3}) checkTopk(x, k, 2);
+    EXPECT_TRUE(std::isnan(kthLargestAbs(x.data(), n, n / 100)));
+  }
+  // 4. Few distinct values: the bound is a tie value shared by many elements.
+  {
+    auto x = makeData(Data::Ties, n, 8);
+    for (size_t k : {size_t(1000), n / 100, n / 9}) checkTopk(x, k, 2);
+  }
+}
+
 TEST(KernelsTopK, RandomSizesAndK) {
   std::mt19937_64 g(99);
   for (int trial = 0; trial < 200; ++trial) {

@@ -76,7 +76,8 @@ TEST(Session, RecordsEverythingInTheStore) {
   }
   auto values = store->histograms(id, "link");
   EXPECT_EQ(values.size(), 2u * 2 * 4);  // 2 boundaries x 2 directions at 4 steps
-  EXPECT_EQ(values.front().name, "link0/fwd/values");
+  EXPECT_TRUE(std::any_of(values.begin(), values.end(), [](auto& h) { return h.name == "link0/fwd/values"; }));
+  EXPECT_TRUE(std::any_of(values.begin(), values.end(), [](auto& h) { return h.name == "link1/bwd/values"; }));
   auto events = store->events(id);
   ASSERT_GE(events.size(), 2u);
   EXPECT_EQ(events.front().kind, "start");
@@ -143,11 +144,62 @@ TEST(Session, ACommandPostedBeforeAStepAppliesToThatStep) {
   EXPECT_EQ(hook->events.at(1).step, 0);
 }
 
+TEST(Session, ChangingTheCompressorMidRunTakesEffectAtTheNextStepAndIsRecorded) {
+  json cfg = smoke();
+  cfg["train"]["max_steps"] = 6;
+  cfg["compression"] = {{"forward", {{"method", "topk"}, {"k", 0.5}, {"feedback", "ef"}}}};
+  auto store = std::make_shared<RunStore>(tempStore("midrun"));
+  Session session(Config::fromJson(cfg), store);
+  auto hook = std::make_shared<StepHook>();
+  std::vector<StepRecord> steps;
+  hook->onStep = [&](const StepRecord& s) { steps.push_back(s); };
+  session.telemetry().addSink(hook);
+  session.post(Command::set("compression.forward.method", "quantize"));  // before step 1
+  session.run();
+  ASSERT_EQ(steps.size(), 6u);
+  for (const auto& s : steps) {
+    EXPECT_EQ(s.links[0].method, "quantize 8-bit bucket + ef");
+    EXPECT_GT(s.links[0].ratio(), 3.0);  // 8-bit codes plus header and scales: a little under 4x
+    EXPECT_LT(s.links[0].ratio(), 4.0);
+  }
+  auto events = store->events(session.runId());
+  auto reset = std::find_if(events.begin(), events.end(), [](auto& e) { return e.kind == "reset"; });
+  ASSERT_NE(reset, events.end()) << "the EF residual of the old compressor must be dropped and logged";
+  EXPECT_NE(reset->detail_json.find("compressor changed"), std::string::npos);
+  auto setting = std::find_if(events.begin(), events.end(), [](auto& e) { return e.kind == "setting"; });
+  ASSERT_NE(setting, events.end());
+  EXPECT_NE(setting->detail_json.find("compression.forward.method"), std::string::npos);
+}
+
+TEST(Session, AqsgdMemoryIsShownAndALimitRefusesTheRun) {
+  json cfg = smoke();
+  cfg["train"]["max_steps"] = 3;
+  cfg["compression"] = {{"forward", {{"method", "quantize"}, {"bits", 4}, {"feedback", "aqsgd"}}},
+                        {"aqsgd_warmup_epochs", 0}};
+  Session ok(Config::fromJson(cfg), nullptr);
+  auto hook = std::make_shared<StepHook>();
+  hook->onStep = [](const StepRecord&) {};
+  ok.telemetry().addSink(hook);
+  EXPECT_EQ(ok.run()["status"], "finished");
+  // 256 samples x 16 activations x 2 bytes x 2 ends x 2 boundaries.
+  EXPECT_NEAR(hook->events.at(0).detail["aqsgd"]["mb"].get<double>(), 256.0 * 16 * 2 * 2 * 2 / 1e6, 1e-9);
+  cfg["compression"]["aqsgd_memory_limit_mb"] = 1e-3;
+  Session refused(Config::fromJson(cfg), nullptr);
+  try {
+    refused.run();
+    FAIL() << "a run above the AQ-SGD memory limit must be refused";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("compression.aqsgd_memory_limit_mb"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Session, RejectsSettingsThatCannotChangeMidRun) {
   Session session(Config::fromJson(smoke()), nullptr);
   EXPECT_THROW(session.post(Command::set("pipeline.stages", 2)), ConfigError);
   EXPECT_THROW(session.post(Command::set("link.bandwidth_mbps", -3)), ConfigError);
   EXPECT_THROW(session.post(Command::set("compression.forward.method", "zip")), ConfigError);
+  EXPECT_THROW(session.post(Command::set("compression.backward.feedback", "aqsgd")), ConfigError);
+  EXPECT_NO_THROW(session.post(Command::set("compression.forward.k", 0.01)));
   EXPECT_NO_THROW(session.post(Command::set("train.lr", 0.5)));
 }
 

@@ -1,0 +1,107 @@
+// Encode + decode time of every codec against torch::topk, torch::kthvalue and a memcpy of the same tensor,
+// all timed in one run. bench_compress [--sizes 1,16,64] (millions of floats) [--reps R]
+#include "engine/compress/Codec.h"
+#include "engine/session/Threads.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+namespace {
+
+using namespace ps;
+using Clock = std::chrono::steady_clock;
+
+template <typename F>
+double best(int reps, F&& f) {
+  f();  // warm-up
+  double b = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = Clock::now();
+    f();
+    b = std::min(b, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return b * 1e3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int64_t> sizes{1, 16, 64};
+  int reps = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--sizes")) {
+      sizes.clear();
+      std::stringstream s(argv[i + 1]);
+      for (std::string part; std::getline(s, part, ',');) sizes.push_back(std::stoll(part));
+    }
+  }
+  configureThreads(0, 1);
+  nlohmann::json out = nlohmann::json::array();
+  for (int64_t millions : sizes) {
+    const int64_t n = millions * 1000000;
+    torch::manual_seed(1);
+    auto x = torch::randn({n});
+    auto copy = torch::empty_like(x);
+    const double memcpyMs = best(reps, [&] { std::memcpy(copy.data_ptr<float>(), x.data_ptr<float>(), size_t(n) * 4); });
+    std::printf("\n%lld M floats (%.0f MB): memcpy %.2f ms\n", (long long)millions, n * 4 / 1e6, memcpyMs);
+    std::printf("%-34s %10s %10s %12s %10s\n", "codec", "ms", "x memcpy", "x torch.topk", "ratio");
+    nlohmann::json row = {{"millions", millions}, {"memcpy_ms", memcpyMs}};
+    double topk[2];
+    int i = 0;
+    for (double K : {0.01, 0.1}) {
+      const int64_t k = int64_t(K * double(n));
+      topk[i] = best(std::max(1, reps / 2), [&] { auto r = x.abs().topk(k); });
+      row["torch_topk_" + std::to_string(int(K * 100)) + "pct_ms"] = topk[i];
+      std::printf("%-34s %10.2f %10.2f %12s\n", ("torch::topk K=" + std::to_string(int(K * 100)) + "%").c_str(),
+                  topk[i], topk[i] / memcpyMs, "1.00");
+      ++i;
+    }
+    const double kth = best(std::max(1, reps / 2), [&] { auto r = x.abs().neg().kthvalue(int64_t(0.01 * double(n))); });
+    std::printf("%-34s %10.2f %10.2f\n", "torch::kthvalue K=1%", kth, kth / memcpyMs);
+    row["torch_kthvalue_ms"] = kth;
+    struct Case {
+      std::string label;
+      CompressionOptions o;
+      int topkRef;  // which torch::topk to compare with, -1 none
+    };
+    std::vector<Case> cases;
+    auto add = [&](std::string label, std::function<void(CompressionOptions&)> f, int ref = -1) {
+      CompressionOptions o;
+      f(o);
+      cases.push_back({std::move(label), o, ref});
+    };
+    add("none (float32)", [](auto& o) { o.method = "none"; });
+    add("fp16", [](auto& o) { o.method = "fp16"; });
+    add("bf16", [](auto& o) { o.method = "bf16"; });
+    add("quantize 8-bit bucket 512", [](auto& o) { o.method = "quantize", o.bits = 8; });
+    add("quantize 4-bit bucket 512", [](auto& o) { o.method = "quantize", o.bits = 4; });
+    add("quantize 2-bit stochastic", [](auto& o) { o.method = "quantize", o.bits = 2, o.rounding = "stochastic"; });
+    add("qsgd s=16", [](auto& o) { o.method = "qsgd"; });
+    add("sign", [](auto& o) { o.method = "sign"; });
+    add("topk 1%", [](auto& o) { o.method = "topk", o.k = 0.01; }, 0);
+    add("topk 10%", [](auto& o) { o.method = "topk", o.k = 0.1; }, 1);
+    add("topk 10% + 8-bit values", [](auto& o) { o.method = "topk", o.k = 0.1, o.value_bits = 8; }, 1);
+    add("gaussiank 1%", [](auto& o) { o.method = "gaussiank", o.k = 0.01; }, 0);
+    add("gaussiank 10%", [](auto& o) { o.method = "gaussiank", o.k = 0.1; }, 1);
+    add("sampledk 1%", [](auto& o) { o.method = "sampledk", o.k = 0.01; }, 0);
+    add("randk 1%", [](auto& o) { o.method = "randk", o.k = 0.01; }, 0);
+    for (const auto& c : cases) {
+      auto codec = makeCodec(c.o);
+      Payload p;
+      const double ms = best(reps, [&] { p = codec->encode(x); codec->decode(p, torch::kCPU); });
+      const double ratio = double(n) * 4 / double(p.size());
+      std::string vsTopk = c.topkRef >= 0 ? std::to_string(topk[c.topkRef] / ms).substr(0, 6) + "x" : "";
+      std::printf("%-34s %10.2f %10.2f %12s %9.1fx\n", c.label.c_str(), ms, ms / memcpyMs, vsTopk.c_str(), ratio);
+      row[c.label] = {{"ms", ms}, {"x_memcpy", ms / memcpyMs}, {"compression_ratio", ratio}};
+      if (c.topkRef >= 0) row[c.label]["speedup_vs_torch_topk"] = topk[c.topkRef] / ms;
+    }
+    out.push_back(row);
+  }
+  std::printf("%s\n", out.dump().c_str());
+  return 0;
+}
