@@ -99,7 +99,7 @@ Payload SparseCodec::encode(const torch::Tensor& input) {
       size_t above = 0;
       const float t = kind_ == Kind::GaussianK ? kernels::gaussianThreshold(v, n, K_, &above)
                                                : kernels::sampledThreshold(v, n, K_, sample_, seed);
-      above = kernels::countAbove(v, n, t);
+      if (kind_ == Kind::SampledK) above = kernels::countAbove(v, n, t);
       indices_.resize(above);
       picked_.resize(above);
       count = kernels::gatherAbove(v, n, t, indices_.data(), picked_.data(), above);

@@ -3,15 +3,29 @@
 #include <torch/torch.h>
 
 #include <dlfcn.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <thread>
 
 namespace ps {
 
+void tuneAllocator() {
+  static const bool once = [] {
+    // Blocks up to 1 GiB come from the heap, freed memory is not trimmed back to the kernel below 1 GiB, and
+    // the heap grows in 64 MiB steps.
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mallopt(M_TOP_PAD, 64 << 20);
+    return true;
+  }();
+  (void)once;
+}
+
 int hardwareThreads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 int configureThreads(int total, int stages) {
+  tuneAllocator();
   if (total <= 0) total = hardwareThreads();
   const int perStage = std::max(1, total / std::max(1, stages));
   // OpenBLAS keeps one global pool: give it each stage's share so concurrent stages do not oversubscribe.
