@@ -1,0 +1,27 @@
+#pragma once
+// CUDA twins of the CPU kernels (engine/kernels/*.h), on device pointers. Plain CUDA, no torch, so the .cu files
+// compile with nvcc alone; callers hand in device memory (for example a tensor's data_ptr on cuda:i).
+// Semantics match the CPU versions exactly; tests/engine/kernels/CudaKernelsTest.cpp compares them on a GPU.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace ps::kernels::cuda {
+
+// False with the reason (no driver, no device) where kernels cannot run.
+bool available(std::string* why = nullptr);
+
+// #{ |x| > t }.
+size_t countAbove(const float* x, size_t n, float threshold);
+// Every i with |x[i]| > t, ascending, into indices/values (device, capacity >= the count); returns the count.
+size_t gatherAbove(const float* x, size_t n, float threshold, uint32_t* indices, float* values);
+// The k-th largest |x| by radix select on the magnitude bits (three histogram passes).
+float kthLargestAbs(const float* x, size_t n, size_t k);
+// Exact TopK: |x| above the k-th largest, then the lowest-indexed ties; indices ascending. Returns k.
+size_t topkSelect(const float* x, size_t n, size_t k, uint32_t* indices, float* values);
+// Symmetric max-abs Q_b with nearest rounding, LSB-first packing, scale per group (device arrays).
+void groupMaxAbs(const float* x, size_t n, size_t group, float* scales);
+void quantizePackSymmetric(const float* x, size_t n, int bits, size_t group, const float* scales, uint8_t* out);
+void unpackDequantizeSymmetric(const uint8_t* in, size_t n, int bits, size_t group, const float* scales, float* out);
+
+}  // namespace ps::kernels::cuda

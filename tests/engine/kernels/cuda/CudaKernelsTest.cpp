@@ -1,0 +1,99 @@
+// The CUDA kernels against the CPU kernels, element for element. Skipped, with the reason, without a GPU.
+#include "engine/kernels/GroupStats.h"
+#include "engine/kernels/Quantize.h"
+#include "engine/kernels/Threshold.h"
+#include "engine/kernels/TopK.h"
+#include "engine/kernels/cuda/CudaKernels.h"
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+namespace ps::kernels {
+namespace {
+
+template <typename T>
+struct Device {
+  explicit Device(size_t n) : n(n) { cudaMalloc(&p, sizeof(T) * std::max<size_t>(n, 1)); }
+  Device(const std::vector<T>& host) : Device(host.size()) {
+    cudaMemcpy(p, host.data(), sizeof(T) * n, cudaMemcpyHostToDevice);
+  }
+  ~Device() { cudaFree(p); }
+  std::vector<T> host(size_t count) const {
+    std::vector<T> h(count);
+    cudaMemcpy(h.data(), p, sizeof(T) * count, cudaMemcpyDeviceToHost);
+    return h;
+  }
+  T* p = nullptr;
+  size_t n;
+};
+
+class CudaKernels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!cuda::available(&why)) GTEST_SKIP() << "no usable GPU here (" << why << "); run on a machine with one";
+    std::mt19937 g(3);
+    std::normal_distribution<float> normal;
+    x.resize(1 << 20);
+    for (auto& v : x) v = normal(g);
+    for (size_t i = 0; i < x.size(); i += 97) x[i] = 1.5f;  // ties
+  }
+  std::vector<float> x;
+};
+
+TEST_F(CudaKernels, ThresholdCountAndGatherMatchTheCpu) {
+  Device<float> dx(x);
+  EXPECT_EQ(cuda::countAbove(dx.p, x.size(), 1.0f), countAbove(x.data(), x.size(), 1.0f));
+  const size_t want = countAbove(x.data(), x.size(), 1.0f);
+  std::vector<uint32_t> idx(want);
+  std::vector<float> val(want);
+  gatherAbove(x.data(), x.size(), 1.0f, idx.data(), val.data(), want);
+  Device<uint32_t> di(want);
+  Device<float> dv(want);
+  ASSERT_EQ(cuda::gatherAbove(dx.p, x.size(), 1.0f, di.p, dv.p), want);
+  EXPECT_EQ(di.host(want), idx);
+  EXPECT_EQ(dv.host(want), val);
+}
+
+TEST_F(CudaKernels, TopKMatchesTheCpuIncludingTies) {
+  Device<float> dx(x);
+  for (size_t k : {size_t(1), size_t(1000), size_t(10486), size_t(300000)}) {
+    EXPECT_EQ(cuda::kthLargestAbs(dx.p, x.size(), k), kthLargestAbs(x.data(), x.size(), k)) << k;
+    std::vector<uint32_t> idx(k);
+    std::vector<float> val(k);
+    topkSelect(x.data(), x.size(), k, idx.data(), val.data());
+    Device<uint32_t> di(x.size());
+    Device<float> dv(x.size());
+    ASSERT_EQ(cuda::topkSelect(dx.p, x.size(), k, di.p, dv.p), k);
+    EXPECT_EQ(di.host(k), idx) << k;
+  }
+}
+
+TEST_F(CudaKernels, QuantizePackAndUnpackMatchTheCpu) {
+  Device<float> dx(x);
+  const size_t group = 512, groups = (x.size() + group - 1) / group;
+  std::vector<float> scales(groups);
+  groupMaxAbs(x.data(), x.size(), group, scales.data());
+  Device<float> ds(groups);
+  cuda::groupMaxAbs(dx.p, x.size(), group, ds.p);
+  EXPECT_EQ(ds.host(groups), scales);
+  for (int bits : {1, 2, 4, 8}) {
+    const size_t bytes = packedBytes(x.size(), bits);
+    std::vector<uint8_t> packed(bytes);
+    quantizePackSymmetric(x.data(), x.size(), bits, group, scales.data(), Rounding::Nearest, 0, packed.data());
+    Device<uint8_t> dp(bytes);
+    cuda::quantizePackSymmetric(dx.p, x.size(), bits, group, ds.p, dp.p);
+    EXPECT_EQ(dp.host(bytes), packed) << bits << " bits";
+    std::vector<float> out(x.size());
+    unpackDequantizeSymmetric(packed.data(), bytes, x.size(), bits, group, scales.data(), out.data());
+    Device<float> dout(x.size());
+    cuda::unpackDequantizeSymmetric(dp.p, x.size(), bits, group, ds.p, dout.p);
+    EXPECT_EQ(dout.host(x.size()), out) << bits << " bits";
+  }
+}
+
+}  // namespace
+}  // namespace ps::kernels
