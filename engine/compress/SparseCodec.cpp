@@ -138,12 +138,15 @@ torch::Tensor SparseCodec::decode(const Payload& p, const torch::Device& device)
     count = r.get<uint32_t>("count");
     const uint64_t seed = r.get<uint64_t>("seed");
     if (count > n) throw PayloadError("count " + std::to_string(count) + " exceeds the " + std::to_string(n) + " elements");
+    if (count > 8 * r.remaining()) throw PayloadError("count " + std::to_string(count) + " needs more value bytes than sent");
     selectRandom(n, count, seed);
   } else {
     const uint8_t kind = r.get<uint8_t>("selector");
     if (kind > 2) throw PayloadError("unknown sparse selector " + std::to_string(kind));
     count = r.get<uint32_t>("count");
     if (count > n) throw PayloadError("count " + std::to_string(count) + " exceeds the " + std::to_string(n) + " elements");
+    // Every value takes at least one bit: a count the bytes cannot hold is refused before anything is allocated.
+    if (count > 8 * r.remaining()) throw PayloadError("count " + std::to_string(count) + " needs more bytes than sent");
     indices_.resize(count);
     const uint32_t length = r.get<uint32_t>("index block length");
     const uint8_t* block = r.take(length, "indices");

@@ -2,6 +2,8 @@
 // Per-group statistics for the quantizers (Quantize.h): groups are runs of `group` consecutive values (the last one
 // shorter when group does not divide n); group >= n means one group for the whole tensor. Per-channel scaling is
 // the caller's job (it transposes so a channel's values are contiguous, or passes group = channel size).
+// `threads`: OpenMP threads for n >= 2^18 (over groups, or inside a group when there are few); <= 0 means
+// omp_get_max_threads().
 #include <cstddef>
 
 namespace ps::kernels {

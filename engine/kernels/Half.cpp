@@ -7,6 +7,7 @@
 #include <cstring>
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -85,7 +86,16 @@ __attribute__((target("avx,f16c"))) void fromHalfF16c(const uint16_t* h, size_t 
     _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));
   for (; i < e; ++i) out[i] = fromHalf(h[i]);
 }
-const bool kCpuHasF16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+// cpuid rather than __builtin_cpu_supports("f16c"), which clang 14 does not know (the fuzzer builds with clang).
+bool cpuHasF16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  if (!(c & bit_OSXSAVE) || !(c & bit_AVX) || !(c & bit_F16C)) return false;
+  unsigned lo = 0, hi = 0;
+  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));  // the OS saves the AVX registers
+  return (lo & 6u) == 6u;
+}
+const bool kCpuHasF16c = cpuHasF16c();
 std::atomic<bool> gUseF16c{kCpuHasF16c};
 #endif
 

@@ -1,7 +1,8 @@
 #pragma once
 // float <-> IEEE 754 binary16 (fp16) and bfloat16, round to nearest, ties to even, as plain integer arithmetic in
 // branch-free loops the compiler vectorises (CUDA has native twins). On x86-64 CPUs with F16C (checked at run time;
-// no compiler flags needed) the fp16 array conversions use it instead, with bit-identical results.
+// no compiler flags needed) the fp16 array conversions use it instead, with bit-identical results. `threads`: OpenMP
+// threads for n >= 2^18; <= 0 means omp_get_max_threads().
 //
 // fp16: values beyond the largest half (65504, after rounding) become ±inf; results below the smallest normal
 // (2^-14) become subnormal halves (correctly rounded) or ±0; inf stays inf; NaN becomes a quiet NaN keeping the sign

@@ -4,6 +4,7 @@
 //
 // Comparisons use the same magnitude order as TopK.h: NaN is above every threshold (even +inf), so a NaN in a
 // gradient is sent rather than silently dropped; a negative threshold keeps everything. A NaN threshold is an error.
+// `threads`: OpenMP threads for n >= 2^18; <= 0 means omp_get_max_threads(). Results do not depend on it.
 #include <cstddef>
 #include <cstdint>
 

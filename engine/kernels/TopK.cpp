@@ -33,10 +33,10 @@ void releaseBig(Scratch& S) {
   }
 }
 
-// A lower bound L on the k-th largest magnitude key from a strided sample: the sample's key of rank
+// A lower bound L on the k-th largest magnitude key from a strided sample of s elements: the sample's key of rank
 // r = k/n * s + 4 sqrt(k/n * s) + 8, so about a fraction r/s of the elements (more with ties) are >= L and, but for
-// a ~4 sigma event, at least k of them. Returns false when pre-filtering would not pay (k above ~20% of n, or L is 0 or in the
-// NaN range).
+// a ~4 sigma event, at least k of them. Returns false when pre-filtering would not pay (k above ~20% of n) or
+// cannot work (L is 0, or in the inf/NaN range where the canonical NaN order matters).
 bool sampleBound(const float* x, size_t n, size_t k, uint32_t* L, double* fraction) {
   const size_t s = std::min<size_t>(8192, std::max<size_t>(1024, n / 64));
   const double expect = double(k) / double(n) * double(s);

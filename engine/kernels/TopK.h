@@ -14,8 +14,15 @@
 //    quiet NaN when the k-th largest is a NaN.
 //  * -0.0 and +0.0 are equal.
 //  * n is limited to kMaxElements (indices are uint32_t).
-//  * Scratch: one thread_local histogram buffer (up to 256 KiB per thread) that grows once and is reused; no other
-//    allocation beyond a few per-thread counters.
+//  * Large inputs (n >= 65536, k up to ~20% of n) are first narrowed down: a strided sample of up to 8192 elements
+//    gives a lower bound on the k-th largest, one vectorised pass keeps the candidates at or above it (index and
+//    value), and the radix passes and the collection then run over the candidates only. When the bound turns out
+//    wrong (fewer than k candidates, or a chunk holds more than its share) the plain radix select runs instead, so
+//    the result is exact either way.
+//  * Scratch: thread_local buffers that grow and are reused: the histograms (256 KiB per thread) and the candidate
+//    lists (8 bytes per candidate slot; buffers of more than 8M slots are released after the call).
+//  * `threads`: OpenMP threads for n >= 2^18 (smaller inputs run on the calling thread); <= 0 means
+//    omp_get_max_threads(). The result does not depend on it.
 #include <cstddef>
 #include <cstdint>
 

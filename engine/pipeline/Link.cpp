@@ -85,6 +85,9 @@ torch::Tensor Link::receive(Direction d, const torch::Device& device, double& cl
                                   : s.receiver->receive(m.payload, device, meta);
   const double decode = since(t0);
   s.decode_s += decode;
+  if (histogramBins_ > 0 && !s.decoded)
+    s.decoded = histogramOf({x}, histogramBins_,
+                            "link" + std::to_string(boundary_) + "/" + directionName(d) + "/decoded", histogramStep_);
   clock = std::max(clock, m.emulated_arrival) + decode;
   return x;
 }
@@ -103,7 +106,11 @@ void Link::armHistograms(int bins, int64_t step) {
 std::vector<HistogramRecord> Link::takeHistograms() {
   std::vector<HistogramRecord> out;
   for (auto& s : sides_)
-    if (s.histogram) out.push_back(std::move(*s.histogram)), s.histogram.reset();
+    for (auto* h : {&s.histogram, &s.decoded})
+      if (*h) {
+        out.push_back(std::move(**h));
+        h->reset();
+      }
   histogramBins_ = 0;
   return out;
 }

@@ -59,7 +59,8 @@ class Link {
     SendReport report;
     std::vector<std::string> resets;
     double busy_until = 0;  // emulated time the link is free again
-    std::optional<HistogramRecord> histogram;
+    std::optional<HistogramRecord> histogram;  // values before compression (sender thread)
+    std::optional<HistogramRecord> decoded;    // what the receiver uses (receiver thread)
     std::chrono::steady_clock::time_point wall_busy_until{};
     // Written by the receiver thread only.
     double decode_s = 0;

@@ -75,9 +75,10 @@ TEST(Session, RecordsEverythingInTheStore) {
     EXPECT_EQ(h.counts.size(), 16u);
   }
   auto values = store->histograms(id, "link");
-  EXPECT_EQ(values.size(), 2u * 2 * 4);  // 2 boundaries x 2 directions at 4 steps
+  EXPECT_EQ(values.size(), 2u * 2 * 2 * 4);  // before and after, 2 boundaries x 2 directions at 4 steps
   EXPECT_TRUE(std::any_of(values.begin(), values.end(), [](auto& h) { return h.name == "link0/fwd/values"; }));
   EXPECT_TRUE(std::any_of(values.begin(), values.end(), [](auto& h) { return h.name == "link1/bwd/values"; }));
+  EXPECT_TRUE(std::any_of(values.begin(), values.end(), [](auto& h) { return h.name == "link1/bwd/decoded"; }));
   auto events = store->events(id);
   ASSERT_GE(events.size(), 2u);
   EXPECT_EQ(events.front().kind, "start");
