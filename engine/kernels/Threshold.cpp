@@ -46,7 +46,7 @@ void checkInput(const float* x, size_t n, const char* who) {
   if (n > 0 && !x) throw KernelError(std::string(who) + ": null input");
 }
 
-// Threshold key, or nullopt-like `false` when every element is above (negative threshold).
+// Sets *T to the threshold's magnitude key; returns false instead when every element is above (t < 0).
 bool thresholdKey(float t, uint32_t* T, const char* who) {
   if (std::isnan(t)) throw KernelError(std::string(who) + ": NaN threshold");
   if (t < 0) return false;
@@ -191,7 +191,7 @@ size_t gatherAbove(const float* x, size_t n, float threshold, uint32_t* indices,
     }
   }
   for (int t = 1; t < nt; ++t)
-    if (S.index[size_t(t)].capacity() > (size_t(4) << 20)) {  // do not hold on to huge buffers
+    if (S.index[size_t(t)].capacity() > std::max(size_t(4) << 20, 4 * S.index[size_t(t)].size())) {  // oversized
       std::vector<uint32_t>().swap(S.index[size_t(t)]);
       std::vector<float>().swap(S.value[size_t(t)]);
     }

@@ -15,7 +15,8 @@ size_t countAbove(const float* x, size_t n, float threshold, int threads = 0);
 
 // Writes every i with |x[i]| > threshold in ascending order to (indices, values) and returns the count. Only the
 // first `capacity` are written; the full count is returned even when it is larger. One pass: on several threads the
-// chunks after the first go through thread_local spill buffers (grown as needed, kept up to 4M entries).
+// chunks after the first go through thread_local spill buffers (grown as needed and kept for the next call, unless
+// over 4M entries and more than 4x what the call needed).
 size_t gatherAbove(const float* x, size_t n, float threshold, uint32_t* indices, float* values, size_t capacity,
                    int threads = 0);
 

@@ -18,7 +18,8 @@ namespace {
 using radix::kInfKey;
 
 // Scratch owned by the calling thread, grown on demand and reused: histograms (nt x 2^16 counters) and the
-// candidate lists (index + value). Candidate lists above 8M entries are released after the call.
+// candidate lists (index + value). Kept between calls (steady-state training reuses it without page faults), but
+// released when it is over 8M slots and more than 4x what the call needed.
 struct Scratch {
   std::vector<uint32_t> hist, cand;
   std::vector<float> candValue;
@@ -26,8 +27,8 @@ struct Scratch {
 thread_local Scratch tlsScratch;
 constexpr size_t kStride = size_t(1) << 16;
 
-void releaseBig(Scratch& S) {
-  if (S.cand.size() > (size_t(8) << 20)) {
+void releaseIfOversized(Scratch& S, size_t needed) {
+  if (S.cand.size() > (size_t(8) << 20) && S.cand.size() > 4 * needed) {
     std::vector<uint32_t>().swap(S.cand);
     std::vector<float>().swap(S.candValue);
   }
@@ -60,14 +61,15 @@ bool sampleBound(const float* x, size_t n, size_t k, uint32_t* L, double* fracti
 // runs the dense select instead.
 bool gatherCandidates(const float* x, size_t n, size_t k, uint32_t L, double fraction, int nt, Scratch& S,
                       std::vector<const uint32_t*>& lists, std::vector<const float*>& values,
-                      std::vector<size_t>& counts, size_t* total) {
+                      std::vector<size_t>& counts, size_t* total, size_t* slots) {
   std::vector<size_t> cap(static_cast<size_t>(nt)), start(size_t(nt) + 1, 0);
   for (int t = 0; t < nt; ++t) {
     const size_t chunk = chunkOf(n, nt, t).size();
-    cap[size_t(t)] = std::min(chunk, size_t(double(chunk) * fraction * 1.5) + 4096);
+    cap[size_t(t)] = std::min(chunk, size_t(double(chunk) * fraction * 1.3) + 4096);
     start[size_t(t) + 1] = start[size_t(t)] + cap[size_t(t)];
   }
   if (S.cand.size() < start[size_t(nt)]) S.cand.resize(start[size_t(nt)]), S.candValue.resize(start[size_t(nt)]);
+  *slots = start[size_t(nt)];
   int overflow = 0;
 #pragma omp parallel for num_threads(nt) schedule(static, 1) reduction(| : overflow)
   for (int t = 0; t < nt; ++t) {
@@ -133,20 +135,21 @@ uint32_t topk(const float* x, size_t n, size_t k, int threads, uint32_t* indices
   uint32_t L;
   double fraction;
   uint32_t key;
+  size_t slots = 0;
   if (n >= (size_t(1) << 16) && sampleBound(x, n, k, &L, &fraction)) {
     std::vector<const uint32_t*> lists(static_cast<size_t>(nt));
     std::vector<const float*> listValues(static_cast<size_t>(nt));
     std::vector<size_t> counts(static_cast<size_t>(nt));
     size_t total;
-    if (gatherCandidates(x, n, k, L, fraction, nt, S, lists, listValues, counts, &total)) {
+    if (gatherCandidates(x, n, k, L, fraction, nt, S, lists, listValues, counts, &total, &slots)) {
       const radix::Lists src{nt, lists.data(), listValues.data(), counts.data()};
       key = run(src, total, k, nt, S.hist.data(), indices, values);
-      releaseBig(S);
+      releaseIfOversized(S, slots);
       return key;
     }
   }
   key = run(radix::Dense{x, n, nt}, n, k, nt, S.hist.data(), indices, values);
-  releaseBig(S);
+  releaseIfOversized(S, slots);
   return key;
 }
 
