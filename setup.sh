@@ -16,12 +16,14 @@ packages=(
   libtorch-dev libgloo-dev libopenblas0-pthread
   nlohmann-json3-dev libsqlite3-dev zlib1g-dev libcli11-dev libgtest-dev
   qt6-base-dev qt6-charts-dev xvfb xauth
-  dataset-fashion-mnist nodejs npm
+  dataset-fashion-mnist
 )
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm may come from another Node.js distribution (nodesource's nodejs ships it and conflicts with Debian's npm).
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   sudo_if_needed apt-get update -q
