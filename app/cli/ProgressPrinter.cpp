@@ -33,6 +33,9 @@ void ProgressPrinter::consume(const Telemetry& item) {
     if (ev->kind == "start") {
       total_ = ev->detail.value("total_steps", int64_t(0));
       std::fprintf(out_, "%s; %lld steps\n", ev->detail.value("data", std::string()).c_str(), (long long)total_);
+      const auto& aqsgd = ev->detail.value("aqsgd", nlohmann::json());
+      if (aqsgd.is_object() && aqsgd.contains("text"))
+        std::fprintf(out_, "%s\n", aqsgd["text"].get<std::string>().c_str());
     }
     if (ev->kind == "setting" || ev->kind == "pause" || ev->kind == "resume" || ev->kind == "checkpoint") {
       if (terminal_) std::fputs("\r\033[K", out_);

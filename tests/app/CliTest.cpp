@@ -69,6 +69,21 @@ TEST(Cli, PipedOutputIsPlainLines) {
   EXPECT_NE(r.out.find("finished after 60 steps"), std::string::npos);
 }
 
+TEST(Cli, AqsgdMemoryIsShownBeforeTheRunAndALimitRefusesIt) {
+  const auto store = freshStore("aqsgd");
+  const std::vector<std::string> aqsgd{"--set", "compression.forward.method=quantize", "--set",
+                                       "compression.forward.feedback=aqsgd"};
+  std::vector<std::string> args{"train", "--preset", kSmoke, "--store", store};
+  args.insert(args.end(), aqsgd.begin(), aqsgd.end());
+  auto r = runCli(args);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("AQ-SGD buffers need 0.1 MB"), std::string::npos) << r.err;
+  args.insert(args.end(), {"--set", "compression.aqsgd_memory_limit_mb=0.01"});
+  auto refused = runCli(args);
+  EXPECT_EQ(refused.exitCode, 2);
+  EXPECT_NE(refused.err.find("above compression.aqsgd_memory_limit_mb"), std::string::npos) << refused.err;
+}
+
 TEST(Cli, BadInputExitsNonZeroWithOneLineNamingTheProblem) {
   const auto store = freshStore("bad");
   struct Case {
