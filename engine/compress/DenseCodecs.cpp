@@ -1,5 +1,6 @@
 #include "engine/compress/DenseCodecs.h"
 
+#include "engine/kernels/BitPack.h"
 #include "engine/kernels/Half.h"
 #include "engine/kernels/Random.h"
 
@@ -22,8 +23,6 @@ Payload start(CodecId id, const torch::Tensor& x) {
 
 // Channel-major view: the channel dimension first, so each channel's values are contiguous.
 int64_t channelDim(const std::vector<int64_t>& shape) { return shape.size() == 4 ? 1 : int64_t(shape.size()) - 1; }
-
-uint64_t packedSize(uint64_t n, int bits) { return (n * uint64_t(bits) + 7) / 8; }
 
 }  // namespace
 
@@ -129,29 +128,25 @@ Payload QsgdCodec::encode(const torch::Tensor& input) {
   w.put<uint32_t>(uint32_t(bucket));
   const float* v = x.data_ptr<float>();
   const uint64_t buckets = (n + bucket - 1) / bucket;
-  const size_t normsAt = p.bytes.size();
-  w.grow(buckets * 4);
-  uint8_t* codes = w.grow(packedSize(n, bits));  // may move the buffer: norms are addressed by offset
-  float* norms = reinterpret_cast<float*>(p.bytes.data() + normsAt);
-  std::memset(codes, 0, packedSize(n, bits));
   const uint64_t seed = kernels::splitmix64(stream_ + messages_++);
+  std::vector<float> norms(buckets);
+  std::vector<uint8_t> codes(n);
   for (uint64_t b = 0; b < buckets; ++b) {
     const uint64_t lo = b * bucket, hi = std::min(n, lo + bucket);
     double sq = 0;
     for (uint64_t i = lo; i < hi; ++i) sq += double(v[i]) * v[i];
-    const float norm = float(std::sqrt(sq));
-    std::memcpy(norms + b, &norm, 4);
+    const float norm = norms[b] = float(std::sqrt(sq));
+    const double unit = norm > 0 ? levels_ / double(norm) : 0.0;
     for (uint64_t i = lo; i < hi; ++i) {
-      const double level = norm > 0 ? levels_ * std::fabs(v[i]) / norm : 0.0;
+      const double level = unit * std::fabs(v[i]);
       const double fl = std::floor(level);
       const double u = double(kernels::splitmix64(seed ^ (i * 0xD1B54A32D192ED03ULL)) >> 11) * 0x1.0p-53;
       const int xi = int(fl) + (u < level - fl ? 1 : 0);
-      const uint32_t code = uint32_t((v[i] < 0 ? -xi : xi) + levels_);  // 0 .. 2s
-      const uint64_t bit = i * uint64_t(bits);
-      for (int k = 0; k < bits; ++k)
-        if (code >> k & 1u) codes[(bit + k) >> 3] |= uint8_t(1u << ((bit + k) & 7));
+      codes[i] = uint8_t((v[i] < 0 ? -xi : xi) + levels_);  // 0 .. 2s
     }
   }
+  std::memcpy(w.grow(buckets * 4), norms.data(), buckets * 4);
+  kernels::packCodes(codes.data(), n, bits, w.grow(kernels::packedBytes(n, bits)));
   return p;
 }
 
@@ -166,20 +161,19 @@ torch::Tensor QsgdCodec::decode(const Payload& p, const torch::Device& device) {
   const int bits = int(std::ceil(std::log2(2.0 * s + 1)));
   const uint64_t buckets = (n + bucket - 1) / bucket;
   if (buckets > r.remaining() / 4) throw PayloadError("more QSGD buckets than bytes");
-  const uint8_t* norms = r.take(buckets * 4, "norms");
-  const uint8_t* codes = r.take(packedSize(n, bits), "codes");
+  std::vector<float> norms(buckets);
+  std::memcpy(norms.data(), r.take(buckets * 4, "norms"), buckets * 4);
+  for (float norm : norms)
+    if (!std::isfinite(norm) || norm < 0) throw PayloadError("a QSGD norm is not a finite non-negative number");
+  const size_t packed = kernels::packedBytes(n, bits);
+  std::vector<uint8_t> codes(n);
+  kernels::unpackCodes(r.take(packed, "codes"), n, bits, codes.data());
   r.expectEnd();
   auto out = torch::empty(h.shape, torch::kFloat32);
   float* o = out.data_ptr<float>();
   for (uint64_t i = 0; i < n; ++i) {
-    float norm;
-    std::memcpy(&norm, norms + 4 * (i / bucket), 4);
-    if (!std::isfinite(norm) || norm < 0) throw PayloadError("a QSGD norm is not a finite non-negative number");
-    uint32_t code = 0;
-    const uint64_t bit = i * uint64_t(bits);
-    for (int k = 0; k < bits; ++k) code |= uint32_t(codes[(bit + k) >> 3] >> ((bit + k) & 7) & 1u) << k;
-    if (code > uint32_t(2 * s)) throw PayloadError("a QSGD code is out of range");
-    o[i] = norm * float(int(code) - s) / float(s);
+    if (codes[i] > 2 * s) throw PayloadError("a QSGD code is out of range");
+    o[i] = norms[i / bucket] * float(int(codes[i]) - s) / float(s);
   }
   return onDevice(out, device);
 }
@@ -194,10 +188,9 @@ Payload SignCodec::encode(const torch::Tensor& input) {
   double l1 = 0;
   for (uint64_t i = 0; i < n; ++i) l1 += std::fabs(v[i]);
   w.put<float>(n ? float(l1 / double(n)) : 0.f);
-  uint8_t* bits = w.grow((n + 7) / 8);
-  std::memset(bits, 0, (n + 7) / 8);
-  for (uint64_t i = 0; i < n; ++i)
-    if (v[i] >= 0) bits[i >> 3] |= uint8_t(1u << (i & 7));
+  std::vector<uint8_t> codes(n);
+  for (uint64_t i = 0; i < n; ++i) codes[i] = v[i] >= 0;
+  kernels::packCodes(codes.data(), n, 1, w.grow(kernels::packedBytes(n, 1)));
   return p;
 }
 
@@ -208,11 +201,12 @@ torch::Tensor SignCodec::decode(const Payload& p, const torch::Device& device) {
   const float scale = r.get<float>("scale");
   if (!std::isfinite(scale) || scale < 0) throw PayloadError("the sign scale is not a finite non-negative number");
   const uint64_t n = uint64_t(h.numel());
-  const uint8_t* bits = r.take((n + 7) / 8, "sign bits");
+  std::vector<uint8_t> codes(n);
+  kernels::unpackCodes(r.take(kernels::packedBytes(n, 1), "sign bits"), n, 1, codes.data());
   r.expectEnd();
   auto out = torch::empty(h.shape, torch::kFloat32);
   float* o = out.data_ptr<float>();
-  for (uint64_t i = 0; i < n; ++i) o[i] = (bits[i >> 3] >> (i & 7) & 1u) ? scale : -scale;
+  for (uint64_t i = 0; i < n; ++i) o[i] = codes[i] ? scale : -scale;
   return onDevice(out, device);
 }
 
