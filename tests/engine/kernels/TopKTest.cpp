@@ -140,8 +140,8 @@ TEST(KernelsTopK, RandomSizesAndK) {
 
 TEST(KernelsTopK, EdgeCases) {
   std::vector<float> x = {1.f, -3.f, 2.f};
-  uint32_t idx[3];
-  float val[3];
+  uint32_t idx[5];
+  float val[5];
   EXPECT_EQ(topkSelect(x.data(), 3, 0, idx, val), 0u);
   EXPECT_EQ(topkSelect(nullptr, 0, 5, nullptr, nullptr), 0u);
   EXPECT_EQ(topkSelect(x.data(), 3, 1, idx, val), 1u);
