@@ -42,6 +42,19 @@ torch::Tensor& Compensator::slotState(int slot, const torch::Tensor& like, std::
   return it->second;
 }
 
+bool Compensator::ensureBuffers(int64_t perSample) {
+  if (buffers_.defined() && buffers_.size(1) == perSample) return false;
+  const bool had = buffers_.defined();
+  buffers_ = torch::zeros({aqsgd_.samples, perSample}, torch::kFloat16);
+  filled_.assign(size_t(aqsgd_.samples), 0);
+  return had;
+}
+
+void Compensator::remember(const std::vector<int64_t>& samples, const torch::Tensor& ids, const torch::Tensor& used) {
+  buffers_.index_copy_(0, ids, used.reshape({used.size(0), -1}).to(torch::kFloat16));
+  for (int64_t id : samples) filled_[size_t(id)] = 1;
+}
+
 Payload Compensator::send(const torch::Tensor& input, const MessageMeta& meta, SendReport& report) {
   const auto x = cpuFloat(input);
   const double xx = sq(x);
@@ -82,13 +95,8 @@ Payload Compensator::send(const torch::Tensor& input, const MessageMeta& meta, S
     if (!meta.samples || int64_t(meta.samples->size()) != x.size(0))
       throw std::logic_error("AQ-SGD needs the sample ids of every micro-batch");
     const int64_t per = x.numel() / x.size(0);
-    if (!buffers_.defined() || buffers_.size(1) != per) {
-      if (buffers_.defined()) report.reset = "AQ-SGD buffers reset: activation size changed";
-      buffers_ = torch::zeros({aqsgd_.samples, per}, torch::kFloat16);
-      filled_.assign(size_t(aqsgd_.samples), 0);
-    }
+    if (ensureBuffers(per)) report.reset = "AQ-SGD buffers reset: activation size changed";
     auto ids = torch::tensor(*meta.samples, torch::kInt64);
-    auto flat = x.reshape({x.size(0), per});
     bool warm = meta.epoch >= aqsgd_.warmup_epochs;
     for (int64_t id : *meta.samples) warm = warm && filled_.at(size_t(id));
     if (!warm || codec_->lossless()) {  // warm-up, a sample seen for the first time, or nothing to gain
@@ -102,8 +110,7 @@ Payload Compensator::send(const torch::Tensor& input, const MessageMeta& meta, S
       report.comp_num += sq(d - diff), report.comp_den += sq(diff);
       used = m + d;
     }
-    buffers_.index_copy_(0, ids, used.reshape({x.size(0), per}).to(torch::kFloat16));
-    for (int64_t id : *meta.samples) filled_[size_t(id)] = 1;
+    remember(*meta.samples, ids, used);
   } else {
     throw ConfigError("unknown feedback '" + feedback_ + "'");
   }
@@ -121,14 +128,10 @@ torch::Tensor Compensator::receive(const Payload& payload, const torch::Device& 
     if (!meta.samples) throw std::logic_error("AQ-SGD needs the sample ids of every micro-batch");
     auto x = whole ? identity_->decode(payload, torch::kCPU) : codec_->decode(payload, torch::kCPU);
     const int64_t per = x.numel() / std::max<int64_t>(1, x.size(0));
-    if (!buffers_.defined() || buffers_.size(1) != per) {
-      buffers_ = torch::zeros({aqsgd_.samples, per}, torch::kFloat16);
-      filled_.assign(size_t(aqsgd_.samples), 0);
-    }
+    ensureBuffers(per);
     auto ids = torch::tensor(*meta.samples, torch::kInt64);
     if (!whole) x = buffers_.index_select(0, ids).to(torch::kFloat32).reshape(x.sizes()) + x;
-    buffers_.index_copy_(0, ids, x.reshape({x.size(0), per}).to(torch::kFloat16));
-    for (int64_t id : *meta.samples) filled_[size_t(id)] = 1;
+    remember(*meta.samples, ids, x);
     return onDevice(x, device);
   }
   // EF21, DIANA, Rand-DIANA: the receiver mirrors the sender's shift.

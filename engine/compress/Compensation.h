@@ -47,6 +47,10 @@ class Compensator {
   torch::Tensor& slotState(int slot, const torch::Tensor& like, std::string& reset);
   double alphaFor(int64_t n) const;
   bool fullThisTime();  // Rand-DIANA's coin, shared by both ends through the seed
+  // AQ-SGD: (re)allocates the buffers for activations of `perSample` values; true when old ones were dropped.
+  bool ensureBuffers(int64_t perSample);
+  // AQ-SGD: stores what the receiver uses as the samples' new buffers.
+  void remember(const std::vector<int64_t>& samples, const torch::Tensor& ids, const torch::Tensor& used);
 
   CompressionOptions options_;
   std::string feedback_;

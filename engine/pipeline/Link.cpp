@@ -45,12 +45,11 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
     s.report.values += m.payload.values;
   } else {
     // The compensator measures the error of what the receiver will use on its copy of the payload.
-    SendReport& r = s.report;
-    std::string reset;
-    std::swap(reset, r.reset);
-    m.payload = s.sender->send(x, meta, r);
-    if (!r.reset.empty()) s.resets.push_back(r.reset);
-    r.reset = std::move(reset);
+    m.payload = s.sender->send(x, meta, s.report);
+    if (!s.report.reset.empty()) {
+      s.resets.push_back(std::move(s.report.reset));
+      s.report.reset.clear();
+    }
   }
   const double encode = since(t0);
   const uint64_t bytes = m.payload.size();
