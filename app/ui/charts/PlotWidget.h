@@ -1,0 +1,88 @@
+#pragma once
+// ps::ui::PlotWidget: the lab's line/scatter chart. This folder (app/ui/charts) is the one chart adapter of the
+// app: panels describe series, markers and axes here and never draw themselves. It is painted with QPainter
+// rather than Qt Charts (deprecated from Qt 6.10), because it needs what Qt Charts makes awkward: labelled
+// vertical markers, a crosshair with every series' value, linked zoom, and per-pixel decimation of long series.
+//
+// - Keeps the full data; every paint decimates the visible x range to min/max per pixel column (Decimate.h).
+// - Line series must be sorted by x; scatter series may be in any order.
+// - Autoscale is outlier-robust (a lone spike does not flatten the rest); log y clamps zeros and negatives.
+// - Drag horizontally to zoom x, double-click to reset; zoom changes emit xRangeChanged for linked charts.
+// - Only paints when something changed (update() coalesces); callers may append at any rate.
+#include <QColor>
+#include <QPointF>
+#include <QString>
+#include <QWidget>
+
+#include <optional>
+#include <vector>
+
+namespace ps::ui {
+
+struct SeriesStyle {
+  QColor color = QColor(31, 119, 180);
+  bool faint = false;    // drawn thin and translucent (the raw line behind a smoothed one)
+  bool dashed = false;
+  bool scatter = false;  // points, no line; not decimated
+  bool legend = true;    // listed in the legend and the crosshair box
+};
+
+struct Marker {
+  double x = 0;
+  QString label;
+};
+
+class PlotWidget : public QWidget {
+  Q_OBJECT
+ public:
+  explicit PlotWidget(const QString& title, QWidget* parent = nullptr);
+  ~PlotWidget() override;
+
+  QString title() const;
+  void setAxisLabels(const QString& x, const QString& y);
+  void setLogY(bool on);
+  bool logY() const;
+
+  // Adds or replaces the series `id` (its label is shown in the legend).
+  void setSeries(const QString& id, const QString& label, std::vector<QPointF> points, const SeriesStyle& style);
+  // Appends to an existing series (creates it with a default colour otherwise). Cheap: for live data.
+  void appendPoint(const QString& id, const QPointF& point);
+  void removeSeries(const QString& id);
+  bool hasSeries(const QString& id) const;
+  void clear();  // series and markers
+
+  void addMarker(const Marker& marker);  // a labelled vertical line at x
+  void setMarkers(std::vector<Marker> markers);
+  const std::vector<Marker>& markers() const;
+
+  int seriesCount() const;
+  int pointCount() const;                     // over all series
+  int pointCount(const QString& id) const;
+  std::vector<QPointF> points(const QString& id) const;
+
+  // Visible x range; nullopt = fit the data. Setting it does not emit xRangeChanged.
+  void setXRange(std::optional<std::pair<double, double>> range);
+  std::optional<std::pair<double, double>> xRange() const;
+  std::pair<double, double> visibleYRange() const;  // after autoscale, in data units
+
+  bool exportPng(const QString& path);  // renders the chart as it is now; false if the file cannot be written
+
+ Q_SIGNALS:
+  void xRangeChanged(double lo, double hi);  // user zoom; NaN, NaN after a reset to fit
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void leaveEvent(QEvent* event) override;
+  QSize sizeHint() const override;
+  QSize minimumSizeHint() const override;
+
+ private:
+  struct Impl;
+  Impl* d_;
+};
+
+}  // namespace ps::ui

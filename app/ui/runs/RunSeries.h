@@ -1,0 +1,56 @@
+#pragma once
+// ps::ui::RunSeries: one run's metrics and events in memory, shaped for charts. The live view fills it from
+// telemetry (through RunStoreSink's key names) and the compare view loads it from the run store, so both draw
+// the same keys the same way.
+#include "engine/runs/store/RunStore.h"
+
+#include <QPointF>
+#include <QString>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace ps::ui {
+
+// What a compare chart puts on its x axis. Bytes is cumulative wire bytes sent up to and including the step.
+enum class XAxis { Step = 0, WallTime = 1, EmulatedTime = 2, Bytes = 3 };
+QString xAxisLabel(XAxis axis);
+
+struct SeriesPoint {
+  int64_t step = 0;
+  double value = 0, wall_s = 0, emulated_s = 0;
+};
+
+struct RunSeries {
+  RunInfo info;                                    // id 0 for a live run not yet in a store
+  nlohmann::json config = nlohmann::json::object();  // parsed info.config_json
+  std::map<std::string, std::vector<SeriesPoint>> metrics;  // key -> points in step order
+  std::vector<EventRow> events;
+
+  // Appends a metric point (steps must not go backwards within a key). "bytes/wire" also advances the
+  // cumulative byte count used by XAxis::Bytes.
+  void append(const MetricPoint& point);
+  void appendEvent(const EventRow& event);
+
+  // Cumulative wire bytes sent by the end of `step` (0 before the first step).
+  double bytesAt(int64_t step) const;
+  double xOf(const SeriesPoint& p, XAxis axis) const;
+  // The key's points as (x, value); empty when the run has no such key.
+  std::vector<QPointF> points(const std::string& key, XAxis axis) const;
+  // Markers for the run's mid-run changes ("setting" events, plus pause/resume/reset): x on `axis` and a label
+  // such as "compression.forward.k = 0.05".
+  std::vector<std::pair<double, QString>> markers(XAxis axis) const;
+  bool has(const std::string& key) const { return metrics.count(key) != 0; }
+
+  static RunSeries load(const RunStore& store, int64_t runId);  // throws StoreError for an unknown id
+
+ private:
+  std::vector<std::pair<int64_t, double>> cumulativeBytes_;  // (step, total wire bytes so far)
+};
+
+// A short label for a setting event's detail: "key = value".
+QString settingLabel(const std::string& kind, const std::string& detailJson);
+
+}  // namespace ps::ui
