@@ -1,0 +1,146 @@
+// PlotWidget layout and autoscale: from the data, the zoom and a widget size to a PlotFrame.
+#include "app/ui/charts/AxisTicks.h"
+#include "app/ui/charts/Decimate.h"
+#include "app/ui/charts/PlotWidgetImpl.h"
+
+#include <QFontMetricsF>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+namespace ps::ui {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kRightMargin = 14;
+
+// Widens a degenerate range around its value: +-5% of it, or +-0.5 around zero.
+void widenDegenerate(double& lo, double& hi) {
+  if (hi - lo > 1e-12 * std::max(1.0, std::fabs(lo))) return;
+  const double pad = lo == 0 ? 0.5 : std::fabs(lo) * 0.05;
+  lo -= pad;
+  hi += pad;
+}
+
+}  // namespace
+
+PlotFrame PlotWidget::Impl::computeFrame(QSize size, const QFont& font) {
+  PlotFrame f;
+  f.logY = logY;
+  const QFontMetricsF fm(font);
+  const double lineH = fm.height();
+
+  // 1. Data bounds (kept per series, so this is O(series)).
+  double xMin = kInf, xMax = -kInf, minPositive = kInf;
+  bool anyScatter = false;
+  for (const PlotSeries& s : series) {
+    if (!s.any) continue;
+    f.empty = false;
+    xMin = std::min(xMin, s.xMin);
+    xMax = std::max(xMax, s.xMax);
+    minPositive = std::min(minPositive, s.minPositive);
+    anyScatter = anyScatter || s.style.scatter;
+  }
+  f.logFloor = std::isfinite(minPositive) ? minPositive / 10 : 1e-12;
+
+  // 2. The x range: the zoom, else the data (scatter plots get a margin so edge points are not cut in half).
+  if (xRange) {
+    f.x0 = xRange->first;
+    f.x1 = xRange->second;
+  } else if (!f.empty) {
+    f.x0 = xMin;
+    f.x1 = xMax;
+    if (anyScatter) {
+      const double pad = (xMax - xMin) * 0.03;
+      f.x0 -= pad;
+      f.x1 += pad;
+    }
+  }
+  widenDegenerate(f.x0, f.x1);
+
+  // 3. Vertical layout, and a first guess at the plot width (the y tick labels are not known yet).
+  f.titleHeight = title.isEmpty() ? 6 : lineH + 10;
+  const double xAxisHeight = lineH + 8 + (xLabel.isEmpty() ? 0 : lineH + 2);
+  const double yLabelWidth = yLabel.isEmpty() ? 0 : lineH + 4;
+  const double plotHeight = std::max(1.0, size.height() - f.titleHeight - xAxisHeight);
+  const double guessLeft = yLabelWidth + fm.horizontalAdvance(QStringLiteral("-8.88k")) + 10;
+  const int columns = std::max(1, static_cast<int>(size.width() - guessLeft - kRightMargin));
+
+  // 4. Decimate the lines to the visible range and collect the visible y values (transformed).
+  std::vector<double> ys;
+  f.lines.resize(series.size());
+  const auto collect = [&](const QPointF& p) {
+    if (p.x() < f.x0 || p.x() > f.x1 || !std::isfinite(p.y())) return;
+    ys.push_back(f.ty(p.y()));
+  };
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    PlotSeries& s = series[i];
+    if (s.style.scatter) {
+      for (const QPointF& p : s.points) collect(p);
+      continue;
+    }
+    s.ensureSorted();
+    f.lines[i] = decimate(s.points, f.x0, f.x1, columns);
+    for (const QPointF& p : f.lines[i]) collect(p);
+  }
+
+  // 5. The y range: outlier-robust, padded by 5%; one decade either side for a constant log plot.
+  if (ys.empty()) {
+    f.y0 = 0;
+    f.y1 = 1;
+  } else {
+    std::tie(f.y0, f.y1) = axis::robustRange(ys);
+    if (f.y1 - f.y0 <= 1e-12 * std::max(1.0, std::fabs(f.y0))) {
+      if (logY) {
+        f.y0 -= 0.5;
+        f.y1 += 0.5;
+      } else {
+        widenDegenerate(f.y0, f.y1);
+      }
+    } else {
+      const double pad = (f.y1 - f.y0) * 0.05;
+      f.y0 -= pad;
+      f.y1 += pad;
+    }
+  }
+
+  // 6. Y ticks: decades on a log axis when two or more are in view, else nice linear values.
+  const int yTarget = std::max(2, static_cast<int>(plotHeight / 50));
+  if (logY) {
+    const std::vector<double> decades = axis::decadeTicks(f.y0, f.y1, yTarget);
+    if (!decades.empty()) {
+      for (double e : decades) {
+        f.yTicks.push_back(e);
+        f.yTickLabels << axis::formatTick(std::pow(10.0, e), std::pow(10.0, e));
+      }
+    } else {
+      double step = 1;
+      for (double v : axis::linearTicks(std::pow(10.0, f.y0), std::pow(10.0, f.y1), yTarget, &step)) {
+        if (v <= 0) continue;
+        f.yTicks.push_back(std::log10(v));
+        f.yTickLabels << axis::formatTick(v, step);
+      }
+    }
+  } else {
+    double step = 1;
+    f.yTicks = axis::linearTicks(f.y0, f.y1, yTarget, &step);
+    for (double v : f.yTicks) f.yTickLabels << axis::formatTick(v, step);
+  }
+
+  // 7. The plot rectangle, now that the widest y tick label is known.
+  double labelWidth = 0;
+  for (const QString& s : f.yTickLabels) labelWidth = std::max(labelWidth, fm.horizontalAdvance(s));
+  const double left = yLabelWidth + labelWidth + 10;
+  f.plot = QRectF(left, f.titleHeight, std::max(1.0, size.width() - left - kRightMargin), plotHeight);
+
+  // 8. X ticks, about one per 100 pixels.
+  const int xTarget = std::max(2, static_cast<int>(f.plot.width() / 100));
+  double step = 1;
+  f.xTicks = axis::linearTicks(f.x0, f.x1, xTarget, &step);
+  for (double v : f.xTicks) f.xTickLabels << axis::formatTick(v, step);
+  return f;
+}
+
+}  // namespace ps::ui

@@ -1,0 +1,273 @@
+// PlotWidget drawing: axes, markers, series, legend, and (on screen only) the rubber band and the crosshair.
+#include "app/ui/charts/AxisTicks.h"
+#include "app/ui/charts/PlotWidgetImpl.h"
+
+#include <QFontMetricsF>
+#include <QPainter>
+#include <QPainterPath>
+
+#include <algorithm>
+#include <cmath>
+
+namespace ps::ui {
+
+namespace {
+
+// Liang-Barsky: clips segment a-b to r; false when nothing is left.
+bool clipSegment(QPointF& a, QPointF& b, const QRectF& r) {
+  double t0 = 0, t1 = 1;
+  const double dx = b.x() - a.x(), dy = b.y() - a.y();
+  const double p[4] = {-dx, dx, -dy, dy};
+  const double q[4] = {a.x() - r.left(), r.right() - a.x(), a.y() - r.top(), r.bottom() - a.y()};
+  for (int i = 0; i < 4; ++i) {
+    if (p[i] == 0) {
+      if (q[i] < 0) return false;
+      continue;
+    }
+    const double t = q[i] / p[i];
+    if (p[i] < 0) {
+      t0 = std::max(t0, t);
+    } else {
+      t1 = std::min(t1, t);
+    }
+    if (t0 > t1) return false;
+  }
+  const QPointF a0 = a;
+  a = a0 + QPointF(dx, dy) * t0;
+  b = a0 + QPointF(dx, dy) * t1;
+  return true;
+}
+
+// Draws a polyline through pixel points, clipped in floating point first: the painter's raster engine mishandles
+// coordinates far outside the device (a clamped-away spike can map to 1e9 pixels).
+void drawClippedPolyline(QPainter& p, const std::vector<QPointF>& pts, const QRectF& clip) {
+  QPolygonF run;
+  const auto flush = [&] {
+    if (run.size() >= 2) p.drawPolyline(run);
+    run.clear();
+  };
+  for (std::size_t i = 1; i < pts.size(); ++i) {
+    QPointF a = pts[i - 1], b = pts[i];
+    if (!clipSegment(a, b, clip)) {
+      flush();
+      continue;
+    }
+    if (run.isEmpty() || run.last() != a) {
+      flush();
+      run << a;
+    }
+    run << b;
+  }
+  if (pts.size() == 1 && clip.contains(pts[0])) p.drawPoint(pts[0]);  // a lone point still shows
+  flush();
+}
+
+// The point of a sorted series nearest to x (binary search); nullptr when the series is empty.
+const QPointF* nearestByX(const std::vector<QPointF>& pts, double x) {
+  if (pts.empty()) return nullptr;
+  auto it = std::lower_bound(pts.begin(), pts.end(), x, [](const QPointF& p, double v) { return p.x() < v; });
+  if (it == pts.end()) return &pts.back();
+  if (it != pts.begin() && std::fabs((it - 1)->x() - x) <= std::fabs(it->x() - x)) --it;
+  return &*it;
+}
+
+QColor withAlpha(QColor c, int alpha) {
+  c.setAlpha(alpha);
+  return c;
+}
+
+}  // namespace
+
+void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const QFont& font, const QPalette& pal,
+                             bool interactive) {
+  const QColor bg = pal.color(QPalette::Base), fg = pal.color(QPalette::Text);
+  const QFontMetricsF fm(font);
+  const QRectF all(QPointF(0, 0), QSizeF(size));
+  p.setFont(font);
+  p.fillRect(all, bg);
+
+  // Title.
+  if (!title.isEmpty()) {
+    QFont bold = font;
+    bold.setBold(true);
+    p.setFont(bold);
+    p.setPen(fg);
+    p.drawText(QRectF(0, 2, size.width(), f.titleHeight - 2), Qt::AlignCenter,
+               QFontMetricsF(bold).elidedText(title, Qt::ElideRight, size.width() - 8));
+    p.setFont(font);
+  }
+  if (f.empty) {
+    p.setPen(withAlpha(fg, 140));
+    p.drawText(all, Qt::AlignCenter, QObject::tr("no data yet"));
+    return;
+  }
+
+  // Grid, ticks and tick labels.
+  const QRectF& r = f.plot;
+  p.setPen(QPen(withAlpha(fg, 28), 1));
+  for (double x : f.xTicks) p.drawLine(QPointF(f.px(x), r.top()), QPointF(f.px(x), r.bottom()));
+  for (double y : f.yTicks) p.drawLine(QPointF(r.left(), f.py(y)), QPointF(r.right(), f.py(y)));
+  p.setPen(withAlpha(fg, 200));
+  for (qsizetype i = 0; i < f.xTickLabels.size(); ++i) {
+    const double x = f.px(f.xTicks[static_cast<std::size_t>(i)]);
+    p.drawText(QRectF(x - 60, r.bottom() + 3, 120, fm.height()), Qt::AlignHCenter | Qt::AlignTop, f.xTickLabels[i]);
+  }
+  for (qsizetype i = 0; i < f.yTickLabels.size(); ++i) {
+    const double y = f.py(f.yTicks[static_cast<std::size_t>(i)]);
+    p.drawText(QRectF(0, y - fm.height() / 2, r.left() - 5, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
+               f.yTickLabels[i]);
+  }
+  // Axis labels: x centred below the tick labels, y rotated along the left edge.
+  if (!xLabel.isEmpty())
+    p.drawText(QRectF(r.left(), r.bottom() + fm.height() + 6, r.width(), fm.height()), Qt::AlignCenter, xLabel);
+  if (!yLabel.isEmpty()) {
+    p.save();
+    p.translate(2, r.center().y());
+    p.rotate(-90);
+    p.drawText(QRectF(-r.height() / 2, 0, r.height(), fm.height()), Qt::AlignCenter,
+               fm.elidedText(yLabel, Qt::ElideRight, r.height()));
+    p.restore();
+  }
+  p.setPen(QPen(withAlpha(fg, 90), 1));
+  p.drawRect(r);
+
+  p.save();
+  p.setClipRect(r);
+  p.setRenderHint(QPainter::Antialiasing, true);
+
+  // Markers: dashed vertical lines, labels reading downwards from the top, right of the line.
+  for (const Marker& m : markers) {
+    if (!(m.x >= f.x0 && m.x <= f.x1)) continue;
+    const double x = f.px(m.x);
+    p.setPen(QPen(withAlpha(fg, 130), 1, Qt::DashLine));
+    p.drawLine(QPointF(x, r.top()), QPointF(x, r.bottom()));
+    if (m.label.isEmpty()) continue;
+    const QString text = fm.elidedText(m.label, Qt::ElideRight, r.height() - 8);
+    p.save();
+    p.translate(x, r.top() + 4);
+    p.rotate(90);  // local +x points down the line, local -y to its right
+    const QRectF box(0, -fm.height() - 2, fm.horizontalAdvance(text) + 4, fm.height());
+    p.fillRect(box, withAlpha(bg, 170));
+    p.setPen(withAlpha(fg, 220));
+    p.drawText(box, Qt::AlignCenter, text);
+    p.restore();
+  }
+
+  // Series: faint lines first so that the lines drawn over them stay readable.
+  const QRectF clip = r.adjusted(-4, -4, 4, 4);
+  std::vector<QPointF> pixels;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      const PlotSeries& s = series[i];
+      if (s.style.faint != (pass == 0)) continue;
+      QColor c = s.style.color;
+      if (s.style.faint && c.alpha() == 255) c.setAlpha(70);
+      if (s.style.scatter) {
+        p.setPen(QPen(c.darker(130), 1));
+        p.setBrush(withAlpha(c, std::min(c.alpha(), 200)));
+        for (const QPointF& d : s.points) {
+          if (!(d.x() >= f.x0 && d.x() <= f.x1) || !std::isfinite(d.y())) continue;
+          const QPointF q(f.px(d.x()), f.py(f.ty(d.y())));
+          if (clip.contains(q)) p.drawEllipse(q, 3, 3);
+        }
+        p.setBrush(Qt::NoBrush);
+        continue;
+      }
+      QPen pen(c, s.style.faint ? 1.0 : 1.8, s.style.dashed ? Qt::DashLine : Qt::SolidLine);
+      pen.setCapStyle(Qt::RoundCap);
+      pen.setJoinStyle(Qt::RoundJoin);
+      p.setPen(pen);
+      pixels.clear();
+      for (const QPointF& d : f.lines[i]) pixels.emplace_back(f.px(d.x()), f.py(f.ty(d.y())));
+      drawClippedPolyline(p, pixels, clip);
+    }
+  }
+
+  // Legend: top-right, on a translucent background, only the series that ask for it.
+  std::vector<const PlotSeries*> listed;
+  for (const PlotSeries& s : series)
+    if (s.style.legend) listed.push_back(&s);
+  if (!listed.empty()) {
+    const double row = fm.height() + 2, swatch = 18, maxText = std::max(40.0, r.width() * 0.5);
+    const int fit = std::max(1, static_cast<int>((r.height() - 12) / row));
+    const int shown = static_cast<int>(listed.size()) > fit ? fit - 1 : static_cast<int>(listed.size());
+    double textWidth = 0;
+    for (int i = 0; i < shown; ++i)
+      textWidth = std::max(textWidth, std::min(maxText, fm.horizontalAdvance(listed[i]->label)));
+    const QString more = QObject::tr("+%1 more").arg(listed.size() - shown);
+    if (shown < static_cast<int>(listed.size())) textWidth = std::max(textWidth, fm.horizontalAdvance(more));
+    const int rows = shown + (shown < static_cast<int>(listed.size()) ? 1 : 0);
+    const QRectF box(r.right() - textWidth - swatch - 26, r.top() + 6, textWidth + swatch + 20, rows * row + 6);
+    p.setPen(QPen(withAlpha(fg, 60), 1));
+    p.setBrush(withAlpha(bg, 200));
+    p.drawRoundedRect(box, 3, 3);
+    p.setBrush(Qt::NoBrush);
+    for (int i = 0; i < rows; ++i) {
+      const double y = box.top() + 3 + i * row;
+      if (i < shown) {
+        const SeriesStyle& st = listed[i]->style;
+        p.setPen(QPen(st.color, 2.5, st.dashed ? Qt::DashLine : Qt::SolidLine));
+        if (st.scatter) {
+          p.setBrush(st.color);
+          p.drawEllipse(QPointF(box.left() + 7 + swatch / 2, y + row / 2), 3, 3);
+          p.setBrush(Qt::NoBrush);
+        } else {
+          p.drawLine(QPointF(box.left() + 7, y + row / 2), QPointF(box.left() + 7 + swatch, y + row / 2));
+        }
+      }
+      p.setPen(fg);
+      const QString text = i < shown ? fm.elidedText(listed[i]->label, Qt::ElideRight, maxText) : more;
+      p.drawText(QRectF(box.left() + 11 + swatch, y, textWidth + 2, row), Qt::AlignLeft | Qt::AlignVCenter, text);
+    }
+  }
+
+  if (interactive && dragging) {
+    const QRectF band(QPointF(std::min(dragFrom, dragTo), r.top()), QPointF(std::max(dragFrom, dragTo), r.bottom()));
+    p.fillRect(band, withAlpha(pal.color(QPalette::Highlight), 60));
+    p.setPen(QPen(pal.color(QPalette::Highlight), 1));
+    p.drawRect(band);
+  }
+
+  // Crosshair: a vertical line and, for every listed line series, its value at the nearest x.
+  if (interactive && hovering && !dragging && r.contains(hover)) {
+    const double x = f.dataX(hover.x());
+    p.setPen(QPen(withAlpha(fg, 120), 1));
+    p.drawLine(QPointF(hover.x(), r.top()), QPointF(hover.x(), r.bottom()));
+    QStringList lines{QStringLiteral("x = %1").arg(axis::formatValue(x))};
+    std::vector<QColor> colours{QColor(Qt::transparent)};
+    for (PlotSeries& s : series) {
+      if (!s.style.legend || s.style.scatter) continue;  // scatter points are unordered in x
+      s.ensureSorted();
+      const QPointF* q = nearestByX(s.points, x);
+      if (!q) continue;
+      lines << QStringLiteral("%1: %2").arg(fm.elidedText(s.label, Qt::ElideRight, 200), axis::formatValue(q->y()));
+      colours.push_back(s.style.color);
+      if (std::isfinite(q->y())) {
+        p.setPen(QPen(s.style.color, 1.5));
+        p.setBrush(bg);
+        p.drawEllipse(QPointF(f.px(q->x()), f.py(f.ty(q->y()))), 3, 3);
+        p.setBrush(Qt::NoBrush);
+      }
+    }
+    double w = 0;
+    for (const QString& l : lines) w = std::max(w, fm.horizontalAdvance(l));
+    const double row = fm.height() + 1;
+    // Beside the cursor (left of it near the right edge), kept inside the plot vertically.
+    QRectF box(hover.x() + 12, hover.y() + 12, w + 24, lines.size() * row + 8);
+    if (box.right() > r.right()) box.moveRight(hover.x() - 12);
+    if (box.bottom() > r.bottom()) box.moveBottom(std::max(r.bottom(), r.top() + box.height()));
+    if (box.top() < r.top()) box.moveTop(r.top());
+    p.setPen(QPen(withAlpha(fg, 80), 1));
+    p.setBrush(withAlpha(bg, 225));
+    p.drawRoundedRect(box, 3, 3);
+    for (int i = 0; i < lines.size(); ++i) {
+      const double y = box.top() + 4 + i * row;
+      if (colours[i].alpha() > 0) p.fillRect(QRectF(box.left() + 5, y + row / 2 - 4, 8, 8), colours[i]);
+      p.setPen(fg);
+      p.drawText(QRectF(box.left() + 18, y, w + 4, row), Qt::AlignLeft | Qt::AlignVCenter, lines[i]);
+    }
+  }
+  p.restore();
+}
+
+}  // namespace ps::ui

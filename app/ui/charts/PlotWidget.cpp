@@ -1,0 +1,298 @@
+// PlotWidget: data, interaction and export. Layout/autoscale live in PlotFrame.cpp, drawing in PlotPainter.cpp.
+#include "app/ui/charts/PlotWidget.h"
+
+#include "app/ui/charts/Palette.h"
+#include "app/ui/charts/PlotWidgetImpl.h"
+
+#include <QImage>
+#include <QMouseEvent>
+#include <QPainter>
+
+#include <algorithm>
+#include <limits>
+
+namespace ps::ui {
+
+// ---- PlotSeries ----
+
+void PlotSeries::include(const QPointF& p) {
+  if (!std::isfinite(p.x()) || !std::isfinite(p.y())) return;
+  any = true;
+  xMin = std::min(xMin, p.x());
+  xMax = std::max(xMax, p.x());
+  if (p.y() > 0) minPositive = std::min(minPositive, p.y());
+}
+
+void PlotSeries::recomputeBounds() {
+  any = false;
+  xMin = minPositive = std::numeric_limits<double>::infinity();
+  xMax = -xMin;
+  for (const QPointF& p : points) include(p);
+}
+
+void PlotSeries::ensureSorted() {
+  if (sorted) return;
+  std::stable_sort(points.begin(), points.end(), [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); });
+  sorted = true;
+}
+
+// ---- Impl ----
+
+PlotSeries* PlotWidget::Impl::find(const QString& id) {
+  const auto it = index.constFind(id);
+  return it == index.constEnd() ? nullptr : &series[static_cast<std::size_t>(*it)];
+}
+
+void PlotWidget::Impl::reindex() {
+  index.clear();
+  for (std::size_t i = 0; i < series.size(); ++i) index.insert(series[i].id, static_cast<int>(i));
+}
+
+const PlotFrame& PlotWidget::Impl::frame(QSize size, const QFont& font) {
+  if (cachedGeneration != generation || cachedSize != size || cachedFont != font) {
+    cached = computeFrame(size, font);
+    cachedGeneration = generation;
+    cachedSize = size;
+    cachedFont = font;
+  }
+  return cached;
+}
+
+// ---- PlotWidget ----
+
+PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent), d_(new Impl) {
+  d_->title = title;
+  setMouseTracking(true);                 // crosshair without a pressed button
+  setAttribute(Qt::WA_OpaquePaintEvent);  // the paint fills every pixel
+}
+
+PlotWidget::~PlotWidget() {
+  delete d_;
+}
+
+QString PlotWidget::title() const {
+  return d_->title;
+}
+
+void PlotWidget::setAxisLabels(const QString& x, const QString& y) {
+  d_->xLabel = x;
+  d_->yLabel = y;
+  d_->changed();
+  update();
+}
+
+void PlotWidget::setLogY(bool on) {
+  if (d_->logY == on) return;
+  d_->logY = on;
+  d_->changed();
+  update();
+}
+
+bool PlotWidget::logY() const {
+  return d_->logY;
+}
+
+void PlotWidget::setSeries(const QString& id, const QString& label, std::vector<QPointF> points,
+                           const SeriesStyle& style) {
+  PlotSeries* s = d_->find(id);
+  if (!s) {
+    d_->series.emplace_back();
+    s = &d_->series.back();
+    s->id = id;
+    d_->index.insert(id, static_cast<int>(d_->series.size() - 1));
+  }
+  s->label = label;
+  s->style = style;
+  s->points = std::move(points);
+  const auto byX = [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); };
+  s->sorted = style.scatter || std::is_sorted(s->points.begin(), s->points.end(), byX);
+  s->recomputeBounds();
+  d_->changed();
+  update();
+}
+
+void PlotWidget::appendPoint(const QString& id, const QPointF& point) {
+  PlotSeries* s = d_->find(id);
+  if (!s) {
+    SeriesStyle style;
+    style.color = paletteColor(static_cast<int>(d_->series.size()));
+    setSeries(id, id, {point}, style);
+    return;
+  }
+  if (!s->style.scatter && !s->points.empty() && point.x() < s->points.back().x()) s->sorted = false;
+  s->points.push_back(point);  // amortized O(1); the paint that follows does the rest
+  s->include(point);
+  d_->changed();
+  update();
+}
+
+void PlotWidget::removeSeries(const QString& id) {
+  const auto it = d_->index.constFind(id);
+  if (it == d_->index.constEnd()) return;
+  d_->series.erase(d_->series.begin() + *it);
+  d_->reindex();
+  d_->changed();
+  update();
+}
+
+bool PlotWidget::hasSeries(const QString& id) const {
+  return d_->index.contains(id);
+}
+
+void PlotWidget::clear() {
+  // The zoom range is kept: resetting it here would silently unlink this chart from its linked charts.
+  d_->series.clear();
+  d_->index.clear();
+  d_->markers.clear();
+  d_->changed();
+  update();
+}
+
+void PlotWidget::addMarker(const Marker& marker) {
+  d_->markers.push_back(marker);
+  update();
+}
+
+void PlotWidget::setMarkers(std::vector<Marker> markers) {
+  d_->markers = std::move(markers);
+  update();
+}
+
+const std::vector<Marker>& PlotWidget::markers() const {
+  return d_->markers;
+}
+
+int PlotWidget::seriesCount() const {
+  return static_cast<int>(d_->series.size());
+}
+
+int PlotWidget::pointCount() const {
+  std::size_t n = 0;
+  for (const PlotSeries& s : d_->series) n += s.points.size();
+  return static_cast<int>(std::min<std::size_t>(n, std::numeric_limits<int>::max()));
+}
+
+int PlotWidget::pointCount(const QString& id) const {
+  const PlotSeries* s = d_->find(id);
+  return s ? static_cast<int>(s->points.size()) : 0;
+}
+
+std::vector<QPointF> PlotWidget::points(const QString& id) const {
+  PlotSeries* s = d_->find(id);
+  if (!s) return {};
+  s->ensureSorted();
+  return s->points;
+}
+
+void PlotWidget::setXRange(std::optional<std::pair<double, double>> range) {
+  if (range) {
+    if (!std::isfinite(range->first) || !std::isfinite(range->second)) {
+      range.reset();  // a NaN range (as xRangeChanged sends after a reset) means fit
+    } else if (range->first > range->second) {
+      std::swap(range->first, range->second);
+    }
+  }
+  d_->xRange = range;
+  d_->changed();
+  update();
+}
+
+std::optional<std::pair<double, double>> PlotWidget::xRange() const {
+  return d_->xRange;
+}
+
+namespace {
+// The size a chart is laid out at when it has none worth the name yet (never shown, or squeezed).
+QSize effectiveSize(const QWidget* w) {
+  const QSize s = w->size();
+  if (w->isVisible() && s.width() >= 240 && s.height() >= 160) return s;
+  return s.expandedTo(QSize(640, 400));
+}
+}  // namespace
+
+std::pair<double, double> PlotWidget::visibleYRange() const {
+  const PlotFrame& f = d_->frame(effectiveSize(this), font());
+  return {f.fromTy(f.y0), f.fromTy(f.y1)};
+}
+
+bool PlotWidget::exportPng(const QString& path) {
+  const QSize size = effectiveSize(this);
+  QImage image(size, QImage::Format_ARGB32_Premultiplied);
+  image.fill(palette().color(QPalette::Base));
+  {
+    QPainter p(&image);
+    const PlotFrame f = d_->computeFrame(size, font());
+    d_->paint(p, f, size, font(), palette(), /*interactive=*/false);
+  }
+  return image.save(path, "PNG");
+}
+
+void PlotWidget::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  d_->paint(p, d_->frame(size(), font()), size(), font(), palette(), /*interactive=*/true);
+}
+
+void PlotWidget::mousePressEvent(QMouseEvent* event) {
+  const PlotFrame& f = d_->frame(size(), font());
+  if (event->button() != Qt::LeftButton || f.empty || !f.plot.contains(event->position())) {
+    QWidget::mousePressEvent(event);
+    return;
+  }
+  d_->dragging = true;
+  d_->dragFrom = d_->dragTo = event->position().x();
+  update();
+}
+
+void PlotWidget::mouseMoveEvent(QMouseEvent* event) {
+  const PlotFrame& f = d_->frame(size(), font());
+  const QPointF pos = event->position();
+  if (d_->dragging) d_->dragTo = std::clamp(pos.x(), f.plot.left(), f.plot.right());
+  d_->hovering = !f.empty && f.plot.contains(pos);
+  d_->hover = pos;
+  update();
+}
+
+void PlotWidget::mouseReleaseEvent(QMouseEvent* event) {
+  if (event->button() != Qt::LeftButton || !d_->dragging) {
+    QWidget::mouseReleaseEvent(event);
+    return;
+  }
+  const PlotFrame& f = d_->frame(size(), font());
+  d_->dragging = false;
+  d_->dragTo = std::clamp(event->position().x(), f.plot.left(), f.plot.right());
+  const double a = std::min(d_->dragFrom, d_->dragTo), b = std::max(d_->dragFrom, d_->dragTo);
+  update();
+  if (b - a <= 4) return;  // a click, not a drag
+  const double lo = f.dataX(a), hi = f.dataX(b);
+  d_->xRange = std::make_pair(lo, hi);
+  d_->changed();
+  Q_EMIT xRangeChanged(lo, hi);
+}
+
+void PlotWidget::mouseDoubleClickEvent(QMouseEvent* event) {
+  if (event->button() != Qt::LeftButton) {
+    QWidget::mouseDoubleClickEvent(event);
+    return;
+  }
+  d_->dragging = false;
+  d_->xRange.reset();
+  d_->changed();
+  update();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Q_EMIT xRangeChanged(nan, nan);
+}
+
+void PlotWidget::leaveEvent(QEvent* event) {
+  d_->hovering = false;
+  update();
+  QWidget::leaveEvent(event);
+}
+
+QSize PlotWidget::sizeHint() const {
+  return {480, 300};
+}
+QSize PlotWidget::minimumSizeHint() const {
+  return {240, 160};
+}
+
+}  // namespace ps::ui

@@ -1,0 +1,89 @@
+#pragma once
+// Private to PlotWidget (PlotWidget.cpp: data, mouse, export; PlotFrame.cpp: layout and autoscale;
+// PlotPainter.cpp: drawing). Not part of the chart adapter's interface.
+#include "app/ui/charts/PlotWidget.h"
+
+#include <QFont>
+#include <QHash>
+#include <QPalette>
+#include <QRectF>
+#include <QStringList>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+class QPainter;
+
+namespace ps::ui {
+
+struct PlotSeries {
+  QString id;
+  QString label;
+  std::vector<QPointF> points;
+  SeriesStyle style;
+  bool sorted = true;  // line series only; an out-of-order append is sorted lazily before the next use
+  // Bounds of the finite points, kept up to date on append so that autoscale never scans the data for them.
+  bool any = false;
+  double xMin = std::numeric_limits<double>::infinity();
+  double xMax = -std::numeric_limits<double>::infinity();
+  double minPositive = std::numeric_limits<double>::infinity();  // smallest y > 0 (log-y clamping)
+
+  void include(const QPointF& p);
+  void recomputeBounds();
+  void ensureSorted();
+};
+
+// Everything a paint (or a mouse event) needs for one widget size: the plot rectangle, the ranges, the ticks and
+// the decimated lines. Cached per size and data generation, so mouse moves do not redo the decimation.
+struct PlotFrame {
+  bool empty = true;  // no finite point in any series
+  QRectF plot;        // the plot area in widget pixels
+  double titleHeight = 0;
+  double x0 = 0, x1 = 1;  // visible x range, data units
+  double y0 = 0, y1 = 1;  // visible y range, transformed units (log10 of the value on a log axis)
+  bool logY = false;
+  double logFloor = 1e-12;                  // what values <= 0 are drawn as on a log axis
+  std::vector<std::vector<QPointF>> lines;  // per series (same order), decimated, data units; empty for scatter
+  std::vector<double> xTicks, yTicks;       // data x; transformed y
+  QStringList xTickLabels, yTickLabels;
+
+  double ty(double y) const { return logY ? std::log10(y > 0 ? y : logFloor) : y; }
+  double fromTy(double t) const { return logY ? std::pow(10.0, t) : t; }
+  double px(double x) const { return plot.left() + (x - x0) / (x1 - x0) * plot.width(); }
+  double py(double t) const { return plot.bottom() - (t - y0) / (y1 - y0) * plot.height(); }
+  double dataX(double pixelX) const { return x0 + (pixelX - plot.left()) / plot.width() * (x1 - x0); }
+};
+
+struct PlotWidget::Impl {
+  QString title, xLabel, yLabel;
+  bool logY = false;
+  std::vector<PlotSeries> series;  // in insertion order (drawing and legend order)
+  QHash<QString, int> index;       // id -> position in `series`
+  std::vector<Marker> markers;
+  std::optional<std::pair<double, double>> xRange;
+
+  // Interaction state (not part of the frame).
+  bool hovering = false;
+  QPointF hover;
+  bool dragging = false;
+  double dragFrom = 0, dragTo = 0;  // pixels
+
+  // Frame cache: valid while size, font and data generation match.
+  std::uint64_t generation = 0;
+  std::uint64_t cachedGeneration = ~std::uint64_t(0);
+  QSize cachedSize;
+  QFont cachedFont;
+  PlotFrame cached;
+
+  PlotSeries* find(const QString& id);
+  void reindex();
+  void changed() { ++generation; }
+
+  PlotFrame computeFrame(QSize size, const QFont& font);  // PlotFrame.cpp
+  const PlotFrame& frame(QSize size, const QFont& font);  // cached computeFrame
+  // PlotPainter.cpp: the whole chart; `interactive` adds the crosshair and the rubber band.
+  void paint(QPainter& p, const PlotFrame& f, QSize size, const QFont& font, const QPalette& palette, bool interactive);
+};
+
+}  // namespace ps::ui

@@ -1,0 +1,250 @@
+// PlotWidget: the data model, autoscale, export and the zoom interaction (offscreen).
+#include "app/ui/charts/Palette.h"
+#include "app/ui/charts/PlotWidget.h"
+
+#include <QFileInfo>
+#include <QImage>
+#include <QSet>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <random>
+
+using ps::ui::Marker;
+using ps::ui::PlotWidget;
+using ps::ui::SeriesStyle;
+
+namespace {
+
+std::vector<QPointF> ramp(int n, double slope = 1.0) {
+  std::vector<QPointF> pts;
+  for (int i = 0; i < n; ++i) pts.emplace_back(i, i * slope);
+  return pts;
+}
+
+int distinctColours(const QImage& image) {
+  QSet<QRgb> colours;
+  for (int y = 0; y < image.height(); y += 2)
+    for (int x = 0; x < image.width(); x += 2) colours.insert(image.pixel(x, y));
+  return colours.size();
+}
+
+}  // namespace
+
+class PlotWidgetTest : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void seriesAddReplaceAppendRemove() {
+    PlotWidget w(QStringLiteral("Loss"));
+    QCOMPARE(w.title(), QStringLiteral("Loss"));
+    QCOMPARE(w.seriesCount(), 0);
+    w.setSeries("a", "train", ramp(3), SeriesStyle{});
+    w.setSeries("b", "eval", ramp(2), SeriesStyle{});
+    QCOMPARE(w.seriesCount(), 2);
+    QCOMPARE(w.pointCount(), 5);
+    w.setSeries("a", "train", {{0, 1}}, SeriesStyle{});  // replaces
+    QCOMPARE(w.seriesCount(), 2);
+    QCOMPARE(w.pointCount("a"), 1);
+    w.appendPoint("a", {1, 2});
+    QCOMPARE(w.pointCount("a"), 2);
+    QCOMPARE(w.points("a").back(), QPointF(1, 2));
+    w.appendPoint("c", {0, 5});  // created on first append
+    QVERIFY(w.hasSeries("c"));
+    QCOMPARE(w.seriesCount(), 3);
+    QCOMPARE(w.pointCount(), 5);
+    w.removeSeries("b");
+    QVERIFY(!w.hasSeries("b"));
+    QCOMPARE(w.seriesCount(), 2);
+    QCOMPARE(w.pointCount("b"), 0);
+    QVERIFY(w.points("b").empty());
+    w.appendPoint("a", {2, 3});  // the index survives the removal before it
+    QCOMPARE(w.pointCount("a"), 3);
+    w.removeSeries("nope");  // no-op
+    QCOMPARE(w.seriesCount(), 2);
+    w.clear();
+    QCOMPARE(w.seriesCount(), 0);
+    QCOMPARE(w.pointCount(), 0);
+  }
+
+  void outOfOrderAppendsAreSorted() {
+    PlotWidget w("t");
+    for (double x : {0.0, 3.0, 1.0, 2.0}) w.appendPoint("s", {x, x * 10});
+    const std::vector<QPointF> pts = w.points("s");
+    QCOMPARE(pts.size(), std::size_t(4));
+    for (std::size_t i = 1; i < pts.size(); ++i) QVERIFY(pts[i - 1].x() <= pts[i].x());
+  }
+
+  void markers() {
+    PlotWidget w("t");
+    w.addMarker({10, "K = 1%"});
+    w.addMarker({20, "bits = 4"});
+    QCOMPARE(w.markers().size(), std::size_t(2));
+    QCOMPARE(w.markers()[1].label, QStringLiteral("bits = 4"));
+    w.setMarkers({Marker{5, "only"}});
+    QCOMPARE(w.markers().size(), std::size_t(1));
+    QCOMPARE(w.markers()[0].x, 5.0);
+    w.clear();
+    QVERIFY(w.markers().empty());
+  }
+
+  void xRangeDoesNotEmit() {
+    PlotWidget w("t");
+    w.setSeries("s", "s", ramp(100), SeriesStyle{});
+    QSignalSpy spy(&w, &PlotWidget::xRangeChanged);
+    QVERIFY(!w.xRange());
+    w.setXRange(std::make_pair(10.0, 20.0));
+    QVERIFY(w.xRange());
+    QCOMPARE(w.xRange()->first, 10.0);
+    QCOMPARE(w.xRange()->second, 20.0);
+    // The y range follows the visible data only: y = x on [10, 20], plus padding and the edge neighbours.
+    const auto [lo, hi] = w.visibleYRange();
+    QVERIFY(lo > 5 && lo < 10);
+    QVERIFY(hi > 20 && hi < 25);
+    w.setXRange(std::make_pair(30.0, 25.0));  // reversed: swapped
+    QCOMPARE(w.xRange()->first, 25.0);
+    w.setXRange(std::nullopt);
+    QVERIFY(!w.xRange());
+    QCOMPARE(spy.count(), 0);
+  }
+
+  void logYClampsZeros() {
+    PlotWidget w("t");
+    w.setSeries("s", "s", {{0, 0}, {1, 0.5}, {2, 1}, {3, 0}, {4, -2}, {5, 10}}, SeriesStyle{});
+    w.setLogY(true);
+    QVERIFY(w.logY());
+    const auto [lo, hi] = w.visibleYRange();
+    QVERIFY(lo > 0);
+    QVERIFY(hi >= 10);
+    QVERIFY(lo <= 0.05);  // zeros sit at the smallest positive value / 10
+    QImage image(600, 400, QImage::Format_ARGB32);
+    w.resize(600, 400);
+    w.render(&image);
+    // All zeros: nothing positive to go by, still a positive range.
+    w.setSeries("s", "s", {{0, 0}, {1, 0}}, SeriesStyle{});
+    QVERIFY(w.visibleYRange().first > 0);
+    QVERIFY(w.visibleYRange().first < w.visibleYRange().second);
+    w.render(&image);
+  }
+
+  void autoscaleIgnoresALoneSpike() {
+    std::mt19937 rng(1);
+    std::normal_distribution<double> noise(1.0, 0.05);
+    std::vector<QPointF> pts{{0, 1e6}};  // the initial loss spike
+    for (int i = 1; i <= 1000; ++i) pts.emplace_back(i, noise(rng));
+    PlotWidget w("t");
+    w.setSeries("loss", "loss", pts, SeriesStyle{});
+    const auto [lo, hi] = w.visibleYRange();
+    QVERIFY2(hi < 10, qPrintable(QString::number(hi)));
+    QVERIFY(lo > 0.5 && lo < 1.0);
+    // Without an outlier the whole data stays in view.
+    w.setSeries("loss", "loss", ramp(1000, 0.1), SeriesStyle{});
+    const auto [lo2, hi2] = w.visibleYRange();
+    QVERIFY(lo2 <= 0 && hi2 >= 99.9);
+  }
+
+  void constantAndEmptyData() {
+    PlotWidget w("t");
+    auto [lo, hi] = w.visibleYRange();
+    QVERIFY(lo < hi);
+    w.setSeries("s", "s", {{0, 3}, {1, 3}, {2, 3}}, SeriesStyle{});
+    std::tie(lo, hi) = w.visibleYRange();
+    QVERIFY(lo < 3 && hi > 3);
+    w.setSeries("s", "s", {{5, 0}}, SeriesStyle{});  // one point at zero
+    std::tie(lo, hi) = w.visibleYRange();
+    QVERIFY(lo < 0 && hi > 0);
+  }
+
+  void exportPngWritesAChart() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    PlotWidget w("Loss");
+    w.setAxisLabels("step", "loss");
+    SeriesStyle raw;
+    raw.color = ps::ui::faint(ps::ui::runColor(1));
+    raw.faint = true;
+    raw.legend = false;
+    SeriesStyle smooth;
+    smooth.color = ps::ui::runColor(1);
+    SeriesStyle dashed;
+    dashed.color = ps::ui::runColor(2);
+    dashed.dashed = true;
+    SeriesStyle scatter;
+    scatter.color = ps::ui::runColor(3);
+    scatter.scatter = true;
+    w.setSeries("raw", "raw", ramp(200, 0.5), raw);
+    w.setSeries("smooth", "run 1", ramp(200, 0.45), smooth);
+    w.setSeries("eval", "run 2", ramp(200, 0.3), dashed);
+    w.setSeries("pareto", "pareto", {{150, 10}, {20, 80}, {90, 40}}, scatter);
+    w.addMarker({100, "K = 1%"});
+    const QString path = dir.filePath("chart.png");
+    QVERIFY(w.exportPng(path));
+    QVERIFY(QFileInfo(path).size() > 0);
+    QImage image(path);
+    QVERIFY(!image.isNull());
+    QVERIFY(image.width() >= 640 && image.height() >= 400);  // never shown: a sensible default size
+    QVERIFY(distinctColours(image) > 10);
+    // An empty chart exports its "no data yet" text; a file that cannot be written reports false.
+    PlotWidget empty("Empty");
+    QVERIFY(empty.exportPng(dir.filePath("empty.png")));
+    QVERIFY(distinctColours(QImage(dir.filePath("empty.png"))) > 1);
+    QVERIFY(!w.exportPng(dir.filePath("no/such/dir/chart.png")));
+  }
+
+  void dragZoomsAndDoubleClickResets() {
+    PlotWidget w("t");
+    w.setSeries("s", "s", ramp(1000), SeriesStyle{});
+    w.resize(600, 400);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QSignalSpy spy(&w, &PlotWidget::xRangeChanged);
+
+    QTest::mousePress(&w, Qt::LeftButton, {}, QPoint(150, 200));
+    QTest::mouseMove(&w, QPoint(300, 210));
+    QTest::mouseMove(&w, QPoint(450, 220));
+    QTest::mouseRelease(&w, Qt::LeftButton, {}, QPoint(450, 220));
+    QCOMPARE(spy.count(), 1);
+    const double lo = spy.at(0).at(0).toDouble(), hi = spy.at(0).at(1).toDouble();
+    QVERIFY(lo < hi);
+    QVERIFY(lo > 0 && hi < 999);
+    QVERIFY(w.xRange());
+    QCOMPARE(w.xRange()->first, lo);
+    QCOMPARE(w.xRange()->second, hi);
+
+    // A click (under 4 px of travel) does not zoom.
+    QTest::mousePress(&w, Qt::LeftButton, {}, QPoint(300, 200));
+    QTest::mouseRelease(&w, Qt::LeftButton, {}, QPoint(302, 200));
+    QCOMPARE(spy.count(), 1);
+
+    QTest::mouseDClick(&w, Qt::LeftButton, {}, QPoint(300, 200));
+    QCOMPARE(spy.count(), 2);
+    QVERIFY(std::isnan(spy.at(1).at(0).toDouble()));
+    QVERIFY(std::isnan(spy.at(1).at(1).toDouble()));
+    QVERIFY(!w.xRange());
+
+    // Hovering draws the crosshair; a paint with it must not trip.
+    QTest::mouseMove(&w, QPoint(320, 180));
+    QVERIFY(!w.grab().isNull());
+  }
+
+  void millionPointsPaint() {
+    std::vector<QPointF> pts;
+    pts.reserve(1000000);
+    for (int i = 0; i < 1000000; ++i) pts.emplace_back(i, std::sin(i * 1e-4) + (i % 7) * 0.01);
+    PlotWidget w("big");
+    w.setSeries("s", "s", std::move(pts), SeriesStyle{});
+    for (int i = 0; i < 100000; ++i) w.appendPoint("live", QPointF(i * 10.0, i * 1e-5));
+    QCOMPARE(w.pointCount(), 1100000);
+    w.resize(800, 500);
+    QImage image(800, 500, QImage::Format_ARGB32);
+    w.render(&image);
+    QVERIFY(distinctColours(image) > 3);
+    w.setXRange(std::make_pair(1000.0, 2000.0));
+    w.render(&image);
+    QVERIFY(distinctColours(image) > 3);
+  }
+};
+
+QTEST_MAIN(PlotWidgetTest)
+#include "PlotWidgetTest.moc"
