@@ -1,0 +1,314 @@
+#include "app/ui/runs/CompareView.h"
+
+#include "app/ui/charts/Palette.h"
+#include "app/ui/charts/PlotWidget.h"
+#include "app/ui/charts/Smoothing.h"
+#include "app/ui/runs/RunChecklist.h"
+#include "app/ui/runs/SettingsDiffView.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSlider>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace ps::ui {
+
+namespace {
+constexpr int kColumns = 2;  // charts per grid row
+QString seriesId(qint64 id) {
+  return QStringLiteral("run%1").arg(id);
+}
+QString runLabel(const RunSeries& r) {
+  return r.info.name.empty() ? QStringLiteral("run %1").arg(r.info.id) : QString::fromStdString(r.info.name);
+}
+}  // namespace
+
+CompareView::CompareView(QWidget* parent) : QWidget(parent), diff_(new SettingsDiffView(this)) {
+  buildControls();
+}
+
+CompareView::~CompareView() = default;
+
+void CompareView::buildControls() {
+  axisCombo_ = new QComboBox(this);
+  for (XAxis a : {XAxis::Step, XAxis::WallTime, XAxis::EmulatedTime, XAxis::Bytes})
+    axisCombo_->addItem(xAxisLabel(a), int(a));
+  connect(axisCombo_, qOverload<int>(&QComboBox::currentIndexChanged), this,
+          [this](int i) { setXAxis(XAxis(axisCombo_->itemData(i).toInt())); });
+  smoothSlider_ = new QSlider(Qt::Horizontal, this);
+  smoothSlider_->setRange(0, 99);
+  smoothSlider_->setToolTip(tr("Debiased exponential moving average; the raw line stays faint behind"));
+  smoothLabel_ = new QLabel(this);
+  smoothLabel_->setMinimumWidth(QFontMetrics(font()).horizontalAdvance(QStringLiteral("0.00")) + 4);
+  connect(smoothSlider_, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 100.0); });
+  logCheck_ = new QCheckBox(tr("Log y"), this);
+  connect(logCheck_, &QCheckBox::toggled, this, &CompareView::setLogY);
+  auto* pngButton = new QPushButton(tr("Export PNGs…"), this);
+  connect(pngButton, &QPushButton::clicked, this, &CompareView::exportAllPngDialog);
+  auto* csvButton = new QPushButton(tr("Export visible CSV…"), this);
+  connect(csvButton, &QPushButton::clicked, this, &CompareView::exportVisibleCsvDialog);
+
+  auto* controls = new QHBoxLayout;
+  for (QWidget* w : QList<QWidget*>{new QLabel(tr("X axis:"), this), axisCombo_, new QLabel(tr("Smoothing:"), this),
+                                    smoothSlider_, smoothLabel_, logCheck_})
+    controls->addWidget(w);
+  controls->setStretchFactor(smoothSlider_, 1);
+  controls->addStretch(1);
+  controls->addWidget(pngButton);
+  controls->addWidget(csvButton);
+
+  runList_ = new RunChecklist(this);
+  connect(runList_, &RunChecklist::runToggled, this, &CompareView::setRunVisible);
+
+  gridHost_ = new QWidget;
+  grid_ = new QGridLayout(gridHost_);
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setWidget(gridHost_);
+
+  auto* top = new QSplitter(Qt::Horizontal, this);
+  top->addWidget(runList_);
+  top->addWidget(scroll);
+  top->setStretchFactor(1, 1);
+  top->setSizes({180, 900});
+  auto* body = new QSplitter(Qt::Vertical, this);
+  body->addWidget(top);
+  body->addWidget(diff_);
+  body->setStretchFactor(0, 3);
+  body->setStretchFactor(1, 1);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(controls);
+  layout->addWidget(body, 1);
+
+  const QSignalBlocker block(smoothSlider_);
+  smoothSlider_->setValue(int(std::lround(smoothing_ * 100)));
+  smoothLabel_->setText(QString::number(smoothing_, 'f', 2));
+}
+
+void CompareView::setRuns(std::shared_ptr<ps::RunStore> store, const QList<qint64>& ids) {
+  store_ = std::move(store);
+  ids_ = ids;
+  hidden_.clear();
+  for (PlotWidget* p : plots_) p->setXRange(std::nullopt);  // a new set of runs starts unzoomed
+  reload();
+}
+
+void CompareView::reload() {
+  std::vector<RunSeries> loaded;
+  QStringList errors;
+  for (qint64 id : ids_) {
+    try {
+      if (store_) loaded.push_back(RunSeries::load(*store_, id));
+    } catch (const std::exception& e) {
+      errors << QString::fromStdString(e.what());
+    }
+  }
+  if (!errors.isEmpty())
+    Q_EMIT errorOccurred(tr("Some runs could not be compared: %1").arg(errors.join(QStringLiteral("; "))));
+  runs_ = std::move(loaded);
+  std::vector<SettingsDiffModel::Run> diffRuns;
+  for (const auto& r : runs_) diffRuns.push_back({r.info.id, runLabel(r), runColor(r.info.id), r.config});
+  diff_->setRuns(diffRuns);
+  std::vector<std::pair<qint64, QString>> listed;
+  for (const auto& r : runs_) listed.emplace_back(r.info.id, runLabel(r));
+  runList_->setRuns(listed, hidden_);
+  // Keep the charts (and their zoom) when the chart set is unchanged, as on a live reload.
+  std::vector<const RunSeries*> all;
+  for (const auto& r : runs_) all.push_back(&r);
+  const auto charts = compareCharts(all);
+  bool same = charts.size() == charts_.size();
+  for (size_t i = 0; same && i < charts.size(); ++i) same = charts[i].title == charts_[i].title;
+  if (!same) {
+    charts_ = charts;
+    rebuildCharts();
+  }
+  redraw();
+}
+
+QList<qint64> CompareView::runIds() const {
+  QList<qint64> ids;
+  for (const auto& r : runs_) ids.push_back(r.info.id);
+  return ids;
+}
+
+void CompareView::rebuildCharts() {
+  for (PlotWidget* p : plots_) delete p;
+  plots_.clear();
+  for (size_t i = 0; i < charts_.size(); ++i) {
+    auto* plot = new PlotWidget(charts_[i].title, gridHost_);
+    plot->setMinimumSize(320, 220);
+    grid_->addWidget(plot, int(i) / kColumns, int(i) % kColumns);
+    plots_.push_back(plot);
+    if (charts_[i].kind == CompareChart::Kind::Line)
+      connect(plot, &PlotWidget::xRangeChanged, this, [this, plot](double lo, double hi) { linkZoom(plot, lo, hi); });
+  }
+}
+
+QList<PlotWidget*> CompareView::plots() const {
+  return QList<PlotWidget*>(plots_.begin(), plots_.end());
+}
+
+PlotWidget* CompareView::plot(const QString& title) const {
+  for (size_t i = 0; i < charts_.size(); ++i)
+    if (charts_[i].title == title) return plots_[i];
+  return nullptr;
+}
+
+std::vector<const RunSeries*> CompareView::visibleRuns() const {
+  std::vector<const RunSeries*> out;
+  for (const auto& r : runs_)
+    if (isRunVisible(r.info.id)) out.push_back(&r);
+  return out;
+}
+
+void CompareView::redraw() {
+  for (size_t i = 0; i < charts_.size(); ++i) drawChart(plots_[i], charts_[i]);
+}
+
+void CompareView::drawChart(PlotWidget* plot, const CompareChart& chart) {
+  plot->clear();
+  plot->setLogY(logY_);
+  const auto runs = visibleRuns();
+  if (chart.kind == CompareChart::Kind::Pareto) {
+    plot->setAxisLabels(xAxisLabel(XAxis::Bytes), chart.yLabel);
+    for (const RunSeries* r : runs) {
+      const QColor color = runColor(r->info.id);
+      SeriesStyle curve{color, false, true, false, false};  // dashed path, not in the legend
+      plot->setSeries(seriesId(r->info.id) + QStringLiteral("/curve"), runLabel(*r), paretoCurve(*r), curve);
+      if (auto point = paretoPoint(*r))
+        plot->setSeries(seriesId(r->info.id), runLabel(*r), {*point}, SeriesStyle{color, false, false, true, true});
+    }
+    return;
+  }
+  plot->setAxisLabels(xAxisLabel(axis_), chart.yLabel);
+  std::vector<Marker> markers;
+  for (const RunSeries* r : runs) {
+    auto points = chartLine(chart, *r, axis_);
+    if (points.empty()) continue;
+    const QColor color = runColor(r->info.id);
+    const QString id = seriesId(r->info.id);
+    if (smoothing_ > 0) {
+      plot->setSeries(id + QStringLiteral("/raw"), runLabel(*r), points, SeriesStyle{color, true, false, false, false});
+      plot->setSeries(id, runLabel(*r), smoothEma(points, smoothing_), SeriesStyle{color});
+    } else {
+      plot->setSeries(id, runLabel(*r), std::move(points), SeriesStyle{color});
+    }
+    // With several runs a marker says whose change it was.
+    for (const auto& [x, label] : r->markers(axis_))
+      markers.push_back({x, runs.size() > 1 ? runLabel(*r) + QStringLiteral(": ") + label : label});
+  }
+  plot->setMarkers(std::move(markers));
+}
+
+void CompareView::linkZoom(PlotWidget* source, double lo, double hi) {
+  std::optional<std::pair<double, double>> range;
+  if (!std::isnan(lo) && !std::isnan(hi)) range = std::make_pair(lo, hi);
+  for (size_t i = 0; i < plots_.size(); ++i)
+    if (plots_[i] != source && charts_[i].kind == CompareChart::Kind::Line) plots_[i]->setXRange(range);
+}
+
+void CompareView::setXAxis(XAxis axis) {
+  {
+    const QSignalBlocker block(axisCombo_);
+    axisCombo_->setCurrentIndex(axisCombo_->findData(int(axis)));
+  }
+  if (axis == axis_) return;
+  axis_ = axis;
+  for (PlotWidget* p : plots_) p->setXRange(std::nullopt);
+  redraw();
+}
+
+void CompareView::setSmoothing(double weight) {
+  weight = std::clamp(std::isfinite(weight) ? weight : 0.0, 0.0, 0.99);
+  {
+    const QSignalBlocker block(smoothSlider_);
+    smoothSlider_->setValue(int(std::lround(weight * 100)));
+  }
+  smoothLabel_->setText(QString::number(weight, 'f', 2));
+  if (weight == smoothing_) return;
+  smoothing_ = weight;
+  redraw();
+}
+
+void CompareView::setLogY(bool on) {
+  {
+    const QSignalBlocker block(logCheck_);
+    logCheck_->setChecked(on);
+  }
+  if (on == logY_) return;
+  logY_ = on;
+  for (PlotWidget* p : plots_) p->setLogY(on);
+}
+
+void CompareView::setRunVisible(qint64 id, bool visible) {
+  if (isRunVisible(id) == visible) return;
+  if (visible)
+    hidden_.erase(id);
+  else
+    hidden_.insert(id);
+  runList_->setChecked(id, visible);
+  redraw();
+}
+
+SettingsDiffModel* CompareView::diffModel() const {
+  return diff_->model();
+}
+
+int CompareView::diffRowCount() const {
+  return diff_->model()->rowCount();
+}
+
+void CompareView::setShowAllSettings(bool all) {
+  diff_->setShowAll(all);
+}
+
+int CompareView::exportAllPng(const QString& dir) {
+  if (!QDir().mkpath(dir)) return 0;
+  int written = 0;
+  for (size_t i = 0; i < plots_.size(); ++i)
+    if (plots_[i]->exportPng(QDir(dir).filePath(slugify(charts_[i].title) + QStringLiteral(".png")))) ++written;
+  return written;
+}
+
+QString CompareView::exportVisibleCsv(const QString& path) const {
+  std::vector<CsvChart> charts;
+  for (size_t i = 0; i < charts_.size(); ++i) charts.push_back({&charts_[i], plots_[i]->xRange()});
+  return writeVisibleCsv(path, charts, visibleRuns(), axis_);
+}
+
+void CompareView::exportAllPngDialog() {
+  const QString dir = QFileDialog::getExistingDirectory(this, tr("Export every chart as PNG"));
+  if (dir.isEmpty()) return;
+  const int n = exportAllPng(dir);
+  if (n < int(plots_.size()))
+    Q_EMIT errorOccurred(tr("Only %1 of %2 charts could be written to %3; choose a folder you can write to.")
+                             .arg(n)
+                             .arg(plots_.size())
+                             .arg(dir));
+  else
+    Q_EMIT statusMessage(tr("%1 charts exported to %2").arg(n).arg(dir));
+}
+
+void CompareView::exportVisibleCsvDialog() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export the visible range as CSV"),
+                                                    QStringLiteral("compare.csv"), tr("CSV files (*.csv)"));
+  const QString error = path.isEmpty() ? QString() : exportVisibleCsv(path);
+  if (!error.isEmpty())
+    Q_EMIT errorOccurred(error);
+  else if (!path.isEmpty())
+    Q_EMIT statusMessage(tr("Visible range exported to %1").arg(path));
+}
+
+}  // namespace ps::ui

@@ -1,0 +1,102 @@
+#pragma once
+// ps::ui::CompareView: overlays a set of runs on a grid of charts (CompareCharts.h) with one x axis for all of
+// them (step, wall time, emulated time or cumulative wire bytes), debiased-EMA smoothing with the raw line faint
+// behind, log y, per-run visibility, mid-run changes as markers, linked zoom across the line charts, the
+// loss-versus-bytes (Pareto) scatter and a settings diff table.
+//
+// Series ids on every chart: "run<ID>" (the drawn line; smoothed when smoothing is on), "run<ID>/raw" (the faint
+// raw line, only while smoothing), and on the Pareto chart "run<ID>" (the final point) and "run<ID>/curve".
+// Each run keeps its colour (runColor) everywhere.
+#include "app/ui/runs/CompareCharts.h"
+#include "app/ui/runs/RunSeries.h"
+
+#include <QList>
+#include <QWidget>
+
+#include <memory>
+#include <set>
+#include <vector>
+
+class QCheckBox;
+class QComboBox;
+class QGridLayout;
+class QLabel;
+class QSlider;
+
+namespace ps::ui {
+
+class PlotWidget;
+class RunChecklist;
+class SettingsDiffModel;
+class SettingsDiffView;
+
+class CompareView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit CompareView(QWidget* parent = nullptr);
+  ~CompareView() override;
+
+  // Loads the runs (errors go to errorOccurred; runs that cannot be read are left out) and rebuilds the charts.
+  void setRuns(std::shared_ptr<ps::RunStore> store, const QList<qint64>& ids);
+  QList<qint64> runIds() const;
+  const std::vector<RunSeries>& runs() const { return runs_; }
+
+  QList<PlotWidget*> plots() const;
+  PlotWidget* plot(const QString& title) const;  // null when there is no such chart
+
+  XAxis xAxis() const { return axis_; }
+  void setXAxis(XAxis axis);  // resets any zoom: the old range means nothing on the new axis
+  double smoothing() const { return smoothing_; }
+  void setSmoothing(double weight);  // clamped to 0 .. 0.99
+  bool logY() const { return logY_; }
+  void setLogY(bool on);
+  bool isRunVisible(qint64 id) const { return hidden_.count(id) == 0; }
+  void setRunVisible(qint64 id, bool visible);
+
+  SettingsDiffModel* diffModel() const;
+  int diffRowCount() const;
+  void setShowAllSettings(bool all);
+
+  // One PNG per chart in `dir`, named after its title ("train-loss.png"); returns how many were written.
+  int exportAllPng(const QString& dir);
+  // Long-format CSV of the points inside each line chart's visible x range; error message or empty.
+  QString exportVisibleCsv(const QString& path) const;
+
+ public Q_SLOTS:
+  void reload();  // re-reads the same runs (a live run grows), keeping zoom and settings
+  void exportAllPngDialog();
+  void exportVisibleCsvDialog();
+
+ Q_SIGNALS:
+  void statusMessage(const QString& message);
+  void errorOccurred(const QString& message);
+
+ private:
+  void buildControls();
+  void rebuildCharts();  // the chart set depends on the runs (accuracy or perplexity)
+  void redraw();         // every chart's series and markers from the runs and controls
+  void drawChart(PlotWidget* plot, const CompareChart& chart);
+  void linkZoom(PlotWidget* source, double lo, double hi);
+  std::vector<const RunSeries*> visibleRuns() const;
+
+  std::shared_ptr<ps::RunStore> store_;
+  QList<qint64> ids_;
+  std::vector<RunSeries> runs_;
+  std::vector<CompareChart> charts_;
+  std::vector<PlotWidget*> plots_;  // parallel to charts_
+  std::set<qint64> hidden_;
+  XAxis axis_ = XAxis::Step;
+  double smoothing_ = 0.6;
+  bool logY_ = false;
+
+  QComboBox* axisCombo_ = nullptr;
+  QSlider* smoothSlider_ = nullptr;
+  QLabel* smoothLabel_ = nullptr;
+  QCheckBox* logCheck_ = nullptr;
+  RunChecklist* runList_ = nullptr;
+  QGridLayout* grid_ = nullptr;
+  QWidget* gridHost_ = nullptr;
+  SettingsDiffView* diff_ = nullptr;
+};
+
+}  // namespace ps::ui

@@ -1,0 +1,273 @@
+#include "app/ui/runs/RunRow.h"
+
+#include <QDateTime>
+
+#include <algorithm>
+#include <cmath>
+
+namespace ps::ui {
+
+namespace {
+
+using json = nlohmann::json;
+
+json parseObject(const std::string& text) {
+  auto j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return (!j.is_discarded() && j.is_object()) ? j : json::object();
+}
+
+// configValue without the schema: the value at a dot path, or null.
+const json& at(const json& config, const std::string& dotted) {
+  static const json null;
+  const json* node = &config;
+  size_t start = 0;
+  while (start <= dotted.size()) {
+    const size_t dot = std::min(dotted.find('.', start), dotted.size());
+    const std::string part = dotted.substr(start, dot - start);
+    if (!node->is_object() || !node->contains(part)) return null;
+    node = &(*node)[part];
+    start = dot + 1;
+  }
+  return *node;
+}
+
+QVariant text(const json& v) {
+  if (v.is_string())
+    return v.get<std::string>().empty() ? QVariant() : QVariant(QString::fromStdString(v.get<std::string>()));
+  if (v.is_null()) return QVariant();
+  return QString::fromStdString(v.dump());
+}
+
+QVariant number(double v) {
+  return std::isfinite(v) ? QVariant(v) : QVariant();
+}
+QVariant number(const json& v) {
+  return v.is_number() ? number(v.get<double>()) : QVariant();
+}
+
+QString humanBytes(double b) {
+  static const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+  int u = 0;
+  while (std::abs(b) >= 1000 && u < 5) b /= 1000, ++u;
+  return QString::number(b, 'f', u == 0 ? 0 : 1) + QLatin1Char(' ') + QLatin1String(units[u]);
+}
+
+QString duration(double s) {
+  if (s < 60) return QString::number(s, 'f', 1) + QStringLiteral(" s");
+  const qint64 t = qint64(std::llround(s));
+  if (t < 3600) return QStringLiteral("%1 m %2 s").arg(t / 60).arg(t % 60, 2, 10, QLatin1Char('0'));
+  return QStringLiteral("%1 h %2 m").arg(t / 3600).arg((t % 3600) / 60, 2, 10, QLatin1Char('0'));
+}
+
+bool sparse(const std::string& m) {
+  return m == "topk" || m == "randk" || m == "gaussiank" || m == "sampledk";
+}
+
+// Bits per sent value where the method has such a thing: the quantizer's bits, a sparsifier's value bits.
+QVariant bitsOf(const json& dir) {
+  const std::string m = at(dir, "method").is_string() ? at(dir, "method").get<std::string>() : "";
+  if (m == "quantize") return number(at(dir, "bits"));
+  if (sparse(m)) return number(at(dir, "value_bits"));
+  if (m == "fp16" || m == "bf16") return 16.0;
+  if (m == "sign") return 1.0;
+  return QVariant();
+}
+
+QVariant kOf(const json& dir) {
+  const auto& m = at(dir, "method");
+  return (m.is_string() && sparse(m.get<std::string>())) ? number(at(dir, "k")) : QVariant();
+}
+
+}  // namespace
+
+QString runColumnTitle(RunColumn c) {
+  // clang-format off
+  static const char* titles[kRunColumnCount] = {
+      "", "ID", "Name", "Status", "Tags", "Notes", "Created", "Task", "Stages", "Micro-batches", "Schedule",
+      "Fwd method", "Fwd K", "Fwd bits", "Fwd feedback", "Bwd method", "Bwd K", "Bwd bits", "Bwd feedback",
+      "Bandwidth (Mbit/s)", "Latency (ms)", "LR", "Steps", "Train loss", "Eval loss", "Eval acc / ppl",
+      "Best acc / ppl", "Wire bytes", "Ratio", "Wall time"};
+  // clang-format on
+  return int(c) >= 0 && int(c) < kRunColumnCount ? QString::fromLatin1(titles[int(c)]) : QString();
+}
+
+QString runColumnToolTip(RunColumn c) {
+  switch (c) {
+    case RunColumn::Visible:
+      return QStringLiteral("Colour in charts; untick to hide the run from comparisons");
+    case RunColumn::FwdK:
+    case RunColumn::BwdK:
+      return QStringLiteral("Fraction of the elements a sparsifier keeps");
+    case RunColumn::FwdBits:
+    case RunColumn::BwdBits:
+      return QStringLiteral("Bits per sent value (quantizer bits, or a sparsifier's value bits)");
+    case RunColumn::EvalMetric:
+      return QStringLiteral("Final eval accuracy (classifiers) or perplexity (language models)");
+    case RunColumn::BestEvalMetric:
+      return QStringLiteral("Best eval accuracy seen (highest), or perplexity (lowest)");
+    case RunColumn::Ratio:
+      return QStringLiteral("Compression ratio: raw bytes / wire bytes");
+    case RunColumn::TrainLoss:
+      return QStringLiteral("Final train loss (latest while running)");
+    default:
+      return runColumnTitle(c);
+  }
+}
+
+double RunRow::summaryNumber(const char* key, double fallback) const {
+  auto it = summary.find(key);
+  return (it != summary.end() && it->is_number()) ? it->get<double>() : fallback;
+}
+
+RunRow RunRow::read(const RunStore& store, const RunInfo& info, const RunRow* previous) {
+  RunRow row;
+  row.info = info;
+  row.config = parseObject(info.config_json);
+  row.summary = parseObject(info.summary_json);
+  const json& task = at(row.config, "task");
+  row.languageModel = (task.is_string() && task.get<std::string>() == "brown_lm") ||
+                      (row.summary.contains("eval_perplexity") && !row.summary.contains("eval_accuracy"));
+
+  // A finished run's metrics no longer change: reuse what the last refresh read.
+  if (previous && previous->info.id == info.id && previous->info.status == info.status && info.status != "running") {
+    row.bestEval = previous->bestEval;
+    row.lastEvalLoss = previous->lastEvalLoss, row.lastEvalMetric = previous->lastEvalMetric;
+    row.lastTrainLoss = previous->lastTrainLoss, row.lastStep = previous->lastStep, row.lastWall = previous->lastWall;
+    row.rawBytes = previous->rawBytes, row.wireBytes = previous->wireBytes;
+    return row;
+  }
+  const std::string metricKey = row.languageModel ? "eval/perplexity" : "eval/accuracy";
+  for (const auto& m : store.metrics(info.id, "eval/")) {  // a few points per run
+    if (!std::isfinite(m.value)) continue;
+    if (m.key == "eval/loss") row.lastEvalLoss = m.value;
+    if (m.key != metricKey) continue;
+    row.lastEvalMetric = m.value;
+    if (std::isnan(row.bestEval))
+      row.bestEval = m.value;
+    else
+      row.bestEval = row.languageModel ? std::min(row.bestEval, m.value) : std::max(row.bestEval, m.value);
+  }
+  // Totals and the latest figures come from the summary once the run has ended; read them while it runs.
+  if (info.status == "running" || !row.summary.contains("bytes_wire") || !row.summary.contains("train_loss")) {
+    for (const auto& m : store.metrics(info.id, "train/loss")) {
+      if (m.key != "train/loss") continue;
+      row.lastTrainLoss = m.value, row.lastStep = double(m.step), row.lastWall = m.wall_s;
+    }
+    double raw = 0, wire = 0;
+    bool any = false;
+    for (const auto& m : store.metrics(info.id, "bytes/")) {
+      if (!std::isfinite(m.value)) continue;
+      if (m.key == "bytes/raw") raw += m.value, any = true;
+      if (m.key == "bytes/wire") wire += m.value, any = true;
+    }
+    if (any) row.rawBytes = raw, row.wireBytes = wire;
+  }
+  return row;
+}
+
+QVariant RunRow::value(RunColumn c) const {
+  const json& fwd = at(config, "compression.forward");
+  const json& bwd = at(config, "compression.backward");
+  const char* evalKey = languageModel ? "eval_perplexity" : "eval_accuracy";
+  switch (c) {
+    case RunColumn::Visible:
+      return QVariant();
+    case RunColumn::Id:
+      return double(info.id);
+    case RunColumn::Name:
+      return info.name.empty() ? QVariant() : QVariant(QString::fromStdString(info.name));
+    case RunColumn::Status:
+      return QString::fromStdString(info.status);
+    case RunColumn::Tags:
+      return info.tags.empty() ? QVariant() : QVariant(QString::fromStdString(info.tags));
+    case RunColumn::Notes:
+      return info.notes.empty() ? QVariant() : QVariant(QString::fromStdString(info.notes));
+    case RunColumn::Created:
+      return info.created.empty() ? QVariant() : QVariant(QString::fromStdString(info.created));
+    case RunColumn::Task:
+      return text(at(config, "task"));
+    case RunColumn::Stages:
+      return number(at(config, "pipeline.stages"));
+    case RunColumn::Microbatches:
+      return number(at(config, "pipeline.microbatches"));
+    case RunColumn::Schedule:
+      return text(at(config, "pipeline.schedule"));
+    case RunColumn::FwdMethod:
+      return text(at(fwd, "method"));
+    case RunColumn::FwdK:
+      return kOf(fwd);
+    case RunColumn::FwdBits:
+      return bitsOf(fwd);
+    case RunColumn::FwdFeedback:
+      return text(at(fwd, "feedback"));
+    case RunColumn::BwdMethod:
+      return text(at(bwd, "method"));
+    case RunColumn::BwdK:
+      return kOf(bwd);
+    case RunColumn::BwdBits:
+      return bitsOf(bwd);
+    case RunColumn::BwdFeedback:
+      return text(at(bwd, "feedback"));
+    case RunColumn::Bandwidth:
+      return number(at(config, "link.bandwidth_mbps"));
+    case RunColumn::Latency:
+      return number(at(config, "link.latency_ms"));
+    case RunColumn::Lr:
+      return number(at(config, "train.lr"));
+    case RunColumn::Steps:
+      return number(summaryNumber("steps", lastStep));
+    case RunColumn::TrainLoss:
+      return number(summaryNumber("train_loss", lastTrainLoss));
+    case RunColumn::EvalLoss:
+      return number(summaryNumber("eval_loss", lastEvalLoss));
+    case RunColumn::EvalMetric:
+      return number(summaryNumber(evalKey, lastEvalMetric));
+    case RunColumn::BestEvalMetric:
+      return number(bestEval);
+    case RunColumn::WireBytes:
+      return number(summaryNumber("bytes_wire", wireBytes));
+    case RunColumn::Ratio: {
+      const double raw = summaryNumber("bytes_raw", rawBytes), wire = summaryNumber("bytes_wire", wireBytes);
+      return wire > 0 ? number(raw / wire) : QVariant();
+    }
+    case RunColumn::WallTime:
+      return number(summaryNumber("wall_seconds", lastWall));
+    case RunColumn::Count:
+      break;
+  }
+  return QVariant();
+}
+
+QString RunRow::display(RunColumn c) const {
+  const QVariant v = value(c);
+  if (!v.isValid()) return QString();
+  if (v.userType() != QMetaType::Double) {
+    if (c != RunColumn::Created) return v.toString();
+    const auto t = QDateTime::fromString(v.toString(), Qt::ISODate);
+    return t.isValid() ? t.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) : v.toString();
+  }
+  const double d = v.toDouble();
+  switch (c) {
+    case RunColumn::FwdK:
+    case RunColumn::BwdK:
+      return QString::number(d * 100, 'g', 3) + QStringLiteral(" %");
+    case RunColumn::EvalMetric:
+    case RunColumn::BestEvalMetric:
+      return languageModel ? QString::number(d, 'f', 2) : QString::number(d * 100, 'f', 2) + QStringLiteral(" %");
+    case RunColumn::TrainLoss:
+    case RunColumn::EvalLoss:
+      return QString::number(d, 'f', 4);
+    case RunColumn::WireBytes:
+      return humanBytes(d);
+    case RunColumn::Ratio:
+      return QString::number(d, 'f', 1) + QStringLiteral(" ×");
+    case RunColumn::WallTime:
+      return duration(d);
+    case RunColumn::Lr:
+      return QString::number(d, 'g', 4);
+    default:
+      return QString::number(d, 'g', 10);
+  }
+}
+
+}  // namespace ps::ui

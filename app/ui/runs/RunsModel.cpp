@@ -1,0 +1,202 @@
+#include "app/ui/runs/RunsModel.h"
+
+#include "app/ui/charts/Palette.h"
+
+#include <QColor>
+
+#include <algorithm>
+#include <map>
+
+namespace ps::ui {
+
+RunsModel::RunsModel(std::shared_ptr<RunStore> store, QObject* parent)
+    : QAbstractTableModel(parent), store_(std::move(store)) {}
+
+RunsModel::~RunsModel() = default;
+
+int RunsModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : int(rows_.size());
+}
+
+int RunsModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : kRunColumnCount;
+}
+
+QVariant RunsModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= int(rows_.size()) || index.column() >= kRunColumnCount) return QVariant();
+  const RunRow& r = rows_[size_t(index.row())];
+  const auto column = RunColumn(index.column());
+  switch (role) {
+    case Qt::DisplayRole:
+      return column == RunColumn::Visible ? QVariant() : QVariant(r.display(column));
+    case Qt::EditRole:
+      if (column == RunColumn::Name) return QString::fromStdString(r.info.name);
+      if (column == RunColumn::Tags) return QString::fromStdString(r.info.tags);
+      if (column == RunColumn::Notes) return QString::fromStdString(r.info.notes);
+      return column == RunColumn::Visible ? QVariant() : QVariant(r.display(column));
+    case SortRole:
+      if (column == RunColumn::Visible) return isRunVisible(r.info.id) ? 1.0 : 0.0;
+      return r.value(column);
+    case Qt::DecorationRole:
+      return column == RunColumn::Visible ? QVariant(runColor(r.info.id)) : QVariant();
+    case Qt::CheckStateRole:
+      if (column != RunColumn::Visible) return QVariant();
+      return isRunVisible(r.info.id) ? Qt::Checked : Qt::Unchecked;
+    case Qt::ToolTipRole:
+      if (column == RunColumn::Status && !r.info.status_reason.empty())
+        return QString::fromStdString(r.info.status + ": " + r.info.status_reason);
+      if (column == RunColumn::Notes || column == RunColumn::Name) return r.display(column);
+      if (column == RunColumn::Visible) return runColumnToolTip(column);
+      return QVariant();
+    case Qt::TextAlignmentRole: {
+      const QVariant v = r.value(column);
+      if (v.userType() == QMetaType::Double) return int(Qt::AlignRight | Qt::AlignVCenter);
+      return QVariant();
+    }
+    default:
+      return QVariant();
+  }
+}
+
+QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || section < 0 || section >= kRunColumnCount) return QVariant();
+  if (role == Qt::DisplayRole) return runColumnTitle(RunColumn(section));
+  if (role == Qt::ToolTipRole) return runColumnToolTip(RunColumn(section));
+  return QVariant();
+}
+
+bool RunsModel::isEditable(RunColumn c) {
+  return c == RunColumn::Name || c == RunColumn::Tags || c == RunColumn::Notes;
+}
+
+Qt::ItemFlags RunsModel::flags(const QModelIndex& index) const {
+  if (!index.isValid()) return Qt::NoItemFlags;
+  Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemNeverHasChildren;
+  const auto column = RunColumn(index.column());
+  if (column == RunColumn::Visible) f |= Qt::ItemIsUserCheckable;
+  if (isEditable(column)) f |= Qt::ItemIsEditable;
+  return f;
+}
+
+bool RunsModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+  if (!index.isValid() || index.row() >= int(rows_.size())) return false;
+  RunRow& r = rows_[size_t(index.row())];
+  const auto column = RunColumn(index.column());
+  if (column == RunColumn::Visible && role == Qt::CheckStateRole) {
+    setRunVisible(r.info.id, value.toInt() == Qt::Checked);
+    return true;
+  }
+  if (role != Qt::EditRole || !isEditable(column)) return false;
+  const std::string text = value.toString().toStdString();
+  const qint64 id = r.info.id;
+  try {
+    if (column == RunColumn::Name)
+      store_->rename(id, text);
+    else if (column == RunColumn::Tags)
+      store_->setTags(id, text);
+    else
+      store_->setNotes(id, text);
+    // Read back what the store kept (tags are normalised there).
+    if (auto info = store_->run(id)) r.info = *info;
+  } catch (const std::exception& e) {
+    reportError(QStringLiteral("Could not save the %1 of run %2").arg(runColumnTitle(column).toLower()).arg(id), e);
+    return false;
+  }
+  Q_EMIT dataChanged(index, index, {Qt::DisplayRole, Qt::EditRole, SortRole, Qt::ToolTipRole});
+  return true;
+}
+
+qint64 RunsModel::runId(int row) const {
+  return row >= 0 && row < int(rows_.size()) ? rows_[size_t(row)].info.id : 0;
+}
+
+int RunsModel::rowOf(qint64 id) const {
+  for (size_t i = 0; i < rows_.size(); ++i)
+    if (rows_[i].info.id == id) return int(i);
+  return -1;
+}
+
+const RunRow* RunsModel::row(int row) const {
+  return row >= 0 && row < int(rows_.size()) ? &rows_[size_t(row)] : nullptr;
+}
+
+QList<qint64> RunsModel::visibleIds() const {
+  QList<qint64> ids;
+  for (const auto& r : rows_)
+    if (isRunVisible(r.info.id)) ids.push_back(r.info.id);
+  return ids;
+}
+
+bool RunsModel::isRunVisible(qint64 id) const {
+  return hidden_.count(id) == 0;
+}
+
+void RunsModel::setRunVisible(qint64 id, bool visible) {
+  if (isRunVisible(id) == visible) return;
+  if (visible)
+    hidden_.erase(id);
+  else
+    hidden_.insert(id);
+  const int r = rowOf(id);
+  if (r >= 0) {
+    const QModelIndex cell = index(r, int(RunColumn::Visible));
+    Q_EMIT dataChanged(cell, cell, {Qt::CheckStateRole, SortRole});
+  }
+  Q_EMIT visibilityChanged(id, visible);
+}
+
+void RunsModel::reportError(const QString& what, const std::exception& e) {
+  Q_EMIT errorOccurred(what + QStringLiteral(": ") + QString::fromStdString(e.what()) +
+                       QStringLiteral(". Check that the run store file is readable and not locked by another program, "
+                                      "then refresh (F5)."));
+}
+
+void RunsModel::refresh() {
+  std::vector<RunRow> fresh;
+  try {
+    std::map<qint64, const RunRow*> previous;
+    for (const auto& r : rows_) previous[r.info.id] = &r;
+    for (const auto& info : store_->listRuns()) {
+      auto it = previous.find(info.id);
+      fresh.push_back(RunRow::read(*store_, info, it == previous.end() ? nullptr : it->second));
+    }
+  } catch (const std::exception& e) {
+    reportError(QStringLiteral("Could not read the runs"), e);
+    return;
+  }
+  std::set<qint64> oldIds, newIds;
+  for (const auto& r : rows_) oldIds.insert(r.info.id);
+  for (const auto& r : fresh) newIds.insert(r.info.id);
+  for (auto it = hidden_.begin(); it != hidden_.end();) it = newIds.count(*it) ? std::next(it) : hidden_.erase(it);
+
+  // The runs both lists have must keep their relative order for row-wise updates; otherwise reset.
+  std::vector<qint64> keptOld, keptNew;
+  for (const auto& r : rows_)
+    if (newIds.count(r.info.id)) keptOld.push_back(r.info.id);
+  for (const auto& r : fresh)
+    if (oldIds.count(r.info.id)) keptNew.push_back(r.info.id);
+  if (keptOld != keptNew) {
+    beginResetModel();
+    rows_ = std::move(fresh);
+    endResetModel();
+    return;
+  }
+  // Remove deleted runs (from the bottom, so row numbers stay valid), then insert new ones where they belong:
+  // after step j, rows_[0..j] holds exactly fresh[0..j]'s ids.
+  for (int i = int(rows_.size()) - 1; i >= 0; --i) {
+    if (newIds.count(rows_[size_t(i)].info.id)) continue;
+    beginRemoveRows(QModelIndex(), i, i);
+    rows_.erase(rows_.begin() + i);
+    endRemoveRows();
+  }
+  for (size_t j = 0; j < fresh.size(); ++j) {
+    if (oldIds.count(fresh[j].info.id)) continue;
+    beginInsertRows(QModelIndex(), int(j), int(j));
+    rows_.insert(rows_.begin() + long(j), fresh[j]);
+    endInsertRows();
+  }
+  rows_ = std::move(fresh);  // same ids in the same order now; the values may have changed
+  if (!rows_.empty()) Q_EMIT dataChanged(index(0, 0), index(int(rows_.size()) - 1, kRunColumnCount - 1));
+}
+
+}  // namespace ps::ui

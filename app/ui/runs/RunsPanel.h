@@ -1,0 +1,81 @@
+#pragma once
+// ps::ui::RunsPanel: the runs table with its filter box, column chooser and per-run actions.
+//
+// Connect compareRequested to the compare view, statusMessage to the status bar and errorOccurred to a dialog or
+// the status bar. Call refresh() on a timer while a run is live (selections survive it), and persist
+// saveState()/restoreState() with QSettings. Actions that ask for a file or confirmation live in the *Selected()
+// slots; the work itself is in dialog-free functions (deleteRun, RunExports.h) that tests call directly.
+#include "app/ui/runs/RunsModel.h"
+
+#include <QList>
+#include <QWidget>
+
+#include <memory>
+
+class QAction;
+class QLineEdit;
+class QTableView;
+
+namespace ps::ui {
+
+class RunsFilterProxy;
+
+class RunsPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit RunsPanel(std::shared_ptr<ps::RunStore> store, QWidget* parent = nullptr);
+  ~RunsPanel() override;
+
+  RunsModel* model() const { return model_; }
+  RunsFilterProxy* proxy() const { return proxy_; }
+  QTableView* view() const { return view_; }
+  QLineEdit* filterEdit() const { return filter_; }
+
+  QList<qint64> selectedRunIds() const;  // in table order
+  void selectRuns(const QList<qint64>& ids);
+
+  void setFilterText(const QString& text);
+  void setColumnHidden(RunColumn column, bool hidden);
+  bool isColumnHidden(RunColumn column) const;
+  // Column visibility, order and widths (the header's state), for QSettings.
+  QByteArray saveState() const;
+  bool restoreState(const QByteArray& state);
+
+  // Deletes a run without asking; refuses (returns why) a run that is still running. Empty on success.
+  QString deleteRun(qint64 id);
+
+  // The panel's actions, for the main window's menus and toolbar (they follow the selection).
+  QAction* compareAction() const { return compareAction_; }
+  QAction* refreshAction() const { return refreshAction_; }
+
+ public Q_SLOTS:
+  void refresh();
+  void compareSelected();
+  void renameSelected();
+  void editTagsSelected();
+  void editNotesSelected();
+  void deleteSelected();
+  void exportCsvSelected();
+  void exportConfigSelected();
+
+ Q_SIGNALS:
+  void compareRequested(const QList<qint64>& ids);
+  void statusMessage(const QString& message);
+  void errorOccurred(const QString& message);
+
+ private:
+  void showHeaderMenu(const QPoint& pos);
+  void showRowMenu(const QPoint& pos);
+  void updateActions();
+  qint64 singleSelected(const QString& action);  // the one selected run, or 0 after telling the user
+  void editText(RunColumn column, const QString& title, bool multiLine);
+
+  RunsModel* model_;
+  RunsFilterProxy* proxy_;
+  QLineEdit* filter_;
+  QTableView* view_;
+  QAction *compareAction_, *renameAction_, *tagsAction_, *notesAction_, *deleteAction_, *csvAction_, *configAction_,
+      *refreshAction_;
+};
+
+}  // namespace ps::ui

@@ -1,0 +1,124 @@
+#include "app/ui/runs/SettingsDiffModel.h"
+
+#include <QFont>
+
+#include <algorithm>
+#include <set>
+
+namespace ps::ui {
+
+namespace {
+
+void flattenInto(const nlohmann::json& node, const QString& prefix, std::map<QString, QString>& out) {
+  if (node.is_object() && !node.empty()) {
+    for (auto it = node.begin(); it != node.end(); ++it)
+      flattenInto(it.value(),
+                  prefix.isEmpty() ? QString::fromStdString(it.key())
+                                   : prefix + QLatin1Char('.') + QString::fromStdString(it.key()),
+                  out);
+    return;
+  }
+  if (prefix.isEmpty()) return;
+  out[prefix] =
+      node.is_string() ? QString::fromStdString(node.get<std::string>()) : QString::fromStdString(node.dump());
+}
+
+}  // namespace
+
+SettingsDiffModel::SettingsDiffModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+std::map<QString, QString> SettingsDiffModel::flatten(const nlohmann::json& config) {
+  std::map<QString, QString> out;
+  flattenInto(config, QString(), out);
+  return out;
+}
+
+void SettingsDiffModel::setRuns(const std::vector<Run>& runs) {
+  beginResetModel();
+  runs_ = runs;
+  values_.clear();
+  std::set<QString> keys;
+  for (const auto& r : runs_) {
+    values_.push_back(flatten(r.config));
+    for (const auto& kv : values_.back()) keys.insert(kv.first);
+  }
+  allKeys_ = QStringList(keys.begin(), keys.end());
+  differing_.clear();
+  for (const QString& k : allKeys_) {
+    if (k == QLatin1String("run.name")) continue;
+    // A key one run lacks differs from any value the others have.
+    std::set<QString> seen;
+    for (const auto& v : values_) {
+      auto it = v.find(k);
+      seen.insert(it == v.end() ? QStringLiteral("\x01missing") : it->second);
+    }
+    if (seen.size() > 1) differing_.push_back(k);
+  }
+  rebuild();
+  endResetModel();
+}
+
+void SettingsDiffModel::setShowAll(bool all) {
+  if (all == showAll_) return;
+  beginResetModel();
+  showAll_ = all;
+  rebuild();
+  endResetModel();
+}
+
+void SettingsDiffModel::rebuild() {
+  keys_ = showAll_ ? allKeys_ : differing_;
+}
+
+QString SettingsDiffModel::key(int row) const {
+  return row >= 0 && row < keys_.size() ? keys_[row] : QString();
+}
+
+int SettingsDiffModel::rowOfKey(const QString& key) const {
+  return int(keys_.indexOf(key));
+}
+
+bool SettingsDiffModel::differs(const QString& key) const {
+  return std::binary_search(differing_.begin(), differing_.end(), key);
+}
+
+int SettingsDiffModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : int(keys_.size());
+}
+
+int SettingsDiffModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : 1 + int(runs_.size());
+}
+
+QVariant SettingsDiffModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= keys_.size() || index.column() > int(runs_.size())) return QVariant();
+  const QString& k = keys_[index.row()];
+  if (role == Qt::FontRole && showAll_ && differs(k)) {
+    QFont bold;
+    bold.setBold(true);
+    return bold;
+  }
+  if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return QVariant();
+  if (index.column() == 0) return k;
+  const auto& v = values_[size_t(index.column() - 1)];
+  auto it = v.find(k);
+  return it == v.end() ? QString() : it->second;
+}
+
+QVariant SettingsDiffModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || section < 0 || section > int(runs_.size())) return QVariant();
+  if (section == 0) return role == Qt::DisplayRole ? QVariant(tr("Setting")) : QVariant();
+  const Run& r = runs_[size_t(section - 1)];
+  switch (role) {
+    case Qt::DisplayRole:
+      return r.name.isEmpty() ? tr("run %1").arg(r.id) : r.name;
+    case Qt::ForegroundRole:
+      return r.color;
+    case Qt::ToolTipRole:
+      return tr("Run %1").arg(r.id);
+    default:
+      return QVariant();
+  }
+}
+
+}  // namespace ps::ui

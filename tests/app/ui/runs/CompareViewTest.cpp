@@ -1,0 +1,200 @@
+// CompareView: charts for every run, settings diff, x axes, smoothing, markers, linked zoom and exports.
+#include "app/ui/charts/PlotWidget.h"
+#include "app/ui/runs/CompareView.h"
+#include "app/ui/runs/SettingsDiffModel.h"
+
+#include "RunsTestStore.h"
+
+#include <QAbstractItemModelTester>
+#include <QImage>
+#include <QtTest>
+
+#include <cmath>
+
+using ps::ui::CompareView;
+using ps::ui::PlotWidget;
+using ps::ui::XAxis;
+
+class CompareViewTest : public QObject {
+  Q_OBJECT
+
+  ps::test::TestStore* t_ = nullptr;
+  qint64 a_ = 0, b_ = 0;
+  static QString sid(qint64 id) { return QStringLiteral("run%1").arg(id); }
+
+ private Q_SLOTS:
+  void init() {
+    t_ = new ps::test::TestStore;
+    a_ = t_->addRun("k 10%", ps::test::runConfig(0.1), 20);
+    b_ = t_->addRun("k 5%", ps::test::runConfig(0.05), 20, false,
+                    {ps::test::settingEvent(10, "compression.forward.k", 0.05, 0.02)});
+  }
+  void cleanup() {
+    delete t_;
+    t_ = nullptr;
+  }
+
+  void everyChartHasBothRuns() {
+    CompareView view;
+    view.setRuns(t_->store, {a_, b_});
+    QCOMPARE(view.runIds(), (QList<qint64>{a_, b_}));
+    QVERIFY(view.plots().size() >= 8);
+    QVERIFY(view.plot(QStringLiteral("Eval accuracy")));
+    QVERIFY(!view.plot(QStringLiteral("Eval perplexity")));
+    for (PlotWidget* p : view.plots())
+      for (qint64 id : {a_, b_}) {
+        QVERIFY2(p->hasSeries(sid(id)), qPrintable(p->title()));
+        QVERIFY2(p->pointCount(sid(id)) > 0, qPrintable(p->title()));
+      }
+    // The compression error is the mean over the links: (0.1 + 0.3) / 2 forward, (0.2 + 0.4) / 2 backward.
+    view.setSmoothing(0);
+    QCOMPARE(view.plot(QStringLiteral("Compression error, forward"))->points(sid(a_)).front().y(), 0.2);
+    QCOMPARE(view.plot(QStringLiteral("Compression error, backward"))->points(sid(a_)).front().y(), 0.3);
+    // Pareto: one point at (total wire bytes, final eval loss).
+    const auto pareto = view.plot(QStringLiteral("Eval loss vs wire bytes"))->points(sid(b_));
+    QCOMPARE(pareto.size(), size_t(1));
+    QCOMPARE(pareto.front(), QPointF(20000, 1.0 / 20));
+  }
+
+  void diffShowsTheDifferingKey() {
+    CompareView view;
+    view.setRuns(t_->store, {a_, b_});
+    QAbstractItemModelTester tester(view.diffModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(view.diffRowCount() >= 1);
+    auto* diff = view.diffModel();
+    const int row = diff->rowOfKey(QStringLiteral("compression.forward.k"));
+    QVERIFY(row >= 0);
+    QCOMPARE(diff->index(row, 0).data().toString(), QStringLiteral("compression.forward.k"));
+    QCOMPARE(diff->index(row, 1).data().toString(), QStringLiteral("0.1"));
+    QCOMPARE(diff->index(row, 2).data().toString(), QStringLiteral("0.05"));
+    QCOMPARE(diff->headerData(2, Qt::Horizontal).toString(), QStringLiteral("k 5%"));
+    QCOMPARE(diff->rowOfKey(QStringLiteral("pipeline.stages")), -1);  // the same in both
+    const int differing = view.diffRowCount();
+    view.setShowAllSettings(true);
+    QVERIFY(view.diffRowCount() > differing);
+    QVERIFY(diff->rowOfKey(QStringLiteral("pipeline.stages")) >= 0);
+    QVERIFY(diff->differs(QStringLiteral("compression.forward.k")));
+    view.setShowAllSettings(false);
+    QCOMPARE(view.diffRowCount(), differing);
+  }
+
+  void xAxisChangesTheXValues() {
+    CompareView view;
+    view.setRuns(t_->store, {a_, b_});
+    view.setSmoothing(0);
+    PlotWidget* loss = view.plot(QStringLiteral("Train loss"));
+    QCOMPARE(loss->points(sid(a_))[2].x(), 3.0);
+    view.setXAxis(XAxis::Bytes);
+    QCOMPARE(view.xAxis(), XAxis::Bytes);
+    QCOMPARE(loss->points(sid(a_))[2].x(), 3000.0);
+    view.setXAxis(XAxis::WallTime);
+    QCOMPARE(loss->points(sid(a_))[2].x(), 1.5);
+    view.setXAxis(XAxis::EmulatedTime);
+    QCOMPARE(loss->points(sid(a_))[2].x(), 0.75);
+    // Markers follow the axis: run b's change at step 10.
+    const auto& markers = loss->markers();
+    QCOMPARE(markers.size(), size_t(1));
+    QCOMPARE(markers.front().x, 2.5);
+    QVERIFY(markers.front().label.contains(QStringLiteral("compression.forward.k = 0.02")));
+    view.setXAxis(XAxis::Bytes);
+    QCOMPARE(loss->markers().front().x, 10000.0);
+  }
+
+  void smoothingAddsTheFaintRawLine() {
+    CompareView view;
+    view.setRuns(t_->store, {a_, b_});
+    view.setSmoothing(0);
+    PlotWidget* loss = view.plot(QStringLiteral("Train loss"));
+    QVERIFY(!loss->hasSeries(sid(a_) + QStringLiteral("/raw")));
+    const int plain = loss->seriesCount();
+    const auto raw = loss->points(sid(a_));
+    view.setSmoothing(0.9);
+    QCOMPARE(view.smoothing(), 0.9);
+    QVERIFY(loss->hasSeries(sid(a_) + QStringLiteral("/raw")));
+    QCOMPARE(loss->seriesCount(), 2 * plain);
+    QCOMPARE(loss->points(sid(a_) + QStringLiteral("/raw")), raw);
+    QVERIFY(loss->points(sid(a_))[5].y() > raw[5].y());  // the average of a falling curve lags above it
+    view.setSmoothing(5);                                // clamped
+    QCOMPARE(view.smoothing(), 0.99);
+    view.setLogY(true);
+    QVERIFY(loss->logY());
+  }
+
+  void zoomIsLinked() {
+    CompareView view;
+    view.setRuns(t_->store, {a_, b_});
+    const auto plots = view.plots();
+    PlotWidget* pareto = view.plot(QStringLiteral("Eval loss vs wire bytes"));
+    Q_EMIT plots[0]->xRangeChanged(4, 9);
+    for (PlotWidget* p : plots) {
+      if (p == plots[0]) continue;
+      if (p == pareto)
+        QVERIFY(!p->xRange().has_value());
+      else
+        QCOMPARE(p->xRange(), std::make_optional(std::make_pair(4.0, 9.0)));
+    }
+    // The visible-range CSV has only the zoomed steps of the line charts.
+    for (PlotWidget* p : plots) p->setXRange(std::make_pair(4.0, 9.0));
+    const QString csv = t_->dir.filePath(QStringLiteral("visible.csv"));
+    QCOMPARE(view.exportVisibleCsv(csv), QString());
+    QFile f(csv);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = f.readAll().trimmed().split('\n');
+    QCOMPARE(lines.front(), QByteArray("run_id,run_name,key,step,x,value"));
+    QVERIFY(lines.size() > 1);
+    bool sawA = false, sawB = false;
+    for (int i = 1; i < lines.size(); ++i) {
+      const auto fields = lines[i].split(',');
+      QCOMPARE(fields.size(), 6);
+      const double x = fields[4].toDouble();
+      QVERIFY2(x >= 4 && x <= 9, lines[i].constData());
+      sawA |= fields[0].toLongLong() == a_;
+      sawB |= fields[0].toLongLong() == b_;
+    }
+    QVERIFY(sawA && sawB);
+    QVERIFY(lines.contains(QByteArray::number(a_) + ",k 10%,train/loss,4,4,0.5"));
+    // A reset (NaN) unzooms every linked chart; so does a change of axis.
+    Q_EMIT plots[1]->xRangeChanged(std::nan(""), std::nan(""));
+    QVERIFY(!plots[0]->xRange().has_value());
+    plots[0]->setXRange(std::make_pair(1.0, 2.0));
+    view.setXAxis(XAxis::Bytes);
+    QVERIFY(!plots[0]->xRange().has_value());
+  }
+
+  void exportsEveryChartAsPng() {
+    CompareView view;
+    view.resize(1000, 800);
+    view.setRuns(t_->store, {a_, b_});
+    const QString dir = t_->dir.filePath(QStringLiteral("png"));
+    QCOMPARE(view.exportAllPng(dir), int(view.plots().size()));
+    QVERIFY(QFile::exists(dir + QStringLiteral("/train-loss.png")));
+    QVERIFY(QFile::exists(dir + QStringLiteral("/compression-error-forward.png")));
+    for (const QFileInfo& file : QDir(dir).entryInfoList(QDir::Files)) {
+      QVERIFY(file.size() > 0);
+      QVERIFY(!QImage(file.filePath()).isNull());
+    }
+    QCOMPARE(QDir(dir).entryList(QDir::Files).size(), int(view.plots().size()));
+  }
+
+  void hiddenRunsAndLanguageModels() {
+    const auto lm = t_->addRun("lm", ps::test::runConfig(0.1, "brown_lm"), 10);
+    CompareView view;
+    view.setRuns(t_->store, {a_, lm});
+    QVERIFY(view.plot(QStringLiteral("Eval perplexity")));
+    QVERIFY(view.plot(QStringLiteral("Eval accuracy")));  // a mix shows both
+    QVERIFY(view.plot(QStringLiteral("Eval perplexity"))->hasSeries(sid(lm)));
+    view.setRunVisible(lm, false);
+    for (PlotWidget* p : view.plots()) QVERIFY(!p->hasSeries(sid(lm)));
+    QVERIFY(view.plot(QStringLiteral("Train loss"))->hasSeries(sid(a_)));
+    view.setRunVisible(lm, true);
+    QVERIFY(view.plot(QStringLiteral("Train loss"))->hasSeries(sid(lm)));
+    // A deleted run is reported and left out.
+    QSignalSpy errors(&view, &CompareView::errorOccurred);
+    view.setRuns(t_->store, {a_, 9999});
+    QCOMPARE(errors.count(), 1);
+    QCOMPARE(view.runIds(), QList<qint64>{a_});
+  }
+};
+
+QTEST_MAIN(CompareViewTest)
+#include "CompareViewTest.moc"
