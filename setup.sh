@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # PipeSqueeze set-up: installs the Debian packages and the data, builds, then runs the main job or the tests.
-#   ./setup.sh run    install, build, train the default preset (the desktop app takes over in a later version)
+#   ./setup.sh run    install, build, open the desktop lab on the default preset and start it
+#                     (no display: trains the same preset headless with the CLI and says so)
 #   ./setup.sh test   install, build, run the whole test suite
 #   ./setup.sh build  install and build only
 set -euo pipefail
@@ -15,7 +16,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libtorch-dev libgloo-dev libopenblas0-pthread
   nlohmann-json3-dev libsqlite3-dev zlib1g-dev libcli11-dev libgtest-dev
-  qt6-base-dev qt6-charts-dev xvfb xauth
+  qt6-base-dev libqt6svg6 fonts-dejavu-core xvfb xauth
   dataset-fashion-mnist
 )
 missing=()
@@ -43,6 +44,11 @@ cmake --build "$build" -j "$(nproc)"
 
 case "$mode" in
   run)
+    if [[ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" && -x "$build/app/pipesqueeze" ]]; then
+      exec "$build/app/pipesqueeze" --preset presets/fashion-mnist-4stage.json --start "${@:2}"
+    fi
+    echo "setup: no display (DISPLAY/WAYLAND_DISPLAY unset): training headless with the CLI." >&2
+    echo "setup: on a desktop, ./setup.sh run opens the lab; xvfb-run -a ./setup.sh run runs it on a virtual one." >&2
     exec "$build/app/pipesqueeze-cli" train --preset presets/fashion-mnist-4stage.json "${@:2}"
     ;;
   test)

@@ -180,6 +180,14 @@ void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const 
       pixels.clear();
       for (const QPointF& d : f.lines[i]) pixels.emplace_back(f.px(d.x()), f.py(f.ty(d.y())));
       drawClippedPolyline(p, pixels, clip);
+      // Sparse series (evaluations every few hundred steps) get a dot per point, so a lone point is visible.
+      if (!s.style.faint && pixels.size() <= 60) {
+        p.setPen(Qt::NoPen);
+        p.setBrush(c);
+        for (const QPointF& q : pixels)
+          if (clip.contains(q)) p.drawEllipse(q, 2.5, 2.5);
+        p.setBrush(Qt::NoBrush);
+      }
     }
   }
 

@@ -1,5 +1,7 @@
 #include "app/ui/runs/RunSeries.h"
 
+#include <QRegularExpression>
+
 #include <algorithm>
 #include <cmath>
 
@@ -34,11 +36,20 @@ QString xAxisLabel(XAxis axis) {
   return QString();
 }
 
+// Marker labels must fit beside a chart's vertical line: "compression.forward.k" reads "fwd k",
+// "compression.boundaries.1.backward.bits" reads "link1 bwd bits", "train.lr" reads "lr".
+QString compactKey(QString key) {
+  key.remove(QRegularExpression(QStringLiteral("^(compression|train)\\.")));
+  key.replace(QRegularExpression(QStringLiteral("^boundaries\\.(\\d+)\\.")), QStringLiteral("link\\1 "));
+  key.replace(QStringLiteral("forward"), QStringLiteral("fwd")).replace(QStringLiteral("backward"), QStringLiteral("bwd"));
+  return key.replace(QLatin1Char('.'), QLatin1Char(' '));
+}
+
 QString settingLabel(const std::string& kind, const std::string& detailJson) {
   const auto detail = nlohmann::json::parse(detailJson, nullptr, /*allow_exceptions=*/false);
   const bool object = !detail.is_discarded() && detail.is_object();
   if (kind == "setting" && object && detail.contains("key")) {
-    const QString key = plainValue(detail["key"]);
+    const QString key = compactKey(plainValue(detail["key"]));
     return detail.contains("to") ? key + QStringLiteral(" = ") + plainValue(detail["to"]) : key;
   }
   if (kind == "reset" && object && detail.contains("boundary")) {

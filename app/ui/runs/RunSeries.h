@@ -40,7 +40,7 @@ struct RunSeries {
   // The key's points as (x, value); empty when the run has no such key.
   std::vector<QPointF> points(const std::string& key, XAxis axis) const;
   // Markers for the run's mid-run changes ("setting" events, plus pause/resume/reset): x on `axis` and a label
-  // such as "compression.forward.k = 0.05".
+  // such as "fwd k = 0.05".
   std::vector<std::pair<double, QString>> markers(XAxis axis) const;
   bool has(const std::string& key) const { return metrics.count(key) != 0; }
 
@@ -50,7 +50,8 @@ struct RunSeries {
   std::vector<std::pair<int64_t, double>> cumulativeBytes_;  // (step, total wire bytes so far)
 };
 
-// A short label for a setting event's detail: "key = value".
+// A short label for a setting event's detail: "fwd k = 0.05" for compression.forward.k (see compactKey).
+QString compactKey(QString key);
 QString settingLabel(const std::string& kind, const std::string& detailJson);
 
 }  // namespace ps::ui

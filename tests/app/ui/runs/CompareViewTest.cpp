@@ -95,7 +95,7 @@ class CompareViewTest : public QObject {
     const auto& markers = loss->markers();
     QCOMPARE(markers.size(), size_t(1));
     QCOMPARE(markers.front().x, 2.5);
-    QVERIFY(markers.front().label.contains(QStringLiteral("compression.forward.k = 0.02")));
+    QVERIFY(markers.front().label.contains(QStringLiteral("fwd k = 0.02")));
     view.setXAxis(XAxis::Bytes);
     QCOMPARE(loss->markers().front().x, 10000.0);
   }

@@ -25,6 +25,15 @@ class RunSeriesTest : public QObject {
   }
 
  private Q_SLOTS:
+  void compactKeysFitBesideAMarker() {
+    QCOMPARE(ps::ui::compactKey("compression.forward.k"), QStringLiteral("fwd k"));
+    QCOMPARE(ps::ui::compactKey("compression.boundaries.1.backward.bits"), QStringLiteral("link1 bwd bits"));
+    QCOMPARE(ps::ui::compactKey("train.lr"), QStringLiteral("lr"));
+    QCOMPARE(ps::ui::compactKey("link.bandwidth_mbps"), QStringLiteral("link bandwidth_mbps"));
+    QCOMPARE(ps::ui::settingLabel("setting", R"({"key":"compression.backward.method","from":"none","to":"topk"})"),
+             QStringLiteral("bwd method = topk"));
+  }
+
   void pointsOnEachAxis() {
     const RunSeries r = threeSteps();
     QVERIFY(r.has("train/loss"));
@@ -67,7 +76,7 @@ class RunSeriesTest : public QObject {
     for (XAxis axis : {XAxis::Step, XAxis::WallTime, XAxis::EmulatedTime, XAxis::Bytes}) {
       const auto m = r.markers(axis);
       QCOMPARE(m.size(), size_t(4));
-      QCOMPARE(m[0].second, QStringLiteral("compression.forward.k = 0.05"));
+      QCOMPARE(m[0].second, QStringLiteral("fwd k = 0.05"));
       QCOMPARE(m[0].first, expectX[int(axis)]);
     }
     const auto m = r.markers(XAxis::Step);
@@ -85,7 +94,7 @@ class RunSeriesTest : public QObject {
     QCOMPARE(r.markers(XAxis::WallTime)[0].first, 150.0);
     QCOMPARE(r.markers(XAxis::EmulatedTime)[0].first, 2000.0);
     QCOMPARE(r.markers(XAxis::Step)[0].first, 15.0);
-    QCOMPARE(r.markers(XAxis::Step)[0].second, QStringLiteral("compression.forward.method = randk"));
+    QCOMPARE(r.markers(XAxis::Step)[0].second, QStringLiteral("fwd method = randk"));
     // A run with no metrics yet: the wall axis falls back to the event's own time.
     RunSeries empty;
     empty.appendEvent({4, 7.5, "pause", "{}"});
@@ -95,7 +104,7 @@ class RunSeriesTest : public QObject {
 
   void settingLabels() {
     QCOMPARE(ps::ui::settingLabel("setting", R"({"key":"compression.backward.bits","from":8,"to":4})"),
-             QStringLiteral("compression.backward.bits = 4"));
+             QStringLiteral("bwd bits = 4"));
     QCOMPARE(ps::ui::settingLabel("setting", "not json"), QStringLiteral("setting"));
     QCOMPARE(ps::ui::settingLabel("pause", "{}"), QStringLiteral("pause"));
   }
@@ -123,7 +132,7 @@ class RunSeriesTest : public QObject {
     }
     QCOMPARE(r.bytesAt(10), 10000.0);
     QCOMPARE(r.events.size(), size_t(1));
-    QCOMPARE(r.markers(XAxis::Step)[0].second, QStringLiteral("train.lr = 0.01"));
+    QCOMPARE(r.markers(XAxis::Step)[0].second, QStringLiteral("lr = 0.01"));
     QCOMPARE(r.markers(XAxis::Bytes)[0].first, 4000.0);
   }
 

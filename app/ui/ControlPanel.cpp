@@ -1,0 +1,201 @@
+#include "app/ui/ControlPanel.h"
+
+#include "app/ui/CompressorEditor.h"
+#include "engine/runs/config/Config.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace ps::ui {
+
+nlohmann::json jsonFromVariant(const QVariant& value) {
+  switch (value.typeId()) {
+    case QMetaType::Bool: return value.toBool();
+    case QMetaType::Int:
+    case QMetaType::LongLong: return value.toLongLong();
+    case QMetaType::Double:
+    case QMetaType::Float: return value.toDouble();
+    default: return value.toString().toStdString();
+  }
+}
+
+namespace {
+
+QDoubleSpinBox* doubleSpin(double lo, double hi, int decimals, double step, const QString& suffix = {}) {
+  auto* s = new QDoubleSpinBox;
+  s->setRange(lo, hi);
+  s->setDecimals(decimals);
+  s->setSingleStep(step);
+  s->setSuffix(suffix);
+  s->setKeyboardTracking(false);  // one change when the user is done typing, not one per digit
+  return s;
+}
+
+QSpinBox* intSpin(int lo, int hi, const QString& special = {}) {
+  auto* s = new QSpinBox;
+  s->setRange(lo, hi);
+  s->setKeyboardTracking(false);
+  if (!special.isEmpty()) s->setSpecialValueText(special);
+  return s;
+}
+
+}  // namespace
+
+ControlPanel::ControlPanel(PresetLibrary library, QWidget* parent) : QWidget(parent), library_(std::move(library)) {
+  preset_ = new QComboBox;
+  preset_->setToolTip(tr("Bundled presets and your own (File ▸ Save Settings as Preset)"));
+  task_ = new QComboBox;
+  task_->addItems({"fashion_mnist", "brown_lm", "synthetic"});
+  stages_ = intSpin(1, 8);
+  microbatches_ = intSpin(1, 64);
+  schedule_ = new QComboBox;
+  schedule_->addItems({"1f1b", "gpipe"});
+  epochs_ = intSpin(0, 1000, tr("steps only"));
+  maxSteps_ = intSpin(0, 10000000, tr("no limit"));
+  lr_ = doubleSpin(1e-6, 10, 6, 1e-4);
+  bandwidth_ = doubleSpin(0.001, 1e6, 3, 100, tr(" Mbit/s"));
+  latency_ = doubleSpin(0, 10000, 3, 0.1, tr(" ms"));
+  inference_ = new QCheckBox(tr("Compress at inference too"));
+  forward_ = new CompressorEditor("forward", tr("Forward activations"));
+  backward_ = new CompressorEditor("backward", tr("Backward gradients"));
+  fixedDuringRun_ = {preset_, task_, stages_, microbatches_, schedule_, epochs_, maxSteps_};
+
+  auto* run = new QGroupBox(tr("Run"));
+  auto* runForm = new QFormLayout(run);
+  runForm->addRow(tr("Task"), task_);
+  runForm->addRow(tr("Stages"), stages_);
+  runForm->addRow(tr("Micro-batches"), microbatches_);
+  runForm->addRow(tr("Schedule"), schedule_);
+  runForm->addRow(tr("Epochs"), epochs_);
+  runForm->addRow(tr("Max steps"), maxSteps_);
+  runForm->addRow(tr("Learning rate"), lr_);
+  auto* link = new QGroupBox(tr("Link"));
+  auto* linkForm = new QFormLayout(link);
+  linkForm->addRow(tr("Bandwidth"), bandwidth_);
+  linkForm->addRow(tr("Latency"), latency_);
+  linkForm->addRow(inference_);
+
+  auto* content = new QWidget;
+  auto* column = new QVBoxLayout(content);
+  auto* presetForm = new QFormLayout;
+  presetForm->addRow(tr("Preset"), preset_);
+  column->addLayout(presetForm);
+  for (QWidget* w : {static_cast<QWidget*>(run), static_cast<QWidget*>(link), static_cast<QWidget*>(forward_),
+                     static_cast<QWidget*>(backward_)})
+    column->addWidget(w);
+  column->addStretch(1);
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(content);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  outer->addWidget(scroll);
+
+  connect(preset_, &QComboBox::activated, this, [this](int index) {
+    const QString path = preset_->itemData(index).toString();
+    const QString error = loadPresetFile(path);
+    if (!error.isEmpty()) Q_EMIT errorOccurred(error);
+  });
+  connect(task_, &QComboBox::currentTextChanged, this, [this](const QString& v) { edit("task", v); });
+  connect(stages_, &QSpinBox::valueChanged, this, [this](int v) { edit("pipeline.stages", v); });
+  connect(microbatches_, &QSpinBox::valueChanged, this, [this](int v) { edit("pipeline.microbatches", v); });
+  connect(schedule_, &QComboBox::currentTextChanged, this, [this](const QString& v) { edit("pipeline.schedule", v); });
+  connect(epochs_, &QSpinBox::valueChanged, this, [this](int v) { edit("train.epochs", v); });
+  connect(maxSteps_, &QSpinBox::valueChanged, this, [this](int v) { edit("train.max_steps", v); });
+  connect(lr_, &QDoubleSpinBox::valueChanged, this, [this](double v) { edit("train.lr", v); });
+  connect(bandwidth_, &QDoubleSpinBox::valueChanged, this, [this](double v) { edit("link.bandwidth_mbps", v); });
+  connect(latency_, &QDoubleSpinBox::valueChanged, this, [this](double v) { edit("link.latency_ms", v); });
+  connect(inference_, &QCheckBox::toggled, this, [this](bool v) { edit("compression.inference", v); });
+  connect(forward_, &CompressorEditor::changed, this, &ControlPanel::edit);
+  connect(backward_, &CompressorEditor::changed, this, &ControlPanel::edit);
+
+  config_ = Config::defaults().json;
+  reloadPresetList();
+}
+
+void ControlPanel::reloadPresetList() {
+  const QString current = presetPath_;
+  preset_->clear();
+  for (const PresetEntry& e : library_.list())
+    preset_->addItem(e.user ? tr("%1 (mine)").arg(e.name) : e.name, e.path);
+  const int index = preset_->findData(current);
+  preset_->setCurrentIndex(index);
+}
+
+QString ControlPanel::loadPresetFile(const QString& path) {
+  if (path.isEmpty()) return tr("No preset file given: choose one in the preset picker or with File ▸ Open Preset.");
+  try {
+    Config config = loadPreset(path.toStdString());
+    presetPath_ = path;
+    loadConfig(config.json);
+  } catch (const std::exception& e) {
+    return QString::fromUtf8(e.what());
+  }
+  int index = preset_->findData(path);
+  if (index < 0) {  // a file from elsewhere: listed under its name so the picker shows what is loaded
+    preset_->addItem(tr("%1 (file)").arg(QFileInfo(path).completeBaseName()), path);
+    index = preset_->count() - 1;
+  }
+  preset_->setCurrentIndex(index);
+  return {};
+}
+
+void ControlPanel::loadConfig(const nlohmann::json& config) {
+  config_ = config;
+  showConfig();
+}
+
+void ControlPanel::showConfig() {
+  loading_ = true;
+  const auto& c = config_;
+  task_->setCurrentText(QString::fromStdString(c.value("task", "fashion_mnist")));
+  stages_->setValue(c["pipeline"].value("stages", 1));
+  microbatches_->setValue(c["pipeline"].value("microbatches", 1));
+  schedule_->setCurrentText(QString::fromStdString(c["pipeline"].value("schedule", "1f1b")));
+  epochs_->setValue(int(c["train"].value("epochs", 1)));
+  maxSteps_->setValue(int(c["train"].value("max_steps", 0)));
+  lr_->setValue(c["train"].value("lr", 1e-3));
+  bandwidth_->setValue(c["link"].value("bandwidth_mbps", 10000.0));
+  latency_->setValue(c["link"].value("latency_ms", 0.0));
+  inference_->setChecked(c["compression"].value("inference", true));
+  forward_->load(c);
+  backward_->load(c);
+  loading_ = false;
+}
+
+void ControlPanel::edit(const QString& key, const QVariant& value) {
+  if (loading_) return;
+  nlohmann::json probe = config_;
+  try {
+    setConfigValue(probe, key.toStdString(), jsonFromVariant(value));
+    config_ = Config::fromJson(probe, "the settings panel").json;  // cross-field rules too
+  } catch (const std::exception& e) {
+    Q_EMIT errorOccurred(QString::fromUtf8(e.what()));
+    showConfig();  // back to the last valid settings
+    return;
+  }
+  Q_EMIT changed(key, value);
+}
+
+void ControlPanel::showApplied(const QString& key, const nlohmann::json& value) {
+  try {
+    setConfigValue(config_, key.toStdString(), value);
+  } catch (const std::exception&) {
+    return;  // the session validated it; nothing sensible to show otherwise
+  }
+  showConfig();
+}
+
+void ControlPanel::setRunning(bool running) {
+  for (QWidget* w : fixedDuringRun_) w->setEnabled(!running);
+}
+
+}  // namespace ps::ui

@@ -1,0 +1,75 @@
+#pragma once
+// ps::ui::ControlPanel: the settings side of the window: preset picker, run settings (task, stages,
+// micro-batches, schedule, learning rate, link bandwidth and latency) and one CompressorEditor per direction.
+// It owns the settings for the next run as a full config; every edit is validated against the schema and
+// reported as (key, value) so the window can forward changeable keys to a running session.
+#include "app/ui/PresetLibrary.h"
+
+#include <QVariant>
+#include <QWidget>
+
+#include <nlohmann/json.hpp>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QSpinBox;
+
+namespace ps::ui {
+
+class CompressorEditor;
+
+nlohmann::json jsonFromVariant(const QVariant& value);
+
+class ControlPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ControlPanel(PresetLibrary library, QWidget* parent = nullptr);
+
+  // Loads a preset file; returns an error to show (the current settings stay) or empty.
+  QString loadPresetFile(const QString& path);
+  void loadConfig(const nlohmann::json& config);  // a validated full config
+  const nlohmann::json& config() const { return config_; }
+  QString presetPath() const { return presetPath_; }
+  // Shows a setting the running session applied (a slider moved here, or a change made by the engine itself, as
+  // adaptive compression does), without emitting changed().
+  void showApplied(const QString& key, const nlohmann::json& value);
+  // While a run is going, only keys that can change mid-run stay editable.
+  void setRunning(bool running);
+  void reloadPresetList();  // after a preset was saved
+  PresetLibrary& library() { return library_; }
+
+  QComboBox* presetBox() const { return preset_; }
+  CompressorEditor* forwardEditor() const { return forward_; }
+  CompressorEditor* backwardEditor() const { return backward_; }
+
+ Q_SIGNALS:
+  // A setting changed (already in config()). Emitted for user edits only, not for loads.
+  void changed(const QString& key, const QVariant& value);
+  void errorOccurred(const QString& message);
+
+ private:
+  void edit(const QString& key, const QVariant& value);
+  void showConfig();
+
+  PresetLibrary library_;
+  nlohmann::json config_;
+  QString presetPath_;
+  bool loading_ = false;
+  QComboBox* preset_;
+  QComboBox* task_;
+  QSpinBox* stages_;
+  QSpinBox* microbatches_;
+  QComboBox* schedule_;
+  QSpinBox* epochs_;
+  QSpinBox* maxSteps_;
+  QDoubleSpinBox* lr_;
+  QDoubleSpinBox* bandwidth_;
+  QDoubleSpinBox* latency_;
+  QCheckBox* inference_;
+  CompressorEditor* forward_;
+  CompressorEditor* backward_;
+  QList<QWidget*> fixedDuringRun_;
+};
+
+}  // namespace ps::ui

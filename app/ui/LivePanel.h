@@ -1,0 +1,82 @@
+#pragma once
+// ps::ui::LivePanel: the charts of the run in progress. Telemetry arrives as value structs (from SessionBridge's
+// queued signals) and is kept in full in a RunSeries; the charts are fed from a pending buffer on one ~30 Hz
+// timer, so the redraw rate stays steady however fast steps arrive, and each chart decimates when it paints.
+#include "app/ui/TelemetryTypes.h"
+#include "app/ui/charts/PlotWidget.h"
+#include "app/ui/runs/RunSeries.h"
+
+#include <QHash>
+#include <QTimer>
+#include <QWidget>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+class QGridLayout;
+
+namespace ps::ui {
+
+class PlotWidget;
+class HeatmapWidget;
+
+class LivePanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit LivePanel(QWidget* parent = nullptr);
+
+  // Clears everything and lays out the charts for a run of this config (accuracy or perplexity, one heatmap
+  // per stage).
+  void reset(const nlohmann::json& config);
+
+  void addStep(const ps::StepRecord& step);
+  void addEval(const ps::EvalRecord& eval);
+  void addHistogram(const ps::HistogramRecord& histogram);
+  void addEvent(const ps::EventRecord& event);
+  void flush();  // moves pending data into the charts now (the timer does this ~30 times a second)
+
+  const RunSeries& series() const { return series_; }
+  std::vector<PlotWidget*> plots() const;
+  std::vector<HeatmapWidget*> heatmaps() const { return heatmaps_; }
+  // The codec each link used in its latest step, e.g. {"link0/fwd": "topk k=0.05"}.
+  const std::map<std::string, std::string>& linkMethods() const { return linkMethods_; }
+  int64_t lastStep() const { return lastStep_; }
+  int exportPng(const QString& dir);  // every chart, one file each; returns how many were written
+
+ private:
+  struct Route {
+    PlotWidget* plot;
+    QString id, label;
+    int colour;
+    bool dashed;
+  };
+  PlotWidget* addPlot(const QString& title, const QString& yLabel, bool logY = false);
+  void route(const std::string& key, PlotWidget* plot, const QString& label, int colour, bool dashed = false);
+  const Route* routeFor(const std::string& key);
+  void queue(const MetricPoint& point);
+
+  QGridLayout* grid_;
+  QWidget* canvas_;
+  std::map<QString, PlotWidget*> plots_;  // by title
+  std::vector<HeatmapWidget*> heatmaps_;
+  std::map<std::string, Route> routes_;
+  PlotWidget* lossPlot_ = nullptr;
+  PlotWidget* metricPlot_ = nullptr;
+  PlotWidget* bytesPlot_ = nullptr;
+  PlotWidget* cumulativePlot_ = nullptr;
+  PlotWidget* errorPlot_ = nullptr;
+  PlotWidget* splitPlot_ = nullptr;
+  PlotWidget* timePlot_ = nullptr;
+
+  RunSeries series_;
+  std::vector<MetricPoint> pending_;
+  std::vector<HistogramRecord> pendingHistograms_;
+  std::vector<Marker> pendingMarkers_;
+  std::map<std::string, std::string> linkMethods_;
+  double cumulativeRaw_ = 0, cumulativeWire_ = 0;
+  int64_t lastStep_ = 0;
+  QTimer redraw_;
+};
+
+}  // namespace ps::ui

@@ -1,0 +1,303 @@
+#include "app/ui/MainWindow.h"
+
+#include "app/ui/ControlPanel.h"
+#include "app/ui/LivePanel.h"
+#include "app/ui/SessionBridge.h"
+#include "app/ui/runs/CompareView.h"
+#include "app/ui/runs/RunsPanel.h"
+#include "engine/runs/store/RunStore.h"
+#include "engine/session/Command.h"
+
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QInputDialog>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTabWidget>
+#include <QTimer>
+#include <QToolBar>
+
+// The icon lives in a resource compiled into a static library: it has to be registered by hand.
+static void initResources() { Q_INIT_RESOURCE(pipesqueeze); }
+
+namespace ps::ui {
+
+MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent) : QMainWindow(parent) {
+  initResources();
+  setWindowTitle(tr("PipeSqueeze"));
+  setWindowIcon(QIcon(QStringLiteral(":/icons/pipesqueeze.svg")));
+  const QString storePath =
+      options.storePath.isEmpty() ? QString::fromStdString(RunStore::defaultPath()) : options.storePath;
+  store_ = std::make_shared<RunStore>(storePath.toStdString());  // errors reach main(), which shows them
+  store_->reapOrphans();
+  bridge_ = new SessionBridge(storePath, this);
+  controls_ = new ControlPanel(PresetLibrary(options.userPresetDir));
+  live_ = new LivePanel;
+  compare_ = new CompareView;
+  runs_ = new RunsPanel(store_);
+  tabs_ = new QTabWidget;
+  tabs_->addTab(live_, tr("&Live"));
+  tabs_->addTab(compare_, tr("&Compare"));
+  setCentralWidget(tabs_);
+
+  auto dock = [this](QWidget* w, const QString& title, const QString& name, Qt::DockWidgetArea area) {
+    auto* d = new QDockWidget(title, this);
+    d->setObjectName(name);  // needed by saveState()
+    d->setWidget(w);
+    addDockWidget(area, d);
+    return d;
+  };
+  dock(controls_, tr("Settings"), "settingsDock", Qt::LeftDockWidgetArea);
+  dock(runs_, tr("Runs"), "runsDock", Qt::BottomDockWidgetArea);
+  runLabel_ = new QLabel(tr("ready"));
+  statusBar()->addPermanentWidget(runLabel_);
+
+  buildActions();
+  buildMenus();
+  connectPanels();
+  restoreSettings(options);
+  updateActions();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildActions() {
+  auto make = [this](const QString& text, const QKeySequence& keys, const QString& tip, auto slot) {
+    auto* a = new QAction(text, this);
+    a->setShortcut(keys);
+    a->setStatusTip(tip);
+    connect(a, &QAction::triggered, this, slot);
+    return a;
+  };
+  start_ = make(tr("&Start"), QKeySequence(Qt::CTRL | Qt::Key_R), tr("Start a run with the current settings"),
+                [this] { showError(startRun()); });
+  pause_ = make(tr("&Pause"), QKeySequence(Qt::CTRL | Qt::Key_P), tr("Pause at the next step"), [this] { pauseRun(); });
+  resume_ = make(tr("Res&ume"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), tr("Resume a paused run"),
+                 [this] { resumeRun(); });
+  stop_ = make(tr("S&top"), QKeySequence(Qt::CTRL | Qt::Key_Period), tr("Stop the run; what was recorded stays"),
+               [this] { stopRun(); });
+  openPreset_ = make(tr("&Open Preset…"), QKeySequence::Open, tr("Load settings from a preset file"), [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open preset"), controls_->presetPath(),
+                                                      tr("Presets (*.json)"));
+    if (!path.isEmpty()) showError(openPreset(path));
+  });
+  savePreset_ = make(tr("&Save Settings as Preset…"), QKeySequence::Save, tr("Keep the current settings as a preset"),
+                     [this] { savePresetAs(); });
+  exportPng_ = make(tr("Export &Charts as PNG…"), QKeySequence(Qt::CTRL | Qt::Key_E),
+                    tr("Write every chart of the current tab to a folder"), [this] { exportChartsPng(); });
+  compareSelected_ = make(tr("&Compare Selected Runs"), QKeySequence(Qt::CTRL | Qt::Key_D),
+                          tr("Overlay the runs selected in the runs table"),
+                          [this] { showError(compareRuns(runs_->selectedRunIds())); });
+  quit_ = make(tr("&Quit"), QKeySequence::Quit, tr("Quit PipeSqueeze"), [this] { close(); });
+  about_ = make(tr("&About PipeSqueeze"), QKeySequence(), tr("Version and credits"), [this] { about(); });
+  start_->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
+  pause_->setIcon(style()->standardIcon(QStyle::SP_MediaPause));
+  resume_->setIcon(style()->standardIcon(QStyle::SP_MediaSeekForward));
+  stop_->setIcon(style()->standardIcon(QStyle::SP_MediaStop));
+}
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addActions({openPreset_, savePreset_});
+  file->addSeparator();
+  file->addAction(exportPng_);
+  file->addSeparator();
+  file->addAction(quit_);
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  run->addActions({start_, pause_, resume_, stop_});
+  QMenu* runsMenu = menuBar()->addMenu(tr("R&uns"));
+  runsMenu->addAction(compareSelected_);
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(about_);
+  QToolBar* bar = addToolBar(tr("Run"));
+  bar->setObjectName("runToolBar");
+  bar->addActions({start_, pause_, resume_, stop_});
+}
+
+void MainWindow::connectPanels() {
+  connect(controls_, &ControlPanel::changed, this, &MainWindow::onSettingChanged);
+  connect(controls_, &ControlPanel::errorOccurred, this, &MainWindow::showError);
+  connect(bridge_, &SessionBridge::stepArrived, live_, &LivePanel::addStep);
+  connect(bridge_, &SessionBridge::evalArrived, live_, &LivePanel::addEval);
+  connect(bridge_, &SessionBridge::histogramArrived, live_, &LivePanel::addHistogram);
+  connect(bridge_, &SessionBridge::eventArrived, live_, &LivePanel::addEvent);
+  connect(bridge_, &SessionBridge::stepArrived, this, [this](const StepRecord& s) {
+    runLabel_->setText(tr("run %1 · step %2 · loss %3").arg(bridge_->runId()).arg(s.step).arg(s.loss, 0, 'g', 4));
+  });
+  connect(bridge_, &SessionBridge::eventArrived, this, [this](const EventRecord& e) {
+    if (e.kind == "setting")
+      controls_->showApplied(QString::fromStdString(e.detail.value("key", std::string())), e.detail.value("to", nlohmann::json()));
+    if (e.kind == "setting")
+      statusBar()->showMessage(tr("Applied at step %1: %2 = %3")
+                                   .arg(e.step)
+                                   .arg(QString::fromStdString(e.detail.value("key", std::string())),
+                                        QString::fromStdString(e.detail.value("to", nlohmann::json()).dump())),
+                               8000);
+    else if (e.kind == "reset")
+      statusBar()->showMessage(tr("Compensation state reset: %1").arg(QString::fromStdString(e.detail.dump())), 8000);
+    updateActions();
+  });
+  connect(bridge_, &SessionBridge::runStarted, this, [this] { runs_->refresh(); });
+  connect(bridge_, &SessionBridge::runEnded, this, &MainWindow::onRunEnded);
+  connect(bridge_, &SessionBridge::startFailed, this, [this](const QString& message) {
+    updateActions();
+    showError(tr("The run could not start: %1").arg(message));
+  });
+  connect(runs_, &RunsPanel::compareRequested, this, [this](const QList<qint64>& ids) { showError(compareRuns(ids)); });
+  connect(runs_, &RunsPanel::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 6000); });
+  connect(runs_, &RunsPanel::errorOccurred, this, &MainWindow::showError);
+  connect(compare_, &CompareView::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 6000); });
+  connect(compare_, &CompareView::errorOccurred, this, &MainWindow::showError);
+  // The runs table follows a live run's figures; selections survive a refresh.
+  auto* refresh = new QTimer(this);
+  refresh->setInterval(2000);
+  connect(refresh, &QTimer::timeout, this, [this] {
+    if (bridge_->running()) runs_->refresh();
+  });
+  refresh->start();
+  runs_->refresh();
+}
+
+QString MainWindow::startRun() {
+  const QString error = bridge_->start(controls_->config());
+  if (!error.isEmpty()) return error;
+  live_->reset(bridge_->config());
+  controls_->setRunning(true);
+  tabs_->setCurrentWidget(live_);
+  statusBar()->showMessage(tr("Preparing the run…"), 4000);
+  updateActions();
+  return {};
+}
+
+void MainWindow::pauseRun() { bridge_->pause(); }
+void MainWindow::resumeRun() { bridge_->resume(); }
+void MainWindow::stopRun() {
+  bridge_->stop();
+  statusBar()->showMessage(tr("Stopping at the end of the current step…"), 4000);
+}
+
+QString MainWindow::openPreset(const QString& path) {
+  if (bridge_->running()) return tr("Stop the run before loading another preset.");
+  const QString error = controls_->loadPresetFile(path);
+  if (error.isEmpty()) statusBar()->showMessage(tr("Loaded %1").arg(path), 4000);
+  return error;
+}
+
+QString MainWindow::compareRuns(const QList<qint64>& ids) {
+  if (ids.size() < 2) return tr("Select two or more runs in the runs table to compare them.");
+  compare_->setRuns(store_, ids);
+  tabs_->setCurrentWidget(compare_);
+  return {};
+}
+
+void MainWindow::onSettingChanged(const QString& key, const QVariant& value) {
+  if (!bridge_->running()) {
+    statusBar()->showMessage(tr("%1 = %2 (for the next run)").arg(key, value.toString()), 4000);
+    return;
+  }
+  if (!changeableMidRun(key.toStdString())) return;  // those widgets are disabled during a run
+  const QString error = bridge_->set(key, jsonFromVariant(value));
+  if (!error.isEmpty()) showError(error);
+  else statusBar()->showMessage(tr("%1 = %2 will apply at the next step").arg(key, value.toString()), 4000);
+}
+
+void MainWindow::onRunEnded(const QString& status, const QString& reason) {
+  controls_->setRunning(false);
+  live_->flush();
+  runs_->refresh();
+  updateActions();
+  runLabel_->setText(tr("run %1 %2").arg(bridge_->runId()).arg(status));
+  if (status == "finished" || status == "stopped") statusBar()->showMessage(tr("Run %1.").arg(status), 8000);
+  else showError(tr("The run ended as %1: %2").arg(status, reason));
+}
+
+void MainWindow::updateActions() {
+  const bool running = bridge_->running();
+  start_->setEnabled(!running);
+  pause_->setEnabled(running && !bridge_->paused());
+  resume_->setEnabled(running && bridge_->paused());
+  stop_->setEnabled(running);
+  openPreset_->setEnabled(!running);
+}
+
+void MainWindow::showError(const QString& message) {
+  if (message.isEmpty()) return;
+  statusBar()->showMessage(message, 15000);
+  // Modal dialogs would block tests and scripted runs: offscreen, the status bar is the place.
+  if (isVisible() && QGuiApplication::platformName() != QLatin1String("offscreen"))
+    QMessageBox::warning(this, tr("PipeSqueeze"), message);
+}
+
+void MainWindow::savePresetAs() {
+  bool ok = false;
+  const QString name = QInputDialog::getText(this, tr("Save settings as preset"), tr("Preset name:"),
+                                             QLineEdit::Normal, QString(), &ok);
+  if (!ok) return;
+  PresetLibrary& library = controls_->library();
+  QString error = library.save(name, controls_->config());
+  if (error.contains(tr("exists already")) &&
+      QMessageBox::question(this, tr("Replace preset?"), error + tr(" Replace it?")) == QMessageBox::Yes)
+    error = library.save(name, controls_->config(), true);
+  if (!error.isEmpty()) return showError(error);
+  controls_->reloadPresetList();
+  statusBar()->showMessage(tr("Saved %1").arg(library.pathFor(name)), 6000);
+}
+
+void MainWindow::exportChartsPng() {
+  const QString dir = QFileDialog::getExistingDirectory(this, tr("Export charts to folder"));
+  if (dir.isEmpty()) return;
+  const int written = tabs_->currentWidget() == compare_ ? compare_->exportAllPng(dir) : live_->exportPng(dir);
+  statusBar()->showMessage(tr("Wrote %1 PNG files to %2").arg(written).arg(dir), 6000);
+}
+
+void MainWindow::about() {
+  QMessageBox::about(this, tr("About PipeSqueeze"),
+                     tr("<h3>PipeSqueeze %1</h3><p>A lab for communication compression in pipeline-parallel "
+                        "training: quantization, TopK, error feedback, AQ-SGD, shifted compression and GraVAC, "
+                        "on LibTorch.</p><p>Runs are kept in <code>%2</code>.</p>")
+                         .arg(QStringLiteral(PIPESQUEEZE_VERSION), QString::fromStdString(store_->path())));
+}
+
+void MainWindow::restoreSettings(const MainWindowOptions& options) {
+  QSettings settings;
+  QString preset = options.presetPath;
+  if (preset.isEmpty()) preset = settings.value("presetPath").toString();
+  if (preset.isEmpty() || !QFileInfo::exists(preset)) preset = PresetLibrary::defaultPresetPath();
+  showError(controls_->loadPresetFile(preset));
+  if (!options.restoreLayout) return;
+  restoreGeometry(settings.value("geometry").toByteArray());
+  restoreState(settings.value("windowState").toByteArray());
+  runs_->restoreState(settings.value("runsTable").toByteArray());
+}
+
+void MainWindow::saveSettings() {
+  QSettings settings;
+  settings.setValue("presetPath", controls_->presetPath());
+  settings.setValue("geometry", saveGeometry());
+  settings.setValue("windowState", saveState());
+  settings.setValue("runsTable", runs_->saveState());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (bridge_->running() &&
+      QGuiApplication::platformName() != QLatin1String("offscreen") &&
+      QMessageBox::question(this, tr("Stop the run?"),
+                            tr("A run is in progress. Stop it and quit? What it recorded so far is kept.")) !=
+          QMessageBox::Yes) {
+    event->ignore();
+    return;
+  }
+  saveSettings();
+  bridge_->stop();
+  event->accept();
+}
+
+}  // namespace ps::ui

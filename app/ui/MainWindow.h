@@ -1,0 +1,85 @@
+#pragma once
+// ps::ui::MainWindow: a thin shell that lays out the panels and wires them together:
+//   ControlPanel (dock, left)  ->  settings for the next run, or commands to the running one
+//   LivePanel    (tab)         <-  SessionBridge telemetry
+//   CompareView  (tab)         <-  runs chosen in the RunsPanel (dock, bottom)
+// Menus, shortcuts, the status bar and QSettings persistence live here; everything else lives in the panels.
+#include <QMainWindow>
+
+#include <memory>
+
+class QAction;
+class QLabel;
+class QTabWidget;
+
+namespace ps {
+class RunStore;
+}
+
+namespace ps::ui {
+
+class CompareView;
+class ControlPanel;
+class LivePanel;
+class RunsPanel;
+class SessionBridge;
+
+struct MainWindowOptions {
+  QString storePath;      // empty: RunStore::defaultPath()
+  QString presetPath;     // empty: the last used preset, else the default one
+  QString userPresetDir;  // empty: the app's data folder
+  bool restoreLayout = true;
+};
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(const MainWindowOptions& options, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // Actions a user (or a test) can trigger. Each returns an error text, empty on success.
+  QString startRun();
+  void pauseRun();
+  void resumeRun();
+  void stopRun();
+  QString openPreset(const QString& path);
+  QString compareRuns(const QList<qint64>& ids);
+
+  ControlPanel* controls() const { return controls_; }
+  LivePanel* live() const { return live_; }
+  CompareView* compare() const { return compare_; }
+  RunsPanel* runs() const { return runs_; }
+  SessionBridge* bridge() const { return bridge_; }
+  QTabWidget* tabs() const { return tabs_; }
+  std::shared_ptr<RunStore> store() const { return store_; }
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void buildActions();
+  void buildMenus();
+  void connectPanels();
+  void onSettingChanged(const QString& key, const QVariant& value);
+  void onRunEnded(const QString& status, const QString& reason);
+  void updateActions();
+  void showError(const QString& message);
+  void savePresetAs();
+  void exportChartsPng();
+  void about();
+  void restoreSettings(const MainWindowOptions& options);
+  void saveSettings();
+
+  std::shared_ptr<RunStore> store_;
+  SessionBridge* bridge_;
+  ControlPanel* controls_;
+  LivePanel* live_;
+  CompareView* compare_;
+  RunsPanel* runs_;
+  QTabWidget* tabs_;
+  QLabel* runLabel_;
+  QAction *start_, *pause_, *resume_, *stop_, *openPreset_, *savePreset_, *exportPng_, *compareSelected_, *quit_,
+      *about_;
+};
+
+}  // namespace ps::ui

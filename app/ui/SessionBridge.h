@@ -1,0 +1,70 @@
+#pragma once
+// ps::ui::SessionBridge: the GUI's handle on one training session. The session runs on its own thread; its
+// telemetry arrives here as queued signals carrying value structs, so no engine thread ever touches a widget,
+// and commands go back through the session's queue, applied at the next step boundary.
+//
+// This is the only GUI translation unit that includes LibTorch headers (through Session.h).
+#include "app/ui/TelemetryTypes.h"
+
+#include <QObject>
+#include <QString>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+namespace ps {
+class Session;
+class RunStore;
+}  // namespace ps
+
+namespace ps::ui {
+
+class SessionBridge : public QObject {
+  Q_OBJECT
+ public:
+  // Runs are recorded in the store at `storePath`.
+  explicit SessionBridge(QString storePath, QObject* parent = nullptr);
+  ~SessionBridge() override;  // stops a running session and waits for it
+
+  bool running() const { return thread_.joinable(); }
+  bool paused() const { return paused_; }
+  qint64 runId() const { return runId_; }
+  // The settings in force: the config the run started with, plus every change the session applied since.
+  const nlohmann::json& config() const { return config_; }
+
+  // Validates `config` and starts it on a background thread. Returns an error to show (empty: started).
+  QString start(const nlohmann::json& config);
+  void pause();
+  void resume();
+  void stop();
+  // Asks the session to change a setting at its next step. Returns an error to show (empty: queued).
+  QString set(const QString& key, const nlohmann::json& value);
+
+ Q_SIGNALS:
+  void runStarted(qint64 runId);
+  void stepArrived(const ps::StepRecord& step);
+  void evalArrived(const ps::EvalRecord& eval);
+  void histogramArrived(const ps::HistogramRecord& histogram);
+  void eventArrived(const ps::EventRecord& event);
+  // The run ended (finished, stopped, diverged or failed) and its thread is gone; summary as the CLI prints it.
+  void runEnded(const QString& status, const QString& reason);
+  // The run could not start: configuration or data problems, with what to do.
+  void startFailed(const QString& message);
+
+ private:
+  class Sink;
+  void onStatus(const ps::StatusRecord& status);
+  void onEvent(const ps::EventRecord& event);
+  void onThreadDone(const QString& status, const QString& reason, bool started);
+  void join();
+
+  QString storePath_;
+  std::unique_ptr<Session> session_;
+  std::thread thread_;
+  nlohmann::json config_ = nlohmann::json::object();
+  qint64 runId_ = 0;
+  bool paused_ = false;
+};
+
+}  // namespace ps::ui

@@ -1,0 +1,224 @@
+// The lab as a user drives it, offscreen: pick a preset, move the K slider, start, watch every chart fill, change
+// the compressor mid-run (marker on every chart + the engine's new setting), pause, stop, find the run in the
+// table, compare two runs, export PNG and CSV.
+#include "app/ui/CompressorEditor.h"
+#include "app/ui/ControlPanel.h"
+#include "app/ui/LivePanel.h"
+#include "app/ui/MainWindow.h"
+#include "app/ui/SessionBridge.h"
+#include "app/ui/SliderScales.h"
+#include "app/ui/charts/HeatmapWidget.h"
+#include "app/ui/charts/PlotWidget.h"
+#include "app/ui/runs/CompareView.h"
+#include "app/ui/runs/RunExports.h"
+#include "app/ui/runs/RunsModel.h"
+#include "app/ui/runs/RunsPanel.h"
+#include "engine/runs/store/RunStore.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QSlider>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <fstream>
+
+using namespace ps::ui;
+
+namespace {
+
+// The smoke preset made long enough to change things while it runs, with TopK forward.
+QString writeLongSmokePreset(const QString& dir) {
+  std::ifstream in(PIPESQUEEZE_SOURCE_DIR "/presets/smoke.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["train"]["max_steps"] = 100000;
+  j["run"]["name"] = "gui test";
+  j["eval"]["every_steps"] = 10;
+  j["telemetry"]["histogram_every"] = 5;
+  const QString path = dir + "/long-smoke.json";
+  std::ofstream(path.toStdString()) << j.dump(2);
+  return path;
+}
+
+int rowOfRun(RunsPanel* panel, qint64 id) { return panel->model()->rowOf(id); }
+
+}  // namespace
+
+class MainWindowTest : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);  // QSettings and user presets go to a throwaway place
+    QCoreApplication::setOrganizationName("PipeSqueezeTest");
+    QCoreApplication::setApplicationName("pipesqueeze-test");
+    QVERIFY(dir_.isValid());
+  }
+
+  void sliderScalesAreLogarithmicAndRoundTrip() {
+    QCOMPARE(kFromSlider(0), 0.001);
+    QCOMPARE(kFromSlider(kSliderSteps), 1.0);
+    QCOMPARE(kFromSlider(kSliderSteps / 3), 0.01);
+    QCOMPARE(kFromSlider(2 * kSliderSteps / 3), 0.1);
+    QCOMPARE(kFromSlider(sliderFromK(0.3)), 0.3);
+    QCOMPARE(kFromSlider(sliderFromK(0.05)), 0.05);
+    QCOMPARE(kFromSlider(sliderFromK(0.012)), 0.012);
+    for (int i = 1; i <= kSliderSteps; ++i) {  // increasing, no step more than a factor of 1.34
+      QVERIFY(kFromSlider(i) > kFromSlider(i - 1));
+      QVERIFY(kFromSlider(i) / kFromSlider(i - 1) < 1.34);
+    }
+    for (int i = 0; i <= kSliderSteps; ++i) QCOMPARE(sliderFromK(kFromSlider(i)), i);
+    QCOMPARE(bitsFromSlider(1), 1);
+    QCOMPARE(bitsFromSlider(8), 8);
+    QCOMPARE(bitsFromSlider(kBitsPositions), 16);
+    QCOMPARE(sliderFromBits(16), kBitsPositions);
+    QCOMPARE(sliderFromBits(4), 4);
+  }
+
+  void opensOnTheDefaultPresetReadyToStart() {
+    MainWindow w(options());
+    QCOMPARE(QString::fromStdString(w.controls()->config()["task"].get<std::string>()), QString("fashion_mnist"));
+    QCOMPARE(w.controls()->presetPath(), PresetLibrary::defaultPresetPath());
+    QVERIFY(!w.bridge()->running());
+  }
+
+  void badPresetGivesAnErrorAndKeepsTheSettings() {
+    MainWindow w(options());
+    const auto before = w.controls()->config();
+    const QString error = w.openPreset(dir_.path() + "/missing.json");
+    QVERIFY2(error.contains("missing.json"), qPrintable(error));
+    QCOMPARE(w.controls()->config(), before);
+    QVERIFY(w.openPreset(QString()).contains("preset"));
+  }
+
+  void savedPresetsAreListedAndNeverOverwrittenSilently() {
+    PresetLibrary library(dir_.path() + "/user-presets");
+    nlohmann::json bad = {{"pipeline", {{"stages", 99}}}};
+    QVERIFY(library.save("bad", bad).contains("pipeline.stages"));
+    MainWindow w(options());
+    QVERIFY(library.save("mine", w.controls()->config()).isEmpty());
+    QVERIFY(library.save("mine", w.controls()->config()).contains("exists already"));
+    bool found = false;
+    for (const auto& e : library.list()) found |= e.user && e.name == "mine";
+    QVERIFY(found);
+  }
+
+  void trainChangeStopCompareExport() {
+    MainWindow w(options());
+    const QString preset = writeLongSmokePreset(dir_.path());
+    QVERIFY(w.openPreset(preset).isEmpty());
+    // Pick a bundled preset through the picker, then the long one again.
+    QComboBox* picker = w.controls()->presetBox();
+    const int smoke = picker->findText("smoke");
+    QVERIFY(smoke >= 0);
+    picker->setCurrentIndex(smoke);
+    Q_EMIT picker->activated(smoke);
+    QCOMPARE(w.controls()->config()["train"]["max_steps"], 60);
+    QVERIFY(w.openPreset(preset).isEmpty());
+
+    CompressorEditor* fwd = w.controls()->forwardEditor();
+    fwd->methodBox()->setCurrentText("topk");
+    fwd->kSlider()->setValue(sliderFromK(0.1));
+    QCOMPARE(w.controls()->config()["compression"]["forward"]["k"].get<double>(), 0.1);
+
+    const qint64 first = runUntil(w, 25);
+    QVERIFY(w.live()->linkMethods().at("link0/fwd").find("topk") != std::string::npos);
+    w.live()->flush();
+    for (PlotWidget* p : w.live()->plots()) QVERIFY2(p->pointCount() > 0, qPrintable(p->title()));
+    QCOMPARE(int(w.live()->heatmaps().size()), 2);
+    for (HeatmapWidget* h : w.live()->heatmaps()) QVERIFY2(h->columnCount() > 0, qPrintable(h->title()));
+
+    // Mid-run change: the slider goes to 2%; the session applies it at the next step.
+    fwd->kSlider()->setValue(sliderFromK(0.02));
+    QTRY_VERIFY_WITH_TIMEOUT(w.bridge()->config()["compression"]["forward"]["k"].get<double>() == 0.02, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.live()->linkMethods().at("link0/fwd").find("topk 2%") != std::string::npos, 20000);
+    w.live()->flush();
+    for (PlotWidget* p : w.live()->plots()) {
+      bool marked = false;
+      for (const Marker& m : p->markers()) marked |= m.label == "fwd k = 0.02";
+      QVERIFY2(marked, qPrintable(p->title()));
+    }
+    // A key that shapes the model cannot change mid-run: its widget is disabled.
+    QVERIFY(!w.controls()->presetBox()->isEnabled());
+
+    w.pauseRun();
+    QTRY_VERIFY_WITH_TIMEOUT(w.bridge()->paused(), 20000);
+    const int64_t pausedAt = w.live()->lastStep();
+    QTest::qWait(300);
+    QCOMPARE(w.live()->lastStep(), pausedAt);
+    w.resumeRun();
+    QTRY_VERIFY_WITH_TIMEOUT(w.live()->lastStep() > pausedAt + 2, 20000);
+    stop(w);
+    const int row = rowOfRun(w.runs(), first);
+    QVERIFY(row >= 0);
+    QCOMPARE(w.store()->run(first)->status, std::string("stopped"));
+
+    // A second run with another K, then compare the two.
+    fwd->kSlider()->setValue(sliderFromK(0.3));
+    const qint64 second = runUntil(w, 15);
+    stop(w);
+    QVERIFY(second != first);
+    QVERIFY(!w.compareRuns({first}).isEmpty());  // one run is not a comparison
+    QVERIFY(w.compareRuns({first, second}).isEmpty());
+    QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.compare()));
+    QVERIFY(w.compare()->diffRowCount() >= 1);
+    int plotted = 0;
+    for (PlotWidget* p : w.compare()->plots()) plotted += p->pointCount() > 0;
+    QVERIFY(plotted >= 3);
+
+    // Exports: PNGs of the live and compare charts, CSV of a run and of the visible range, replayable config.
+    QDir out(dir_.path() + "/export");
+    QVERIFY(out.mkpath("."));
+    const int livePngs = w.live()->exportPng(out.filePath("live"));
+    QCOMPARE(livePngs, int(w.live()->plots().size() + w.live()->heatmaps().size()));
+    QVERIFY(w.compare()->exportAllPng(out.filePath("compare")) >= 3);
+    for (const QFileInfo& f : QDir(out.filePath("live")).entryInfoList({"*.png"})) QVERIFY(f.size() > 1000);
+    QVERIFY(exportRunCsv(*w.store(), first, out.filePath("run.csv")).isEmpty());
+    QFile csv(out.filePath("run.csv"));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    QVERIFY(csv.readLine().startsWith("step,wall_s,emulated_s"));
+    QVERIFY(w.compare()->exportVisibleCsv(out.filePath("visible.csv")).isEmpty());
+    QVERIFY(QFileInfo(out.filePath("visible.csv")).size() > 100);
+    QVERIFY(exportRunConfig(*w.store(), second, out.filePath("config.json")).isEmpty());
+    QVERIFY(w.openPreset(out.filePath("config.json")).isEmpty());  // the app replays it
+    QCOMPARE(w.controls()->config()["compression"]["forward"]["k"].get<double>(), 0.3);
+  }
+
+ private:
+  MainWindowOptions options() {
+    MainWindowOptions o;
+    o.storePath = dir_.path() + "/runs.sqlite";
+    o.userPresetDir = dir_.path() + "/user-presets";
+    o.restoreLayout = false;
+    return o;
+  }
+
+  qint64 runUntil(MainWindow& w, int steps) {
+    QSignalSpy started(w.bridge(), &SessionBridge::runStarted);
+    const QString error = w.startRun();
+    if (!error.isEmpty()) qFatal("startRun: %s", qPrintable(error));
+    if (!started.wait(60000)) qFatal("the run did not start within 60 s");
+    QElapsedTimer clock;
+    clock.start();
+    while (w.live()->lastStep() < steps) {
+      if (clock.elapsed() > 120000) qFatal("the run made %d steps in 120 s", int(w.live()->lastStep()));
+      QTest::qWait(20);
+    }
+    return w.bridge()->runId();
+  }
+
+  void stop(MainWindow& w) {
+    QSignalSpy ended(w.bridge(), &SessionBridge::runEnded);
+    w.stopRun();
+    QVERIFY(ended.wait(60000));
+    QCOMPARE(ended.first().at(0).toString(), QString("stopped"));
+    QVERIFY(!w.bridge()->running());
+  }
+
+  QTemporaryDir dir_;
+};
+
+QTEST_MAIN(MainWindowTest)
+#include "MainWindowTest.moc"

@@ -1,0 +1,120 @@
+// bench_gui: does the lab keep up while it trains? Trains the same preset from the CLI (a child process) and from
+// the GUI with every chart live, alternating, and prints:
+//   - GUI event-loop latency while training: a probe posted every 10 ms records how long it waits (p50, p99, max);
+//   - training throughput (samples/s over the steps after warm-up) of the GUI run over the CLI run.
+// Targets (issue #4): p99 < 50 ms, throughput ratio >= 0.95. Run it under xvfb-run for a real X11 window:
+//   xvfb-run -a -s "-screen 0 1920x1200x24" build/tests/bench/bench_gui [--steps N] [--rounds R]
+#include "app/ui/LivePanel.h"
+#include "app/ui/MainWindow.h"
+#include "app/ui/SessionBridge.h"
+#include "engine/runs/store/RunStore.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+namespace {
+
+const char* kPreset = PIPESQUEEZE_SOURCE_DIR "/presets/fashion-mnist-4stage.json";
+constexpr int kWarmupSteps = 20;
+
+// Samples per second between the end of the warm-up step and the last step, from the run's stored timings.
+double throughput(const ps::RunStore& store, int64_t run, int64_t batch) {
+  const auto points = store.metrics(run, "train/loss");
+  if (points.size() <= size_t(kWarmupSteps) + 1) return 0;
+  const auto& a = points[kWarmupSteps - 1];
+  const auto& b = points.back();
+  return double(b.step - a.step) * double(batch) / (b.wall_s - a.wall_s);
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, size_t(q * double(v.size() - 1) + 0.5))];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QStandardPaths::setTestModeEnabled(true);
+  int steps = 300, rounds = 2;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--steps") steps = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--rounds") rounds = std::atoi(argv[i + 1]);
+  }
+  QTemporaryDir dir;
+  nlohmann::json preset = nlohmann::json::parse(std::ifstream(kPreset));
+  preset["train"]["epochs"] = 0;
+  preset["train"]["max_steps"] = steps;
+  const int64_t batch = preset["train"]["batch_size"];
+  const QString presetPath = dir.filePath("bench.json");
+  std::ofstream(presetPath.toStdString()) << preset.dump(2);
+  const QString storePath = dir.filePath("runs.sqlite");
+
+  ps::ui::MainWindowOptions options;
+  options.storePath = storePath;
+  options.presetPath = presetPath;
+  options.userPresetDir = dir.filePath("presets");
+  options.restoreLayout = false;
+  ps::ui::MainWindow window(options);
+  window.resize(1600, 1000);
+  window.show();
+
+  std::printf("bench_gui: %s, %d steps per run, %d rounds, platform %s\n", kPreset, steps, rounds,
+              qPrintable(QGuiApplication::platformName()));
+  std::vector<double> cli, gui, latencies;
+  for (int round = 0; round < rounds; ++round) {
+    // The CLI, as a user runs it (piped, so it prints plain lines).
+    QProcess child;
+    child.start(QStringLiteral(PIPESQUEEZE_CLI), {"train", "--preset", presetPath, "--store", storePath, "--json"});
+    if (!child.waitForFinished(600000) || child.exitCode() != 0) {
+      std::fprintf(stderr, "bench_gui: the CLI run failed: %s\n", child.readAllStandardError().constData());
+      return 1;
+    }
+    const auto summary = nlohmann::json::parse(child.readAllStandardOutput().trimmed().split('\n').last().toStdString());
+    ps::RunStore store(storePath.toStdString());
+    cli.push_back(throughput(store, summary["run_id"], batch));
+
+    // The GUI, every chart live, with the latency probe.
+    std::vector<double> roundLatency;
+    QTimer probe;
+    QElapsedTimer clock;
+    clock.start();
+    probe.setInterval(10);
+    QObject::connect(&probe, &QTimer::timeout, [&] {
+      const qint64 posted = clock.nsecsElapsed();
+      QMetaObject::invokeMethod(
+          &window, [&, posted] { roundLatency.push_back(double(clock.nsecsElapsed() - posted) * 1e-6); },
+          Qt::QueuedConnection);
+    });
+    QEventLoop loop;
+    QObject::connect(window.bridge(), &ps::ui::SessionBridge::runEnded, &loop, &QEventLoop::quit);
+    const QString error = window.startRun();
+    if (!error.isEmpty()) {
+      std::fprintf(stderr, "bench_gui: %s\n", qPrintable(error));
+      return 1;
+    }
+    probe.start();
+    loop.exec();
+    probe.stop();
+    gui.push_back(throughput(*window.store(), window.bridge()->runId(), batch));
+    latencies.insert(latencies.end(), roundLatency.begin(), roundLatency.end());
+    std::printf("round %d: CLI %.1f samples/s, GUI %.1f samples/s, latency p99 %.2f ms over %zu probes\n", round + 1,
+                cli.back(), gui.back(), percentile(roundLatency, 0.99), roundLatency.size());
+  }
+  const double bestCli = *std::max_element(cli.begin(), cli.end());
+  const double bestGui = *std::max_element(gui.begin(), gui.end());
+  std::printf("\nGUI event-loop latency while training: p50 %.2f ms, p99 %.2f ms, max %.2f ms (target p99 < 50 ms)\n",
+              percentile(latencies, 0.5), percentile(latencies, 0.99), percentile(latencies, 1.0));
+  std::printf("throughput, best of %d: CLI %.1f samples/s, GUI %.1f samples/s, ratio %.3f (target >= 0.95)\n", rounds,
+              bestCli, bestGui, bestGui / bestCli);
+  return 0;
+}
