@@ -7,6 +7,8 @@
 #include "engine/session/RunStoreSink.h"
 
 #include <QDir>
+
+#include <algorithm>
 #include <QGridLayout>
 #include <QRegularExpression>
 #include <QScrollArea>
@@ -15,7 +17,9 @@
 namespace ps::ui {
 namespace {
 
-constexpr int kRedrawMs = 33;  // ~30 Hz
+constexpr int kRedrawMs = 33;        // ~30 Hz when painting is cheap
+constexpr int kSlowestRedrawMs = 500;
+constexpr double kPaintBudget = 0.04;  // fraction of one core that live chart painting may take
 
 // "link1/bwd/wire_bytes" -> boundary 1, direction 1; false for other keys.
 bool parseLinkKey(const std::string& key, int& boundary, int& direction, std::string& leaf) {
@@ -78,6 +82,9 @@ void LivePanel::reset(const nlohmann::json& config) {
   linkMethods_.clear();
   cumulativeRaw_ = cumulativeWire_ = 0;
   lastStep_ = 0;
+  paintMark_ = PlotWidget::paintSecondsTotal();
+  frameCost_ = 0;
+  redraw_.setInterval(kRedrawMs);
 
   const bool lm = config.value("task", std::string()) == "brown_lm";
   lossPlot_ = addPlot(tr("Loss"), tr("loss"));
@@ -163,6 +170,14 @@ void LivePanel::addEvent(const EventRecord& event) {
 }
 
 void LivePanel::flush() {
+  const bool frame = !pending_.empty() || !pendingHistograms_.empty() || !pendingMarkers_.empty();
+  if (!frame) return;
+  // What the previous frame's paints cost, smoothed; the next interval keeps painting within the budget.
+  const double painted = PlotWidget::paintSecondsTotal();
+  const double cost = painted - paintMark_;
+  paintMark_ = painted;
+  frameCost_ = frameCost_ == 0 ? cost : 0.8 * frameCost_ + 0.2 * cost;
+  redraw_.setInterval(std::clamp(int(1000.0 * frameCost_ / kPaintBudget), kRedrawMs, kSlowestRedrawMs));
   for (const MetricPoint& p : pending_) {
     const double x = double(p.step);
     if (p.key == "bytes/raw" || p.key == "bytes/wire") {

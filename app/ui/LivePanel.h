@@ -2,6 +2,10 @@
 // ps::ui::LivePanel: the charts of the run in progress. Telemetry arrives as value structs (from SessionBridge's
 // queued signals) and is kept in full in a RunSeries; the charts are fed from a pending buffer on one ~30 Hz
 // timer, so the redraw rate stays steady however fast steps arrive, and each chart decimates when it paints.
+//
+// Frame budget: on a machine where training keeps every core busy, painting competes with it. The timer's interval
+// is paced so that chart painting takes at most kPaintBudget of one core: 30 Hz when painting is cheap (a fast
+// machine, a small window), fewer redraws per second when it is not, never less than 2 per second.
 #include "app/ui/TelemetryTypes.h"
 #include "app/ui/charts/PlotWidget.h"
 #include "app/ui/runs/RunSeries.h"
@@ -35,6 +39,7 @@ class LivePanel : public QWidget {
   void addHistogram(const ps::HistogramRecord& histogram);
   void addEvent(const ps::EventRecord& event);
   void flush();  // moves pending data into the charts now (the timer does this ~30 times a second)
+  int redrawIntervalMs() const { return redraw_.interval(); }
 
   const RunSeries& series() const { return series_; }
   std::vector<PlotWidget*> plots() const;
@@ -77,6 +82,7 @@ class LivePanel : public QWidget {
   double cumulativeRaw_ = 0, cumulativeWire_ = 0;
   int64_t lastStep_ = 0;
   QTimer redraw_;
+  double paintMark_ = 0, frameCost_ = 0;  // paint seconds at the last flush; smoothed cost of one frame
 };
 
 }  // namespace ps::ui

@@ -4,6 +4,7 @@
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidgetImpl.h"
 
+#include <QElapsedTimer>
 #include <QImage>
 #include <QMouseEvent>
 #include <QPainter>
@@ -227,9 +228,20 @@ bool PlotWidget::exportPng(const QString& path) {
   return image.save(path, "PNG");
 }
 
+namespace {
+double paintSeconds = 0;  // GUI thread only
+}
+
+double PlotWidget::paintSecondsTotal() { return paintSeconds; }
+
 void PlotWidget::paintEvent(QPaintEvent*) {
-  QPainter p(this);
-  d_->paint(p, d_->frame(size(), font()), size(), font(), palette(), /*interactive=*/true);
+  QElapsedTimer clock;
+  clock.start();
+  {
+    QPainter p(this);
+    d_->paint(p, d_->frame(size(), font()), size(), font(), palette(), /*interactive=*/true);
+  }
+  paintSeconds += double(clock.nsecsElapsed()) * 1e-9;
 }
 
 void PlotWidget::mousePressEvent(QMouseEvent* event) {

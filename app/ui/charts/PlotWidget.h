@@ -67,6 +67,9 @@ class PlotWidget : public QWidget {
 
   bool exportPng(const QString& path);  // renders the chart as it is now; false if the file cannot be written
 
+  // Seconds spent in paintEvent by every PlotWidget of the process so far: what a live view paces its redraws by.
+  static double paintSecondsTotal();
+
  Q_SIGNALS:
   void xRangeChanged(double lo, double hi);  // user zoom; NaN, NaN after a reset to fit
 
