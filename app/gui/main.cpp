@@ -46,13 +46,25 @@ int main(int argc, char** argv) {
     return 2;
   }
   window->show();
-  if (cli.isSet(start)) {
+  if (!window->startupError().isEmpty()) {
+    std::fprintf(stderr, "pipesqueeze: %s\n", qPrintable(window->startupError()));
+    if (cli.isSet(quitAfter)) return 2;
+  } else if (cli.isSet(start)) {
     QTimer::singleShot(0, window.get(), [&] {
       const QString error = window->startRun();
-      if (!error.isEmpty()) std::fprintf(stderr, "pipesqueeze: %s\n", qPrintable(error));
+      if (error.isEmpty()) return;
+      std::fprintf(stderr, "pipesqueeze: %s\n", qPrintable(error));
+      if (cli.isSet(quitAfter)) QApplication::exit(2);
     });
   }
-  if (cli.isSet(quitAfter))
-    QObject::connect(window->bridge(), &ps::ui::SessionBridge::runEnded, &app, [] { QApplication::quit(); });
+  // Scripted use: quit when the run ends, with the CLI's exit codes (0 finished, 1 anything else).
+  if (cli.isSet(quitAfter)) {
+    QObject::connect(window->bridge(), &ps::ui::SessionBridge::runEnded, &app,
+                     [](const QString& status) { QApplication::exit(status == QLatin1String("finished") ? 0 : 1); });
+    QObject::connect(window->bridge(), &ps::ui::SessionBridge::startFailed, &app, [](const QString& message) {
+      std::fprintf(stderr, "pipesqueeze: %s\n", qPrintable(message));
+      QApplication::exit(2);
+    });
+  }
   return app.exec();
 }

@@ -268,10 +268,15 @@ void MainWindow::about() {
 
 void MainWindow::restoreSettings(const MainWindowOptions& options) {
   QSettings settings;
-  QString preset = options.presetPath;
-  if (preset.isEmpty()) preset = settings.value("presetPath").toString();
-  if (preset.isEmpty() || !QFileInfo::exists(preset)) preset = PresetLibrary::defaultPresetPath();
-  showError(controls_->loadPresetFile(preset));
+  if (!options.presetPath.isEmpty()) {  // asked for by name: a problem with it is reported, never skipped
+    startupError_ = controls_->loadPresetFile(options.presetPath);
+    if (!startupError_.isEmpty()) controls_->loadPresetFile(PresetLibrary::defaultPresetPath());
+    showError(startupError_);
+  } else {
+    QString preset = settings.value("presetPath").toString();
+    if (preset.isEmpty() || !QFileInfo::exists(preset)) preset = PresetLibrary::defaultPresetPath();
+    showError(controls_->loadPresetFile(preset));
+  }
   if (!options.restoreLayout) return;
   restoreGeometry(settings.value("geometry").toByteArray());
   restoreState(settings.value("windowState").toByteArray());

@@ -52,6 +52,8 @@ class MainWindow : public QMainWindow {
   SessionBridge* bridge() const { return bridge_; }
   QTabWidget* tabs() const { return tabs_; }
   std::shared_ptr<RunStore> store() const { return store_; }
+  // Why the preset given in the options could not be loaded (the default one was loaded instead); empty if it was.
+  QString startupError() const { return startupError_; }
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -78,6 +80,7 @@ class MainWindow : public QMainWindow {
   RunsPanel* runs_;
   QTabWidget* tabs_;
   QLabel* runLabel_;
+  QString startupError_;
   QAction *start_, *pause_, *resume_, *stop_, *openPreset_, *savePreset_, *exportPng_, *compareSelected_, *quit_,
       *about_;
 };

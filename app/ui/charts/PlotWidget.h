@@ -8,6 +8,7 @@
 // - Line series must be sorted by x; scatter series may be in any order.
 // - Autoscale is outlier-robust (a lone spike does not flatten the rest); log y clamps zeros and negatives.
 // - Drag horizontally to zoom x, double-click to reset; zoom changes emit xRangeChanged for linked charts.
+// - Right-click: save this one chart as PNG, toggle log y, reset the zoom.
 // - Only paints when something changed (update() coalesces); callers may append at any rate.
 #include <QColor>
 #include <QPointF>
@@ -80,6 +81,7 @@ class PlotWidget : public QWidget {
   void mouseReleaseEvent(QMouseEvent* event) override;
   void mouseDoubleClickEvent(QMouseEvent* event) override;
   void leaveEvent(QEvent* event) override;
+  void contextMenuEvent(QContextMenuEvent* event) override;  // save this chart as PNG, log y, reset zoom
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
 

@@ -1,0 +1,50 @@
+// The `pipesqueeze` executable as a user or a script starts it: `--preset FILE --start` trains at once and the
+// run lands in the store; bad input exits with a message naming the problem.
+#include "engine/runs/store/RunStore.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+class GuiExecutableTest : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void presetStartRunsToTheEnd() {
+    QTemporaryDir dir;
+    const QString store = dir.filePath("runs.sqlite");
+    QProcess gui;
+    gui.setProcessEnvironment(environment(dir));
+    gui.start(PIPESQUEEZE_GUI, {"--preset", PIPESQUEEZE_SOURCE_DIR "/presets/smoke.json", "--start", "--store", store,
+                                "--quit-when-done"});
+    QVERIFY(gui.waitForFinished(180000));
+    QVERIFY2(gui.exitCode() == 0, gui.readAllStandardError().constData());
+    ps::RunStore runs(store.toStdString());
+    const auto list = runs.listRuns();
+    QCOMPARE(int(list.size()), 1);
+    QCOMPARE(list[0].status, std::string("finished"));
+    QVERIFY(!runs.metrics(list[0].id, "train/loss").empty());
+  }
+
+  void missingPresetIsNamed() {
+    QTemporaryDir dir;
+    QProcess gui;
+    gui.setProcessEnvironment(environment(dir));
+    gui.start(PIPESQUEEZE_GUI, {"--preset", dir.filePath("nope.json"), "--start", "--store",
+                                dir.filePath("runs.sqlite"), "--quit-when-done"});
+    QVERIFY(gui.waitForFinished(60000));
+    QCOMPARE(gui.exitCode(), 2);
+    QVERIFY(gui.readAllStandardError().contains("nope.json"));
+  }
+
+ private:
+  static QProcessEnvironment environment(const QTemporaryDir& dir) {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    env.insert("XDG_CONFIG_HOME", dir.filePath("config"));  // the user's real settings stay untouched
+    env.insert("XDG_DATA_HOME", dir.filePath("data"));
+    return env;
+  }
+};
+
+QTEST_MAIN(GuiExecutableTest)
+#include "GuiExecutableTest.moc"
