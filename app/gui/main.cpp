@@ -49,6 +49,11 @@ int main(int argc, char** argv) {
   if (!window->startupError().isEmpty()) {
     std::fprintf(stderr, "pipesqueeze: %s\n", qPrintable(window->startupError()));
     if (cli.isSet(quitAfter)) return 2;
+    // Shown once the window is up, so it is a dialog in front of it rather than a line in the status bar.
+    QTimer::singleShot(0, window.get(), [&] {
+      QMessageBox::warning(window.get(), QStringLiteral("PipeSqueeze"),
+                           QStringLiteral("%1\n\nThe default preset is loaded instead.").arg(window->startupError()));
+    });
   } else if (cli.isSet(start)) {
     QTimer::singleShot(0, window.get(), [&] {
       const QString error = window->startRun();
@@ -59,6 +64,11 @@ int main(int argc, char** argv) {
   }
   // Scripted use: quit when the run ends, with the CLI's exit codes (0 finished, 1 anything else).
   if (cli.isSet(quitAfter)) {
+    // Closing the window stops the run; the app quits when the run has ended, with the run's exit code.
+    QApplication::setQuitOnLastWindowClosed(false);
+    QObject::connect(&app, &QGuiApplication::lastWindowClosed, &app, [&] {
+      if (!window->bridge()->running()) QApplication::exit(1);
+    });
     QObject::connect(window->bridge(), &ps::ui::SessionBridge::runEnded, &app,
                      [](const QString& status) { QApplication::exit(status == QLatin1String("finished") ? 0 : 1); });
     QObject::connect(window->bridge(), &ps::ui::SessionBridge::startFailed, &app, [](const QString& message) {

@@ -3,6 +3,7 @@
 #include "app/ui/SliderScales.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -73,17 +74,40 @@ CompressorEditor::CompressorEditor(const QString& direction, const QString& titl
     showK(kFromSlider(v));
     if (!k_->isSliderDown()) emitChange("k", kFromSlider(v));
   });
-  connect(k_, &QSlider::sliderReleased, this, [this] { emitChange("k", kFromSlider(k_->value())); });
+  // A click without a move changes nothing: only a release at another position is a change.
+  connect(k_, &QSlider::sliderPressed, this, [this] { pressedK_ = k_->value(); });
+  connect(k_, &QSlider::sliderReleased, this, [this] {
+    if (k_->value() != pressedK_) emitChange("k", kFromSlider(k_->value()));
+  });
   connect(bits_, &QSlider::valueChanged, this, [this](int v) {
     showBits(bitsFromSlider(v));
     if (!bits_->isSliderDown()) emitChange("bits", bitsFromSlider(v));
   });
-  connect(bits_, &QSlider::sliderReleased, this, [this] { emitChange("bits", bitsFromSlider(bits_->value())); });
+  connect(bits_, &QSlider::sliderPressed, this, [this] { pressedBits_ = bits_->value(); });
+  connect(bits_, &QSlider::sliderReleased, this, [this] {
+    if (bits_->value() != pressedBits_) emitChange("bits", bitsFromSlider(bits_->value()));
+  });
+  // Scrolling the settings dock must not change a codec under the pointer: wheel input only once focused.
+  for (QWidget* w : std::initializer_list<QWidget*>{method_, k_, bits_, rounding_, feedback_}) {
+    w->setFocusPolicy(Qt::StrongFocus);
+    w->installEventFilter(this);
+  }
   connect(rounding_, &QComboBox::currentTextChanged, this, [this](const QString& r) { emitChange("rounding", r); });
   connect(feedback_, &QComboBox::currentTextChanged, this, [this](const QString& f) { emitChange("feedback", f); });
   showK(kFromSlider(k_->value()));
   showBits(bitsFromSlider(bits_->value()));
   updateEnabled();
+}
+
+bool CompressorEditor::eventFilter(QObject* watched, QEvent* event) {
+  if (event->type() == QEvent::Wheel) {
+    auto* w = qobject_cast<QWidget*>(watched);
+    if (w && !w->hasFocus()) {
+      event->ignore();  // handed on to the scroll area
+      return true;
+    }
+  }
+  return QGroupBox::eventFilter(watched, event);
 }
 
 void CompressorEditor::load(const nlohmann::json& config) {
@@ -92,10 +116,10 @@ void CompressorEditor::load(const nlohmann::json& config) {
   const auto& c = config.at("compression").at(dir);
   method_->setCurrentText(QString::fromStdString(c.value("method", "none")));
   const double k = c.value("k", 0.1);
-  k_->setValue(sliderFromK(k));
+  if (!k_->isSliderDown()) k_->setValue(sliderFromK(k));  // never yank a slider out of the user's hand
   showK(k);  // the exact configured value, not the slider's rounding of it
   const int bits = c.value("bits", 8);
-  bits_->setValue(sliderFromBits(bits));
+  if (!bits_->isSliderDown()) bits_->setValue(sliderFromBits(bits));
   showBits(bits);
   rounding_->setCurrentText(QString::fromStdString(c.value("rounding", "nearest")));
   feedback_->setCurrentText(QString::fromStdString(c.value("feedback", "none")));

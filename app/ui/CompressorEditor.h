@@ -32,6 +32,9 @@ class CompressorEditor : public QGroupBox {
  Q_SIGNALS:
   void changed(const QString& key, const QVariant& value);
 
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
   void updateEnabled();
   void emitChange(const QString& leaf, const QVariant& value);
@@ -47,6 +50,7 @@ class CompressorEditor : public QGroupBox {
   QComboBox* rounding_;
   QComboBox* feedback_;
   bool loading_ = false;
+  int pressedK_ = -1, pressedBits_ = -1;
 };
 
 }  // namespace ps::ui

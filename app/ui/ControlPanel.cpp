@@ -2,6 +2,7 @@
 
 #include "app/ui/CompressorEditor.h"
 #include "engine/runs/config/Config.h"
+#include "engine/runs/config/ConfigSchema.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -9,9 +10,12 @@
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QLabel>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QVBoxLayout>
+
+#include <type_traits>
 
 namespace ps::ui {
 
@@ -27,6 +31,19 @@ nlohmann::json jsonFromVariant(const QVariant& value) {
 }
 
 namespace {
+
+// Ranges and tooltips come from the config schema, so the panel accepts exactly what a preset may hold.
+template <typename Spin>
+Spin* fromSchema(Spin* spin, const std::string& key) {
+  if (const KeySpec* k = ConfigSchema::instance().find(key)) {
+    if constexpr (std::is_same_v<Spin, QSpinBox>)
+      spin->setRange(int(std::max<double>(k->min, spin->minimum())), int(std::min<double>(k->max, 2147483647.0)));
+    else
+      spin->setRange(k->min, k->max);
+    spin->setToolTip(QString::fromStdString(k->help) + QStringLiteral(" (") + QString::fromStdString(k->allowed()) + ")");
+  }
+  return spin;
+}
 
 QDoubleSpinBox* doubleSpin(double lo, double hi, int decimals, double step, const QString& suffix = {}) {
   auto* s = new QDoubleSpinBox;
@@ -53,15 +70,15 @@ ControlPanel::ControlPanel(PresetLibrary library, QWidget* parent) : QWidget(par
   preset_->setToolTip(tr("Bundled presets and your own (File ▸ Save Settings as Preset)"));
   task_ = new QComboBox;
   task_->addItems({"fashion_mnist", "brown_lm", "synthetic"});
-  stages_ = intSpin(1, 8);
-  microbatches_ = intSpin(1, 64);
+  stages_ = fromSchema(intSpin(1, 8), "pipeline.stages");
+  microbatches_ = fromSchema(intSpin(1, 64), "pipeline.microbatches");
   schedule_ = new QComboBox;
   schedule_->addItems({"1f1b", "gpipe"});
-  epochs_ = intSpin(0, 1000, tr("steps only"));
-  maxSteps_ = intSpin(0, 10000000, tr("no limit"));
-  lr_ = doubleSpin(1e-6, 10, 6, 1e-4);
-  bandwidth_ = doubleSpin(0.001, 1e6, 3, 100, tr(" Mbit/s"));
-  latency_ = doubleSpin(0, 10000, 3, 0.1, tr(" ms"));
+  epochs_ = fromSchema(intSpin(0, 1000, tr("steps only")), "train.epochs");
+  maxSteps_ = fromSchema(intSpin(0, 10000000, tr("no limit")), "train.max_steps");
+  lr_ = fromSchema(doubleSpin(1e-6, 10, 8, 1e-4), "train.lr");
+  bandwidth_ = fromSchema(doubleSpin(0.001, 1e6, 3, 100, tr(" Mbit/s")), "link.bandwidth_mbps");
+  latency_ = fromSchema(doubleSpin(0, 10000, 3, 0.1, tr(" ms")), "link.latency_ms");
   inference_ = new QCheckBox(tr("Compress at inference too"));
   forward_ = new CompressorEditor("forward", tr("Forward activations"));
   backward_ = new CompressorEditor("backward", tr("Backward gradients"));
@@ -90,6 +107,10 @@ ControlPanel::ControlPanel(PresetLibrary library, QWidget* parent) : QWidget(par
   for (QWidget* w : {static_cast<QWidget*>(run), static_cast<QWidget*>(link), static_cast<QWidget*>(forward_),
                      static_cast<QWidget*>(backward_)})
     column->addWidget(w);
+  overrides_ = new QLabel;
+  overrides_->setWordWrap(true);
+  overrides_->setVisible(false);
+  column->addWidget(overrides_);
   column->addStretch(1);
   auto* scroll = new QScrollArea;
   scroll->setWidget(content);
@@ -168,6 +189,13 @@ void ControlPanel::showConfig() {
   inference_->setChecked(c["compression"].value("inference", true));
   forward_->load(c);
   backward_->load(c);
+  // Per-boundary overrides have no widgets: say they are there, since they win over the controls above.
+  QStringList boundaries;
+  if (c.contains("compression") && c["compression"].contains("boundaries"))
+    for (const auto& [index, _] : c["compression"]["boundaries"].items()) boundaries << QString::fromStdString(index);
+  overrides_->setText(tr("<i>Boundaries %1 have their own compression settings in the preset (compression.boundaries); "
+                         "they take precedence over these controls.</i>").arg(boundaries.join(", ")));
+  overrides_->setVisible(!boundaries.isEmpty());
   loading_ = false;
 }
 
@@ -191,7 +219,15 @@ void ControlPanel::showApplied(const QString& key, const nlohmann::json& value) 
   } catch (const std::exception&) {
     return;  // the session validated it; nothing sensible to show otherwise
   }
-  showConfig();
+  // Only the widget of `key` is refreshed: a value being typed elsewhere, or a slider held, stays as it is.
+  loading_ = true;
+  if (key.startsWith(forward_->prefix())) forward_->load(config_);
+  else if (key.startsWith(backward_->prefix())) backward_->load(config_);
+  else if (key == "train.lr" && !lr_->hasFocus()) lr_->setValue(value.get<double>());
+  else if (key == "link.bandwidth_mbps" && !bandwidth_->hasFocus()) bandwidth_->setValue(value.get<double>());
+  else if (key == "link.latency_ms" && !latency_->hasFocus()) latency_->setValue(value.get<double>());
+  else if (key == "compression.inference") inference_->setChecked(value.get<bool>());
+  loading_ = false;
 }
 
 void ControlPanel::setRunning(bool running) {

@@ -13,6 +13,7 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QLabel;
 class QSpinBox;
 
 namespace ps::ui {
@@ -67,6 +68,7 @@ class ControlPanel : public QWidget {
   QDoubleSpinBox* bandwidth_;
   QDoubleSpinBox* latency_;
   QCheckBox* inference_;
+  QLabel* overrides_;
   CompressorEditor* forward_;
   CompressorEditor* backward_;
   QList<QWidget*> fixedDuringRun_;

@@ -74,8 +74,6 @@ void LivePanel::reset(const nlohmann::json& config) {
   plots_.clear();
   heatmaps_.clear();
   routes_.clear();
-  series_ = RunSeries();
-  series_.config = config;
   pending_.clear();
   pendingHistograms_.clear();
   pendingMarkers_.clear();
@@ -141,10 +139,7 @@ const LivePanel::Route* LivePanel::routeFor(const std::string& key) {
   return routes_.at(key).plot ? &routes_.at(key) : nullptr;
 }
 
-void LivePanel::queue(const MetricPoint& point) {
-  series_.append(point);
-  pending_.push_back(point);
-}
+void LivePanel::queue(const MetricPoint& point) { pending_.push_back(point); }
 
 void LivePanel::addStep(const StepRecord& step) {
   std::vector<MetricPoint> points;
@@ -164,7 +159,6 @@ void LivePanel::addEval(const EvalRecord& eval) {
 void LivePanel::addHistogram(const HistogramRecord& histogram) { pendingHistograms_.push_back(histogram); }
 
 void LivePanel::addEvent(const EventRecord& event) {
-  series_.appendEvent(EventRow{event.step, event.wall_s, event.kind, event.detail.dump()});
   if (event.kind == "setting" || event.kind == "pause" || event.kind == "resume")
     pendingMarkers_.push_back(Marker{double(event.step), settingLabel(event.kind, event.detail.dump())});
 }

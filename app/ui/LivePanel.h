@@ -1,7 +1,7 @@
 #pragma once
 // ps::ui::LivePanel: the charts of the run in progress. Telemetry arrives as value structs (from SessionBridge's
-// queued signals) and is kept in full in a RunSeries; the charts are fed from a pending buffer on one ~30 Hz
-// timer, so the redraw rate stays steady however fast steps arrive, and each chart decimates when it paints.
+// queued signals) and is kept in full by the charts (the run store has it all too); they are fed from a pending
+// buffer on one ~30 Hz timer, so the redraw rate stays steady however fast steps arrive, and each chart decimates when it paints.
 //
 // Frame budget: on a machine where training keeps every core busy, painting competes with it. The timer's interval
 // is paced so that chart painting takes at most kPaintBudget of one core: 30 Hz when painting is cheap (a fast
@@ -41,7 +41,6 @@ class LivePanel : public QWidget {
   void flush();  // moves pending data into the charts now (the timer does this ~30 times a second)
   int redrawIntervalMs() const { return redraw_.interval(); }
 
-  const RunSeries& series() const { return series_; }
   std::vector<PlotWidget*> plots() const;
   std::vector<HeatmapWidget*> heatmaps() const { return heatmaps_; }
   // The codec each link used in its latest step, e.g. {"link0/fwd": "topk k=0.05"}.
@@ -74,7 +73,6 @@ class LivePanel : public QWidget {
   PlotWidget* splitPlot_ = nullptr;
   PlotWidget* timePlot_ = nullptr;
 
-  RunSeries series_;
   std::vector<MetricPoint> pending_;
   std::vector<HistogramRecord> pendingHistograms_;
   std::vector<Marker> pendingMarkers_;

@@ -5,6 +5,7 @@
 #include "app/ui/SessionBridge.h"
 #include "app/ui/runs/CompareView.h"
 #include "app/ui/runs/RunsPanel.h"
+#include "engine/runs/config/Config.h"
 #include "engine/runs/store/RunStore.h"
 #include "engine/session/Command.h"
 
@@ -148,6 +149,7 @@ void MainWindow::connectPanels() {
   connect(bridge_, &SessionBridge::runStarted, this, [this] { runs_->refresh(); });
   connect(bridge_, &SessionBridge::runEnded, this, &MainWindow::onRunEnded);
   connect(bridge_, &SessionBridge::startFailed, this, [this](const QString& message) {
+    controls_->setRunning(false);
     updateActions();
     showError(tr("The run could not start: %1").arg(message));
   });
@@ -181,7 +183,7 @@ void MainWindow::pauseRun() { bridge_->pause(); }
 void MainWindow::resumeRun() { bridge_->resume(); }
 void MainWindow::stopRun() {
   bridge_->stop();
-  statusBar()->showMessage(tr("Stopping at the end of the current step…"), 4000);
+  statusBar()->showMessage(tr("Stopping after the current step; the final evaluation still runs…"), 6000);
 }
 
 QString MainWindow::openPreset(const QString& path) {
@@ -205,7 +207,14 @@ void MainWindow::onSettingChanged(const QString& key, const QVariant& value) {
   }
   if (!changeableMidRun(key.toStdString())) return;  // those widgets are disabled during a run
   const QString error = bridge_->set(key, jsonFromVariant(value));
-  if (!error.isEmpty()) showError(error);
+  if (!error.isEmpty()) {
+    // The session keeps its setting: the panel shows it again.
+    try {
+      controls_->showApplied(key, configValue(bridge_->config(), key.toStdString()));
+    } catch (const std::exception&) {
+    }
+    showError(error);
+  }
   else statusBar()->showMessage(tr("%1 = %2 will apply at the next step").arg(key, value.toString()), 4000);
 }
 

@@ -45,7 +45,16 @@ void Session::post(Command command) {
     if (!changeableMidRun(command.key))
       throw ConfigError(command.key + " cannot change during a run (only link.*, compression.* and train.lr can); "
                         "start a new run with the new value");
-    json probe = config_.json;
+    const std::string leaf = command.key.substr(command.key.rfind('.') + 1);
+    if (leaf == "feedback" && command.value == "aqsgd")
+      throw ConfigError("AQ-SGD cannot be switched on during a run: its per-sample buffers are sized and checked "
+                        "against compression.aqsgd_memory_limit_mb before the run starts; start a new run with " +
+                        command.key + "=aqsgd");
+    json probe;
+    {
+      std::lock_guard<std::mutex> lock(commandsMutex_);  // applySetting replaces config_ on the training thread
+      probe = config_.json;
+    }
     setConfigValue(probe, command.key, command.value);
     Config::fromJson(probe, "setting");  // validates the whole before it is queued
   }
@@ -156,7 +165,11 @@ void Session::applySetting(const Command& c, int64_t step, double wall) {
   const json old = configValue(config_.json, c.key);
   json next = config_.json;
   setConfigValue(next, c.key, c.value);
-  config_ = Config::fromJson(next, "setting");
+  Config applied = Config::fromJson(next, "setting");
+  {
+    std::lock_guard<std::mutex> lock(commandsMutex_);  // post() reads config_ from other threads
+    config_ = std::move(applied);
+  }
   for (int b = 0; b + 1 < config_.pipeline.stages; ++b) {
     Link& link = pipeline_->link(b);
     link.setModel({config_.link.bandwidth_mbps, config_.link.latency_ms, config_.link.throttled});

@@ -93,6 +93,33 @@ class MainWindowTest : public QObject {
     QVERIFY(w.openPreset(QString()).contains("preset"));
   }
 
+  void aFailedStartUnlocksTheSettingsAndSaysWhy() {
+    MainWindow w(options());
+    auto config = w.controls()->config();
+    config["data"]["root"] = (dir_.path() + "/no-such-data").toStdString();
+    w.controls()->loadConfig(config);
+    QSignalSpy failed(w.bridge(), &SessionBridge::startFailed);
+    QCOMPARE(w.startRun(), QString());  // valid settings: the data problem shows while preparing
+    QVERIFY(failed.wait(60000));
+    QVERIFY2(failed.first().at(0).toString().contains("no-such-data"), qPrintable(failed.first().at(0).toString()));
+    QVERIFY(w.controls()->presetBox()->isEnabled());
+    QVERIFY(!w.bridge()->running());
+  }
+
+  void aClickOnASliderWithoutMovingChangesNothing() {
+    MainWindow w(options());
+    CompressorEditor* fwd = w.controls()->forwardEditor();
+    fwd->methodBox()->setCurrentText("topk");
+    QSignalSpy changed(fwd, &CompressorEditor::changed);
+    Q_EMIT fwd->kSlider()->sliderPressed();
+    Q_EMIT fwd->kSlider()->sliderReleased();
+    QCOMPARE(changed.count(), 0);
+    // Keyboard or programmatic moves are changes.
+    fwd->kSlider()->setValue(fwd->kSlider()->value() - 1);
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(changed.first().at(0).toString(), QString("compression.forward.k"));
+  }
+
   void savedPresetsAreListedAndNeverOverwrittenSilently() {
     PresetLibrary library(dir_.path() + "/user-presets");
     nlohmann::json bad = {{"pipeline", {{"stages", 99}}}};
