@@ -96,13 +96,22 @@ Payload SparseCodec::encode(const torch::Tensor& input) {
       picked_.resize(k);
       count = kernels::topkSelect(v, n, k, indices_.data(), picked_.data());
     } else {
-      size_t above = 0;
-      const float t = kind_ == Kind::GaussianK ? kernels::gaussianThreshold(v, n, K_, &above)
-                                               : kernels::sampledThreshold(v, n, K_, sample_, seed);
-      if (kind_ == Kind::SampledK) above = kernels::countAbove(v, n, t);
-      indices_.resize(above);
-      picked_.resize(above);
-      count = kernels::gatherAbove(v, n, t, indices_.data(), picked_.data(), above);
+      float t = 0;
+      if (kind_ == Kind::GaussianK) {
+        // Gathered while the threshold is searched; room for 4k/3 (the accepted band) covers the usual case.
+        const size_t room = std::max<size_t>(indices_.size(), std::min<uint64_t>(n, (4 * k + 2) / 3 + 1));
+        indices_.resize(room);
+        picked_.resize(room);
+        count = kernels::gaussianGather(v, n, K_, indices_.data(), picked_.data(), room, &t);
+      } else {
+        t = kernels::sampledThreshold(v, n, K_, sample_, seed);
+        count = kernels::countAbove(v, n, t);
+      }
+      if (kind_ == Kind::SampledK || count > indices_.size()) {
+        indices_.resize(count);
+        picked_.resize(count);
+        count = kernels::gatherAbove(v, n, t, indices_.data(), picked_.data(), count);
+      }
       if (trim_ && count > k) {  // exact trim: the k largest among the survivors
         trimmed_.resize(k);
         scratch_.resize(k);
@@ -159,10 +168,20 @@ torch::Tensor SparseCodec::decode(const Payload& p, const torch::Device& device)
   picked_.resize(count);
   decodeValues(r, count, picked_.data());
   r.expectEnd();
-  auto out = torch::zeros(h.shape, torch::kFloat32);
-  float* o = out.data_ptr<float>();
+  // The last output is reused when nobody holds it any more (its tensor and its storage are ours alone, as after a
+  // gradient was consumed): only the positions written last time are cleared, instead of zeroing a fresh n floats.
+  const bool reuse = decoded_.defined() && decoded_.sizes().equals(h.shape) &&
+                     decoded_.use_count() == 1 && decoded_.storage().use_count() == 1;
+  if (reuse) {
+    float* o = decoded_.data_ptr<float>();
+    for (uint32_t i : written_) o[i] = 0.f;
+  } else {
+    decoded_ = torch::zeros(h.shape, torch::kFloat32);
+  }
+  float* o = decoded_.data_ptr<float>();
   for (uint64_t i = 0; i < count; ++i) o[indices_[i]] = picked_[i];
-  return onDevice(out, device);
+  written_.assign(indices_.begin(), indices_.begin() + std::ptrdiff_t(count));
+  return onDevice(decoded_, device);
 }
 
 }  // namespace ps

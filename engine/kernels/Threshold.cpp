@@ -233,7 +233,11 @@ double inverseNormalCdf(double p) {
   return x - u / (1.0 + 0.5 * x * u);
 }
 
-float gaussianThreshold(const float* x, size_t n, double K, size_t* count, int threads) {
+namespace {
+
+// The GaussianK threshold search shared by gaussianThreshold and gaussianGather: `measure(t)` returns #{|x| > t}.
+template <typename Measure>
+float gaussianSearch(const float* x, size_t n, double K, int threads, size_t* count, Measure&& measure) {
   checkInput(x, n, "gaussianThreshold");
   require(n > 0, "gaussianThreshold: empty input");
   require(K > 0.0 && K <= 1.0, "gaussianThreshold: K must be in (0, 1]");
@@ -242,15 +246,34 @@ float gaussianThreshold(const float* x, size_t n, double K, size_t* count, int t
   Moments m = momentsImpl<false>(x, n, threads);
   if (!std::isfinite(m.mean) || !std::isfinite(m.stddev)) m = momentsImpl<true>(x, n, threads);
   float t = clampFinite(m.mean + z * m.stddev);
-  size_t c = countAbove(x, n, t, threads);
+  size_t c = measure(t);
   for (int r = 0; r < 3; ++r) {
     if (3 * c < 2 * k) t = clampFinite(double(t) / 2.0);
     else if (3 * c > 4 * k) t = clampFinite(double(t) * 1.5);
     else break;
-    c = countAbove(x, n, t, threads);
+    c = measure(t);
   }
+  *count = c;
+  return t;
+}
+
+}  // namespace
+
+float gaussianThreshold(const float* x, size_t n, double K, size_t* count, int threads) {
+  size_t c = 0;
+  const float t = gaussianSearch(x, n, K, threads, &c, [&](float t) { return countAbove(x, n, t, threads); });
   if (count) *count = c;
   return t;
+}
+
+size_t gaussianGather(const float* x, size_t n, double K, uint32_t* indices, float* values, size_t capacity,
+                      float* threshold, int threads) {
+  require(capacity == 0 || (indices && values), "gaussianGather: null output");
+  size_t c = 0;
+  const float t = gaussianSearch(x, n, K, threads, &c,
+                                 [&](float t) { return gatherAbove(x, n, t, indices, values, capacity, threads); });
+  if (threshold) *threshold = t;
+  return c;
 }
 
 thread_local std::vector<float> tlsSample;

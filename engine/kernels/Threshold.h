@@ -43,6 +43,14 @@ double inverseNormalCdf(double p);
 // Throws KernelError unless 0 < K <= 1 and n >= 1.
 float gaussianThreshold(const float* x, size_t n, double K, size_t* count, int threads = 0);
 
+// GaussianK selection in as few passes as possible: the same threshold sequence as gaussianThreshold, but each
+// candidate is tried by gathering straight into (indices, values) instead of counting first, so the usual case
+// (the first estimate lands in [2k/3, 4k/3]) reads x twice (moments, gather) rather than three times. Returns
+// #{|x| > t} for the final t (stored in *threshold); only min(count, capacity) winners are written, so a caller whose
+// capacity was short gathers again with gatherAbove(x, n, *threshold, ...) and the exact count.
+size_t gaussianGather(const float* x, size_t n, double K, uint32_t* indices, float* values, size_t capacity,
+                      float* threshold, int threads = 0);
+
 // DGC-style threshold: draws m = max(1, round(sampleFraction n)) (at most n) elements uniformly with replacement
 // (std::mt19937_64 seeded with `seed`, own unbiased integer draw, so the sample is the same on every platform) and
 // returns the exact max(1, round(K m))-th largest |x| of the sample. Keep |x| > t with countAbove/gatherAbove.

@@ -1,4 +1,5 @@
 #include "engine/compress/Codec.h"
+#include "engine/kernels/Threshold.h"
 #include "engine/compress/SparseCodec.h"
 
 #include <gtest/gtest.h>
@@ -57,6 +58,42 @@ TEST(Codec, GaussianKCountLandsNearK) {
     auto trimmed = makeCodec(opts("gaussiank", [&](auto& o) { o.k = K, o.trim = true; }))->encode(x);
     EXPECT_LE(double(trimmed.values), k);
   }
+}
+
+TEST(Codec, GaussianKGatherMatchesTheCountedThresholdEvenWhenRefined) {
+  // Normal data takes the one-gather path; heavy-tailed data needs refinements and more room than 4k/3.
+  torch::manual_seed(5);
+  auto normal = torch::randn({1 << 16});
+  auto heavy = torch::randn({1 << 16}).pow(5);
+  for (const auto& x : {normal, heavy}) {
+    for (double K : {0.01, 0.1}) {
+      auto codec = makeCodec(opts("gaussiank", [&](auto& o) { o.k = K; }));
+      auto y = roundTrip(*codec, x);
+      size_t above = 0;
+      const float t = kernels::gaussianThreshold(x.data_ptr<float>(), size_t(x.numel()), K, &above);
+      EXPECT_TRUE(torch::equal(y, x * x.abs().gt(t))) << "K=" << K;
+      EXPECT_EQ(y.ne(0).sum().item<int64_t>(), int64_t(above));
+    }
+  }
+}
+
+TEST(Codec, SparseDecodeReusesItsOutputOnlyWhenNobodyHoldsIt) {
+  torch::manual_seed(6);
+  auto codec = makeCodec(opts("topk", [](auto& o) { o.k = 0.05; }));
+  auto a = torch::randn({4096}), b = torch::randn({4096});
+  auto pa = codec->encode(a), pb = codec->encode(b);
+  auto held = codec->decode(pa, torch::kCPU);
+  const auto heldCopy = held.clone();
+  auto viewOnly = codec->decode(pb, torch::kCPU).view({64, 64});  // a view keeps the storage alive
+  EXPECT_TRUE(torch::equal(held, heldCopy));  // a held output is never written again
+  auto expectB = viewOnly.reshape({4096}).clone();
+  viewOnly = torch::Tensor();
+  // Released: the next decode may reuse the buffer, and must clear what the previous one wrote.
+  for (int i = 0; i < 3; ++i) {
+    auto y = codec->decode(i % 2 ? pb : pa, torch::kCPU);
+    EXPECT_TRUE(torch::equal(y, i % 2 ? expectB : heldCopy)) << i;
+  }
+  EXPECT_TRUE(torch::equal(held, heldCopy));
 }
 
 TEST(Codec, NearestQuantizationIsWithinHalfAStep) {
