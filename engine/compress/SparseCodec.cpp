@@ -168,20 +168,15 @@ torch::Tensor SparseCodec::decode(const Payload& p, const torch::Device& device)
   picked_.resize(count);
   decodeValues(r, count, picked_.data());
   r.expectEnd();
-  // The last output is reused when nobody holds it any more (its tensor and its storage are ours alone, as after a
-  // gradient was consumed): only the positions written last time are cleared, instead of zeroing a fresh n floats.
-  const bool reuse = decoded_.defined() && decoded_.sizes().equals(h.shape) &&
-                     decoded_.use_count() == 1 && decoded_.storage().use_count() == 1;
-  if (reuse) {
-    float* o = decoded_.data_ptr<float>();
-    for (uint32_t i : written_) o[i] = 0.f;
-  } else {
-    decoded_ = torch::zeros(h.shape, torch::kFloat32);
+  auto out = torch::empty(h.shape, torch::kFloat32);
+  float* o = out.data_ptr<float>();
+  if (randk) {  // RandK's indices come from its seed, in draw order
+    std::fill(o, o + n, 0.f);
+    for (uint64_t i = 0; i < count; ++i) o[indices_[i]] = picked_[i];
+  } else {  // ascending (checked by decodeIndices): zeros and values in one streaming pass
+    kernels::scatterSorted(indices_.data(), picked_.data(), count, o, n);
   }
-  float* o = decoded_.data_ptr<float>();
-  for (uint64_t i = 0; i < count; ++i) o[indices_[i]] = picked_[i];
-  written_.assign(indices_.begin(), indices_.begin() + std::ptrdiff_t(count));
-  return onDevice(decoded_, device);
+  return onDevice(out, device);
 }
 
 }  // namespace ps

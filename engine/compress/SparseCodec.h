@@ -29,8 +29,6 @@ class SparseCodec final : public Codec {
   std::vector<uint32_t> indices_, trimmed_;
   std::vector<float> picked_, scratch_;
   std::vector<uint8_t> bitmap_;
-  torch::Tensor decoded_;           // the last decode's output, reused when released
-  std::vector<uint32_t> written_;   // positions it holds values at
 };
 
 }  // namespace ps

@@ -1,4 +1,8 @@
 #include "engine/kernels/Indices.h"
+#include "engine/kernels/Parallel.h"
+
+#include <algorithm>
+#include <string>
 
 #include "engine/kernels/KernelError.h"
 
@@ -190,6 +194,27 @@ size_t decodeIndices(const uint8_t* data, size_t size, size_t k, size_t n, uint3
     case uint8_t(IndexFormat::DeltaVarint): return 1 + decodeVarint(p, len, k, n, idx);
     case uint8_t(IndexFormat::Bitmap): return 1 + decodeBitmap(p, len, k, n, idx);
     default: throw KernelError("decodeIndices: unknown format byte");
+  }
+}
+
+void scatterSorted(const uint32_t* idx, const float* values, size_t k, float* out, size_t n, int threads) {
+  if (k > 0 && (!idx || !values)) throw KernelError("scatterSorted: null input");
+  if (n > 0 && !out) throw KernelError("scatterSorted: null output");
+  for (size_t j = 0; j < k; ++j)
+    if (idx[j] >= n || (j > 0 && idx[j] <= idx[j - 1]))
+      throw KernelError("scatterSorted: indices must be strictly ascending and below " + std::to_string(n));
+  const int nt = resolveThreads(threads, n);
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+  for (int t = 0; t < nt; ++t) {
+    const Range r = chunkOf(n, nt, t, 16);  // 64-byte aligned chunk edges: no cache line shared by two threads
+    size_t j = size_t(std::lower_bound(idx, idx + k, uint32_t(r.begin)) - idx);
+    size_t at = r.begin;
+    for (; j < k && idx[j] < r.end; ++j) {
+      std::fill(out + at, out + idx[j], 0.f);
+      out[idx[j]] = values[j];
+      at = size_t(idx[j]) + 1;
+    }
+    std::fill(out + at, out + r.end, 0.f);
   }
 }
 

@@ -36,4 +36,11 @@ size_t encodeIndicesAs(IndexFormat format, const uint32_t* idx, size_t k, size_t
 // than k indices. Returns the bytes consumed (== size).
 size_t decodeIndices(const uint8_t* data, size_t size, size_t k, size_t n, uint32_t* idx);
 
+// Writes the dense tensor of a sparse message in one pass over out[0..n): values[j] at idx[j], zeros in between.
+// The indices must be strictly ascending and < n (decodeIndices guarantees both); threads split the output range
+// (and with it the indices, found by binary search), so the whole write is one streaming pass, not a memset plus a
+// scatter. Throws KernelError when the indices are not ascending or out of range (nothing is left half-checked:
+// the check runs before anything is written).
+void scatterSorted(const uint32_t* idx, const float* values, size_t k, float* out, size_t n, int threads = 0);
+
 }  // namespace ps::kernels

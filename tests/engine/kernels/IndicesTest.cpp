@@ -46,6 +46,31 @@ std::vector<uint32_t> decode(const std::vector<uint8_t>& bytes, size_t k, size_t
   return out;
 }
 
+TEST(KernelsIndices, ScatterSortedWritesValuesAndZerosEverywhereElse) {
+  std::mt19937 gen(11);
+  // Sizes around the parallel threshold, densities from empty to full, with chunk edges falling between indices.
+  for (size_t n : {size_t(1), size_t(1000), size_t(1) << 18, (size_t(1) << 20) + 7}) {
+    for (double density : {0.0, 0.001, 0.1, 1.0}) {
+      std::vector<uint32_t> idx;
+      std::bernoulli_distribution keep(density);
+      for (size_t i = 0; i < n; ++i)
+        if (keep(gen)) idx.push_back(uint32_t(i));
+      std::vector<float> values(idx.size());
+      for (size_t j = 0; j < values.size(); ++j) values[j] = float(j + 1);
+      std::vector<float> out(n, 123.f);  // garbage the scatter must overwrite
+      scatterSorted(idx.data(), values.data(), idx.size(), out.data(), n, 2);
+      std::vector<float> want(n, 0.f);
+      for (size_t j = 0; j < idx.size(); ++j) want[idx[j]] = values[j];
+      EXPECT_EQ(out, want) << "n=" << n << " density=" << density;
+    }
+  }
+  std::vector<float> out(8);
+  const float v[2] = {1, 2};
+  const uint32_t unordered[2] = {3, 3}, outside[2] = {1, 8};
+  EXPECT_THROW(scatterSorted(unordered, v, 2, out.data(), 8), KernelError);
+  EXPECT_THROW(scatterSorted(outside, v, 2, out.data(), 8), KernelError);
+}
+
 TEST(KernelsIndices, RoundTripAndCheapestFormat) {
   std::mt19937_64 g(1);
   for (size_t n : {1, 2, 9, 64, 1000, 100000, 1000000})
