@@ -34,6 +34,13 @@ class Link {
   void armHistograms(int bins, int64_t step);
   std::vector<HistogramRecord> takeHistograms();
   LinkTraffic takeTraffic(Direction d);
+  // Adaptive compression's measurements (engine/compress/Adaptive.h), between steps only. GraVAC: every message is
+  // also compressed, on the sender only, with θ_min and with the explored factor, each on its own error-feedback
+  // residual, and the kept fraction of the signal is reported (LinkTraffic::gain_min / gain_current); 0 turns the
+  // probes off. Accordion: the norm of what is sent (LinkTraffic::norm).
+  // `base` is the sparsifier being adapted (the link may be sending dense at the moment).
+  void setProbes(Direction d, const CompressionOptions& base, double thetaMin, double thetaCurrent);
+  void measureNorm(Direction d, bool on) { side(d).measureNorm = on; }
   // Replaces a direction's compressor; both ends start from fresh state. Between steps only.
   void setOptions(Direction d, const CompressionOptions& options);
   const CompressionOptions& options(Direction d) const { return side(d).options; }
@@ -62,6 +69,12 @@ class Link {
     std::optional<HistogramRecord> histogram;  // values before compression (sender thread)
     std::optional<HistogramRecord> decoded;    // what the receiver uses (receiver thread)
     std::chrono::steady_clock::time_point wall_busy_until{};
+    std::unique_ptr<Compensator> probeMin, probeCurrent;  // GraVAC's measurements (sender thread)
+    double keptMin = 0, totalMin = 0, keptCurrent = 0, totalCurrent = 0;
+    std::string probeMethod;
+    double probeK[2] = {0, 0};
+    bool measureNorm = false;
+    double normSquared = 0;
     // Written by the receiver thread only.
     double decode_s = 0;
   };

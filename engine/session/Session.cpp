@@ -187,6 +187,11 @@ void Session::applySetting(const Command& c, int64_t step, double wall) {
     }
   }
   bus_.publish(EventRecord{step, wall, "setting", json{{"key", c.key}, {"from", old}, {"to", c.value}}});
+  static const std::vector<std::string> adaptive = {"adapt",   "theta_min", "theta_max", "adapt_policy", "epsilon",
+                                                    "omega",   "window",    "eta",       "method",       "k"};
+  const std::string leaf = c.key.substr(c.key.rfind('.') + 1);
+  if (c.key.rfind("compression.", 0) == 0 && std::find(adaptive.begin(), adaptive.end(), leaf) != adaptive.end())
+    setupAdapters(step, wall);
 }
 
 bool Session::handleCommands(int64_t step, double wall) {
@@ -280,6 +285,7 @@ json Session::run() {
       stages.push_back({{"blocks", names}, {"parameters", params}});
     }
     bus_.publish(StatusRecord{runId_, "running", "", json::object()});
+    setupAdapters(0, elapsed());
     bus_.publish(EventRecord{0, elapsed(), "start",
                              json{{"data", data_.description}, {"train_samples", data_.trainSize()},
                                   {"eval_samples", data_.evalSize()}, {"stages", stages},
@@ -341,6 +347,7 @@ json Session::run() {
       p.step = step;
       p.recentLoss.push_back(r.loss);
       if (p.recentLoss.size() > 50) p.recentLoss.pop_front();
+      adapt(rec);  // adaptive compression decides what the next step sends
       bus_.publish(std::move(rec));
       for (auto& h : r.histograms) bus_.publish(std::move(h));
 

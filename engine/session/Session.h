@@ -1,6 +1,7 @@
 #pragma once
 // A training run: config → data → model → stages → pipeline, driven step by step, with telemetry out
 // and commands in. The GUI and the CLI both drive this class.
+#include "engine/compress/Adaptive.h"
 #include "engine/pipeline/Pipeline.h"
 #include "engine/runs/config/Config.h"
 #include "engine/runs/store/RunStore.h"
@@ -42,6 +43,11 @@ class Session {
   void checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& starts);
   void evaluate(Progress& p);
   double learningRate(int64_t step) const;
+  // Adaptive compression (SessionAdapt.cpp): one controller per link direction whose options ask for one.
+  void setupAdapters(int64_t step, double wall);
+  void adapt(const StepRecord& rec);
+  void applyAdaptiveK(int boundary, Direction d, double k, const std::string& source, const std::string& reason,
+                      int64_t step, double wall);
   double elapsed() const;
 
   Config config_;
@@ -53,6 +59,14 @@ class Session {
   int64_t totalSteps_ = 0, stepsPerEpoch_ = 0;
   int threadsPerStage_ = 1;
   nlohmann::json aqsgdNote_;  // AQ-SGD memory, shown before the run
+  struct Adapter {
+    int boundary;
+    Direction direction;
+    CompressionOptions base;  // the sparsifier being adapted, as configured
+    std::unique_ptr<GravacController> gravac;
+    std::unique_ptr<AccordionController> accordion;
+  };
+  std::vector<Adapter> adapters_;
 
   std::mutex commandsMutex_;
   std::deque<Command> commands_;

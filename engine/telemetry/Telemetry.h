@@ -26,6 +26,8 @@ struct LinkTraffic {
   double modelled_s = 0;              // latency + 8 * bytes / bandwidth, summed over messages
   double rel_error = 0;               // ||x_hat - x|| / ||x||, over the step's messages
   double rel_error_compensated = 0;   // the same measured on the compensated input
+  double gain_min = -1, gain_current = -1;  // GraVAC probes: ||D(C(p))|| / ||p|| at θ_min and the explored factor
+  double norm = -1;                         // Accordion: norm of what crossed, over the step's messages
   std::string method;                 // codec description in force this step
   std::vector<std::string> resets;    // compensation state reset this step, and why
 

@@ -127,6 +127,12 @@ void crossCheck(const Config& c, const std::string& source) {
       throw ConfigError(source + ": data.genres/data.eval_genres contain '" + std::string(1, g) +
                         "'; Brown genres are the letters a..r");
   auto checkDirection = [&](const CompressionOptions& o, const std::string& where, bool forward) {
+    if (o.adapt != "none" && !o.sparse())
+      throw ConfigError(source + ": " + where + ".adapt = " + o.adapt + " adapts a sparsifier's K, but " + where +
+                        ".method is " + o.method + "; use topk, gaussiank, randk or sampledk");
+    if (o.adapt == "gravac" && o.theta_max >= o.theta_min)
+      throw ConfigError(source + ": " + where + ".theta_max must be below " + where + ".theta_min (GraVAC explores "
+                        "from the mildest factor theta_min down to theta_max)");
     if (o.bits > 8 && o.bits != 16)
       throw ConfigError(source + ": " + where + ".bits = " + std::to_string(o.bits) +
                         " is not allowed: use 1..8, or 16 for an fp16 cast");
@@ -156,7 +162,9 @@ void crossCheck(const Config& c, const std::string& source) {
 Json CompressionOptions::toJson() const {
   return {{"method", method}, {"k", k},       {"bits", bits},       {"rounding", rounding},     {"scale", scale},
           {"bucket", bucket}, {"range", range}, {"levels", levels}, {"value_bits", value_bits}, {"trim", trim},
-          {"scaled", scaled}, {"sample", sample}, {"feedback", feedback}, {"alpha", alpha},     {"p", p}};
+          {"scaled", scaled}, {"sample", sample}, {"feedback", feedback}, {"alpha", alpha},     {"p", p},
+          {"adapt", adapt},   {"theta_min", theta_min}, {"theta_max", theta_max}, {"adapt_policy", adapt_policy},
+          {"epsilon", epsilon}, {"omega", omega}, {"window", window}, {"eta", eta}};
 }
 
 CompressionOptions CompressionOptions::fromJson(const Json& j, CompressionOptions o) {
@@ -175,6 +183,14 @@ CompressionOptions CompressionOptions::fromJson(const Json& j, CompressionOption
   o.feedback = j.value("feedback", o.feedback);
   o.alpha = j.value("alpha", o.alpha);
   o.p = j.value("p", o.p);
+  o.adapt = j.value("adapt", o.adapt);
+  o.theta_min = j.value("theta_min", o.theta_min);
+  o.theta_max = j.value("theta_max", o.theta_max);
+  o.adapt_policy = j.value("adapt_policy", o.adapt_policy);
+  o.epsilon = j.value("epsilon", o.epsilon);
+  o.omega = j.value("omega", o.omega);
+  o.window = j.value("window", o.window);
+  o.eta = j.value("eta", o.eta);
   return o;
 }
 

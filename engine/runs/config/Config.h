@@ -24,6 +24,10 @@ struct CompressionOptions {
   double sample = 0.01;          // sampled threshold
   std::string feedback = "none"; // none ef ef21 diana randdiana aqsgd
   double alpha = 0, p = 0.1;
+  std::string adapt = "none";          // none gravac accordion (engine/compress/Adaptive.h)
+  double theta_min = 0.1, theta_max = 1e-4, epsilon = 0.75, omega = 0.05, eta = 0.2;
+  std::string adapt_policy = "geometric";
+  int64_t window = 25;
 
   bool sparse() const { return method == "topk" || method == "randk" || method == "gaussiank" || method == "sampledk"; }
   nlohmann::json toJson() const;

@@ -79,6 +79,16 @@ void addDirection(std::vector<KeySpec>& keys, const std::string& prefix, bool wi
                      "error compensation wrapped around the codec"));
   d.push_back(real(prefix + ".alpha", 0, 0, 1, "DIANA shift step (0: 1/(omega+1) where omega is known, else 1)"));
   d.push_back(real(prefix + ".p", 0.1, 0, 1, "Rand-DIANA: probability of sending uncompressed"));
+  d.push_back(choice(prefix + ".adapt", "none", {"none", "gravac", "accordion"},
+                     "adapt a sparsifier's K during the run (GraVAC, Accordion); every change is an event"));
+  d.push_back(real(prefix + ".theta_min", 0.1, 1e-6, 1, "adaptive K: the mildest factor (Accordion's mild factor)"));
+  d.push_back(real(prefix + ".theta_max", 1e-4, 1e-6, 1, "GraVAC: the most aggressive factor"));
+  d.push_back(choice(prefix + ".adapt_policy", "geometric", {"geometric", "exponential"},
+                     "GraVAC candidates: x0.5 each (geometric) or a step that squares each time (exponential)"));
+  d.push_back(real(prefix + ".epsilon", 0.75, 0, 1, "GraVAC: gain a factor must keep to be sent"));
+  d.push_back(real(prefix + ".omega", 0.05, 0, 1, "GraVAC: settle when the two best throughputs differ by less"));
+  d.push_back(integer(prefix + ".window", 25, 1, 100000, "adaptive K: steps per EWMA window and exploration interval"));
+  d.push_back(real(prefix + ".eta", 0.2, 0, 10, "Accordion: relative gradient-norm change marking a critical phase"));
   for (auto& k : d) {
     if (!withDefaults) k.fallback = nullptr;
     keys.push_back(std::move(k));

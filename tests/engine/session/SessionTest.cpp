@@ -194,6 +194,50 @@ TEST(Session, AqsgdMemoryIsShownAndALimitRefusesTheRun) {
   }
 }
 
+TEST(Session, GravacMovesKOnALinkAndSettlesWithEveryChangeAnEvent) {
+  json c = smoke();
+  c["train"]["max_steps"] = 120;
+  c["pipeline"]["stages"] = 2;
+  // Candidates 0.1, 0.05, 0.025, 0.0125; a gain threshold of 0 so every candidate may be sent.
+  c["compression"]["forward"] = {{"method", "topk"},    {"k", 0.3},           {"adapt", "gravac"}, {"window", 4},
+                                 {"theta_max", 0.01},   {"epsilon", 0.0},     {"omega", 0.5}};
+  auto store = std::make_shared<RunStore>(tempStore("gravac"));
+  Session session(Config::fromJson(c), store);
+  auto hook = std::make_shared<StepHook>();
+  std::vector<std::string> methods;
+  hook->onStep = [&](const StepRecord& s) {
+    for (const auto& l : s.links)
+      if (l.direction == Direction::Forward) {
+        methods.push_back(l.method);
+        EXPECT_GE(l.gain_min, 0.0);  // the probes measured something every step
+        EXPECT_LE(l.gain_min, 1.0 + 1e-6);
+      }
+  };
+  session.telemetry().addSink(hook);
+  EXPECT_EQ(session.run()["status"], "finished");
+  std::vector<json> changes;
+  for (const auto& e : hook->events)
+    if ((e.kind == "setting" || e.kind == "adapt") && e.detail.value("source", "") == "gravac") changes.push_back(e.detail);
+  ASSERT_GE(changes.size(), 2u);
+  EXPECT_EQ(changes.front()["key"], "compression.boundaries.0.forward.k");
+  EXPECT_EQ(changes.front()["to"], 0.1);  // the first window sends theta_min
+  bool explored = false, settled = false;
+  for (const auto& d : changes) {
+    explored |= d["reason"].get<std::string>().find("explores") != std::string::npos;
+    settled |= d["reason"].get<std::string>().find("settled") != std::string::npos;
+  }
+  std::string all;
+  for (const auto& d : changes) all += d.dump() + "\n";
+  EXPECT_TRUE(explored) << all;
+  EXPECT_TRUE(settled) << all;
+  EXPECT_EQ(methods.front(), "topk 10%");
+  EXPECT_NE(methods.back(), "topk 10%");  // K moved away from theta_min
+  // The store has the same changes on the run's timeline.
+  int stored = 0;
+  for (const auto& e : store->events(session.runId())) stored += e.detail_json.find("gravac") != std::string::npos;
+  EXPECT_EQ(stored, int(changes.size()));
+}
+
 TEST(Session, RejectsSettingsThatCannotChangeMidRun) {
   Session session(Config::fromJson(smoke()), nullptr);
   EXPECT_THROW(session.post(Command::set("pipeline.stages", 2)), ConfigError);
