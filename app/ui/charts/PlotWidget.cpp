@@ -230,9 +230,11 @@ bool PlotWidget::exportPng(const QString& path) {
 
 namespace {
 double paintSeconds = 0;  // GUI thread only
+long long paintCount = 0;
 }
 
 double PlotWidget::paintSecondsTotal() { return paintSeconds; }
+long long PlotWidget::paintCountTotal() { return paintCount; }
 
 void PlotWidget::paintEvent(QPaintEvent*) {
   QElapsedTimer clock;
@@ -242,6 +244,7 @@ void PlotWidget::paintEvent(QPaintEvent*) {
     d_->paint(p, d_->frame(size(), font()), size(), font(), palette(), /*interactive=*/true);
   }
   paintSeconds += double(clock.nsecsElapsed()) * 1e-9;
+  ++paintCount;
 }
 
 void PlotWidget::mousePressEvent(QMouseEvent* event) {

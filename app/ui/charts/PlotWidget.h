@@ -70,6 +70,7 @@ class PlotWidget : public QWidget {
 
   // Seconds spent in paintEvent by every PlotWidget of the process so far: what a live view paces its redraws by.
   static double paintSecondsTotal();
+  static long long paintCountTotal();
 
  Q_SIGNALS:
   void xRangeChanged(double lo, double hi);  // user zoom; NaN, NaN after a reset to fit
