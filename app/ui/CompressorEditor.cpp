@@ -48,6 +48,9 @@ CompressorEditor::CompressorEditor(const QString& direction, const QString& titl
   feedback_->addItems(kFeedback);
   feedback_->setToolTip(tr("Error compensation around the codec (ef, ef21, diana, randdiana; aqsgd for activations)"));
   if (direction == "backward") feedback_->removeItem(feedback_->findText("aqsgd"));
+  adapt_ = new QComboBox;
+  adapt_->addItems({"none", "gravac", "accordion"});
+  adapt_->setToolTip(tr("Let GraVAC or Accordion choose a sparsifier's K during the run; every change is a marker"));
 
   auto row = [](QWidget* a, QWidget* b) {
     auto* w = new QWidget;
@@ -63,6 +66,7 @@ CompressorEditor::CompressorEditor(const QString& direction, const QString& titl
   form->addRow(tr("Bits"), row(bits_, bitsLabel_));
   form->addRow(tr("Rounding"), rounding_);
   form->addRow(tr("Compensation"), feedback_);
+  form->addRow(tr("Adaptive K"), adapt_);
 
   connect(method_, &QComboBox::currentTextChanged, this, [this](const QString& m) {
     updateEnabled();
@@ -88,12 +92,13 @@ CompressorEditor::CompressorEditor(const QString& direction, const QString& titl
     if (bits_->value() != pressedBits_) emitChange("bits", bitsFromSlider(bits_->value()));
   });
   // Scrolling the settings dock must not change a codec under the pointer: wheel input only once focused.
-  for (QWidget* w : std::initializer_list<QWidget*>{method_, k_, bits_, rounding_, feedback_}) {
+  for (QWidget* w : std::initializer_list<QWidget*>{method_, k_, bits_, rounding_, feedback_, adapt_}) {
     w->setFocusPolicy(Qt::StrongFocus);
     w->installEventFilter(this);
   }
   connect(rounding_, &QComboBox::currentTextChanged, this, [this](const QString& r) { emitChange("rounding", r); });
   connect(feedback_, &QComboBox::currentTextChanged, this, [this](const QString& f) { emitChange("feedback", f); });
+  connect(adapt_, &QComboBox::currentTextChanged, this, [this](const QString& a) { emitChange("adapt", a); });
   showK(kFromSlider(k_->value()));
   showBits(bitsFromSlider(bits_->value()));
   updateEnabled();
@@ -123,6 +128,7 @@ void CompressorEditor::load(const nlohmann::json& config) {
   showBits(bits);
   rounding_->setCurrentText(QString::fromStdString(c.value("rounding", "nearest")));
   feedback_->setCurrentText(QString::fromStdString(c.value("feedback", "none")));
+  adapt_->setCurrentText(QString::fromStdString(c.value("adapt", "none")));
   updateEnabled();
   loading_ = false;
 }
@@ -142,6 +148,7 @@ void CompressorEditor::updateEnabled() {
   bits_->setEnabled(quantized);
   bitsLabel_->setEnabled(quantized);
   rounding_->setEnabled(quantized || m == "qsgd");
+  adapt_->setEnabled(isSparse(m));
 }
 
 }  // namespace ps::ui

@@ -1,6 +1,6 @@
 #pragma once
 // ps::ui::CompressorEditor: the controls for one direction's compressor (forward activations or backward
-// gradients): method, K (log slider), bits, rounding and error compensation. It edits the config keys under
+// gradients): method, K (log slider), bits, rounding, error compensation and adaptive K (GraVAC, Accordion). It edits the config keys under
 // `compression.<direction>.` and reports each change as (key, value); whether that goes to the next run or to the
 // running session is the window's business.
 #include <QGroupBox>
@@ -28,6 +28,7 @@ class CompressorEditor : public QGroupBox {
   QSlider* bitsSlider() const { return bits_; }
   QComboBox* methodBox() const { return method_; }
   QComboBox* feedbackBox() const { return feedback_; }
+  QComboBox* adaptBox() const { return adapt_; }
 
  Q_SIGNALS:
   void changed(const QString& key, const QVariant& value);
@@ -49,6 +50,7 @@ class CompressorEditor : public QGroupBox {
   QLabel* bitsLabel_;
   QComboBox* rounding_;
   QComboBox* feedback_;
+  QComboBox* adapt_;
   bool loading_ = false;
   int pressedK_ = -1, pressedBits_ = -1;
 };

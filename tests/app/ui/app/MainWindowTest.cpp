@@ -118,6 +118,13 @@ class MainWindowTest : public QObject {
     fwd->kSlider()->setValue(fwd->kSlider()->value() - 1);
     QCOMPARE(changed.count(), 1);
     QCOMPARE(changed.first().at(0).toString(), QString("compression.forward.k"));
+    // Adaptive K is offered for sparsifiers and lands in the settings.
+    QVERIFY(fwd->adaptBox()->isEnabled());
+    fwd->adaptBox()->setCurrentText("gravac");
+    QCOMPARE(w.controls()->config()["compression"]["forward"]["adapt"], "gravac");
+    fwd->methodBox()->setCurrentText("quantize");  // not a sparsifier: refused with the reason, settings kept
+    QCOMPARE(w.controls()->config()["compression"]["forward"]["method"], "topk");
+    QVERIFY(!fwd->adaptBox()->isEnabled() || fwd->methodBox()->currentText() == "topk");
   }
 
   void savedPresetsAreListedAndNeverOverwrittenSilently() {
