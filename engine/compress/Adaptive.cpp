@@ -82,7 +82,10 @@ std::optional<AdaptDecision> GravacController::observe(const AdaptObservation& o
   }
   // What to send: the explored factor if it keeps enough of the signal, else θ_min if that does, else dense.
   const double current = candidates_[index_];
-  if (emaCur_ < 0 || emaCur_ >= o_.epsilon) sending_ = current, sendingDense_ = false;
+  if (emaCur_ < 0) {
+    // A factor just picked for exploration has no measurement yet: what is sent stays until it has one, so a
+    // link never flips to an unmeasured factor and straight back.
+  } else if (emaCur_ >= o_.epsilon) sending_ = current, sendingDense_ = false;
   else if (emaMin_ >= o_.epsilon) sending_ = o_.theta_min, sendingDense_ = false;
   else sendingDense_ = true;
   // A settle is reported even when the settled factor is the one already sent: it ends the exploration.
