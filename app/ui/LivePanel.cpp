@@ -213,11 +213,8 @@ std::vector<PlotWidget*> LivePanel::plots() const {
 int LivePanel::exportPng(const QString& dir) {
   QDir().mkpath(dir);
   int written = 0;
-  auto slug = [](QString title) {
-    return title.toLower().replace(QRegularExpression(QStringLiteral("[^a-z0-9]+")), QStringLiteral("-"));
-  };
-  for (auto& [title, p] : plots_) written += p->exportPng(dir + "/" + slug(title) + ".png") ? 1 : 0;
-  for (auto* h : heatmaps_) written += h->exportPng(dir + "/" + slug(h->title()) + ".png") ? 1 : 0;
+  for (auto& [title, p] : plots_) written += p->exportPng(dir + "/" + chartFileStem(title) + ".png") ? 1 : 0;
+  for (auto* h : heatmaps_) written += h->exportPng(dir + "/" + chartFileStem(h->title()) + ".png") ? 1 : 0;
   return written;
 }
 

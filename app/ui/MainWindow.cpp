@@ -134,15 +134,13 @@ void MainWindow::connectPanels() {
     runLabel_->setText(tr("run %1 · step %2 · loss %3").arg(bridge_->runId()).arg(s.step).arg(s.loss, 0, 'g', 4));
   });
   connect(bridge_, &SessionBridge::eventArrived, this, [this](const EventRecord& e) {
-    if (e.kind == "setting")
-      controls_->showApplied(QString::fromStdString(e.detail.value("key", std::string())), e.detail.value("to", nlohmann::json()));
-    if (e.kind == "setting")
-      statusBar()->showMessage(tr("Applied at step %1: %2 = %3")
-                                   .arg(e.step)
-                                   .arg(QString::fromStdString(e.detail.value("key", std::string())),
-                                        QString::fromStdString(e.detail.value("to", nlohmann::json()).dump())),
-                               8000);
-    else if (e.kind == "reset")
+    if (e.kind == "setting") {
+      const QString key = QString::fromStdString(e.detail.value("key", std::string()));
+      const nlohmann::json to = e.detail.value("to", nlohmann::json());
+      controls_->showApplied(key, to);
+      statusBar()->showMessage(
+          tr("Applied at step %1: %2 = %3").arg(e.step).arg(key, QString::fromStdString(to.dump())), 8000);
+    } else if (e.kind == "reset")
       statusBar()->showMessage(tr("Compensation state reset: %1").arg(QString::fromStdString(e.detail.dump())), 8000);
     updateActions();
   });

@@ -161,15 +161,16 @@ void Session::checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& sta
                       "; raise the limit, use fewer samples (data.train_limit) or another feedback");
 }
 
+void Session::replaceConfig(Config next) {
+  std::lock_guard<std::mutex> lock(commandsMutex_);  // post() reads config_ from other threads
+  config_ = std::move(next);
+}
+
 void Session::applySetting(const Command& c, int64_t step, double wall) {
   const json old = configValue(config_.json, c.key);
   json next = config_.json;
   setConfigValue(next, c.key, c.value);
-  Config applied = Config::fromJson(next, "setting");
-  {
-    std::lock_guard<std::mutex> lock(commandsMutex_);  // post() reads config_ from other threads
-    config_ = std::move(applied);
-  }
+  replaceConfig(Config::fromJson(next, "setting"));
   for (int b = 0; b + 1 < config_.pipeline.stages; ++b) {
     Link& link = pipeline_->link(b);
     link.setModel({config_.link.bandwidth_mbps, config_.link.latency_ms, config_.link.throttled});

@@ -40,6 +40,7 @@ class Session {
   std::vector<size_t> stageStarts(BlockModel& model);
   bool handleCommands(int64_t step, double wall);  // false: stop
   void applySetting(const Command& c, int64_t step, double wall);
+  void replaceConfig(Config next);  // the one writer of config_ after the start (post() reads it concurrently)
   void checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& starts);
   void evaluate(Progress& p);
   double learningRate(int64_t step) const;

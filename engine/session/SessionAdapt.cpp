@@ -95,11 +95,7 @@ void Session::applyAdaptiveK(int boundary, Direction d, double k, const std::str
   const double old = current.k;
   nlohmann::json next = config_.json;
   setConfigValue(next, key, k);
-  Config applied = Config::fromJson(next, source);
-  {
-    std::lock_guard<std::mutex> lock(commandsMutex_);
-    config_ = std::move(applied);
-  }
+  replaceConfig(Config::fromJson(next, source));
   Link& link = pipeline_->link(boundary);
   link.setOptions(d, (d == Direction::Forward ? config_.compression.boundary_forward
                                               : config_.compression.boundary_backward)[size_t(boundary)]);

@@ -12,6 +12,14 @@
 
 namespace ps::ui {
 
+QString chartFileStem(const QString& title) {
+  QString stem = title.toLower();
+  stem.replace(QRegularExpression(QStringLiteral("[^a-z0-9]+")), QStringLiteral("-"));
+  while (stem.startsWith(QLatin1Char('-'))) stem.remove(0, 1);
+  while (stem.endsWith(QLatin1Char('-'))) stem.chop(1);
+  return stem.isEmpty() ? QStringLiteral("chart") : stem;
+}
+
 void PlotWidget::contextMenuEvent(QContextMenuEvent* event) {
   QMenu menu(this);
   QAction* save = menu.addAction(tr("Save Chart as PNG…"));
@@ -22,10 +30,8 @@ void PlotWidget::contextMenuEvent(QContextMenuEvent* event) {
   reset->setEnabled(xRange().has_value());
   QAction* chosen = menu.exec(event->globalPos());
   if (chosen == save) {
-    QString stem = title().toLower();
-    stem.replace(QRegularExpression(QStringLiteral("[^a-z0-9]+")), QStringLiteral("-"));
-    const QString suggested =
-        QStandardPaths::writableLocation(QStandardPaths::PicturesLocation) + QLatin1Char('/') + stem + ".png";
+    const QString suggested = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation) + QLatin1Char('/') +
+                              chartFileStem(title()) + ".png";
     const QString path = QFileDialog::getSaveFileName(this, tr("Save chart"), suggested, tr("PNG images (*.png)"));
     if (!path.isEmpty() && !exportPng(path))
       QToolTip::showText(event->globalPos(), tr("Could not write %1: check the folder's permissions.").arg(path), this);

@@ -28,6 +28,9 @@ struct SeriesStyle {
   bool legend = true;    // listed in the legend and the crosshair box
 };
 
+// A file name stem for a chart's PNG: its title lower-cased, runs of other characters as '-', "chart" if empty.
+QString chartFileStem(const QString& title);
+
 struct Marker {
   double x = 0;
   QString label;

@@ -1,7 +1,6 @@
 #include "app/ui/runs/CompareCharts.h"
 
 #include <QLocale>
-#include <QRegularExpression>
 #include <QSaveFile>
 
 #include <algorithm>
@@ -123,14 +122,6 @@ std::optional<QPointF> paretoPoint(const RunSeries& run) {
 
 std::vector<QPointF> paretoCurve(const RunSeries& run) {
   return run.points("eval/loss", XAxis::Bytes);
-}
-
-QString slugify(const QString& title) {
-  QString slug = title.toLower();
-  slug.replace(QRegularExpression(QStringLiteral("[^a-z0-9]+")), QStringLiteral("-"));
-  while (slug.startsWith(QLatin1Char('-'))) slug.remove(0, 1);
-  while (slug.endsWith(QLatin1Char('-'))) slug.chop(1);
-  return slug.isEmpty() ? QStringLiteral("chart") : slug;
 }
 
 QString writeVisibleCsv(const QString& path, const std::vector<CsvChart>& charts,

@@ -278,7 +278,7 @@ int CompareView::exportAllPng(const QString& dir) {
   if (!QDir().mkpath(dir)) return 0;
   int written = 0;
   for (size_t i = 0; i < plots_.size(); ++i)
-    if (plots_[i]->exportPng(QDir(dir).filePath(slugify(charts_[i].title) + QStringLiteral(".png")))) ++written;
+    if (plots_[i]->exportPng(QDir(dir).filePath(chartFileStem(charts_[i].title) + QStringLiteral(".png")))) ++written;
   return written;
 }
 
