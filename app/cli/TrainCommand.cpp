@@ -4,6 +4,7 @@
 #include "engine/session/Session.h"
 
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -26,26 +27,84 @@ std::string resolvePreset(const std::string& preset) {
 
 }  // namespace
 
-void addTrainCommand(CLI::App& app, TrainOptions& o) {
-  auto* cmd = app.add_subcommand("train", "Train a preset and record the run");
+namespace {
+
+CLI::App* commonOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--preset", o.preset, "preset file or name from presets/")->required();
   cmd->add_option("--set", o.sets, "override a setting: key=value (repeatable)");
   cmd->add_option("--store", o.store, "run store file (default: $XDG_DATA_HOME/pipesqueeze/runs.sqlite)");
   cmd->add_option("--name", o.name, "run name");
   cmd->add_flag("--json", o.json, "print the summary as one JSON object on the last line of stdout");
+  cmd->add_option("--bind", o.bind, "multi-process: local address this rank listens on (default 127.0.0.1, "
+                                    "or $PIPESQUEEZE_BIND)");
+  return cmd;
+}
+
+ClusterOptions clusterOptions(const TrainOptions& o) {
+  ClusterOptions c = ClusterOptions::fromEnvironment();
+  if (o.world >= 0) c.world = o.world;
+  if (o.rank >= 0) c.rank = o.rank;
+  if (o.masterPort >= 0) c.master_port = o.masterPort;
+  if (!o.masterAddr.empty()) c.master_addr = o.masterAddr;
+  if (!o.bind.empty()) c.bind = o.bind;
+  if (c.world < 1 || c.rank < 0 || c.rank >= c.world)
+    throw ConfigError("--rank " + std::to_string(c.rank) + " is not in 0 .. --world-size - 1 = " +
+                      std::to_string(c.world - 1));
+  return c;
+}
+
+}  // namespace
+
+void addTrainCommand(CLI::App& app, TrainOptions& o) {
+  auto* cmd = commonOptions(app.add_subcommand("train", "Train a preset and record the run"), o);
+  cmd->add_option("--rank", o.rank, "multi-process: this process's rank (or $RANK)");
+  cmd->add_option("--world-size", o.world, "multi-process: number of processes (or $WORLD_SIZE)");
+  cmd->add_option("--master-addr", o.masterAddr, "multi-process: rank 0's address (or $MASTER_ADDR, default 127.0.0.1)");
+  cmd->add_option("--master-port", o.masterPort, "multi-process: rank 0's rendezvous port (or $MASTER_PORT, default 29500)");
+}
+
+void addLaunchCommand(CLI::App& app, TrainOptions& o) {
+  auto* cmd = commonOptions(
+      app.add_subcommand("launch", "Train a preset as a multi-process run on this machine: one process per stage and "
+                                   "replica, this one is rank 0 and records the run"),
+      o);
+  cmd->add_option("--nproc", o.nproc, "processes to start (must equal pipeline.stages x parallel.replicas)");
+  cmd->callback([&o] { o.launch = true; });
 }
 
 int runTrain(const TrainOptions& o) {
   auto json = readJsonFile(resolvePreset(o.preset));
   for (const auto& s : o.sets) applyOverride(json, s);
   if (!o.name.empty()) json["run"]["name"] = o.name;
+  if (o.launch) json["parallel"]["mode"] = "processes";
   Config config = Config::fromJson(json, o.preset);
+  const ClusterOptions cluster = clusterOptions(o);
+  if (o.launch) {
+    const int workers = config.pipeline.stages * config.parallel.replicas;
+    if (cluster.active())
+      throw ConfigError("launch starts its own ranks, but RANK/WORLD_SIZE are set; use `train` under an external "
+                        "launcher, or unset them");
+    if (o.nproc > 0 && o.nproc != workers)
+      throw ConfigError("--nproc " + std::to_string(o.nproc) + " but the run has pipeline.stages = " +
+                        std::to_string(config.pipeline.stages) + " x parallel.replicas = " +
+                        std::to_string(config.parallel.replicas) + " = " + std::to_string(workers) +
+                        " workers; use --nproc " + std::to_string(workers) + " or change the stages or replicas");
+    if (workers < 2)
+      throw ConfigError("launch needs at least 2 processes, but the run has 1 stage and 1 replica; raise "
+                        "pipeline.stages or parallel.replicas, or use `train`");
+  }
+  const bool worker = cluster.active() && cluster.rank != 0;  // only rank 0 records and reports the run
 
-  auto store = std::make_shared<RunStore>(o.store.empty() ? RunStore::defaultPath() : o.store);
-  store->reapOrphans();
+  std::shared_ptr<RunStore> store;
+  if (!worker) {
+    store = std::make_shared<RunStore>(o.store.empty() ? RunStore::defaultPath() : o.store);
+    store->reapOrphans();
+  }
   Session session(config, store);
+  session.setCluster(cluster);
   const bool terminal = isatty(fileno(stderr));
-  if (!o.json || terminal) session.telemetry().addSink(std::make_shared<ProgressPrinter>(stderr, terminal));
+  if (!worker && (!o.json || terminal))
+    session.telemetry().addSink(std::make_shared<ProgressPrinter>(stderr, terminal));
 
   activeSession = &session;
   struct sigaction action {};
@@ -58,6 +117,12 @@ int runTrain(const TrainOptions& o) {
   signal(SIGTERM, SIG_DFL);
 
   const std::string status = summary["status"];
+  if (worker) {
+    if (status == "finished") return 0;
+    std::cerr << "rank " << cluster.rank << ": run " << status << ": " << summary.value("reason", std::string()) << "\n";
+    std::fflush(nullptr);
+    std::_Exit(1);  // peers may be gone: do not wait on their connections while tearing down
+  }
   if (o.json) {
     std::cout << summary.dump() << std::endl;
   } else {
@@ -66,6 +131,10 @@ int runTrain(const TrainOptions& o) {
   }
   if (status != "finished") {
     std::cerr << "run " << status << ": " << summary.value("reason", std::string()) << "\n";
+    if (status == "failed" && (cluster.active() || o.launch || config.parallel.processes())) {
+      std::fflush(nullptr);
+      std::_Exit(1);  // the run is recorded; peers may be gone, so do not wait on their connections
+    }
     return 1;
   }
   return 0;

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   ps::cli::TrainOptions train;
   ps::cli::addTrainCommand(app, train);
+  ps::cli::addLaunchCommand(app, train);
   ps::cli::RunsOptions runs;
   ps::cli::addRunsCommand(app, runs);
   app.add_subcommand("keys", "Print every configuration key as a Markdown table");
@@ -21,7 +22,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
-    if (app.got_subcommand("train")) return ps::cli::runTrain(train);
+    if (app.got_subcommand("train") || app.got_subcommand("launch")) return ps::cli::runTrain(train);
     if (app.got_subcommand("keys")) {
       std::cout << ps::ConfigSchema::instance().markdown();
       return 0;

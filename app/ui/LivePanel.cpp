@@ -21,13 +21,14 @@ constexpr int kRedrawMs = 33;        // ~30 Hz when painting is cheap
 constexpr int kSlowestRedrawMs = 500;
 constexpr double kPaintBudget = 0.04;  // fraction of one core that live chart painting may take
 
-// "link1/bwd/wire_bytes" -> boundary 1, direction 1; false for other keys.
+// "link1/bwd/wire_bytes" -> boundary 1, direction 1; "link0/grad/..." -> stage 0's replicas' weight-gradient
+// exchange, direction 2; false for other keys.
 bool parseLinkKey(const std::string& key, int& boundary, int& direction, std::string& leaf) {
-  static const QRegularExpression re(QStringLiteral("^link(\\d+)/(fwd|bwd)/(.+)$"));
+  static const QRegularExpression re(QStringLiteral("^link(\\d+)/(fwd|bwd|grad)/(.+)$"));
   const auto m = re.match(QString::fromStdString(key));
   if (!m.hasMatch()) return false;
   boundary = m.captured(1).toInt();
-  direction = m.captured(2) == QLatin1String("bwd") ? 1 : 0;
+  direction = m.captured(2) == QLatin1String("bwd") ? 1 : m.captured(2) == QLatin1String("grad") ? 2 : 0;
   leaf = m.captured(3).toStdString();
   return true;
 }
@@ -129,8 +130,9 @@ const LivePanel::Route* LivePanel::routeFor(const std::string& key) {
   int boundary = 0, direction = 0;
   std::string leaf;
   if (!parseLinkKey(key, boundary, direction, leaf)) return nullptr;
-  const QString link = tr("link %1 %2").arg(boundary).arg(direction ? tr("bwd") : tr("fwd"));
-  const int colour = boundary * 2 + direction;
+  const QString link = direction == 2 ? tr("stage %1 grads").arg(boundary)
+                                      : tr("link %1 %2").arg(boundary).arg(direction ? tr("bwd") : tr("fwd"));
+  const int colour = direction == 2 ? 16 + boundary : boundary * 2 + direction;
   if (leaf == "wire_bytes") route(key, bytesPlot_, link, colour);
   else if (leaf == "raw_bytes") route(key, bytesPlot_, link + tr(" raw"), colour, true);
   else if (leaf == "rel_error") route(key, errorPlot_, link, colour);

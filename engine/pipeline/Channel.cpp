@@ -5,6 +5,7 @@
 namespace ps {
 
 void Channel::push(Message m) {
+  if (remote_) return remote_->push(std::move(m));
   {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.push_back(std::move(m));
@@ -13,6 +14,7 @@ void Channel::push(Message m) {
 }
 
 Message Channel::pop() {
+  if (remote_) return remote_->pop();
   Message m;
   {
     std::unique_lock<std::mutex> lock(mutex_);

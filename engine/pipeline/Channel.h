@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 
@@ -22,14 +23,25 @@ struct Message {
   std::chrono::steady_clock::time_point deliver_at{};  // throttled mode: not before this wall time
 };
 
+// The other end of a channel in another process (engine/dist/ClusterChannel.h).
+class RemoteEnd {
+ public:
+  virtual ~RemoteEnd() = default;
+  virtual void push(Message m) = 0;
+  virtual Message pop() = 0;
+};
+
 class Channel {
  public:
   void push(Message m);
   Message pop();  // blocks; throws PipelineAborted once aborted
   void abort();
   void reset();  // clears messages and the abort flag between steps
+  // From now on messages go to (and come from) another process.
+  void setRemote(std::shared_ptr<RemoteEnd> end) { remote_ = std::move(end); }
 
  private:
+  std::shared_ptr<RemoteEnd> remote_;
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<Message> queue_;

@@ -32,34 +32,14 @@ void Link::build(Direction d, const CompressionOptions& options) {
 }
 
 void Link::setOptions(Direction d, const CompressionOptions& options) {
-  const bool norm = side(d).measureNorm;
-  build(d, options);
-  side(d).measureNorm = norm;
+  build(d, options);  // the probes are kept: they measure the adapted sparsifier, not what is sent
 }
 
 void Link::setProbes(Direction d, const CompressionOptions& base, double thetaMin, double thetaCurrent) {
-  Side& s = side(d);
-  if (thetaMin <= 0 || thetaCurrent <= 0) {
-    s.probeMin.reset();
-    s.probeCurrent.reset();
-    return;
-  }
   CodecContext c = settings_.context;
   c.boundary = boundary_;
   c.direction = int(d);
-  c.seed ^= 0x6A5ACULL;  // probes draw their own random numbers (RandK, sampled thresholds)
-  CompressionOptions o = base;
-  o.feedback = "ef";
-  o.adapt = "none";
-  auto probe = [&](int which, double k, std::unique_ptr<Compensator>& slot) {
-    if (slot && s.probeK[which] == k && s.probeMethod == o.method) return;  // unchanged: keeps its residual
-    o.k = k;
-    slot = std::make_unique<Compensator>(o, c, settings_.aqsgd);
-    s.probeK[which] = k;
-  };
-  probe(0, thetaMin, s.probeMin);
-  probe(1, thetaCurrent, s.probeCurrent);
-  s.probeMethod = o.method;
+  side(d).probes.configure(base, c, settings_.aqsgd, thetaMin, thetaCurrent);
 }
 
 double Link::send(Direction d, const torch::Tensor& x, double clock, const MessageMeta& meta) {
@@ -80,15 +60,7 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
       s.report.reset.clear();
     }
   }
-  if (s.probeMin) {  // GraVAC: what θ_min and the explored factor would keep, each on its own residual
-    SendReport r;
-    s.probeMin->send(x, meta, r);
-    s.keptMin += r.comp_den - r.comp_num, s.totalMin += r.comp_den;
-    r = SendReport{};
-    s.probeCurrent->send(x, meta, r);
-    s.keptCurrent += r.comp_den - r.comp_num, s.totalCurrent += r.comp_den;
-  }
-  if (s.measureNorm) s.normSquared += x.square().sum().item<double>();
+  s.probes.measure(x, meta);  // GraVAC / Accordion, when asked for
   const double encode = since(t0);
   const uint64_t bytes = m.payload.size();
   s.raw += uint64_t(x.numel()) * sizeof(float);
@@ -168,15 +140,7 @@ LinkTraffic Link::takeTraffic(Direction d) {
   t.rel_error = s.report.err_den > 0 ? std::sqrt(s.report.err_num / s.report.err_den) : 0.0;
   t.rel_error_compensated = s.report.comp_den > 0 ? std::sqrt(s.report.comp_num / s.report.comp_den) : 0.0;
   t.method = s.sender->describe();
-  // ||D(C(p))||^2 = ||p||^2 - ||D(C(p)) - p||^2 for a sparsifier with float values (the kept part is orthogonal to
-  // the dropped part); with quantized values it is the usual estimate.
-  auto gain = [](double kept, double total) { return total > 0 ? std::sqrt(std::max(0.0, kept / total)) : -1.0; };
-  if (s.probeMin) {
-    t.gain_min = gain(s.keptMin, s.totalMin);
-    t.gain_current = gain(s.keptCurrent, s.totalCurrent);
-  }
-  if (s.measureNorm) t.norm = std::sqrt(s.normSquared);
-  s.keptMin = s.totalMin = s.keptCurrent = s.totalCurrent = s.normSquared = 0;
+  s.probes.report(t);
   t.resets = std::move(s.resets);
   s.resets.clear();
   s.raw = s.wire = s.elements = 0;

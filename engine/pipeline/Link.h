@@ -3,6 +3,7 @@
 // counts raw and wire bytes, measures codec time and compression error, and models the network's time.
 #include "engine/compress/Compensation.h"
 #include "engine/pipeline/Channel.h"
+#include "engine/pipeline/GainProbes.h"
 #include "engine/pipeline/LinkModel.h"
 #include "engine/telemetry/Telemetry.h"
 
@@ -40,7 +41,7 @@ class Link {
   // probes off. Accordion: the norm of what is sent (LinkTraffic::norm).
   // `base` is the sparsifier being adapted (the link may be sending dense at the moment).
   void setProbes(Direction d, const CompressionOptions& base, double thetaMin, double thetaCurrent);
-  void measureNorm(Direction d, bool on) { side(d).measureNorm = on; }
+  void measureNorm(Direction d, bool on) { side(d).probes.measureNorm(on); }
   // Replaces a direction's compressor; both ends start from fresh state. Between steps only.
   void setOptions(Direction d, const CompressionOptions& options);
   const CompressionOptions& options(Direction d) const { return side(d).options; }
@@ -49,6 +50,9 @@ class Link {
   const LinkModel& model() const { return model_; }
   int boundary() const { return boundary_; }
   bool lossless() const;
+
+  // Multi-process runs: a direction whose other end lives in another process exchanges its messages there.
+  void connectRemote(Direction d, std::shared_ptr<RemoteEnd> end) { side(d).channel.setRemote(std::move(end)); }
 
   void abort();  // wakes waiting receivers with PipelineAborted
   void reset();  // between steps: drop queued messages, clear the abort
@@ -69,12 +73,7 @@ class Link {
     std::optional<HistogramRecord> histogram;  // values before compression (sender thread)
     std::optional<HistogramRecord> decoded;    // what the receiver uses (receiver thread)
     std::chrono::steady_clock::time_point wall_busy_until{};
-    std::unique_ptr<Compensator> probeMin, probeCurrent;  // GraVAC's measurements (sender thread)
-    double keptMin = 0, totalMin = 0, keptCurrent = 0, totalCurrent = 0;
-    std::string probeMethod;
-    double probeK[2] = {0, 0};
-    bool measureNorm = false;
-    double normSquared = 0;
+    GainProbes probes;  // adaptive compression's measurements (sender thread)
     // Written by the receiver thread only.
     double decode_s = 0;
   };

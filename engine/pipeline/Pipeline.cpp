@@ -1,10 +1,109 @@
 #include "engine/pipeline/Pipeline.h"
 
+#include "engine/compress/Codec.h"
+#include "engine/dist/ClusterChannel.h"
+
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 
 namespace ps {
+namespace {
+
+using nlohmann::json;
+
+// Step reports between ranks: small, so JSON as CBOR; read as untrusted input.
+json toJson(const LinkTraffic& t) {
+  return {{"b", t.boundary},         {"d", int(t.direction)},     {"raw", t.raw_bytes},
+          {"wire", t.wire_bytes},    {"n", t.elements},           {"nz", t.nonzeros},
+          {"msgs", t.messages},      {"enc", t.encode_s},         {"dec", t.decode_s},
+          {"mod", t.modelled_s},     {"err", t.rel_error},        {"errc", t.rel_error_compensated},
+          {"gmin", t.gain_min},      {"gcur", t.gain_current},    {"norm", t.norm},
+          {"method", t.method},      {"resets", t.resets}};
+}
+
+LinkTraffic trafficFromJson(const json& j) {
+  LinkTraffic t;
+  t.boundary = j.at("b").get<int>();
+  const int d = j.at("d").get<int>();
+  if (d < 0 || d > 2) throw std::runtime_error("direction " + std::to_string(d));
+  t.direction = Direction(d);
+  t.raw_bytes = j.at("raw");
+  t.wire_bytes = j.at("wire");
+  t.elements = j.at("n");
+  t.nonzeros = j.at("nz");
+  t.messages = j.at("msgs");
+  t.encode_s = j.at("enc");
+  t.decode_s = j.at("dec");
+  t.modelled_s = j.at("mod");
+  t.rel_error = j.at("err");
+  t.rel_error_compensated = j.at("errc");
+  t.gain_min = j.at("gmin");
+  t.gain_current = j.at("gcur");
+  t.norm = j.at("norm");
+  t.method = j.at("method");
+  t.resets = j.at("resets").get<std::vector<std::string>>();
+  return t;
+}
+
+json toJson(const HistogramRecord& h) {
+  return {{"step", h.step}, {"name", h.name}, {"lo", h.lo}, {"hi", h.hi}, {"counts", h.counts}};
+}
+
+HistogramRecord histogramFromJson(const json& j) {
+  return {j.at("step"), j.at("name"), j.at("lo"), j.at("hi"), j.at("counts").get<std::vector<float>>()};
+}
+
+// One rank's part of a step, merged on every rank: sums over both ends of a link and over replicas.
+struct TrafficMerge {
+  LinkTraffic total;
+  double errWeight = 0, err = 0, errc = 0;
+  double gainMin = 0, gainCurrent = 0, normSquared = 0;
+  int gains = 0;
+  bool norm = false;
+
+  void add(const LinkTraffic& t) {
+    total.boundary = t.boundary;
+    total.direction = t.direction;
+    total.raw_bytes += t.raw_bytes;
+    total.wire_bytes += t.wire_bytes;
+    total.elements += t.elements;
+    total.nonzeros += t.nonzeros;
+    total.messages += t.messages;
+    total.encode_s += t.encode_s;
+    total.decode_s += t.decode_s;
+    total.modelled_s += t.modelled_s;
+    if (t.elements > 0) {  // the sending end
+      errWeight += double(t.elements);
+      err += t.rel_error * t.rel_error * double(t.elements);
+      errc += t.rel_error_compensated * t.rel_error_compensated * double(t.elements);
+      if (total.method.empty()) total.method = t.method;
+    }
+    if (t.gain_min >= 0 && t.gain_current >= 0) gainMin += t.gain_min, gainCurrent += t.gain_current, ++gains;
+    if (t.norm >= 0) normSquared += t.norm * t.norm, norm = true;
+    for (const auto& r : t.resets) total.resets.push_back(r);
+  }
+  LinkTraffic finish() {
+    if (errWeight > 0) {
+      total.rel_error = std::sqrt(err / errWeight);
+      total.rel_error_compensated = std::sqrt(errc / errWeight);
+    }
+    if (gains > 0) total.gain_min = gainMin / gains, total.gain_current = gainCurrent / gains;
+    if (norm) total.norm = std::sqrt(normSquared);
+    return total;
+  }
+};
+
+// A replica's part of a batch: contiguous shards, as even as tensor_split makes them.
+torch::Tensor shardOf(const torch::Tensor& t, int replicas, int replica) {
+  return replicas > 1 ? t.tensor_split(replicas)[size_t(replica)] : t;
+}
+
+constexpr int kEvalTag = 1000;  // link messages use tags 2 * boundary + direction
+
+}  // namespace
 
 Pipeline::Pipeline(BlockModel model, PipelineOptions options)
     : model_(std::move(model)), options_(std::move(options)), schedule_(makeSchedule(options_.schedule)) {
@@ -17,7 +116,12 @@ Pipeline::Pipeline(BlockModel model, PipelineOptions options)
     settings.aqsgd = options_.aqsgd;
     links_.push_back(std::make_unique<Link>(b, options_.link, settings));
   }
+  const auto& cluster = options_.cluster;
   for (int s = 0; s < stages; ++s) {
+    if (cluster && s != cluster->stage()) {
+      workers_.push_back(nullptr);
+      continue;
+    }
     const size_t first = options_.starts[size_t(s)];
     const size_t last = s + 1 < stages ? options_.starts[size_t(s) + 1] : model_.size();
     auto device = s < int(options_.devices.size()) ? options_.devices[size_t(s)] : torch::Device(torch::kCPU);
@@ -25,8 +129,23 @@ Pipeline::Pipeline(BlockModel model, PipelineOptions options)
                                                      device, options_.optimizer, options_.threads_per_stage));
   }
   for (int s = 0; s < stages; ++s)
-    workers_[size_t(s)]->connect(s > 0 ? links_[size_t(s) - 1].get() : nullptr,
-                                 s + 1 < stages ? links_[size_t(s)].get() : nullptr);
+    if (local(s))
+      workers_[size_t(s)]->connect(s > 0 ? links_[size_t(s) - 1].get() : nullptr,
+                                   s + 1 < stages ? links_[size_t(s)].get() : nullptr);
+  if (!cluster) return;
+  // The far ends of this stage's links are the neighbouring stages of the same replica.
+  const int me = cluster->stage(), replica = cluster->replica();
+  for (int b : {me - 1, me}) {
+    if (b < 0 || b + 1 >= stages) continue;
+    const int peer = cluster->rankOf(b == me ? me + 1 : me - 1, replica);
+    for (Direction d : {Direction::Forward, Direction::Backward})
+      links_[size_t(b)]->connectRemote(d, std::make_shared<ClusterChannel>(cluster, peer, 2 * b + int(d)));
+  }
+  if (cluster->replicas() > 1) {
+    exchange_ = std::make_unique<GradientExchange>(cluster, me, options_.gradients, options_.seed, options_.link);
+    StageWorker* w = workers_[size_t(me)].get();
+    w->setBeforeUpdate([this, w](StageStepResult& r) { exchange_->reduce(w->module().parameters(), r.clock); });
+  }
 }
 
 Pipeline::~Pipeline() {
@@ -34,9 +153,9 @@ Pipeline::~Pipeline() {
   workers_.clear();  // joins the threads before the links go
 }
 
-StepResult Pipeline::step(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins,
-                          const torch::Tensor& samples, int64_t epoch) {
-  const int m = std::min<int>(options_.microbatches, int(x.size(0)));
+std::shared_ptr<StepWork> Pipeline::makeWork(const torch::Tensor& x, const torch::Tensor& y, int64_t step,
+                                             int histogramBins, const torch::Tensor& samples, int64_t epoch) const {
+  const int m = std::max(1, std::min<int>(options_.microbatches, int(x.size(0))));
   auto work = std::make_shared<StepWork>();
   work->kind = model_.kind;
   work->inputs = x.tensor_split(m);
@@ -50,6 +169,14 @@ StepResult Pipeline::step(const torch::Tensor& x, const torch::Tensor& y, int64_
       auto ids = part.contiguous();
       work->samples.emplace_back(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
     }
+  return work;
+}
+
+StepResult Pipeline::step(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins,
+                          const torch::Tensor& samples, int64_t epoch) {
+  if (options_.cluster) return distributedStep(x, y, step, histogramBins, samples, epoch);
+  auto work = makeWork(x, y, step, histogramBins, samples, epoch);
+  const int m = int(work->inputs.size());
 
   for (auto& l : links_) l->armHistograms(histogramBins, step);
   std::vector<std::future<StageStepResult>> futures;
@@ -94,6 +221,7 @@ StepResult Pipeline::step(const torch::Tensor& x, const torch::Tensor& y, int64_
 }
 
 EvalResult Pipeline::evaluate(const torch::Tensor& x, const torch::Tensor& y, bool compressed) {
+  if (options_.cluster) return distributedEvaluate(x, y, compressed);
   torch::NoGradGuard noGrad;
   torch::Tensor h = x;
   for (int s = 0; s < stages(); ++s) {
@@ -111,14 +239,129 @@ EvalResult Pipeline::evaluate(const torch::Tensor& x, const torch::Tensor& y, bo
 }
 
 void Pipeline::setLearningRate(double lr) {
-  for (auto& w : workers_) w->setLearningRate(lr);
+  for (auto& w : workers_)
+    if (w) w->setLearningRate(lr);
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> Pipeline::namedParameters() const {
   std::vector<std::pair<std::string, torch::Tensor>> out;
   for (const auto& w : workers_)
-    for (const auto& item : w->module().named_parameters()) out.emplace_back(item.key(), item.value());
+    if (w)
+      for (const auto& item : w->module().named_parameters()) out.emplace_back(item.key(), item.value());
   return out;
+}
+
+StepResult Pipeline::distributedStep(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins,
+                                     const torch::Tensor& samples, int64_t epoch) {
+  Cluster& cluster = *options_.cluster;
+  const int replicas = cluster.replicas(), me = cluster.stage();
+  auto work = makeWork(shardOf(x, replicas, cluster.replica()), shardOf(y, replicas, cluster.replica()), step,
+                       histogramBins, samples.defined() ? shardOf(samples, replicas, cluster.replica()) : samples,
+                       epoch);
+  const int m = int(work->inputs.size());
+  for (auto& l : links_) l->armHistograms(histogramBins, step);
+  StageStepResult mine;
+  try {
+    mine = workers_[size_t(me)]->trainStep(schedule_->ops(me, stages(), m), work).get();
+    cluster.flushSends();
+  } catch (...) {
+    for (auto& l : links_) l->reset();
+    throw;
+  }
+
+  json report = {{"stage", me}, {"replica", cluster.replica()}, {"loss", mine.loss}, {"correct", mine.correct},
+                 {"predictions", mine.predictions}, {"compute", mine.compute_s}, {"clock", mine.clock}};
+  json traffic = json::array(), histograms = json::array();
+  for (int b : {me - 1, me}) {
+    if (b < 0 || b + 1 >= stages()) continue;
+    for (Direction d : {Direction::Forward, Direction::Backward}) traffic.push_back(toJson(links_[size_t(b)]->takeTraffic(d)));
+    for (auto& h : links_[size_t(b)]->takeHistograms())
+      if (cluster.replica() == 0) histograms.push_back(toJson(h));
+  }
+  if (exchange_) traffic.push_back(toJson(exchange_->takeTraffic()));
+  if (mine.gradients && cluster.replica() == 0) histograms.push_back(toJson(*mine.gradients));
+  report["traffic"] = std::move(traffic);
+  report["histograms"] = std::move(histograms);
+
+  // Every rank learns every rank's part, so every rank returns the same result and decides the same next step.
+  const auto reports = cluster.allGatherWorld(json::to_cbor(report));
+  StepResult r;
+  std::map<std::pair<int, int>, TrafficMerge> merged;
+  const double batch = double(x.size(0));
+  for (size_t rank = 0; rank < reports.size(); ++rank) {
+    try {
+      const json j = json::from_cbor(reports[rank]);
+      const int stage = j.at("stage"), replica = j.at("replica");
+      if (stage < 0 || stage >= stages() || replica < 0 || replica >= replicas)
+        throw std::runtime_error("stage " + std::to_string(stage) + ", replica " + std::to_string(replica));
+      if (stage == stages() - 1) {  // the loss is the mean over the batch: each replica's shard mean, weighted
+        r.loss += j.at("loss").get<double>() * double(shardOf(x, replicas, replica).size(0)) / batch;
+        r.correct += j.at("correct").get<int64_t>();
+        r.predictions += j.at("predictions").get<int64_t>();
+      }
+      r.compute_s += j.at("compute").get<double>() / replicas;  // summed over stages, as one replica sees it
+      r.emulated_s = std::max(r.emulated_s, j.at("clock").get<double>());
+      for (const auto& t : j.at("traffic")) {
+        LinkTraffic lt = trafficFromJson(t);
+        merged[{lt.direction == Direction::Gradients ? 1 << 20 : 0, lt.boundary * 2 + int(lt.direction)}].add(lt);
+      }
+      for (const auto& h : j.at("histograms")) r.histograms.push_back(histogramFromJson(h));
+    } catch (const ClusterError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw ClusterError(cluster.describe(int(rank)) + " sent a malformed step report (" + e.what() + ")");
+    }
+  }
+  for (auto& [key, m] : merged) r.traffic.push_back(m.finish());
+  return r;
+}
+
+EvalResult Pipeline::distributedEvaluate(const torch::Tensor& x, const torch::Tensor& y, bool compressed) {
+  torch::NoGradGuard noGrad;
+  Cluster& cluster = *options_.cluster;
+  const int replicas = cluster.replicas(), replica = cluster.replica(), me = cluster.stage();
+  const auto xs = shardOf(x, replicas, replica), ys = shardOf(y, replicas, replica);
+  EvalResult mine;
+  if (xs.size(0) > 0) {
+    auto& w = *workers_[size_t(me)];
+    auto codec = makeCodec("none");  // activations cross as float32 payloads, checked like any other
+    torch::Tensor h;
+    if (me == 0) {
+      h = xs.to(w.device());
+    } else {
+      Payload p;
+      p.bytes = cluster.receive(cluster.rankOf(me - 1, replica), kEvalTag);
+      h = codec->decode(p, w.device());
+    }
+    h = w.module().forward(h);
+    if (me + 1 < stages()) {
+      if (compressed) h = links_[size_t(me)]->roundTrip(Direction::Forward, h);
+      cluster.send(cluster.rankOf(me + 1, replica), kEvalTag, codec->encode(h).bytes);
+      cluster.flushSends();
+    } else {
+      auto target = ys.to(h.device());
+      mine.samples = xs.size(0);
+      mine.loss_sum = lossOf(model_.kind, h, target).item<double>() * double(mine.samples);
+      mine.correct = correctOf(model_.kind, h, target);
+      mine.predictions = target.numel();
+    }
+  }
+  const json report = {{"loss", mine.loss_sum}, {"correct", mine.correct}, {"predictions", mine.predictions},
+                       {"samples", mine.samples}};
+  EvalResult r;
+  const auto reports = cluster.allGatherWorld(json::to_cbor(report));
+  for (size_t rank = 0; rank < reports.size(); ++rank) {
+    try {
+      const json j = json::from_cbor(reports[rank]);
+      r.loss_sum += j.at("loss").get<double>();
+      r.correct += j.at("correct").get<int64_t>();
+      r.predictions += j.at("predictions").get<int64_t>();
+      r.samples += j.at("samples").get<int64_t>();
+    } catch (const std::exception& e) {
+      throw ClusterError(cluster.describe(int(rank)) + " sent a malformed evaluation report (" + e.what() + ")");
+    }
+  }
+  return r;
 }
 
 }  // namespace ps

@@ -1,6 +1,13 @@
 #pragma once
 // A model cut into stages, one worker thread per stage, joined by links. Knows nothing about data sets,
 // epochs or telemetry sinks: it runs one step (or one evaluation batch) at a time.
+//
+// Multi-process (PipelineOptions::cluster set): this process runs one stage of one replica; its links' far ends
+// are other processes, every replica trains on its shard of each batch, and a stage's replicas exchange weight
+// gradients before the update. Every rank calls step() and evaluate() with the same batch and gets the same,
+// whole result back (losses, every link's traffic): the ranks exchange small step reports after each step.
+#include "engine/dist/Cluster.h"
+#include "engine/pipeline/GradientExchange.h"
 #include "engine/pipeline/StageWorker.h"
 #include "engine/runs/config/Config.h"
 
@@ -20,6 +27,8 @@ struct PipelineOptions {
   OptimizerOptions optimizer;
   std::vector<torch::Device> devices;  // per stage; empty: all on the CPU
   int threads_per_stage = 1;
+  std::shared_ptr<Cluster> cluster;  // multi-process: set, and this process runs cluster->stage()
+  CompressionOptions gradients;      // the replicas' weight-gradient exchange (replicas > 1)
 };
 
 struct StepResult {
@@ -41,7 +50,8 @@ class Pipeline {
   Pipeline(BlockModel model, PipelineOptions options);
   ~Pipeline();
 
-  int stages() const { return int(workers_.size()); }
+  int stages() const { return int(options_.starts.size()); }
+  int replicas() const { return options_.cluster ? options_.cluster->replicas() : 1; }
   const std::vector<size_t>& starts() const { return options_.starts; }
   TaskKind kind() const { return model_.kind; }
   const BlockModel& model() const { return model_; }
@@ -55,6 +65,8 @@ class Pipeline {
 
   void setLearningRate(double lr);
   Link& link(int boundary) { return *links_.at(size_t(boundary)); }
+  // The data-parallel gradient exchange of this process's stage; null with one replica.
+  GradientExchange* gradientExchange() { return exchange_.get(); }
   std::vector<std::pair<std::string, torch::Tensor>> namedParameters() const;
 
  private:
@@ -62,7 +74,15 @@ class Pipeline {
   PipelineOptions options_;
   std::unique_ptr<Schedule> schedule_;
   std::vector<std::unique_ptr<Link>> links_;
-  std::vector<std::unique_ptr<StageWorker>> workers_;
+  std::vector<std::unique_ptr<StageWorker>> workers_;  // null for stages other processes run
+  std::unique_ptr<GradientExchange> exchange_;
+
+  bool local(int stage) const { return workers_[size_t(stage)] != nullptr; }
+  std::shared_ptr<StepWork> makeWork(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins,
+                                     const torch::Tensor& samples, int64_t epoch) const;
+  StepResult distributedStep(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins,
+                             const torch::Tensor& samples, int64_t epoch);
+  EvalResult distributedEvaluate(const torch::Tensor& x, const torch::Tensor& y, bool compressed);
 };
 
 }  // namespace ps

@@ -128,6 +128,7 @@ StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const S
       f = InFlight{};
     }
   }
+  if (beforeUpdate_) beforeUpdate_(r);  // advances r.clock by the exchange; its time is not compute
   const auto t0 = Clock::now();
   if (work.histogram_bins > 0) {
     std::vector<torch::Tensor> grads;

@@ -60,6 +60,9 @@ class StageWorker {
   void connect(Link* previous, Link* next) { previous_ = previous, next_ = next; }
   std::future<StageStepResult> trainStep(std::vector<PipelineOp> ops, std::shared_ptr<const StepWork> work);
   void setLearningRate(double lr);  // between steps only
+  // Runs on the stage thread after the step's backward passes and before the optimizer (the data-parallel
+  // gradient exchange). Set before the first step.
+  void setBeforeUpdate(std::function<void(StageStepResult&)> hook) { beforeUpdate_ = std::move(hook); }
   StageModule& module() { return *module_; }
   const torch::Device& device() const { return device_; }
 
@@ -74,6 +77,7 @@ class StageWorker {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   Link* previous_ = nullptr;
   Link* next_ = nullptr;
+  std::function<void(StageStepResult&)> beforeUpdate_;
 
   std::mutex mutex_;
   std::condition_variable wake_;

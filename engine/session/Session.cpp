@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <numeric>
 #include <random>
@@ -100,15 +101,54 @@ std::vector<size_t> Session::stageStarts(BlockModel& model) {
   return balanceCuts(cost, p.stages);
 }
 
+void Session::connectCluster() {
+  ClusterOptions co = clusterSet_ ? clusterOptions_ : ClusterOptions::fromEnvironment();
+  const int workers = config_.pipeline.stages * config_.parallel.replicas;
+  if (!co.active() && config_.parallel.processes() && workers > 1) {
+    // Start the other ranks here; this process is rank 0 (what `pipesqueeze-cli launch` and the app do).
+    co = ClusterOptions{};
+    co.world = co.local_world = workers;
+    co.master_port = freeLoopbackPort();
+    launcher_ = std::make_unique<Launcher>(config_.json, workers, co.master_port);
+  }
+  if (!co.active()) return;
+  co.timeout_s = config_.parallel.timeout_s;
+  clusterOptions_ = co;
+  clusterSet_ = true;
+}
+
 void Session::prepare() {
-  threadsPerStage_ = configureThreads(int(config_.train.threads), config_.pipeline.stages);
+  connectCluster();
+  if (clusterSet_ && clusterOptions_.active()) {
+    // One stage per process; the processes on this machine share its cores.
+    const int total = config_.train.threads > 0 ? int(config_.train.threads) : hardwareThreads();
+    const int local = clusterOptions_.local_world > 0 ? clusterOptions_.local_world : clusterOptions_.world;
+    threadsPerStage_ = configureThreads(std::max(1, total / local), 1);
+  } else {
+    threadsPerStage_ = configureThreads(int(config_.train.threads), config_.pipeline.stages);
+  }
   const std::string& init = config_.model.init_checkpoint;
   data_ = loadTaskData(config_, init.empty() || config_.task != "brown_lm" ? "" : checkpointVocab(init));
   BlockModel model = buildModel(config_, data_.shape, config_.train.seed);
   if (!init.empty()) loadCheckpoint(init, model);
 
+  if (clusterSet_ && clusterOptions_.active())
+    cluster_ = std::make_shared<Cluster>(clusterOptions_, config_.pipeline.stages, config_.parallel.replicas);
   PipelineOptions o;
   o.starts = stageStarts(model);
+  if (cluster_) {  // measured cuts differ between processes: rank 0's are everyone's
+    const auto bytes = cluster_->broadcastWorld(cluster_->rank() == 0 ? json::to_cbor(json(o.starts)) : std::vector<uint8_t>{});
+    try {
+      o.starts = json::from_cbor(bytes).get<std::vector<size_t>>();
+    } catch (const std::exception& e) {
+      throw ClusterError(std::string("rank 0 sent malformed stage cuts: ") + e.what());
+    }
+    if (int(o.starts.size()) != config_.pipeline.stages || o.starts.front() != 0)
+      throw ClusterError("rank 0 sent stage cuts for " + std::to_string(o.starts.size()) + " stages; this rank has " +
+                         std::to_string(config_.pipeline.stages));
+    o.cluster = cluster_;
+  }
+  o.gradients = config_.compression.gradients;
   o.microbatches = config_.pipeline.microbatches;
   o.schedule = config_.pipeline.schedule;
   o.link = {config_.link.bandwidth_mbps, config_.link.latency_ms, config_.link.throttled};
@@ -123,7 +163,8 @@ void Session::prepare() {
     const int gpus = int(torch::cuda::device_count());
     if (gpus == 0)
       throw ConfigError("pipeline.device = cuda but no CUDA device is visible; use pipeline.device=cpu or auto");
-    for (int s = 0; s < config_.pipeline.stages; ++s) o.devices.emplace_back(torch::kCUDA, s % gpus);
+    for (int s = 0; s < config_.pipeline.stages; ++s)
+      o.devices.emplace_back(torch::kCUDA, (cluster_ ? cluster_->rank() : s) % gpus);
   }
   checkAqsgdMemory(model, o.starts);
   pipeline_ = std::make_unique<Pipeline>(std::move(model), std::move(o));
@@ -187,6 +228,10 @@ void Session::applySetting(const Command& c, int64_t step, double wall) {
                                                      link.describe(d)}}});
     }
   }
+  if (GradientExchange* g = pipeline_->gradientExchange()) {  // resets are reported with its traffic
+    g->setModel({config_.link.bandwidth_mbps, config_.link.latency_ms, config_.link.throttled});
+    if (g->options() != config_.compression.gradients) g->setOptions(config_.compression.gradients);
+  }
   bus_.publish(EventRecord{step, wall, "setting", json{{"key", c.key}, {"from", old}, {"to", c.value}}});
   static const std::vector<std::string> adaptive = {"adapt",   "theta_min", "theta_max", "adapt_policy", "epsilon",
                                                     "omega",   "window",    "eta",       "method",       "k"};
@@ -195,7 +240,53 @@ void Session::applySetting(const Command& c, int64_t step, double wall) {
     setupAdapters(step, wall);
 }
 
+bool Session::handleClusterCommands(int64_t step, double wall) {
+  // Rank 0 owns the command queue; every step it sends every rank what to do, so all ranks change settings,
+  // pause and stop at the same step. While paused it repeats the message, which keeps the others from timing out.
+  const bool root = cluster_->rank() == 0;
+  for (;;) {
+    json control;
+    if (root) {
+      std::deque<Command> pending;
+      {
+        std::lock_guard<std::mutex> lock(commandsMutex_);
+        pending.swap(commands_);
+      }
+      json sets = json::array();
+      for (const auto& c : pending) {
+        switch (c.kind) {
+          case Command::Kind::Stop: stopRequested_ = true; break;
+          case Command::Kind::Pause:
+            if (!paused_) bus_.publish(EventRecord{step, wall, "pause", json::object()});
+            paused_ = true;
+            break;
+          case Command::Kind::Resume:
+            if (paused_) bus_.publish(EventRecord{step, elapsed(), "resume", json::object()});
+            paused_ = false;
+            break;
+          case Command::Kind::Set: sets.push_back({c.key, c.value}); break;
+        }
+      }
+      control = {{"stop", stopRequested_.load()}, {"paused", paused_}, {"sets", sets}};
+    }
+    const auto bytes = cluster_->broadcastWorld(root ? json::to_cbor(control) : std::vector<uint8_t>{});
+    try {
+      control = json::from_cbor(bytes);
+      for (const auto& s : control.at("sets")) applySetting(Command::set(s.at(0), s.at(1)), step, wall);
+    } catch (const json::exception& e) {
+      throw ClusterError(std::string("rank 0 sent malformed commands: ") + e.what());
+    }
+    if (control.at("stop").get<bool>()) {
+      stopRequested_ = true;
+      return false;
+    }
+    if (!control.at("paused").get<bool>()) return true;
+    if (root) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
 bool Session::handleCommands(int64_t step, double wall) {
+  if (cluster_) return handleClusterCommands(step, wall);
   for (;;) {
     std::deque<Command> pending;
     {
@@ -260,6 +351,49 @@ void Session::evaluate(Progress& p) {
   }
 }
 
+namespace {
+
+// Test hook for fault handling: PIPESQUEEZE_FAULT=RANK:STEP:kill|hang makes that rank die (SIGKILL) or hang
+// (SIGSTOP) when it reaches that step, as a crashed or wedged machine would.
+void injectFault(int rank, int64_t step) {
+  static const char* spec = std::getenv("PIPESQUEEZE_FAULT");
+  if (!spec || !*spec) return;
+  int r = -1;
+  long long at = -1;
+  char what[8] = {0};
+  if (std::sscanf(spec, "%d:%lld:%7s", &r, &at, what) != 3 || r != rank || at != step) return;
+  std::fprintf(stderr, "rank %d: PIPESQUEEZE_FAULT: %s at step %lld\n", rank, what, at);
+  std::raise(std::string(what) == "hang" ? SIGSTOP : SIGKILL);
+}
+
+}  // namespace
+
+std::string Session::failureReason(const std::string& local) {
+  if (!cluster_) return local;
+  cluster_->reportFault(local);
+  if (cluster_->rank() != 0) return local;
+  // Rank 0 names the rank that failed: the ones whose heartbeat stopped (killed, crashed or hung), else the ones
+  // that reported an error of their own rather than one seen on a peer.
+  const auto silent = cluster_->silentRanks(1.5);
+  const auto reports = cluster_->faults(silent.empty() ? std::min(5.0, config_.parallel.timeout_s) : 0.5);
+  std::string reason;
+  for (int r : silent) {
+    const std::string who = cluster_->describe(r);
+    bool reported = false;  // it failed on its own account and exited: not the culprit
+    for (const auto& report : reports) reported = reported || report.rfind(who + ":", 0) == 0;
+    if (!reported)
+      reason += (reason.empty() ? "" : "; ") + cluster_->describe(r) + " stopped responding (killed, crashed or hung)";
+  }
+  if (reason.empty())
+    for (const auto& r : reports)
+      if (r.find("closed its connection") == std::string::npos && r.find("sent nothing") == std::string::npos &&
+          r.find("another rank stopped") == std::string::npos)
+        reason += (reason.empty() ? "" : "; ") + r;
+  std::string details = cluster_->describe(0) + ": " + local;
+  for (const auto& r : reports) details += " | " + r;
+  return reason.empty() ? details : reason + " [" + details + "]";
+}
+
 json Session::run() {
   start_ = Clock::now();
   prepare();  // configuration and data errors propagate: nothing has been recorded yet
@@ -291,7 +425,10 @@ json Session::run() {
                              json{{"data", data_.description}, {"train_samples", data_.trainSize()},
                                   {"eval_samples", data_.evalSize()}, {"stages", stages},
                                   {"threads_per_stage", threadsPerStage_}, {"total_steps", totalSteps_},
-                                  {"aqsgd", aqsgdNote_}}});
+                                  {"aqsgd", aqsgdNote_},
+                                  {"parallel", {{"processes", cluster_ ? cluster_->world() : 1},
+                                                {"replicas", config_.parallel.replicas},
+                                                {"launched", launcher_ != nullptr}}}}});
   }
 
   std::mt19937_64 shuffleRng(config_.train.seed ^ 0x5eed5eedULL);
@@ -305,6 +442,7 @@ json Session::run() {
         std::iota(order.begin(), order.end(), 0);
         std::shuffle(order.begin(), order.end(), shuffleRng);
       }
+      if (cluster_) injectFault(cluster_->rank(), p.step + 1);
       if (!handleCommands(p.step, elapsed())) {
         p.status = "stopped";
         p.reason = "stopped by the user at step " + std::to_string(p.step);
@@ -362,7 +500,11 @@ json Session::run() {
     }
     if (p.status != "diverged") evaluate(p);
     if (p.status == "running") p.status = "finished";
-    if (config_.run.save_checkpoint && p.status != "diverged") {
+    if (config_.run.save_checkpoint && p.status != "diverged" && cluster_) {
+      bus_.publish(EventRecord{p.step, elapsed(), "checkpoint",
+                               json{{"skipped", "a multi-process run keeps each stage's parameters in its own process; "
+                                                "train with parallel.mode=threads to save a checkpoint"}}});
+    } else if (config_.run.save_checkpoint && p.status != "diverged") {
       namespace fs = std::filesystem;
       fs::path dir = config_.run.checkpoint_dir.empty()
                          ? (store_ ? fs::path(store_->path()).parent_path() / "checkpoints" : fs::path("checkpoints"))
@@ -376,7 +518,14 @@ json Session::run() {
     }
   } catch (const std::exception& e) {
     p.status = "failed";
-    p.reason = e.what();
+    p.reason = failureReason(e.what());
+  }
+  if (launcher_) {  // the other ranks end with this step; a failed run does not wait for stragglers
+    for (const auto& problem : launcher_->finish(p.status == "failed" ? 2.0 : config_.parallel.timeout_s))
+      if (p.status != "failed") {
+        p.status = "failed";
+        p.reason = problem;
+      }
   }
 
   json summary;

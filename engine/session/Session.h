@@ -2,6 +2,8 @@
 // A training run: config → data → model → stages → pipeline, driven step by step, with telemetry out
 // and commands in. The GUI and the CLI both drive this class.
 #include "engine/compress/Adaptive.h"
+#include "engine/dist/Cluster.h"
+#include "engine/dist/Launcher.h"
 #include "engine/pipeline/Pipeline.h"
 #include "engine/runs/config/Config.h"
 #include "engine/runs/store/RunStore.h"
@@ -28,6 +30,13 @@ class Session {
   // Async-signal-safe stop request (Ctrl-C).
   void requestStop() { stopRequested_.store(true); }
 
+  // Multi-process runs: where this process is among the ranks. Without it the torchrun-style environment
+  // (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) decides; with neither, a run whose config asks for processes
+  // (parallel.replicas > 1 or parallel.mode = processes) starts the other ranks itself and is rank 0.
+  void setCluster(const ClusterOptions& options) { clusterOptions_ = options, clusterSet_ = true; }
+  // Rank of this process in a multi-process run (0 otherwise); only rank 0 records the run.
+  int rank() const { return cluster_ ? cluster_->rank() : 0; }
+
   // Runs to the end on the calling thread and returns the summary; never throws for training failures
   // (they end the run as failed with the reason), only for bad configurations before the run starts.
   nlohmann::json run();
@@ -39,6 +48,9 @@ class Session {
   void prepare();
   std::vector<size_t> stageStarts(BlockModel& model);
   bool handleCommands(int64_t step, double wall);  // false: stop
+  bool handleClusterCommands(int64_t step, double wall);
+  void connectCluster();
+  std::string failureReason(const std::string& local);
   void applySetting(const Command& c, int64_t step, double wall);
   void replaceConfig(Config next);  // the one writer of config_ after the start (post() reads it concurrently)
   void checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& starts);
@@ -67,7 +79,13 @@ class Session {
     std::unique_ptr<GravacController> gravac;
     std::unique_ptr<AccordionController> accordion;
   };
-  std::vector<Adapter> adapters_;
+  std::vector<Adapter> adapters_;  // boundary -1 with direction Gradients: the replicas' weight gradients
+  void setAdapterProbes(const Adapter& a, double thetaMin, double thetaCurrent);
+
+  ClusterOptions clusterOptions_;
+  bool clusterSet_ = false;
+  std::unique_ptr<Launcher> launcher_;
+  std::shared_ptr<Cluster> cluster_;
 
   std::mutex commandsMutex_;
   std::deque<Command> commands_;

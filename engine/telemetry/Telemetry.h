@@ -10,12 +10,18 @@
 
 namespace ps {
 
-enum class Direction { Forward = 0, Backward = 1 };
-inline const char* directionName(Direction d) { return d == Direction::Forward ? "fwd" : "bwd"; }
+// Forward activations and backward activation gradients cross a stage boundary; Gradients are the weight
+// gradients a stage's data-parallel replicas exchange.
+enum class Direction { Forward = 0, Backward = 1, Gradients = 2 };
+inline const char* directionName(Direction d) {
+  return d == Direction::Forward ? "fwd" : d == Direction::Backward ? "bwd" : "grad";
+}
 
-// One link (stage boundary) in one direction over one step.
+// One link (stage boundary) in one direction over one step, or one stage's weight-gradient exchange among its
+// replicas (direction Gradients, `boundary` is then the stage; bytes are what one replica sends, and raw_bytes
+// what a dense float32 ring all-reduce would send).
 struct LinkTraffic {
-  int boundary = 0;  // between stage `boundary` and `boundary + 1`
+  int boundary = 0;  // between stage `boundary` and `boundary + 1`; the stage for Gradients
   Direction direction = Direction::Forward;
   uint64_t raw_bytes = 0;   // float32 cost of what crossed
   uint64_t wire_bytes = 0;  // encoded payload sizes, headers included

@@ -145,6 +145,20 @@ void crossCheck(const Config& c, const std::string& source) {
   };
   checkDirection(c.compression.forward, "compression.forward", true);
   checkDirection(c.compression.backward, "compression.backward", false);
+  checkDirection(c.compression.gradients, "compression.gradients", false);
+  const auto& par = c.parallel;
+  if (par.replicas > 1 && par.mode == "threads")
+    throw ConfigError(source + ": parallel.replicas = " + std::to_string(par.replicas) +
+                      " needs one process per stage and replica, but parallel.mode = threads; set parallel.mode=auto "
+                      "or processes");
+  if (par.replicas > 1 && c.train.batch_size % par.replicas != 0)
+    throw ConfigError(source + ": train.batch_size = " + std::to_string(c.train.batch_size) +
+                      " does not split evenly over parallel.replicas = " + std::to_string(par.replicas) +
+                      "; use a batch size that is a multiple of the replicas");
+  if (p.microbatches * par.replicas > c.train.batch_size)
+    throw ConfigError(source + ": pipeline.microbatches = " + std::to_string(p.microbatches) + " x parallel.replicas = " +
+                      std::to_string(par.replicas) + " exceeds train.batch_size = " + std::to_string(c.train.batch_size) +
+                      "; every replica's micro-batch needs at least one sample");
   for (size_t i = 0; i < c.compression.boundary_forward.size(); ++i) {
     const std::string at = "compression.boundaries." + std::to_string(i);
     checkDirection(c.compression.boundary_forward[i], at + ".forward", true);
@@ -240,6 +254,8 @@ Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
   c.link = {j["link"]["bandwidth_mbps"], j["link"]["latency_ms"], j["link"]["mode"] == "throttled"};
   c.compression.forward = compressionAt(j, "compression.forward");
   c.compression.backward = compressionAt(j, "compression.backward");
+  c.compression.gradients = compressionAt(j, "compression.gradients");
+  c.parallel = {j["parallel"]["replicas"], j["parallel"]["mode"], j["parallel"]["timeout_s"]};
   c.compression.inference = j["compression"]["inference"];
   c.compression.aqsgd_warmup_epochs = j["compression"]["aqsgd_warmup_epochs"];
   c.compression.aqsgd_memory_limit_mb = j["compression"]["aqsgd_memory_limit_mb"];

@@ -67,12 +67,19 @@ struct Config {
     std::string schedule, balance, device;
     std::vector<int> cuts;
   } pipeline;
+  struct Parallel {
+    int replicas = 1;
+    std::string mode = "auto";
+    double timeout_s = 120;
+    bool processes() const { return mode == "processes" || (mode == "auto" && replicas > 1); }
+  } parallel;
   struct Link {
     double bandwidth_mbps = 10000, latency_ms = 0;
     bool throttled = false;
   } link;
   struct Compression {
     CompressionOptions forward, backward;
+    CompressionOptions gradients;  // weight gradients among a stage's data-parallel replicas
     bool inference = true;
     int64_t aqsgd_warmup_epochs = 1;
     double aqsgd_memory_limit_mb = 4096;

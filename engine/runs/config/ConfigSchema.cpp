@@ -168,6 +168,14 @@ ConfigSchema::ConfigSchema() {
   k.push_back({"pipeline.cuts", Type::IntList, json::array(), 1, 64, {}, "first block of stages 2..S (explicit)"});
   k.push_back(choice("pipeline.device", "cpu", {"cpu", "cuda", "auto"}, "where stages run"));
 
+  k.push_back(integer("parallel.replicas", 1, 1, 64,
+                      "data-parallel replicas of every stage, each on its own shard of the batch (one process each)"));
+  k.push_back(choice("parallel.mode", "auto", {"auto", "threads", "processes"},
+                     "stages as threads of one process, or one process per stage and replica (auto: processes "
+                     "when replicas > 1)"));
+  k.push_back(real("parallel.timeout_s", 120, 1, 86400,
+                   "multi-process: a rank silent for longer is declared failed and the run stops"));
+
   k.push_back(real("link.bandwidth_mbps", 10000, 0.001, 1e7, "emulated link bandwidth in Mbit/s"));
   k.push_back(real("link.latency_ms", 0, 0, 60000, "emulated latency per message in ms"));
   k.push_back(choice("link.mode", "accounted", {"accounted", "throttled"},
@@ -175,6 +183,7 @@ ConfigSchema::ConfigSchema() {
 
   addDirection(k, "compression.forward", true);
   addDirection(k, "compression.backward", true);
+  addDirection(k, "compression.gradients", true);
   addDirection(k, "compression.boundaries.*.forward", false);
   addDirection(k, "compression.boundaries.*.backward", false);
   k.push_back(boolean("compression.inference", true, "evaluate through the compressed links too"));

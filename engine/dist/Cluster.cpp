@@ -1,0 +1,403 @@
+#include "engine/dist/Cluster.h"
+
+#include "engine/runs/config/ConfigError.h"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/torch.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace ps {
+namespace {
+
+using std::chrono::milliseconds;
+
+int envInt(const char* name, int fallback, int lo, int hi) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  if (*end || x < lo || x > hi)
+    throw ConfigError(std::string("environment variable ") + name + " = '" + v + "' is not an integer in " +
+                      std::to_string(lo) + " .. " + std::to_string(hi));
+  return int(x);
+}
+
+std::string envText(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+constexpr uint32_t kMagic = 0x47534d50;  // "PMSG"
+struct WireHeader {
+  uint32_t magic = kMagic;
+  uint32_t reserved = 0;
+  uint64_t bytes = 0;
+  double stamp = 0;
+};
+static_assert(sizeof(WireHeader) == 24);
+
+at::Tensor bytesTensor(void* data, int64_t n) {
+  return torch::from_blob(data, {n}, torch::TensorOptions().dtype(torch::kUInt8));
+}
+
+bool timedOut(const std::string& what) {
+  return what.find("imed out") != std::string::npos || what.find("imeout") != std::string::npos;
+}
+
+}  // namespace
+
+ClusterOptions ClusterOptions::fromEnvironment() {
+  ClusterOptions o;
+  const bool anySet = std::getenv("WORLD_SIZE") || std::getenv("RANK");
+  if (!anySet) return o;
+  if (!std::getenv("WORLD_SIZE") || !std::getenv("RANK"))
+    throw ConfigError("RANK and WORLD_SIZE must be set together for a multi-process run (found only " +
+                      std::string(std::getenv("RANK") ? "RANK" : "WORLD_SIZE") + ")");
+  o.world = envInt("WORLD_SIZE", 1, 1, 4096);
+  o.rank = envInt("RANK", 0, 0, o.world - 1);
+  o.master_addr = envText("MASTER_ADDR", o.master_addr);
+  o.master_port = envInt("MASTER_PORT", o.master_port, 1, 65535);
+  o.local_world = envInt("LOCAL_WORLD_SIZE", 0, 0, 4096);
+  o.bind = envText("PIPESQUEEZE_BIND", o.bind);
+  return o;
+}
+
+struct Cluster::Impl {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> p2p, all, replicas;
+  milliseconds timeout{0};
+
+  struct Pending {
+    int peer = 0;
+    WireHeader header;
+    std::vector<uint8_t> bytes;
+    c10::intrusive_ptr<c10d::Work> head, body;
+  };
+  std::mutex sendsMutex;
+  std::vector<std::unique_ptr<Pending>> sends;
+
+  // Liveness: a second store client, so beats never wait behind the session's store calls.
+  std::thread heartbeat;
+  std::mutex beatMutex;
+  std::condition_variable beatWake;
+  bool stopping = false;
+
+  ~Impl() {
+    {
+      std::lock_guard<std::mutex> lock(beatMutex);
+      stopping = true;
+    }
+    beatWake.notify_all();
+    if (heartbeat.joinable()) heartbeat.join();
+  }
+};
+
+Cluster::Cluster(const ClusterOptions& options, int stages, int replicas)
+    : options_(options), stages_(stages), replicas_(replicas), impl_(std::make_unique<Impl>()) {
+  if (options_.world != stages * replicas)
+    throw ConfigError("WORLD_SIZE = " + std::to_string(options_.world) + " but the run has pipeline.stages = " +
+                      std::to_string(stages) + " x parallel.replicas = " + std::to_string(replicas) + " = " +
+                      std::to_string(stages * replicas) + " workers; start one process per stage and replica");
+  impl_->timeout = milliseconds(int64_t(options_.timeout_s * 1000));
+  const std::string where = options_.master_addr + ":" + std::to_string(options_.master_port);
+  try {
+    c10d::TCPStoreOptions so;
+    so.port = uint16_t(options_.master_port);
+    so.isServer = options_.rank == 0;
+    so.numWorkers = size_t(options_.world);
+    so.waitWorkers = true;
+    so.timeout = impl_->timeout;
+    impl_->store = c10::make_intrusive<c10d::TCPStore>(options_.master_addr, so);
+  } catch (const std::exception& e) {
+    throw ClusterError(describe(rank()) + ": rendezvous at " + where + " failed (" + e.what() +
+                       "); check MASTER_ADDR/MASTER_PORT and that all " + std::to_string(options_.world) +
+                       " ranks were started");
+  }
+  try {
+    auto gloo = c10d::ProcessGroupGloo::Options::create(impl_->timeout);
+    gloo->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(options_.bind));
+    gloo->threads = 1;
+    auto group = [&](const std::string& prefix, int r, int n) {
+      return c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>(prefix, impl_->store),
+                                                         r, n, gloo);
+    };
+    c10d::TCPStoreOptions beat;
+    beat.port = uint16_t(options_.master_port);
+    beat.timeout = impl_->timeout;
+    auto beatStore = c10::make_intrusive<c10d::TCPStore>(options_.master_addr, beat);
+    impl_->heartbeat = std::thread([impl = impl_.get(), beatStore, key = "beat/" + std::to_string(rank())] {
+      std::unique_lock<std::mutex> lock(impl->beatMutex);
+      while (!impl->stopping) {
+        try {
+          beatStore->add(key, 1);
+        } catch (...) {  // rank 0 (the store) is gone: the run is failing anyway
+          return;
+        }
+        impl->beatWake.wait_for(lock, std::chrono::milliseconds(500));
+      }
+    });
+    impl_->p2p = group("p2p", rank(), world());
+    impl_->all = group("all", rank(), world());
+    if (replicas_ > 1) impl_->replicas = group("stage" + std::to_string(stage()), replica(), replicas_);
+  } catch (const std::exception& e) {
+    throw ClusterError(describe(rank()) + ": connecting to the other ranks through " + where + " with local address " +
+                       options_.bind + " failed (" + e.what() + "); check PIPESQUEEZE_BIND (--bind)");
+  }
+}
+
+Cluster::~Cluster() {
+  try {
+    flushSends();
+  } catch (...) {
+  }
+}
+
+std::string Cluster::describe(int r) const {
+  return "rank " + std::to_string(r) + " (stage " + std::to_string(r % stages_) + ", replica " +
+         std::to_string(r / stages_) + ")";
+}
+
+void Cluster::send(int peer, int tag, std::vector<uint8_t> bytes, double stamp) {
+  auto p = std::make_unique<Impl::Pending>();
+  p->peer = peer;
+  p->header.bytes = bytes.size();
+  p->header.stamp = stamp;
+  p->bytes = std::move(bytes);
+  try {
+    std::vector<at::Tensor> head{bytesTensor(&p->header, sizeof(WireHeader))};
+    p->head = impl_->p2p->send(head, peer, 2 * tag);
+    if (!p->bytes.empty()) {
+      std::vector<at::Tensor> body{bytesTensor(p->bytes.data(), int64_t(p->bytes.size()))};
+      p->body = impl_->p2p->send(body, peer, 2 * tag + 1);
+    }
+  } catch (const std::exception& e) {
+    throw ClusterError("sending to " + describe(peer) + " failed: " + e.what());
+  }
+  std::lock_guard<std::mutex> lock(impl_->sendsMutex);  // kept until flushSends(): Gloo completes a send on wait()
+  impl_->sends.push_back(std::move(p));
+}
+
+std::vector<uint8_t> Cluster::receive(int peer, int tag, double* stamp) {
+  auto fail = [&](const std::exception& e) -> ClusterError {
+    const std::string what = e.what();
+    if (timedOut(what))
+      return ClusterError(describe(peer) + " sent nothing for " + std::to_string(int(options_.timeout_s)) +
+                          " s (parallel.timeout_s): it hangs or stopped; seen by " + describe(rank()));
+    return ClusterError(describe(peer) + " closed its connection (it stopped or crashed); seen by " +
+                        describe(rank()) + ": " + what.substr(0, what.find('\n')));
+  };
+  WireHeader h;
+  try {
+    std::vector<at::Tensor> head{bytesTensor(&h, sizeof h)};
+    impl_->p2p->recv(head, peer, 2 * tag)->wait(impl_->timeout);
+  } catch (const std::exception& e) {
+    throw fail(e);
+  }
+  if (h.magic != kMagic || h.reserved != 0)
+    throw ClusterError(describe(peer) + " sent a message with a bad header (not a PipeSqueeze peer or a different "
+                       "version)");
+  if (h.bytes > kMaxMessageBytes)
+    throw ClusterError(describe(peer) + " announced a message of " + std::to_string(h.bytes) + " bytes, above the " +
+                       std::to_string(kMaxMessageBytes) + " allowed");
+  std::vector<uint8_t> bytes(size_t(h.bytes));
+  if (!bytes.empty()) {
+    try {
+      std::vector<at::Tensor> body{bytesTensor(bytes.data(), int64_t(bytes.size()))};
+      impl_->p2p->recv(body, peer, 2 * tag + 1)->wait(impl_->timeout);
+    } catch (const std::exception& e) {
+      throw fail(e);
+    }
+  }
+  if (stamp) *stamp = h.stamp;
+  return bytes;
+}
+
+void Cluster::flushSends() {
+  std::vector<std::unique_ptr<Impl::Pending>> sends;
+  {
+    std::lock_guard<std::mutex> lock(impl_->sendsMutex);
+    sends.swap(impl_->sends);
+  }
+  for (auto& s : sends) {
+    try {
+      s->head->wait(impl_->timeout);
+      if (s->body) s->body->wait(impl_->timeout);
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      throw ClusterError(describe(s->peer) + (timedOut(what) ? " took nothing for " + std::to_string(int(options_.timeout_s)) +
+                                                                   " s (parallel.timeout_s): it hangs or stopped"
+                                                             : " closed its connection (it stopped or crashed)") +
+                         "; seen by " + describe(rank()));
+    }
+  }
+}
+
+namespace {
+
+std::vector<std::vector<uint8_t>> allGatherBytes(c10d::ProcessGroupGloo& pg, const std::vector<uint8_t>& mine,
+                                                 milliseconds timeout, const std::string& group) {
+  const int n = pg.getSize();
+  try {
+    auto size = torch::tensor({int64_t(mine.size())}, torch::kInt64);
+    std::vector<at::Tensor> in{size};
+    std::vector<std::vector<at::Tensor>> out(1);
+    for (int i = 0; i < n; ++i) out[0].push_back(torch::empty({1}, torch::kInt64));
+    pg.allgather(out, in)->wait(timeout);
+    int64_t most = 0;
+    std::vector<int64_t> sizes;
+    for (auto& t : out[0]) {
+      const int64_t s = t.item<int64_t>();
+      if (s < 0 || uint64_t(s) > Cluster::kMaxMessageBytes)
+        throw ClusterError("a rank of " + group + " announced " + std::to_string(s) + " bytes, outside 0 .. " +
+                           std::to_string(Cluster::kMaxMessageBytes));
+      sizes.push_back(s);
+      most = std::max(most, s);
+    }
+    auto result = std::vector<std::vector<uint8_t>>(size_t(n));
+    if (most == 0) return result;
+    auto padded = torch::zeros({most}, torch::kUInt8);
+    std::memcpy(padded.data_ptr<uint8_t>(), mine.data(), mine.size());
+    std::vector<at::Tensor> in2{padded};
+    std::vector<std::vector<at::Tensor>> out2(1);
+    for (int i = 0; i < n; ++i) out2[0].push_back(torch::empty({most}, torch::kUInt8));
+    pg.allgather(out2, in2)->wait(timeout);
+    for (int i = 0; i < n; ++i) {
+      const uint8_t* p = out2[0][size_t(i)].data_ptr<uint8_t>();
+      result[size_t(i)].assign(p, p + sizes[size_t(i)]);
+    }
+    return result;
+  } catch (const ClusterError&) {
+    throw;
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    throw ClusterError("exchange among " + group + (timedOut(what) ? " timed out" : " failed") +
+                       ": another rank stopped or does not answer (" + what.substr(0, what.find('\n')) + ")");
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<uint8_t>> Cluster::allGatherReplicas(const std::vector<uint8_t>& mine) {
+  if (!impl_->replicas) return {mine};
+  return allGatherBytes(*impl_->replicas, mine, impl_->timeout, "the replicas of stage " + std::to_string(stage()));
+}
+
+std::vector<std::vector<uint8_t>> Cluster::allGatherWorld(const std::vector<uint8_t>& mine) {
+  return allGatherBytes(*impl_->all, mine, impl_->timeout, "all ranks");
+}
+
+void Cluster::allReduceReplicas(float* data, int64_t n) {
+  if (!impl_->replicas || n == 0) return;
+  try {
+    std::vector<at::Tensor> t{torch::from_blob(data, {n}, torch::kFloat32)};
+    impl_->replicas->allreduce(t)->wait(impl_->timeout);
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    throw ClusterError("all-reduce among the replicas of stage " + std::to_string(stage()) +
+                       (timedOut(what) ? " timed out" : " failed") + ": another rank stopped or does not answer (" +
+                       what.substr(0, what.find('\n')) + ")");
+  }
+}
+
+std::vector<uint8_t> Cluster::broadcastWorld(std::vector<uint8_t> bytes) {
+  try {
+    auto size = torch::tensor({int64_t(bytes.size())}, torch::kInt64);
+    std::vector<at::Tensor> t{size};
+    impl_->all->broadcast(t)->wait(impl_->timeout);
+    const int64_t n = size.item<int64_t>();
+    if (n < 0 || uint64_t(n) > kMaxMessageBytes)
+      throw ClusterError("rank 0 announced a broadcast of " + std::to_string(n) + " bytes");
+    bytes.resize(size_t(n));
+    if (n > 0) {
+      std::vector<at::Tensor> body{bytesTensor(bytes.data(), n)};
+      impl_->all->broadcast(body)->wait(impl_->timeout);
+    }
+    return bytes;
+  } catch (const ClusterError&) {
+    throw;
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    throw ClusterError(std::string("commands from rank 0 ") + (timedOut(what) ? "timed out" : "failed") +
+                       ": another rank stopped or does not answer (" + what.substr(0, what.find('\n')) + ")");
+  }
+}
+
+void Cluster::reportFault(const std::string& what) noexcept {
+  try {
+    const std::string text = describe(rank()) + ": " + what;
+    impl_->store->set("fault/" + std::to_string(rank()), std::vector<uint8_t>(text.begin(), text.end()));
+  } catch (...) {  // the store lives in rank 0's process, which may be gone
+  }
+}
+
+std::vector<std::string> Cluster::faults(double waitSeconds) noexcept {
+  std::vector<std::string> out;
+  try {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(waitSeconds);
+    std::vector<bool> seen(size_t(world()), false);
+    auto lastNew = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() < until) {
+      for (int r = 0; r < world(); ++r) {
+        if (r == rank()) continue;
+        const std::string key = "fault/" + std::to_string(r);
+        if (seen[size_t(r)] || !impl_->store->check({key})) continue;
+        auto v = impl_->store->get(key);
+        out.emplace_back(v.begin(), v.end());
+        seen[size_t(r)] = true;
+        lastNew = std::chrono::steady_clock::now();
+      }
+      // Done once every other rank reported or the reports stopped coming.
+      if (int(out.size()) >= world() - 1 || (!out.empty() && std::chrono::steady_clock::now() - lastNew >
+                                                                 std::chrono::milliseconds(700)))
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  } catch (...) {
+  }
+  return out;
+}
+
+std::vector<int> Cluster::silentRanks(double seconds) noexcept {
+  std::vector<int> silent;
+  try {
+    std::vector<int64_t> before;
+    for (int r = 0; r < world(); ++r) before.push_back(impl_->store->add("beat/" + std::to_string(r), 0));
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    for (int r = 0; r < world(); ++r)
+      if (r != rank() && impl_->store->add("beat/" + std::to_string(r), 0) == before[size_t(r)]) silent.push_back(r);
+  } catch (...) {
+  }
+  return silent;
+}
+
+int freeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error(std::string("socket(): ") + std::strerror(errno));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof a;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    const std::string why = std::strerror(errno);
+    ::close(fd);
+    throw std::runtime_error("cannot find a free port on 127.0.0.1: " + why);
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+}  // namespace ps

@@ -1,0 +1,91 @@
+#pragma once
+// The processes of a multi-process run on torch.distributed (c10d): rendezvous through a TCPStore, Gloo process
+// groups for CPU tensors. A run of S stages and R replicas has S x R ranks; rank = replica * S + stage, so rank 0
+// is the first stage of the first replica and keeps the run store.
+//
+// Three process groups keep traffic apart, each used by one thread at a time: point-to-point messages between
+// stages (the stage thread; the session thread for evaluation), collectives among a stage's replicas (the stage
+// thread's gradient exchange) and collectives among all ranks (the session thread: commands and step reports).
+// Every byte received from another rank is untrusted: sizes are checked before anything is allocated.
+// No torch in this header, so the session and the CLI include it cheaply.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ps {
+
+// Another rank failed, closed its connection or did not answer in time. The message names the rank.
+class ClusterError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ClusterOptions {
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  int rank = 0, world = 1;
+  int local_world = 0;               // processes on this machine (0: all of them); shares the cores
+  std::string bind = "127.0.0.1";    // address this rank's connections listen on
+  double timeout_s = 120;            // a peer silent for longer is declared failed
+  bool active() const { return world > 1; }
+
+  // torchrun-style variables: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, LOCAL_WORLD_SIZE, and PIPESQUEEZE_BIND.
+  // Unset: a single process. Half set or malformed: ConfigError naming the variable.
+  static ClusterOptions fromEnvironment();
+};
+
+class Cluster {
+ public:
+  // Connects to the other ranks (blocks until all of them are there, at most timeout_s).
+  Cluster(const ClusterOptions& options, int stages, int replicas);
+  ~Cluster();
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  int rank() const { return options_.rank; }
+  int world() const { return options_.world; }
+  int stages() const { return stages_; }
+  int replicas() const { return replicas_; }
+  int stage() const { return rank() % stages_; }
+  int replica() const { return rank() / stages_; }
+  int rankOf(int stage, int replica) const { return replica * stages_ + stage; }
+  std::string describe(int rank) const;  // "rank 3 (stage 1, replica 1)"
+  const ClusterOptions& options() const { return options_; }
+
+  // Point to point. Sends return at once (the bytes are kept until the peer takes them; a blocking send would
+  // deadlock two stages sending to each other); flushSends() waits until every send was taken.
+  // `stamp` travels with the bytes (the emulated clock of a message).
+  void send(int peer, int tag, std::vector<uint8_t> bytes, double stamp = 0);
+  std::vector<uint8_t> receive(int peer, int tag, double* stamp = nullptr);
+  void flushSends();
+
+  // Among the replicas of this rank's stage (rank order = replica order).
+  std::vector<std::vector<uint8_t>> allGatherReplicas(const std::vector<uint8_t>& mine);
+  void allReduceReplicas(float* data, int64_t n);  // sum in place
+  // Among all ranks.
+  std::vector<std::vector<uint8_t>> allGatherWorld(const std::vector<uint8_t>& mine);
+  std::vector<uint8_t> broadcastWorld(std::vector<uint8_t> bytes);  // rank 0's bytes reach every rank
+
+  // A failing rank leaves its reason in the store; rank 0 reads them to name the rank that failed first.
+  void reportFault(const std::string& what) noexcept;
+  std::vector<std::string> faults(double waitSeconds) noexcept;  // the other ranks' reports
+  // Every rank beats a counter in the store twice a second from its own thread; the ranks whose counter does not
+  // move within `seconds` are dead or hung (a stopped process stops beating too).
+  std::vector<int> silentRanks(double seconds) noexcept;
+
+  static constexpr uint64_t kMaxMessageBytes = uint64_t(1) << 34;  // 16 GiB: a hostile size asks for no more
+
+ private:
+  struct Impl;
+  ClusterOptions options_;
+  int stages_, replicas_;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A free TCP port on the loopback interface (for a launcher's rendezvous).
+int freeLoopbackPort();
+
+}  // namespace ps

@@ -1,0 +1,26 @@
+#pragma once
+// One direction of a pipeline link whose two ends live in different processes: the encoded payload and its
+// emulated arrival time travel through the cluster's point-to-point messages. The receiving link decodes the
+// payload as untrusted input (engine/compress/Payload.h).
+#include "engine/dist/Cluster.h"
+#include "engine/pipeline/Channel.h"
+
+namespace ps {
+
+class ClusterChannel : public RemoteEnd {
+ public:
+  ClusterChannel(std::shared_ptr<Cluster> cluster, int peer, int tag)
+      : cluster_(std::move(cluster)), peer_(peer), tag_(tag) {}
+  void push(Message m) override { cluster_->send(peer_, tag_, std::move(m.payload.bytes), m.emulated_arrival); }
+  Message pop() override {
+    Message m;
+    m.payload.bytes = cluster_->receive(peer_, tag_, &m.emulated_arrival);
+    return m;
+  }
+
+ private:
+  std::shared_ptr<Cluster> cluster_;
+  int peer_, tag_;
+};
+
+}  // namespace ps

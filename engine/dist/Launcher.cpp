@@ -1,0 +1,119 @@
+#include "engine/dist/Launcher.h"
+
+#include "engine/runs/config/ConfigError.h"
+
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace ps {
+namespace fs = std::filesystem;
+
+std::string Launcher::cliPath() {
+  if (const char* v = std::getenv("PIPESQUEEZE_CLI"); v && *v) {
+    if (::access(v, X_OK) != 0)
+      throw ConfigError(std::string("PIPESQUEEZE_CLI = '") + v + "' is not an executable; point it at pipesqueeze-cli");
+    return v;
+  }
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec)
+    for (const fs::path& candidate : {self.parent_path() / "pipesqueeze-cli", self.parent_path() / "../app/pipesqueeze-cli",
+                                      self.parent_path() / "../../app/pipesqueeze-cli"})
+      if (::access(candidate.c_str(), X_OK) == 0) return fs::weakly_canonical(candidate).string();
+  throw ConfigError("a multi-process run starts its other ranks with pipesqueeze-cli, which is not next to " +
+                    self.string() + "; set PIPESQUEEZE_CLI to its path");
+}
+
+Launcher::Launcher(const nlohmann::json& config, int world, int port) {
+  const std::string cli = cliPath();
+  const fs::path dir = fs::temp_directory_path();
+  configFile_ = (dir / ("pipesqueeze-launch-" + std::to_string(::getpid()) + "-" + std::to_string(port) + ".json")).string();
+  {
+    std::ofstream out(configFile_);
+    out << config.dump();
+    if (!out) throw ConfigError("cannot write the launch configuration to " + configFile_ + ": " + std::strerror(errno));
+  }
+  std::vector<std::string> base;
+  for (char** e = environ; *e; ++e) {
+    const std::string v = *e;
+    bool ours = false;
+    for (const char* drop : {"RANK=", "WORLD_SIZE=", "MASTER_ADDR=", "MASTER_PORT=", "LOCAL_WORLD_SIZE=", "LOCAL_RANK="})
+      ours = ours || v.rfind(drop, 0) == 0;
+    if (!ours) base.push_back(v);
+  }
+  for (int rank = 1; rank < world; ++rank) {
+    std::vector<std::string> env = base;
+    env.push_back("RANK=" + std::to_string(rank));
+    env.push_back("LOCAL_RANK=" + std::to_string(rank));
+    env.push_back("WORLD_SIZE=" + std::to_string(world));
+    env.push_back("LOCAL_WORLD_SIZE=" + std::to_string(world));
+    env.push_back("MASTER_ADDR=127.0.0.1");
+    env.push_back("MASTER_PORT=" + std::to_string(port));
+    std::vector<char*> envp;
+    for (auto& v : env) envp.push_back(v.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> args = {cli, "train", "--preset", configFile_};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);  // rank 0 reports
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setpgroup(&attr, 0);
+    sigset_t all;
+    sigfillset(&all);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, cli.c_str(), &actions, &attr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) {
+      finish(0);
+      throw ConfigError("cannot start rank " + std::to_string(rank) + " (" + cli + "): " + std::strerror(rc));
+    }
+    pids_.push_back(pid);
+  }
+}
+
+Launcher::~Launcher() { finish(0); }
+
+std::vector<std::string> Launcher::finish(double seconds) {
+  std::vector<std::string> problems;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (size_t i = 0; i < pids_.size(); ++i) {
+    if (pids_[i] <= 0) continue;
+    const std::string who = "rank " + std::to_string(i + 1);
+    int status = 0;
+    pid_t done = 0;
+    while ((done = ::waitpid(pids_[i], &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (done == 0) {
+      ::kill(pids_[i], SIGKILL);
+      ::waitpid(pids_[i], &status, 0);
+      if (seconds > 0) problems.push_back(who + " did not end and was killed");
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+      problems.push_back(who + " exited with status " + std::to_string(WEXITSTATUS(status)));
+    } else if (WIFSIGNALED(status)) {
+      problems.push_back(who + " was killed by signal " + std::to_string(WTERMSIG(status)));
+    }
+    pids_[i] = -1;
+  }
+  std::error_code ec;
+  if (!configFile_.empty()) fs::remove(configFile_, ec);  // read by every child when it started
+  return problems;
+}
+
+}  // namespace ps

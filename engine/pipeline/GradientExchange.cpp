@@ -1,0 +1,171 @@
+#include "engine/pipeline/GradientExchange.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace ps {
+namespace {
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+}  // namespace
+
+GradientExchange::GradientExchange(std::shared_ptr<Cluster> cluster, int stage, const CompressionOptions& options,
+                                   uint64_t seed, LinkModel model)
+    : cluster_(std::move(cluster)), stage_(stage), seed_(seed), model_(model) {
+  setOptions(options);
+}
+
+CodecContext GradientExchange::contextOf(int replica) const {
+  CodecContext c;
+  c.seed = seed_ ^ (0xD1B54A32D192ED03ULL * uint64_t(replica + 1));  // every replica draws its own numbers
+  c.boundary = stage_;
+  c.direction = int(Direction::Gradients);
+  return c;
+}
+
+void GradientExchange::setOptions(const CompressionOptions& options) {
+  const bool stateful = sender_ && options_.feedback != "none";
+  options_ = options;
+  sender_ = std::make_unique<Compensator>(options_, contextOf(cluster_->replica()), AqsgdOptions{});
+  receivers_.clear();
+  for (int j = 0; j < cluster_->replicas(); ++j)
+    receivers_.push_back(std::make_unique<Compensator>(options_, contextOf(j), AqsgdOptions{}));
+  if (stateful) resets_.push_back("compensation state reset: the compressor changed to " + sender_->describe());
+}
+
+void GradientExchange::setProbes(const CompressionOptions& base, double thetaMin, double thetaCurrent) {
+  probes_.configure(base, contextOf(cluster_->replica()), AqsgdOptions{}, thetaMin, thetaCurrent);
+}
+
+void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& clock) {
+  torch::NoGradGuard noGrad;
+  int64_t n = 0;
+  for (const auto& p : params) n += p.numel();
+  if (n == 0) return;
+  if (!flat_.defined() || flat_.numel() != n) {
+    flat_ = torch::empty({n}, torch::kFloat32);
+    sum_ = torch::empty({n}, torch::kFloat32);
+  }
+  int64_t at = 0;
+  for (const auto& p : params) {
+    auto part = flat_.narrow(0, at, p.numel());
+    if (p.grad().defined()) part.copy_(p.grad().reshape(-1));
+    else part.zero_();
+    at += p.numel();
+  }
+  const int replicas = cluster_->replicas();
+  const double r = double(replicas);
+  const auto ring = uint64_t(2.0 * (r - 1) / r * 4.0 * double(n));  // a dense float32 ring all-reduce, per replica
+  MessageMeta meta;  // slot 0: one message per step
+  torch::Tensor mean;
+  const auto t0 = Clock::now();
+  if (sender_->lossless()) {
+    auto clocks = cluster_->allGatherReplicas(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(&clock),
+                                                                   reinterpret_cast<uint8_t*>(&clock) + 8));
+    double start = clock;
+    for (const auto& c : clocks) {
+      double v = 0;
+      if (c.size() == 8) std::memcpy(&v, c.data(), 8);
+      start = std::max(start, v);
+    }
+    probes_.measure(flat_, meta);
+    cluster_->allReduceReplicas(flat_.data_ptr<float>(), n);
+    mean = flat_.div_(r);
+    const double modelled =
+        2.0 * (r - 1) * (model_.latencySeconds() + model_.transferSeconds(uint64_t(4.0 * double(n) / r)));
+    raw_ += ring;
+    wire_ += ring;
+    nonzeros_ += uint64_t(n);
+    modelled_s_ += modelled;
+    decode_s_ += since(t0);
+    clock = start + modelled;
+  } else {
+    Payload mine = sender_->send(flat_, meta, report_);
+    if (!report_.reset.empty()) {
+      resets_.push_back(std::move(report_.reset));
+      report_.reset.clear();
+    }
+    probes_.measure(flat_, meta);
+    const double encode = since(t0);
+    encode_s_ += encode;
+    clock += encode;
+    std::vector<uint8_t> message(8 + mine.size());
+    std::memcpy(message.data(), &clock, 8);
+    std::memcpy(message.data() + 8, mine.bytes.data(), mine.size());
+    auto all = cluster_->allGatherReplicas(message);
+    const auto t1 = Clock::now();
+    double start = clock;
+    size_t largest = 0;
+    sum_.zero_();
+    for (int j = 0; j < replicas; ++j) {
+      const auto& bytes = all[size_t(j)];
+      const std::string who = cluster_->describe(cluster_->rankOf(stage_, j));
+      if (bytes.size() < 8) throw ClusterError(who + " sent a gradient message of " + std::to_string(bytes.size()) + " bytes");
+      double theirs = 0;
+      std::memcpy(&theirs, bytes.data(), 8);
+      if (std::isfinite(theirs)) start = std::max(start, theirs);
+      Payload p;
+      p.bytes.assign(bytes.begin() + 8, bytes.end());
+      largest = std::max(largest, p.size());
+      torch::Tensor d;
+      try {
+        d = receivers_[size_t(j)]->receive(p, torch::kCPU, meta);
+      } catch (const PayloadError& e) {
+        throw ClusterError(who + " sent malformed gradients: " + e.what());
+      }
+      if (d.numel() != n)
+        throw ClusterError(who + " sent gradients of " + std::to_string(d.numel()) + " elements; stage " +
+                           std::to_string(stage_) + " has " + std::to_string(n));
+      sum_.add_(d.reshape(-1).to(torch::kFloat32));
+    }
+    mean = sum_.div_(r);
+    const double decode = since(t1);
+    const double modelled = (r - 1) * model_.messageSeconds(largest);
+    raw_ += ring;
+    wire_ += uint64_t(replicas - 1) * mine.size();
+    nonzeros_ += mine.values;
+    modelled_s_ += modelled;
+    decode_s_ += decode;
+    clock = start + modelled + decode;
+  }
+  elements_ += uint64_t(n);
+  messages_ += 1;
+  at = 0;
+  for (const auto& p : params) {
+    auto part = mean.narrow(0, at, p.numel()).view(p.sizes());
+    if (p.grad().defined()) p.mutable_grad().copy_(part);
+    else p.mutable_grad() = part.to(p.device()).clone();
+    at += p.numel();
+  }
+}
+
+LinkTraffic GradientExchange::takeTraffic() {
+  LinkTraffic t;
+  t.boundary = stage_;
+  t.direction = Direction::Gradients;
+  t.raw_bytes = raw_;
+  t.wire_bytes = wire_;
+  t.elements = elements_;
+  t.nonzeros = nonzeros_;
+  t.messages = messages_;
+  t.encode_s = encode_s_;
+  t.decode_s = decode_s_;
+  t.modelled_s = modelled_s_;
+  t.rel_error = report_.err_den > 0 ? std::sqrt(report_.err_num / report_.err_den) : 0.0;
+  t.rel_error_compensated = report_.comp_den > 0 ? std::sqrt(report_.comp_num / report_.comp_den) : 0.0;
+  t.method = sender_->describe();
+  probes_.report(t);
+  t.resets = std::move(resets_);
+  resets_.clear();
+  raw_ = wire_ = elements_ = nonzeros_ = 0;
+  messages_ = 0;
+  encode_s_ = decode_s_ = modelled_s_ = 0;
+  report_ = SendReport{};
+  return t;
+}
+
+}  // namespace ps

@@ -1,0 +1,62 @@
+#pragma once
+// The weight gradients of one stage's data-parallel replicas (ALGORITHMS.md, data-parallel exchange): after the
+// backward passes of a step every replica of the stage calls reduce() together, and every replica ends with the
+// same mean gradient.
+//  - Lossless (method none, no feedback): a dense float32 all-reduce.
+//  - Anything else: every replica compresses its flattened gradient with its own compensator (per-replica error
+//    feedback for TopK-SGD and friends), the payloads are all-gathered (their sizes may differ, as GaussianK's
+//    counts do), and every replica decodes all of them in replica order with one receiver per peer, so stateful
+//    compensation (EF21, DIANA) keeps both ends of every pair in step and the replicas stay bit-identical.
+// Telemetry is one LinkTraffic per step (direction Gradients, boundary = the stage): wire bytes are what this
+// replica sent to its peers; raw bytes what a dense ring all-reduce would send, 2 (R-1)/R x 4 bytes per element.
+// The emulated clock continues from the slowest replica's and adds the modelled exchange: a ring all-gather of
+// R-1 rounds of the largest payload, or a ring all-reduce of 2 rounds of 1/R of the tensor.
+#include "engine/compress/Compensation.h"
+#include "engine/dist/Cluster.h"
+#include "engine/pipeline/GainProbes.h"
+#include "engine/pipeline/LinkModel.h"
+#include "engine/telemetry/Telemetry.h"
+
+#include <memory>
+#include <vector>
+
+namespace ps {
+
+class GradientExchange {
+ public:
+  GradientExchange(std::shared_ptr<Cluster> cluster, int stage, const CompressionOptions& options, uint64_t seed,
+                   LinkModel model);
+
+  // Stage thread: replaces the gradients of `params` with the replicas' mean; advances the emulated clock.
+  void reduce(const std::vector<torch::Tensor>& params, double& clock);
+
+  // Between steps.
+  void setOptions(const CompressionOptions& options);
+  const CompressionOptions& options() const { return options_; }
+  std::string describe() const { return sender_->describe(); }
+  void setModel(const LinkModel& model) { model_ = model; }
+  void setProbes(const CompressionOptions& base, double thetaMin, double thetaCurrent);
+  void measureNorm(bool on) { probes_.measureNorm(on); }
+  LinkTraffic takeTraffic();
+
+ private:
+  CodecContext contextOf(int replica) const;
+
+  std::shared_ptr<Cluster> cluster_;
+  int stage_;
+  CompressionOptions options_;
+  uint64_t seed_;
+  LinkModel model_;
+  std::unique_ptr<Compensator> sender_;
+  std::vector<std::unique_ptr<Compensator>> receivers_;  // one per replica, this one included
+  GainProbes probes_;
+  torch::Tensor flat_, sum_;  // reused every step
+  // This step so far.
+  uint64_t raw_ = 0, wire_ = 0, elements_ = 0, nonzeros_ = 0;
+  uint32_t messages_ = 0;
+  double encode_s_ = 0, decode_s_ = 0, modelled_s_ = 0;
+  SendReport report_;
+  std::vector<std::string> resets_;
+};
+
+}  // namespace ps
