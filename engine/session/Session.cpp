@@ -112,6 +112,11 @@ void Session::connectCluster() {
     launcher_ = std::make_unique<Launcher>(config_.json, workers, co.master_port);
   }
   if (!co.active()) return;
+  if (co.world != workers)  // before any data is loaded
+    throw ConfigError("WORLD_SIZE = " + std::to_string(co.world) + " but the run has pipeline.stages = " +
+                      std::to_string(config_.pipeline.stages) + " x parallel.replicas = " +
+                      std::to_string(config_.parallel.replicas) + " = " + std::to_string(workers) +
+                      " workers; start one process per stage and replica");
   co.timeout_s = config_.parallel.timeout_s;
   clusterOptions_ = co;
   clusterSet_ = true;

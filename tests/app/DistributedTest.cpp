@@ -1,0 +1,208 @@
+// Multi-process runs as a user starts them: `pipesqueeze-cli launch` with 2 to 4 processes on loopback (Gloo),
+// compared with the in-process pipeline through the run stores they leave.
+#include "engine/runs/store/RunStore.h"
+#include "tests/app/CliRunner.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+
+namespace ps::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string freshStore(const std::string& name) {
+  const auto path = (fs::temp_directory_path() / ("pipesqueeze-dist-" + std::to_string(::getpid()) + "-" + name +
+                                                  ".sqlite")).string();
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
+  return path;
+}
+
+std::string preset(const std::string& name) { return std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets/" + name + ".json"; }
+
+struct Run {
+  CliResult cli;
+  json summary;
+  double seconds = 0;
+  std::string store;
+};
+
+Run cli(const std::string& command, const std::string& presetName, const std::vector<std::string>& sets,
+        const std::string& storeName, const std::vector<std::string>& env = {}) {
+  Run r;
+  r.store = freshStore(storeName);
+  std::vector<std::string> args{command, "--preset", preset(presetName), "--store", r.store, "--json"};
+  for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+  const auto t0 = std::chrono::steady_clock::now();
+  r.cli = runCli(args, env);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (r.cli.exitCode == 0) r.summary = json::parse(r.cli.lastLine());
+  return r;
+}
+
+std::vector<double> series(const std::string& store, const std::string& key) {
+  RunStore s(store);
+  auto runs = s.listRuns();
+  std::vector<double> out;
+  if (runs.empty()) return out;
+  for (const auto& m : s.metrics(runs.front().id, key))
+    if (m.key == key) out.push_back(m.value);
+  return out;
+}
+
+void expectClose(const std::vector<double>& a, const std::vector<double>& b, double rtol, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  ASSERT_FALSE(a.empty()) << what;
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_NEAR(a[i], b[i], rtol * std::max(1e-3, std::abs(b[i]))) << what << " at step " << i + 1;
+}
+
+// The synthetic smoke task: 60 steps, 2 stages, 4 micro-batches, evaluation every 20 steps.
+const std::vector<std::string> kShort = {"train.max_steps=30", "eval.every_steps=10"};
+
+TEST(Distributed, TwoProcessPipelineGivesTheLossesOfTheInProcessPipeline) {
+  const auto threads = cli("train", "smoke", kShort, "threads");
+  const auto processes = cli("launch", "smoke", kShort, "processes");
+  ASSERT_EQ(threads.cli.exitCode, 0) << threads.cli.err;
+  ASSERT_EQ(processes.cli.exitCode, 0) << processes.cli.err;
+  expectClose(series(processes.store, "train/loss"), series(threads.store, "train/loss"), 1e-5, "train/loss");
+  expectClose(series(processes.store, "eval/loss"), series(threads.store, "eval/loss"), 1e-5, "eval/loss");
+  // The same payloads crossed the same links.
+  EXPECT_EQ(processes.summary["bytes_wire"], threads.summary["bytes_wire"]);
+  RunStore s(processes.store);
+  const auto run = s.listRuns().front();
+  EXPECT_EQ(run.status, "finished");
+  bool sawParallel = false;
+  for (const auto& e : s.events(run.id))
+    if (e.kind == "start") sawParallel = json::parse(e.detail_json)["parallel"]["processes"] == 2;
+  EXPECT_TRUE(sawParallel) << "the start event records the processes";
+}
+
+TEST(Distributed, TwoReplicasWithAnIdentityExchangeEqualOneReplicaOnTheDoubledBatch) {
+  // One stage, batch 32: two replicas train on 16 samples each and average their gradients.
+  const std::vector<std::string> oneStage = {"train.max_steps=30", "eval.every_steps=10", "pipeline.stages=1",
+                                             "pipeline.microbatches=2"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto v = oneStage;
+    v.insert(v.end(), extra.begin(), extra.end());
+    return v;
+  };
+  const auto single = cli("train", "smoke", oneStage, "single");
+  const auto allReduce = cli("launch", "smoke", with({"parallel.replicas=2"}), "allreduce");
+  // The all-gather path with a sparsifier that keeps everything: the same mean, through payloads.
+  const auto allGather = cli("launch", "smoke", with({"parallel.replicas=2", "compression.gradients.method=topk",
+                                                      "compression.gradients.k=1"}),
+                             "allgather");
+  for (const auto* r : {&single, &allReduce, &allGather}) ASSERT_EQ(r->cli.exitCode, 0) << r->cli.err;
+  const auto reference = series(single.store, "train/loss");
+  expectClose(series(allReduce.store, "train/loss"), reference, 1e-4, "all-reduce train/loss");
+  expectClose(series(allGather.store, "train/loss"), reference, 1e-4, "all-gather train/loss");
+  expectClose(series(allReduce.store, "eval/loss"), series(single.store, "eval/loss"), 1e-4, "eval/loss");
+  // The exchange is telemetry like every link: a dense ring all-reduce of the stage's gradients, every step.
+  const auto wire = series(allReduce.store, "link0/grad/wire_bytes");
+  ASSERT_EQ(wire.size(), 30u);
+  EXPECT_GT(wire.front(), 0);
+  EXPECT_EQ(series(allReduce.store, "link0/grad/ratio").front(), 1.0);
+}
+
+TEST(Distributed, TopKSgdOnTwoStagesTimesTwoReplicasSendsAFractionOfTheGradients) {
+  const auto r = cli("launch", "smoke",
+                     {"train.max_steps=30", "eval.every_steps=0", "parallel.replicas=2",
+                      "compression.gradients.method=topk", "compression.gradients.k=0.01",
+                      "compression.gradients.feedback=ef"},
+                     "topk-sgd");
+  ASSERT_EQ(r.cli.exitCode, 0) << r.cli.err;
+  EXPECT_EQ(r.summary["status"], "finished");
+  for (int stage : {0, 1}) {
+    const std::string p = "link" + std::to_string(stage) + "/grad/";
+    const auto density = series(r.store, p + "density"), ratio = series(r.store, p + "ratio");
+    ASSERT_EQ(density.size(), 30u) << p;
+    EXPECT_NEAR(density.back(), 0.01, 0.002) << p;
+    EXPECT_GT(ratio.back(), 20.0) << p;  // vs a dense ring all-reduce of float32
+    EXPECT_GT(series(r.store, p + "rel_error").back(), 0.0) << p;
+  }
+  EXPECT_TRUE(std::isfinite(r.summary["train_loss"].get<double>()));
+}
+
+TEST(Distributed, AKilledRankEndsTheOthersWithinTheTimeoutAndTheStoreStaysReadable) {
+  const auto r = cli("launch", "smoke", {"pipeline.stages=3", "train.max_steps=200", "parallel.timeout_s=5"}, "killed",
+                     {"PIPESQUEEZE_FAULT=2:20:kill"});
+  EXPECT_EQ(r.cli.exitCode, 1);
+  EXPECT_LT(r.seconds, 5 + 20.0) << "the others stop within the timeout (plus start-up and diagnosis)";
+  EXPECT_NE(r.cli.err.find("rank 2 (stage 2, replica 0) stopped responding"), std::string::npos) << r.cli.err;
+  RunStore s(r.store);
+  const auto runs = s.listRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, "failed");
+  EXPECT_NE(runs[0].status_reason.find("rank 2 (stage 2, replica 0)"), std::string::npos) << runs[0].status_reason;
+  EXPECT_EQ(s.metrics(runs[0].id, "train/loss").size(), 19u) << "every step before the failure is kept";
+  EXPECT_EQ(s.integrityCheck(), "ok");
+}
+
+TEST(Distributed, AHungRankIsDeclaredFailedAfterTheTimeout) {
+  const auto r = cli("launch", "smoke", {"pipeline.stages=3", "train.max_steps=200", "parallel.timeout_s=4"}, "hung",
+                     {"PIPESQUEEZE_FAULT=1:15:hang"});
+  EXPECT_EQ(r.cli.exitCode, 1);
+  EXPECT_GT(r.seconds, 4.0) << "a silent rank is given the whole timeout";
+  EXPECT_LT(r.seconds, 4 + 20.0);
+  RunStore s(r.store);
+  const auto runs = s.listRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, "failed");
+  EXPECT_NE(runs[0].status_reason.find("rank 1 (stage 1, replica 0) stopped responding"), std::string::npos)
+      << runs[0].status_reason;
+}
+
+TEST(Distributed, GravacMovesTheReplicasGradientFactorAndSettles) {
+  // Small windows so the exploration ends within the run.
+  const auto r = cli("launch", "smoke",
+                     {"pipeline.stages=1", "pipeline.microbatches=1", "train.max_steps=60", "eval.every_steps=0",
+                      "parallel.replicas=2", "compression.gradients.method=topk", "compression.gradients.feedback=ef",
+                      "compression.gradients.adapt=gravac", "compression.gradients.theta_min=0.2",
+                      "compression.gradients.theta_max=0.01", "compression.gradients.window=5",
+                      "compression.gradients.epsilon=0.5"},
+                     "gravac");
+  ASSERT_EQ(r.cli.exitCode, 0) << r.cli.err;
+  RunStore s(r.store);
+  const auto run = s.listRuns().front();
+  int changes = 0;
+  bool settled = false;
+  for (const auto& e : s.events(run.id)) {
+    const auto d = json::parse(e.detail_json);
+    if (d.value("key", "") != "compression.gradients.k" || d.value("source", "") != "gravac") continue;
+    if (e.kind == "setting") ++changes;
+    settled = settled || d.value("reason", "").find("settled") != std::string::npos;
+  }
+  EXPECT_GE(changes, 2) << "GraVAC starts at theta_min and moves from there";
+  EXPECT_TRUE(settled);
+  // What was sent follows the factor: the density of the last step is a candidate, not the start value.
+  const auto density = series(r.store, "link0/grad/density");
+  ASSERT_EQ(density.size(), 60u);
+  EXPECT_GT(density.front(), 0.15);
+}
+
+TEST(Distributed, BadLaunchesAreRefusedWithTheFix) {
+  auto r = runCli({"launch", "--preset", preset("smoke"), "--nproc", "3", "--store", freshStore("bad")});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("--nproc 3 but the run has pipeline.stages = 2 x parallel.replicas = 1 = 2 workers"),
+            std::string::npos)
+      << r.err;
+  r = runCli({"train", "--preset", preset("smoke"), "--set", "parallel.replicas=3", "--store", freshStore("bad")});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("train.batch_size = 32 does not split evenly over parallel.replicas = 3"), std::string::npos)
+      << r.err;
+  r = runCli({"train", "--preset", preset("smoke"), "--store", freshStore("bad")}, {"RANK=1"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("RANK and WORLD_SIZE must be set together"), std::string::npos) << r.err;
+  r = runCli({"train", "--preset", preset("smoke"), "--store", freshStore("bad")}, {"RANK=0", "WORLD_SIZE=3"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("WORLD_SIZE = 3 but the run has pipeline.stages = 2 x parallel.replicas = 1"), std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace ps::test

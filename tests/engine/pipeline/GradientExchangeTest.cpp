@@ -1,0 +1,182 @@
+// The data-parallel gradient exchange with its ranks as threads of this process (each with its own Gloo
+// connections over loopback): unequal sparse payloads, per-replica error feedback, untrusted bytes.
+#include "engine/compress/Codec.h"
+#include "engine/pipeline/GradientExchange.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <functional>
+#include <thread>
+
+namespace ps {
+namespace {
+
+// Runs body(rank, cluster) on `world` threads, one Cluster each (1 stage x `world` replicas); rethrows the first error.
+void onRanks(int world, const std::function<void(int, std::shared_ptr<Cluster>)>& body) {
+  ClusterOptions o;
+  o.world = world;
+  o.master_port = freeLoopbackPort();
+  o.timeout_s = 20;
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(static_cast<size_t>(world));
+  for (int r = 0; r < world; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        ClusterOptions mine = o;
+        mine.rank = r;
+        body(r, std::make_shared<Cluster>(mine, 1, world));
+      } catch (const std::exception& e) {
+        errors[size_t(r)] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < world; ++r) EXPECT_EQ(errors[size_t(r)], "") << "rank " << r;
+}
+
+// Replica r's gradient: a different scale and tail per replica, so GaussianK keeps different counts.
+torch::Tensor gradientOf(int replica, int64_t n) {
+  torch::manual_seed(100 + replica);
+  auto g = torch::randn({n}) * (1.0 + replica);
+  if (replica == 1) g = g * torch::rand({n}).pow(4) * 3;  // heavy-tailed
+  return g;
+}
+
+TEST(GradientExchange, SparseAllGatherWithUnequalCountsGivesEveryReplicaTheMeanOfTheDecodedPayloads) {
+  constexpr int kWorld = 3;
+  constexpr int64_t kN = 20000;
+  CompressionOptions o;
+  o.method = "gaussiank";
+  o.k = 0.05;
+  // What every replica must end with: the mean of each replica's decode(encode(g_r)), in replica order.
+  auto codec = makeCodec(o);
+  torch::Tensor expected = torch::zeros({kN});
+  std::vector<uint64_t> counts;
+  for (int r = 0; r < kWorld; ++r) {
+    auto p = codec->encode(gradientOf(r, kN));
+    counts.push_back(p.values);
+    expected += codec->decode(p, torch::kCPU);
+  }
+  expected /= kWorld;
+  ASSERT_NE(counts[0], counts[1]);
+  ASSERT_NE(counts[1], counts[2]);
+
+  std::vector<torch::Tensor> results(kWorld);
+  std::vector<LinkTraffic> traffic(kWorld);
+  onRanks(kWorld, [&](int rank, std::shared_ptr<Cluster> cluster) {
+    GradientExchange exchange(cluster, 0, o, 7, LinkModel{100, 0});
+    auto w = torch::zeros({100, 200}, torch::requires_grad());
+    w.mutable_grad() = gradientOf(rank, kN).view({100, 200}).clone();
+    double clock = 0.01 * rank;
+    exchange.reduce({w}, clock);
+    results[size_t(rank)] = w.grad().reshape(-1).clone();
+    traffic[size_t(rank)] = exchange.takeTraffic();
+    EXPECT_GE(clock, 0.02) << "continues from the slowest replica's clock";
+  });
+  for (int r = 0; r < kWorld; ++r) {
+    ASSERT_TRUE(results[size_t(r)].defined());
+    EXPECT_TRUE(torch::equal(results[size_t(r)], results[0])) << "replicas stay bit-identical";
+    EXPECT_TRUE(torch::allclose(results[size_t(r)], expected, 1e-6, 1e-7)) << "rank " << r;
+    EXPECT_EQ(traffic[size_t(r)].nonzeros, counts[size_t(r)]);
+    EXPECT_EQ(traffic[size_t(r)].direction, Direction::Gradients);
+    EXPECT_EQ(traffic[size_t(r)].raw_bytes, uint64_t(2.0 * 2 / 3 * 4 * kN));
+    EXPECT_GT(traffic[size_t(r)].modelled_s, 0);
+  }
+}
+
+TEST(GradientExchange, ErrorFeedbackIsKeptPerReplica) {
+  // TopK with EF: what a replica sends over two steps is its own x1 + x2 minus its own residual.
+  CompressionOptions o;
+  o.method = "topk";
+  o.k = 0.1;
+  o.feedback = "ef";
+  std::vector<std::vector<torch::Tensor>> seen(2);
+  onRanks(2, [&](int rank, std::shared_ptr<Cluster> cluster) {
+    GradientExchange exchange(cluster, 0, o, 7, LinkModel{});
+    auto w = torch::zeros({1000}, torch::requires_grad());
+    for (int step = 0; step < 2; ++step) {
+      w.mutable_grad() = gradientOf(rank + 2 * step, 1000).clone();
+      double clock = 0;
+      exchange.reduce({w}, clock);
+      seen[size_t(rank)].push_back(w.grad().clone());
+    }
+  });
+  // Reference: each replica's own compensator, the mean of both.
+  auto reference = [&](int step) {
+    torch::Tensor mean = torch::zeros({1000});
+    for (int r = 0; r < 2; ++r) {
+      Compensator sender(o, {}, {});
+      SendReport report;
+      torch::Tensor used;
+      for (int s = 0; s <= step; ++s) {
+        auto payload = sender.send(gradientOf(r + 2 * s, 1000), {}, report);
+        used = makeCodec(o)->decode(payload, torch::kCPU);
+      }
+      mean += used;
+    }
+    return mean / 2;
+  };
+  for (int step = 0; step < 2; ++step)
+    for (int r = 0; r < 2; ++r)
+      EXPECT_TRUE(torch::allclose(seen[size_t(r)][size_t(step)], reference(step), 1e-6, 1e-7))
+          << "rank " << r << " step " << step;
+}
+
+TEST(GradientExchange, AMalformedPayloadFromAReplicaIsRejectedNamingIt) {
+  CompressionOptions o;
+  o.method = "topk";
+  o.k = 0.1;
+  std::vector<std::string> errors(3);
+  onRanks(3, [&](int rank, std::shared_ptr<Cluster> cluster) {
+    if (rank == 2) {  // a rogue replica: a clock and garbage where the payload belongs
+      std::vector<uint8_t> garbage(8 + 64, 0xAB);
+      cluster->allGatherReplicas(garbage);
+      return;
+    }
+    GradientExchange exchange(cluster, 0, o, 7, LinkModel{});
+    auto w = torch::zeros({1000}, torch::requires_grad());
+    w.mutable_grad() = torch::randn({1000});
+    double clock = 0;
+    try {
+      exchange.reduce({w}, clock);
+    } catch (const ClusterError& e) {
+      errors[size_t(rank)] = e.what();
+    }
+  });
+  for (int r : {0, 1}) {
+    EXPECT_NE(errors[size_t(r)].find("rank 2 (stage 0, replica 2) sent malformed gradients"), std::string::npos)
+        << errors[size_t(r)];
+  }
+}
+
+TEST(Cluster, PointToPointMessagesKeepTheirOrderAndStampAndRejectAWrongWorld) {
+  onRanks(2, [&](int rank, std::shared_ptr<Cluster> cluster) {
+    if (rank == 0) {
+      for (int i = 0; i < 5; ++i) cluster->send(1, 3, std::vector<uint8_t>(size_t(i * 1000), uint8_t(i)), 0.5 * i);
+      cluster->send(1, 3, {});  // empty messages are messages too
+      cluster->flushSends();
+    } else {
+      for (int i = 0; i < 5; ++i) {
+        double stamp = -1;
+        auto bytes = cluster->receive(0, 3, &stamp);
+        EXPECT_EQ(bytes.size(), size_t(i * 1000));
+        if (!bytes.empty()) EXPECT_EQ(bytes.back(), uint8_t(i));
+        EXPECT_EQ(stamp, 0.5 * i);
+      }
+      EXPECT_TRUE(cluster->receive(0, 3).empty());
+    }
+  });
+  ClusterOptions o;
+  o.world = 3;
+  try {
+    Cluster c(o, 2, 2);
+    FAIL() << "a world of 3 cannot hold 2 stages x 2 replicas";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("WORLD_SIZE = 3 but the run has pipeline.stages = 2 x parallel.replicas = 2"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ps
