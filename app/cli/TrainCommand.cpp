@@ -117,8 +117,8 @@ int runTrain(const TrainOptions& o) {
   signal(SIGTERM, SIG_DFL);
 
   const std::string status = summary["status"];
-  if (worker) {
-    if (status == "finished") return 0;
+  if (worker) {  // rank 0 reports stops and divergence; a worker's own exit code says only whether it failed
+    if (status != "failed") return 0;
     std::cerr << "rank " << cluster.rank << ": run " << status << ": " << summary.value("reason", std::string()) << "\n";
     std::fflush(nullptr);
     std::_Exit(1);  // peers may be gone: do not wait on their connections while tearing down

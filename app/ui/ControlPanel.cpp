@@ -82,13 +82,21 @@ ControlPanel::ControlPanel(PresetLibrary library, QWidget* parent) : QWidget(par
   inference_ = new QCheckBox(tr("Compress at inference too"));
   forward_ = new CompressorEditor("forward", tr("Forward activations"));
   backward_ = new CompressorEditor("backward", tr("Backward gradients"));
-  fixedDuringRun_ = {preset_, task_, stages_, microbatches_, schedule_, epochs_, maxSteps_};
+  gradients_ = new CompressorEditor("gradients", tr("Replica weight gradients"));
+  replicas_ = fromSchema(intSpin(1, 64), "parallel.replicas");
+  processes_ = new QCheckBox(tr("One process per stage"));
+  processes_->setToolTip(tr("Run every stage (and replica) in its own pipesqueeze-cli process over torch.distributed "
+                            "(Gloo on loopback), as `pipesqueeze-cli launch` does; this window is rank 0. "
+                            "More than one replica always runs this way."));
+  fixedDuringRun_ = {preset_, task_, stages_, microbatches_, schedule_, epochs_, maxSteps_, replicas_, processes_};
 
   auto* run = new QGroupBox(tr("Run"));
   auto* runForm = new QFormLayout(run);
   runForm->addRow(tr("Task"), task_);
   runForm->addRow(tr("Stages"), stages_);
   runForm->addRow(tr("Micro-batches"), microbatches_);
+  runForm->addRow(tr("Replicas"), replicas_);
+  runForm->addRow(processes_);
   runForm->addRow(tr("Schedule"), schedule_);
   runForm->addRow(tr("Epochs"), epochs_);
   runForm->addRow(tr("Max steps"), maxSteps_);
@@ -105,7 +113,7 @@ ControlPanel::ControlPanel(PresetLibrary library, QWidget* parent) : QWidget(par
   presetForm->addRow(tr("Preset"), preset_);
   column->addLayout(presetForm);
   for (QWidget* w : {static_cast<QWidget*>(run), static_cast<QWidget*>(link), static_cast<QWidget*>(forward_),
-                     static_cast<QWidget*>(backward_)})
+                     static_cast<QWidget*>(backward_), static_cast<QWidget*>(gradients_)})
     column->addWidget(w);
   overrides_ = new QLabel;
   overrides_->setWordWrap(true);
@@ -128,6 +136,12 @@ ControlPanel::ControlPanel(PresetLibrary library, QWidget* parent) : QWidget(par
   connect(task_, &QComboBox::currentTextChanged, this, [this](const QString& v) { edit("task", v); });
   connect(stages_, &QSpinBox::valueChanged, this, [this](int v) { edit("pipeline.stages", v); });
   connect(microbatches_, &QSpinBox::valueChanged, this, [this](int v) { edit("pipeline.microbatches", v); });
+  connect(replicas_, &QSpinBox::valueChanged, this, [this](int v) {
+    edit("parallel.replicas", v);
+    showConfig();  // the gradients editor and the processes box follow the replicas
+  });
+  connect(processes_, &QCheckBox::toggled, this,
+          [this](bool v) { edit("parallel.mode", QString::fromLatin1(v ? "processes" : "auto")); });
   connect(schedule_, &QComboBox::currentTextChanged, this, [this](const QString& v) { edit("pipeline.schedule", v); });
   connect(epochs_, &QSpinBox::valueChanged, this, [this](int v) { edit("train.epochs", v); });
   connect(maxSteps_, &QSpinBox::valueChanged, this, [this](int v) { edit("train.max_steps", v); });
@@ -137,6 +151,7 @@ ControlPanel::ControlPanel(PresetLibrary library, QWidget* parent) : QWidget(par
   connect(inference_, &QCheckBox::toggled, this, [this](bool v) { edit("compression.inference", v); });
   connect(forward_, &CompressorEditor::changed, this, &ControlPanel::edit);
   connect(backward_, &CompressorEditor::changed, this, &ControlPanel::edit);
+  connect(gradients_, &CompressorEditor::changed, this, &ControlPanel::edit);
 
   config_ = Config::defaults().json;
   reloadPresetList();
@@ -180,6 +195,10 @@ void ControlPanel::showConfig() {
   task_->setCurrentText(QString::fromStdString(c.value("task", "fashion_mnist")));
   stages_->setValue(c["pipeline"].value("stages", 1));
   microbatches_->setValue(c["pipeline"].value("microbatches", 1));
+  const nlohmann::json parallel = c.contains("parallel") ? c["parallel"] : nlohmann::json::object();
+  replicas_->setValue(parallel.value("replicas", 1));
+  processes_->setChecked(parallel.value("mode", "auto") == "processes" || parallel.value("replicas", 1) > 1);
+  processes_->setEnabled(parallel.value("replicas", 1) == 1 && !running_);
   schedule_->setCurrentText(QString::fromStdString(c["pipeline"].value("schedule", "1f1b")));
   epochs_->setValue(int(c["train"].value("epochs", 1)));
   maxSteps_->setValue(int(c["train"].value("max_steps", 0)));
@@ -189,6 +208,8 @@ void ControlPanel::showConfig() {
   inference_->setChecked(c["compression"].value("inference", true));
   forward_->load(c);
   backward_->load(c);
+  gradients_->load(c);
+  gradients_->setVisible(parallel.value("replicas", 1) > 1);
   // Per-boundary overrides have no widgets: say they are there, since they win over the controls above.
   QStringList boundaries;
   if (c.contains("compression") && c["compression"].contains("boundaries"))
@@ -223,6 +244,7 @@ void ControlPanel::showApplied(const QString& key, const nlohmann::json& value) 
   loading_ = true;
   if (key.startsWith(forward_->prefix())) forward_->load(config_);
   else if (key.startsWith(backward_->prefix())) backward_->load(config_);
+  else if (key.startsWith(gradients_->prefix())) gradients_->load(config_);
   else if (key == "train.lr" && !lr_->hasFocus()) lr_->setValue(value.get<double>());
   else if (key == "link.bandwidth_mbps" && !bandwidth_->hasFocus()) bandwidth_->setValue(value.get<double>());
   else if (key == "link.latency_ms" && !latency_->hasFocus()) latency_->setValue(value.get<double>());
@@ -231,7 +253,10 @@ void ControlPanel::showApplied(const QString& key, const nlohmann::json& value) 
 }
 
 void ControlPanel::setRunning(bool running) {
+  running_ = running;
   for (QWidget* w : fixedDuringRun_) w->setEnabled(!running);
+  // More than one replica always runs as processes: the box shows it and cannot be unticked.
+  if (!running) processes_->setEnabled(config_["parallel"].value("replicas", 1) == 1);
 }
 
 }  // namespace ps::ui

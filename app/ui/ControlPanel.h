@@ -43,6 +43,8 @@ class ControlPanel : public QWidget {
   QComboBox* presetBox() const { return preset_; }
   CompressorEditor* forwardEditor() const { return forward_; }
   CompressorEditor* backwardEditor() const { return backward_; }
+  CompressorEditor* gradientsEditor() const { return gradients_; }
+  QSpinBox* replicasBox() const { return replicas_; }
 
  Q_SIGNALS:
   // A setting changed (already in config()). Emitted for user edits only, not for loads.
@@ -71,6 +73,10 @@ class ControlPanel : public QWidget {
   QLabel* overrides_;
   CompressorEditor* forward_;
   CompressorEditor* backward_;
+  CompressorEditor* gradients_;  // the replicas' weight gradients: shown with more than one replica
+  QSpinBox* replicas_;
+  QCheckBox* processes_;
+  bool running_ = false;
   QList<QWidget*> fixedDuringRun_;
 };
 

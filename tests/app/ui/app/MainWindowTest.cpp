@@ -19,6 +19,7 @@
 #include <QDir>
 #include <QFile>
 #include <QSlider>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -218,6 +219,39 @@ class MainWindowTest : public QObject {
     QVERIFY(exportRunConfig(*w.store(), second, out.filePath("config.json")).isEmpty());
     QVERIFY(w.openPreset(out.filePath("config.json")).isEmpty());  // the app replays it
     QCOMPARE(w.controls()->config()["compression"]["forward"]["k"].get<double>(), 0.3);
+  }
+
+  // The app starts a local multi-process run (2 stages x 2 replicas: this window is rank 0, three
+  // pipesqueeze-cli processes the others), shows every rank's telemetry live, changes the replicas' gradient
+  // compressor mid-run on every rank, and stops them all.
+  void multiProcessRunWithReplicas() {
+    MainWindow w(options());
+    QVERIFY(w.openPreset(writeLongSmokePreset(dir_.path())).isEmpty());
+    w.controls()->replicasBox()->setValue(2);
+    QCOMPARE(w.controls()->config()["parallel"]["replicas"], 2);
+    CompressorEditor* grads = w.controls()->gradientsEditor();
+    QVERIFY(grads->isVisibleTo(w.controls()));
+    grads->methodBox()->setCurrentText("topk");
+    grads->kSlider()->setValue(sliderFromK(0.1));
+    QCOMPARE(w.controls()->config()["compression"]["gradients"]["k"].get<double>(), 0.1);
+
+    const qint64 id = runUntil(w, 10);
+    const auto& methods = w.live()->linkMethods();
+    QVERIFY(methods.count("link0/grad") && methods.count("link1/grad") && methods.count("link0/fwd"));
+    QVERIFY(methods.at("link1/grad").find("topk 10%") != std::string::npos);
+    grads->kSlider()->setValue(sliderFromK(0.02));
+    QTRY_VERIFY_WITH_TIMEOUT(w.live()->linkMethods().at("link1/grad").find("topk 2%") != std::string::npos, 30000);
+    stop(w);
+    auto run = w.store()->run(id);
+    QVERIFY(run.has_value());
+    QCOMPARE(run->status, std::string("stopped"));
+    // Every rank's traffic reached rank 0's store: both stages' exchanges, every step.
+    const auto steps = w.store()->metrics(id, "train/loss").size();
+    QVERIFY(steps >= 10);
+    QCOMPARE(w.store()->metrics(id, "link1/grad/wire_bytes").size(), steps);
+    bool marked = false;
+    for (const auto& e : w.store()->events(id)) marked |= e.kind == "setting" && e.detail_json.find("gradients.k") != std::string::npos;
+    QVERIFY(marked);
   }
 
  private:
