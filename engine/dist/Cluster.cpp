@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <condition_variable>
@@ -42,7 +43,7 @@ std::string envText(const char* name, const std::string& fallback) {
 constexpr uint32_t kMagic = 0x47534d50;  // "PMSG"
 struct WireHeader {
   uint32_t magic = kMagic;
-  uint32_t reserved = 0;
+  uint32_t delay_us = 0;  // throttled links: how long after arrival the receiver may use the message
   uint64_t bytes = 0;
   double stamp = 0;
 };
@@ -157,23 +158,20 @@ Cluster::Cluster(const ClusterOptions& options, int stages, int replicas)
   }
 }
 
-Cluster::~Cluster() {
-  try {
-    flushSends();
-  } catch (...) {
-  }
-}
+// Sends still pending here belong to a step that failed: they are dropped, not waited for (their peer may be gone).
+Cluster::~Cluster() = default;
 
 std::string Cluster::describe(int r) const {
   return "rank " + std::to_string(r) + " (stage " + std::to_string(r % stages_) + ", replica " +
          std::to_string(r / stages_) + ")";
 }
 
-void Cluster::send(int peer, int tag, std::vector<uint8_t> bytes, double stamp) {
+void Cluster::send(int peer, int tag, std::vector<uint8_t> bytes, double stamp, double delaySeconds) {
   auto p = std::make_unique<Impl::Pending>();
   p->peer = peer;
   p->header.bytes = bytes.size();
   p->header.stamp = stamp;
+  p->header.delay_us = uint32_t(std::clamp(delaySeconds, 0.0, 3600.0) * 1e6);
   p->bytes = std::move(bytes);
   try {
     std::vector<at::Tensor> head{bytesTensor(&p->header, sizeof(WireHeader))};
@@ -189,7 +187,7 @@ void Cluster::send(int peer, int tag, std::vector<uint8_t> bytes, double stamp) 
   impl_->sends.push_back(std::move(p));
 }
 
-std::vector<uint8_t> Cluster::receive(int peer, int tag, double* stamp) {
+std::vector<uint8_t> Cluster::receive(int peer, int tag, double* stamp, double* delaySeconds) {
   auto fail = [&](const std::exception& e) -> ClusterError {
     const std::string what = e.what();
     if (timedOut(what))
@@ -205,7 +203,7 @@ std::vector<uint8_t> Cluster::receive(int peer, int tag, double* stamp) {
   } catch (const std::exception& e) {
     throw fail(e);
   }
-  if (h.magic != kMagic || h.reserved != 0)
+  if (h.magic != kMagic || h.delay_us > 3600u * 1000000u)
     throw ClusterError(describe(peer) + " sent a message with a bad header (not a PipeSqueeze peer or a different "
                        "version)");
   if (h.bytes > kMaxMessageBytes)
@@ -221,6 +219,7 @@ std::vector<uint8_t> Cluster::receive(int peer, int tag, double* stamp) {
     }
   }
   if (stamp) *stamp = h.stamp;
+  if (delaySeconds) *delaySeconds = double(h.delay_us) * 1e-6;
   return bytes;
 }
 
@@ -292,6 +291,17 @@ std::vector<std::vector<uint8_t>> allGatherBytes(c10d::ProcessGroupGloo& pg, con
 std::vector<std::vector<uint8_t>> Cluster::allGatherReplicas(const std::vector<uint8_t>& mine) {
   if (!impl_->replicas) return {mine};
   return allGatherBytes(*impl_->replicas, mine, impl_->timeout, "the replicas of stage " + std::to_string(stage()));
+}
+
+std::vector<uint8_t> Cluster::shareAmongReplicas(const std::string& key, const std::vector<uint8_t>& mine) {
+  const std::string k = "share/stage" + std::to_string(stage()) + "/" + key;
+  try {
+    if (replica() == 0) impl_->store->set(k, mine);
+    return impl_->store->get(k);  // waits for replica 0, at most the store's timeout
+  } catch (const std::exception& e) {
+    throw ClusterError("sharing " + key + " among the replicas of stage " + std::to_string(stage()) + " failed: " +
+                       e.what());
+  }
 }
 
 std::vector<std::vector<uint8_t>> Cluster::allGatherWorld(const std::vector<uint8_t>& mine) {

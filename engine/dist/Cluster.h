@@ -57,14 +57,17 @@ class Cluster {
 
   // Point to point. Sends return at once (the bytes are kept until the peer takes them; a blocking send would
   // deadlock two stages sending to each other); flushSends() waits until every send was taken.
-  // `stamp` travels with the bytes (the emulated clock of a message).
-  void send(int peer, int tag, std::vector<uint8_t> bytes, double stamp = 0);
-  std::vector<uint8_t> receive(int peer, int tag, double* stamp = nullptr);
+  // `stamp` travels with the bytes (the emulated clock of a message), and `delaySeconds` (a throttled link's
+  // remaining modelled time: the receiver waits it out).
+  void send(int peer, int tag, std::vector<uint8_t> bytes, double stamp = 0, double delaySeconds = 0);
+  std::vector<uint8_t> receive(int peer, int tag, double* stamp = nullptr, double* delaySeconds = nullptr);
   void flushSends();
 
   // Among the replicas of this rank's stage (rank order = replica order).
   std::vector<std::vector<uint8_t>> allGatherReplicas(const std::vector<uint8_t>& mine);
   void allReduceReplicas(float* data, int64_t n);  // sum in place
+  // Replica 0 of this stage publishes `mine` under `key`; every replica gets it back (NCCL's unique id).
+  std::vector<uint8_t> shareAmongReplicas(const std::string& key, const std::vector<uint8_t>& mine);
   // Among all ranks.
   std::vector<std::vector<uint8_t>> allGatherWorld(const std::vector<uint8_t>& mine);
   std::vector<uint8_t> broadcastWorld(std::vector<uint8_t> bytes);  // rank 0's bytes reach every rank

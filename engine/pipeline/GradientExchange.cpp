@@ -14,10 +14,12 @@ double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock:
 }  // namespace
 
 GradientExchange::GradientExchange(std::shared_ptr<Cluster> cluster, int stage, const CompressionOptions& options,
-                                   uint64_t seed, LinkModel model)
-    : cluster_(std::move(cluster)), stage_(stage), seed_(seed), model_(model) {
+                                   uint64_t seed, LinkModel model, bool nccl)
+    : cluster_(std::move(cluster)), stage_(stage), seed_(seed), model_(model), useNccl_(nccl) {
   setOptions(options);
 }
+
+GradientExchange::~GradientExchange() = default;
 
 CodecContext GradientExchange::contextOf(int replica) const {
   CodecContext c;
@@ -50,8 +52,10 @@ void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& 
     flat_ = torch::empty({n}, torch::kFloat32);
     sum_ = torch::empty({n}, torch::kFloat32);
   }
+  const bool onDevice = useNccl_ && sender_->lossless() && params.front().device().is_cuda();
   int64_t at = 0;
   for (const auto& p : params) {
+    if (onDevice) break;  // NCCL reduces the gradients where they are
     auto part = flat_.narrow(0, at, p.numel());
     if (p.grad().defined()) part.copy_(p.grad().reshape(-1));
     else part.zero_();
@@ -71,9 +75,23 @@ void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& 
       if (c.size() == 8) std::memcpy(&v, c.data(), 8);
       start = std::max(start, v);
     }
-    probes_.measure(flat_, meta);
-    cluster_->allReduceReplicas(flat_.data_ptr<float>(), n);
-    mean = flat_.div_(r);
+    const torch::Device device = params.front().device();
+    if (onDevice) {
+      if (!nccl_)
+        nccl_ = std::make_unique<NcclGroup>(cluster_->replica(), replicas, device.index(),
+                                            [&](const std::vector<uint8_t>& id) { return cluster_->shareAmongReplicas("nccl", id); });
+      std::vector<torch::Tensor> parts;
+      for (const auto& p : params)
+        parts.push_back(p.grad().defined() ? p.grad().reshape(-1) : torch::zeros({p.numel()}, p.options()));
+      auto flat = torch::cat(parts).to(torch::kFloat32).contiguous();
+      probes_.measure(flat, meta);
+      nccl_->allReduceSum(flat.data_ptr<float>(), size_t(n));
+      mean = flat.div_(r);
+    } else {
+      probes_.measure(flat_, meta);
+      cluster_->allReduceReplicas(flat_.data_ptr<float>(), n);
+      mean = flat_.div_(r);
+    }
     const double modelled =
         2.0 * (r - 1) * (model_.latencySeconds() + model_.transferSeconds(uint64_t(4.0 * double(n) / r)));
     raw_ += ring;
@@ -82,19 +100,39 @@ void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& 
     modelled_s_ += modelled;  // no codec: nothing counts as encode or decode time
     clock = start + modelled;
   } else {
+    // Every parameter tensor is compressed on its own (its own K, its own error-feedback residual: the
+    // compensators keep state per slot), as TopK-SGD implementations do, so layers with small gradients are not
+    // starved by layers with large ones. Message: clock, count, then (length, payload) per tensor.
     const auto t0 = Clock::now();
-    Payload mine = sender_->send(flat_, meta, report_);
-    if (!report_.reset.empty()) {
-      resets_.push_back(std::move(report_.reset));
-      report_.reset.clear();
+    std::vector<uint8_t> message(12);
+    uint64_t sent = 0;
+    at = 0;
+    for (size_t i = 0; i < params.size(); ++i) {
+      const int64_t len = params[i].numel();
+      MessageMeta slot;
+      slot.slot = int(i);
+      auto part = flat_.narrow(0, at, len);
+      Payload p = sender_->send(part, slot, report_);
+      if (!report_.reset.empty()) {
+        resets_.push_back(std::move(report_.reset));
+        report_.reset.clear();
+      }
+      probes_.measure(part, slot);
+      const uint64_t size = p.size();
+      const size_t where = message.size();
+      message.resize(where + 8 + size);
+      std::memcpy(message.data() + where, &size, 8);
+      std::memcpy(message.data() + where + 8, p.bytes.data(), size);
+      nonzeros_ += p.values;
+      at += len;
     }
-    probes_.measure(flat_, meta);
+    sent = message.size();
     const double encode = since(t0);
     encode_s_ += encode;
     clock += encode;
-    std::vector<uint8_t> message(8 + mine.size());
+    const uint32_t count = uint32_t(params.size());
     std::memcpy(message.data(), &clock, 8);
-    std::memcpy(message.data() + 8, mine.bytes.data(), mine.size());
+    std::memcpy(message.data() + 8, &count, 4);
     auto all = cluster_->allGatherReplicas(message);
     const auto t1 = Clock::now();
     double start = clock;
@@ -103,30 +141,49 @@ void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& 
     for (int j = 0; j < replicas; ++j) {
       const auto& bytes = all[size_t(j)];
       const std::string who = cluster_->describe(cluster_->rankOf(stage_, j));
-      if (bytes.size() < 8) throw ClusterError(who + " sent a gradient message of " + std::to_string(bytes.size()) + " bytes");
+      auto bad = [&](const std::string& what) { return ClusterError(who + " sent malformed gradients: " + what); };
+      if (bytes.size() < 12) throw bad("a message of " + std::to_string(bytes.size()) + " bytes");
       double theirs = 0;
+      uint32_t tensors = 0;
       std::memcpy(&theirs, bytes.data(), 8);
+      std::memcpy(&tensors, bytes.data() + 8, 4);
+      if (tensors != count)
+        throw bad(std::to_string(tensors) + " tensors; stage " + std::to_string(stage_) + " has " + std::to_string(count));
       if (std::isfinite(theirs)) start = std::max(start, theirs);
-      Payload p;
-      p.bytes.assign(bytes.begin() + 8, bytes.end());
-      largest = std::max(largest, p.size());
-      torch::Tensor d;
-      try {
-        d = receivers_[size_t(j)]->receive(p, torch::kCPU, meta);
-      } catch (const PayloadError& e) {
-        throw ClusterError(who + " sent malformed gradients: " + e.what());
+      largest = std::max(largest, bytes.size());
+      size_t offset = 12;
+      at = 0;
+      for (size_t i = 0; i < params.size(); ++i) {
+        uint64_t size = 0;
+        if (bytes.size() - offset < 8) throw bad("tensor " + std::to_string(i) + " runs past the end of the message");
+        std::memcpy(&size, bytes.data() + offset, 8);
+        offset += 8;
+        if (size > bytes.size() - offset) throw bad("tensor " + std::to_string(i) + " runs past the end of the message");
+        Payload p;
+        p.bytes.assign(bytes.begin() + std::ptrdiff_t(offset), bytes.begin() + std::ptrdiff_t(offset + size));
+        offset += size;
+        MessageMeta slot;
+        slot.slot = int(i);
+        torch::Tensor d;
+        try {
+          d = receivers_[size_t(j)]->receive(p, torch::kCPU, slot);
+        } catch (const PayloadError& e) {
+          throw bad(e.what());
+        }
+        const int64_t len = params[i].numel();
+        if (d.numel() != len)
+          throw bad("tensor " + std::to_string(i) + " has " + std::to_string(d.numel()) + " elements, not " +
+                    std::to_string(len));
+        sum_.narrow(0, at, len).add_(d.reshape(-1).to(torch::kFloat32));
+        at += len;
       }
-      if (d.numel() != n)
-        throw ClusterError(who + " sent gradients of " + std::to_string(d.numel()) + " elements; stage " +
-                           std::to_string(stage_) + " has " + std::to_string(n));
-      sum_.add_(d.reshape(-1).to(torch::kFloat32));
+      if (offset != bytes.size()) throw bad(std::to_string(bytes.size() - offset) + " trailing bytes");
     }
     mean = sum_.div_(r);
     const double decode = since(t1);
     const double modelled = (r - 1) * model_.messageSeconds(largest);
     raw_ += ring;
-    wire_ += uint64_t(replicas - 1) * mine.size();
-    nonzeros_ += mine.values;
+    wire_ += uint64_t(replicas - 1) * sent;
     modelled_s_ += modelled;
     decode_s_ += decode;
     clock = start + modelled + decode;

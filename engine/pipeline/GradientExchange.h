@@ -3,16 +3,18 @@
 // backward passes of a step every replica of the stage calls reduce() together, and every replica ends with the
 // same mean gradient.
 //  - Lossless (method none, no feedback): a dense float32 all-reduce.
-//  - Anything else: every replica compresses its flattened gradient with its own compensator (per-replica error
-//    feedback for TopK-SGD and friends), the payloads are all-gathered (their sizes may differ, as GaussianK's
-//    counts do), and every replica decodes all of them in replica order with one receiver per peer, so stateful
-//    compensation (EF21, DIANA) keeps both ends of every pair in step and the replicas stay bit-identical.
+//  - Anything else: every replica compresses each parameter tensor's gradient with its own compensator (per-replica
+//    and per-tensor error feedback for TopK-SGD and friends: small layers are not starved by large ones), the
+//    messages are all-gathered (their sizes may differ, as GaussianK's counts do), and every replica decodes all of
+//    them in replica order with one receiver per peer, so stateful compensation (EF21, DIANA) keeps both ends of
+//    every pair in step and the replicas stay bit-identical.
 // Telemetry is one LinkTraffic per step (direction Gradients, boundary = the stage): wire bytes are what this
 // replica sent to its peers; raw bytes what a dense ring all-reduce would send, 2 (R-1)/R x 4 bytes per element.
 // The emulated clock continues from the slowest replica's and adds the modelled exchange: a ring all-gather of
 // R-1 rounds of the largest payload, or a ring all-reduce of 2 rounds of 1/R of the tensor.
 #include "engine/compress/Compensation.h"
 #include "engine/dist/Cluster.h"
+#include "engine/dist/nccl/NcclGroup.h"
 #include "engine/pipeline/GainProbes.h"
 #include "engine/pipeline/LinkModel.h"
 #include "engine/telemetry/Telemetry.h"
@@ -24,8 +26,11 @@ namespace ps {
 
 class GradientExchange {
  public:
+  // `nccl`: a dense all-reduce of CUDA gradients goes through NCCL on the device (engine/dist/nccl) instead of
+  // through Gloo on a host copy.
   GradientExchange(std::shared_ptr<Cluster> cluster, int stage, const CompressionOptions& options, uint64_t seed,
-                   LinkModel model);
+                   LinkModel model, bool nccl = false);
+  ~GradientExchange();
 
   // Stage thread: replaces the gradients of `params` with the replicas' mean; advances the emulated clock.
   void reduce(const std::vector<torch::Tensor>& params, double& clock);
@@ -51,6 +56,8 @@ class GradientExchange {
   std::vector<std::unique_ptr<Compensator>> receivers_;  // one per replica, this one included
   GainProbes probes_;
   torch::Tensor flat_, sum_;  // reused every step
+  bool useNccl_ = false;
+  std::unique_ptr<NcclGroup> nccl_;  // created at the first CUDA all-reduce
   // This step so far.
   uint64_t raw_ = 0, wire_ = 0, elements_ = 0, nonzeros_ = 0;
   uint32_t messages_ = 0;

@@ -142,7 +142,8 @@ Pipeline::Pipeline(BlockModel model, PipelineOptions options)
       links_[size_t(b)]->connectRemote(d, std::make_shared<ClusterChannel>(cluster, peer, 2 * b + int(d)));
   }
   if (cluster->replicas() > 1) {
-    exchange_ = std::make_unique<GradientExchange>(cluster, me, options_.gradients, options_.seed, options_.link);
+    exchange_ = std::make_unique<GradientExchange>(cluster, me, options_.gradients, options_.seed, options_.link,
+                                                   options_.nccl);
     StageWorker* w = workers_[size_t(me)].get();
     w->setBeforeUpdate([this, w](StageStepResult& r) { exchange_->reduce(w->module().parameters(), r.clock); });
   }

@@ -29,6 +29,7 @@ struct PipelineOptions {
   int threads_per_stage = 1;
   std::shared_ptr<Cluster> cluster;  // multi-process: set, and this process runs cluster->stage()
   CompressionOptions gradients;      // the replicas' weight-gradient exchange (replicas > 1)
+  bool nccl = false;                 // dense all-reduce of CUDA gradients through NCCL instead of Gloo
 };
 
 struct StepResult {

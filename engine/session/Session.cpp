@@ -171,6 +171,14 @@ void Session::prepare() {
     for (int s = 0; s < config_.pipeline.stages; ++s)
       o.devices.emplace_back(torch::kCUDA, (cluster_ ? cluster_->rank() : s) % gpus);
   }
+  const std::string& backend = config_.parallel.backend;
+  if (backend == "nccl") {
+    std::string why;
+    if (!cuda) throw ConfigError("parallel.backend = nccl reduces CUDA gradients, but the stages run on the CPU; set "
+                                 "pipeline.device=cuda or parallel.backend=gloo");
+    if (!NcclGroup::available(&why)) throw ConfigError("parallel.backend = nccl: " + why + "; use parallel.backend=gloo");
+  }
+  o.nccl = cuda && (backend == "nccl" || (backend == "auto" && NcclGroup::available()));
   checkAqsgdMemory(model, o.starts);
   pipeline_ = std::make_unique<Pipeline>(std::move(model), std::move(o));
 

@@ -255,7 +255,7 @@ Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
   c.compression.forward = compressionAt(j, "compression.forward");
   c.compression.backward = compressionAt(j, "compression.backward");
   c.compression.gradients = compressionAt(j, "compression.gradients");
-  c.parallel = {j["parallel"]["replicas"], j["parallel"]["mode"], j["parallel"]["timeout_s"]};
+  c.parallel = {j["parallel"]["replicas"], j["parallel"]["mode"], j["parallel"]["timeout_s"], j["parallel"]["backend"]};
   c.compression.inference = j["compression"]["inference"];
   c.compression.aqsgd_warmup_epochs = j["compression"]["aqsgd_warmup_epochs"];
   c.compression.aqsgd_memory_limit_mb = j["compression"]["aqsgd_memory_limit_mb"];

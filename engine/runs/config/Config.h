@@ -71,6 +71,7 @@ struct Config {
     int replicas = 1;
     std::string mode = "auto";
     double timeout_s = 120;
+    std::string backend = "auto";
     bool processes() const { return mode == "processes" || (mode == "auto" && replicas > 1); }
   } parallel;
   struct Link {

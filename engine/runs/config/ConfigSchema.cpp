@@ -173,6 +173,9 @@ ConfigSchema::ConfigSchema() {
   k.push_back(choice("parallel.mode", "auto", {"auto", "threads", "processes"},
                      "stages as threads of one process, or one process per stage and replica (auto: processes "
                      "when replicas > 1)"));
+  k.push_back(choice("parallel.backend", "auto", {"auto", "gloo", "nccl"},
+                     "replicas' dense gradient all-reduce: Gloo, or NCCL for CUDA stages (auto: NCCL when the "
+                     "stages are on CUDA and the build has NCCL)"));
   k.push_back(real("parallel.timeout_s", 120, 1, 86400,
                    "multi-process: a rank silent for longer is declared failed and the run stops"));
 

@@ -4,9 +4,12 @@
 #include "engine/pipeline/GradientExchange.h"
 
 #include <gtest/gtest.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 #include <functional>
+#include <map>
+#include <mutex>
 #include <thread>
 
 namespace ps {
@@ -34,12 +37,19 @@ void onRanks(int world, const std::function<void(int, std::shared_ptr<Cluster>)>
   for (int r = 0; r < world; ++r) EXPECT_EQ(errors[size_t(r)], "") << "rank " << r;
 }
 
-// Replica r's gradient: a different scale and tail per replica, so GaussianK keeps different counts.
+// Replica r's gradient: a different scale and tail per replica, so GaussianK keeps different counts. Made once,
+// before the rank threads start (torch's default generator is shared by every thread).
 torch::Tensor gradientOf(int replica, int64_t n) {
-  torch::manual_seed(100 + replica);
-  auto g = torch::randn({n}) * (1.0 + replica);
-  if (replica == 1) g = g * torch::rand({n}).pow(4) * 3;  // heavy-tailed
-  return g;
+  static std::mutex mutex;
+  static std::map<std::pair<int, int64_t>, torch::Tensor> made;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& g = made[{replica, n}];
+  if (!g.defined()) {
+    auto generator = at::detail::createCPUGenerator(uint64_t(100 + replica));
+    g = torch::randn({n}, generator) * (1.0 + replica);
+    if (replica == 1) g = g * torch::rand({n}, generator).pow(4) * 3;  // heavy-tailed
+  }
+  return g.clone();
 }
 
 TEST(GradientExchange, SparseAllGatherWithUnequalCountsGivesEveryReplicaTheMeanOfTheDecodedPayloads) {

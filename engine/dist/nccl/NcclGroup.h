@@ -1,0 +1,35 @@
+#pragma once
+// NCCL for CUDA tensors, from the CUDA toolkit directly (Debian's LibTorch has no ProcessGroupNCCL): a
+// communicator among the replicas of a stage, its unique id passed through the run's TCPStore. Torch-free and
+// CUDA-header-free, so the engine includes it in any build; without NCCL at build time every call says so.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ps {
+
+class NcclGroup {
+ public:
+  // `share` publishes rank 0's unique id and returns it on every rank (the cluster's store).
+  using ShareId = std::function<std::vector<uint8_t>(const std::vector<uint8_t>& mine)>;
+  NcclGroup(int rank, int size, int device, const ShareId& share);
+  ~NcclGroup();
+  NcclGroup(const NcclGroup&) = delete;
+  NcclGroup& operator=(const NcclGroup&) = delete;
+
+  // In place, on device memory of this group's device; returns when the result is there.
+  void allReduceSum(float* deviceData, size_t count);
+
+  // True when this build has NCCL and a CUDA device is visible; otherwise false with the reason.
+  static bool available(std::string* why = nullptr);
+  static bool built();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ps
