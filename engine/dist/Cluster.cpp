@@ -43,11 +43,12 @@ std::string envText(const char* name, const std::string& fallback) {
 constexpr uint32_t kMagic = 0x47534d50;  // "PMSG"
 struct WireHeader {
   uint32_t magic = kMagic;
-  uint32_t delay_us = 0;  // throttled links: how long after arrival the receiver may use the message
+  uint32_t reserved = 0;
   uint64_t bytes = 0;
   double stamp = 0;
+  int64_t deliver_ns = 0;  // throttled links: steady clock (system-wide on one host) before which not to use it
 };
-static_assert(sizeof(WireHeader) == 24);
+static_assert(sizeof(WireHeader) == 32);
 
 at::Tensor bytesTensor(void* data, int64_t n) {
   return torch::from_blob(data, {n}, torch::TensorOptions().dtype(torch::kUInt8));
@@ -166,12 +167,12 @@ std::string Cluster::describe(int r) const {
          std::to_string(r / stages_) + ")";
 }
 
-void Cluster::send(int peer, int tag, std::vector<uint8_t> bytes, double stamp, double delaySeconds) {
+void Cluster::send(int peer, int tag, std::vector<uint8_t> bytes, double stamp, int64_t deliverNs) {
   auto p = std::make_unique<Impl::Pending>();
   p->peer = peer;
   p->header.bytes = bytes.size();
   p->header.stamp = stamp;
-  p->header.delay_us = uint32_t(std::clamp(delaySeconds, 0.0, 3600.0) * 1e6);
+  p->header.deliver_ns = deliverNs;
   p->bytes = std::move(bytes);
   try {
     std::vector<at::Tensor> head{bytesTensor(&p->header, sizeof(WireHeader))};
@@ -187,7 +188,9 @@ void Cluster::send(int peer, int tag, std::vector<uint8_t> bytes, double stamp, 
   impl_->sends.push_back(std::move(p));
 }
 
-std::vector<uint8_t> Cluster::receive(int peer, int tag, double* stamp, double* delaySeconds) {
+std::vector<uint8_t> Cluster::receive(int peer, int tag, double* stamp, int64_t* deliverNs, uint64_t limit) {
+  // wait() without an argument: the group's own timeout (parallel.timeout_s) ends the work itself, so Gloo never
+  // writes into a buffer this function has already given up on.
   auto fail = [&](const std::exception& e) -> ClusterError {
     const std::string what = e.what();
     if (timedOut(what))
@@ -199,27 +202,31 @@ std::vector<uint8_t> Cluster::receive(int peer, int tag, double* stamp, double* 
   WireHeader h;
   try {
     std::vector<at::Tensor> head{bytesTensor(&h, sizeof h)};
-    impl_->p2p->recv(head, peer, 2 * tag)->wait(impl_->timeout);
+    impl_->p2p->recv(head, peer, 2 * tag)->wait();
   } catch (const std::exception& e) {
     throw fail(e);
   }
-  if (h.magic != kMagic || h.delay_us > 3600u * 1000000u)
+  if (h.magic != kMagic || h.reserved != 0)
     throw ClusterError(describe(peer) + " sent a message with a bad header (not a PipeSqueeze peer or a different "
                        "version)");
-  if (h.bytes > kMaxMessageBytes)
+  if (h.bytes > std::min(limit, kMaxMessageBytes))
     throw ClusterError(describe(peer) + " announced a message of " + std::to_string(h.bytes) + " bytes, above the " +
-                       std::to_string(kMaxMessageBytes) + " allowed");
+                       std::to_string(std::min(limit, kMaxMessageBytes)) + " allowed");
   std::vector<uint8_t> bytes(size_t(h.bytes));
   if (!bytes.empty()) {
     try {
       std::vector<at::Tensor> body{bytesTensor(bytes.data(), int64_t(bytes.size()))};
-      impl_->p2p->recv(body, peer, 2 * tag + 1)->wait(impl_->timeout);
+      impl_->p2p->recv(body, peer, 2 * tag + 1)->wait();
     } catch (const std::exception& e) {
       throw fail(e);
     }
   }
   if (stamp) *stamp = h.stamp;
-  if (delaySeconds) *delaySeconds = double(h.delay_us) * 1e-6;
+  if (deliverNs) {  // never later than the timeout: a peer cannot stall this rank past it
+    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch()).count();
+    *deliverNs = std::min<int64_t>(h.deliver_ns, now + int64_t(options_.timeout_s * 1e9));
+  }
   return bytes;
 }
 
@@ -231,8 +238,8 @@ void Cluster::flushSends() {
   }
   for (auto& s : sends) {
     try {
-      s->head->wait(impl_->timeout);
-      if (s->body) s->body->wait(impl_->timeout);
+      s->head->wait();
+      if (s->body) s->body->wait();
     } catch (const std::exception& e) {
       const std::string what = e.what();
       throw ClusterError(describe(s->peer) + (timedOut(what) ? " took nothing for " + std::to_string(int(options_.timeout_s)) +
@@ -246,21 +253,21 @@ void Cluster::flushSends() {
 namespace {
 
 std::vector<std::vector<uint8_t>> allGatherBytes(c10d::ProcessGroupGloo& pg, const std::vector<uint8_t>& mine,
-                                                 milliseconds timeout, const std::string& group) {
+                                                 uint64_t limit, const std::string& group) {
   const int n = pg.getSize();
   try {
     auto size = torch::tensor({int64_t(mine.size())}, torch::kInt64);
     std::vector<at::Tensor> in{size};
     std::vector<std::vector<at::Tensor>> out(1);
     for (int i = 0; i < n; ++i) out[0].push_back(torch::empty({1}, torch::kInt64));
-    pg.allgather(out, in)->wait(timeout);
+    pg.allgather(out, in)->wait();
     int64_t most = 0;
     std::vector<int64_t> sizes;
     for (auto& t : out[0]) {
       const int64_t s = t.item<int64_t>();
-      if (s < 0 || uint64_t(s) > Cluster::kMaxMessageBytes)
-        throw ClusterError("a rank of " + group + " announced " + std::to_string(s) + " bytes, outside 0 .. " +
-                           std::to_string(Cluster::kMaxMessageBytes));
+      if (s < 0 || uint64_t(s) > limit)
+        throw ClusterError("rank " + std::to_string(sizes.size()) + " of " + group + " announced " + std::to_string(s) +
+                           " bytes, outside 0 .. " + std::to_string(limit));
       sizes.push_back(s);
       most = std::max(most, s);
     }
@@ -271,7 +278,7 @@ std::vector<std::vector<uint8_t>> allGatherBytes(c10d::ProcessGroupGloo& pg, con
     std::vector<at::Tensor> in2{padded};
     std::vector<std::vector<at::Tensor>> out2(1);
     for (int i = 0; i < n; ++i) out2[0].push_back(torch::empty({most}, torch::kUInt8));
-    pg.allgather(out2, in2)->wait(timeout);
+    pg.allgather(out2, in2)->wait();
     for (int i = 0; i < n; ++i) {
       const uint8_t* p = out2[0][size_t(i)].data_ptr<uint8_t>();
       result[size_t(i)].assign(p, p + sizes[size_t(i)]);
@@ -288,9 +295,10 @@ std::vector<std::vector<uint8_t>> allGatherBytes(c10d::ProcessGroupGloo& pg, con
 
 }  // namespace
 
-std::vector<std::vector<uint8_t>> Cluster::allGatherReplicas(const std::vector<uint8_t>& mine) {
+std::vector<std::vector<uint8_t>> Cluster::allGatherReplicas(const std::vector<uint8_t>& mine, uint64_t limit) {
   if (!impl_->replicas) return {mine};
-  return allGatherBytes(*impl_->replicas, mine, impl_->timeout, "the replicas of stage " + std::to_string(stage()));
+  return allGatherBytes(*impl_->replicas, mine, std::min(limit, kMaxMessageBytes),
+                        "the replicas of stage " + std::to_string(stage()));
 }
 
 std::vector<uint8_t> Cluster::shareAmongReplicas(const std::string& key, const std::vector<uint8_t>& mine) {
@@ -304,15 +312,15 @@ std::vector<uint8_t> Cluster::shareAmongReplicas(const std::string& key, const s
   }
 }
 
-std::vector<std::vector<uint8_t>> Cluster::allGatherWorld(const std::vector<uint8_t>& mine) {
-  return allGatherBytes(*impl_->all, mine, impl_->timeout, "all ranks");
+std::vector<std::vector<uint8_t>> Cluster::allGatherWorld(const std::vector<uint8_t>& mine, uint64_t limit) {
+  return allGatherBytes(*impl_->all, mine, std::min(limit, kMaxMessageBytes), "all ranks");
 }
 
 void Cluster::allReduceReplicas(float* data, int64_t n) {
   if (!impl_->replicas || n == 0) return;
   try {
     std::vector<at::Tensor> t{torch::from_blob(data, {n}, torch::kFloat32)};
-    impl_->replicas->allreduce(t)->wait(impl_->timeout);
+    impl_->replicas->allreduce(t)->wait();
   } catch (const std::exception& e) {
     const std::string what = e.what();
     throw ClusterError("all-reduce among the replicas of stage " + std::to_string(stage()) +
@@ -325,14 +333,14 @@ std::vector<uint8_t> Cluster::broadcastWorld(std::vector<uint8_t> bytes) {
   try {
     auto size = torch::tensor({int64_t(bytes.size())}, torch::kInt64);
     std::vector<at::Tensor> t{size};
-    impl_->all->broadcast(t)->wait(impl_->timeout);
+    impl_->all->broadcast(t)->wait();
     const int64_t n = size.item<int64_t>();
-    if (n < 0 || uint64_t(n) > kMaxMessageBytes)
+    if (n < 0 || uint64_t(n) > kMaxControlBytes)
       throw ClusterError("rank 0 announced a broadcast of " + std::to_string(n) + " bytes");
     bytes.resize(size_t(n));
     if (n > 0) {
       std::vector<at::Tensor> body{bytesTensor(bytes.data(), n)};
-      impl_->all->broadcast(body)->wait(impl_->timeout);
+      impl_->all->broadcast(body)->wait();
     }
     return bytes;
   } catch (const ClusterError&) {
@@ -362,7 +370,7 @@ std::vector<std::string> Cluster::faults(double waitSeconds) noexcept {
       for (int r = 0; r < world(); ++r) {
         if (r == rank()) continue;
         const std::string key = "fault/" + std::to_string(r);
-        if (seen[size_t(r)] || !impl_->store->check({key})) continue;
+        if (seen[size_t(r)] || !impl_->store->check({key})) continue;  // reports are short texts
         auto v = impl_->store->get(key);
         out.emplace_back(v.begin(), v.end());
         seen[size_t(r)] = true;

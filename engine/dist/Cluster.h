@@ -57,20 +57,23 @@ class Cluster {
 
   // Point to point. Sends return at once (the bytes are kept until the peer takes them; a blocking send would
   // deadlock two stages sending to each other); flushSends() waits until every send was taken.
-  // `stamp` travels with the bytes (the emulated clock of a message), and `delaySeconds` (a throttled link's
-  // remaining modelled time: the receiver waits it out).
-  void send(int peer, int tag, std::vector<uint8_t> bytes, double stamp = 0, double delaySeconds = 0);
-  std::vector<uint8_t> receive(int peer, int tag, double* stamp = nullptr, double* delaySeconds = nullptr);
+  // `stamp` travels with the bytes (the emulated clock of a message), and `deliverNs` (a throttled link's
+  // delivery time on the steady clock, which is system-wide on one host; the receiver gets it capped at the
+  // timeout). A message announcing more than `limit` bytes is refused before anything is allocated.
+  void send(int peer, int tag, std::vector<uint8_t> bytes, double stamp = 0, int64_t deliverNs = 0);
+  std::vector<uint8_t> receive(int peer, int tag, double* stamp = nullptr, int64_t* deliverNs = nullptr,
+                               uint64_t limit = kMaxMessageBytes);
   void flushSends();
 
   // Among the replicas of this rank's stage (rank order = replica order).
-  std::vector<std::vector<uint8_t>> allGatherReplicas(const std::vector<uint8_t>& mine);
+  std::vector<std::vector<uint8_t>> allGatherReplicas(const std::vector<uint8_t>& mine,
+                                                      uint64_t limit = kMaxMessageBytes);
   void allReduceReplicas(float* data, int64_t n);  // sum in place
   // Replica 0 of this stage publishes `mine` under `key`; every replica gets it back (NCCL's unique id).
   std::vector<uint8_t> shareAmongReplicas(const std::string& key, const std::vector<uint8_t>& mine);
   // Among all ranks.
-  std::vector<std::vector<uint8_t>> allGatherWorld(const std::vector<uint8_t>& mine);
-  std::vector<uint8_t> broadcastWorld(std::vector<uint8_t> bytes);  // rank 0's bytes reach every rank
+  std::vector<std::vector<uint8_t>> allGatherWorld(const std::vector<uint8_t>& mine, uint64_t limit = kMaxControlBytes);
+  std::vector<uint8_t> broadcastWorld(std::vector<uint8_t> bytes);  // rank 0's bytes reach every rank (control)
 
   // A failing rank leaves its reason in the store; rank 0 reads them to name the rank that failed first.
   void reportFault(const std::string& what) noexcept;
@@ -80,6 +83,7 @@ class Cluster {
   std::vector<int> silentRanks(double seconds) noexcept;
 
   static constexpr uint64_t kMaxMessageBytes = uint64_t(1) << 34;  // 16 GiB: a hostile size asks for no more
+  static constexpr uint64_t kMaxControlBytes = uint64_t(64) << 20;  // step reports, commands, stage cuts
 
  private:
   struct Impl;

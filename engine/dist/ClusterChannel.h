@@ -14,17 +14,20 @@ class ClusterChannel : public RemoteEnd {
  public:
   ClusterChannel(std::shared_ptr<Cluster> cluster, int peer, int tag)
       : cluster_(std::move(cluster)), peer_(peer), tag_(tag) {}
+  // Throttled links: the delivery deadline travels on the steady clock, system-wide on one host (throttling is a
+  // demonstration mode for one machine); the channel's pop() sleeps until it, as in-process.
   void push(Message m) override {
-    double delay = 0;  // throttled links: the wall time left until delivery travels as a duration
-    if (m.deliver_at != std::chrono::steady_clock::time_point{})
-      delay = std::max(0.0, std::chrono::duration<double>(m.deliver_at - std::chrono::steady_clock::now()).count());
-    cluster_->send(peer_, tag_, std::move(m.payload.bytes), m.emulated_arrival, delay);
+    const int64_t deliver = m.deliver_at == std::chrono::steady_clock::time_point{}
+                                ? 0
+                                : std::chrono::duration_cast<std::chrono::nanoseconds>(m.deliver_at.time_since_epoch()).count();
+    cluster_->send(peer_, tag_, std::move(m.payload.bytes), m.emulated_arrival, deliver);
   }
   Message pop() override {
     Message m;
-    double delay = 0;
-    m.payload.bytes = cluster_->receive(peer_, tag_, &m.emulated_arrival, &delay);
-    if (delay > 0) std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+    int64_t deliver = 0;
+    m.payload.bytes = cluster_->receive(peer_, tag_, &m.emulated_arrival, &deliver);
+    if (deliver > 0)
+      std::this_thread::sleep_until(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deliver)));
     return m;
   }
 

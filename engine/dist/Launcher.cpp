@@ -2,6 +2,7 @@
 
 #include "engine/runs/config/ConfigError.h"
 
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
@@ -35,13 +36,22 @@ std::string Launcher::cliPath() {
 
 Launcher::Launcher(const nlohmann::json& config, int world, int port) {
   const std::string cli = cliPath();
-  const fs::path dir = fs::temp_directory_path();
-  configFile_ = (dir / ("pipesqueeze-launch-" + std::to_string(::getpid()) + "-" + std::to_string(port) + ".json")).string();
-  {
-    std::ofstream out(configFile_);
-    out << config.dump();
-    if (!out) throw ConfigError("cannot write the launch configuration to " + configFile_ + ": " + std::strerror(errno));
+  {  // a fresh private file (mkstemp: 0600, never an existing path), read by every child when it starts
+    std::string path = (fs::temp_directory_path() / "pipesqueeze-launch-XXXXXX").string();
+    const int fd = ::mkstemp(path.data());
+    if (fd < 0) throw ConfigError("cannot create the launch configuration in " + fs::temp_directory_path().string() +
+                                  ": " + std::strerror(errno) + "; set TMPDIR to a writable folder");
+    configFile_ = path;
+    const std::string text = config.dump();
+    const bool ok = ::write(fd, text.data(), text.size()) == ssize_t(text.size());
+    ::close(fd);
+    if (!ok) {
+      std::error_code ec;
+      fs::remove(configFile_, ec);
+      throw ConfigError("cannot write the launch configuration to " + configFile_ + "; check the free space in TMPDIR");
+    }
   }
+  (void)port;
   std::vector<std::string> base;
   for (char** e = environ; *e; ++e) {
     const std::string v = *e;
@@ -98,9 +108,15 @@ std::vector<std::string> Launcher::finish(double seconds) {
     const std::string who = "rank " + std::to_string(i + 1);
     int status = 0;
     pid_t done = 0;
-    while ((done = ::waitpid(pids_[i], &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < until)
+    for (;;) {
+      done = ::waitpid(pids_[i], &status, WNOHANG);
+      if (done < 0 && errno == EINTR) continue;
+      if (done != 0 || std::chrono::steady_clock::now() >= until) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (done == 0) {
+    }
+    if (done < 0) {  // not our child any more (reaped elsewhere): make sure it is gone
+      ::kill(pids_[i], SIGKILL);
+    } else if (done == 0) {
       ::kill(pids_[i], SIGKILL);
       ::waitpid(pids_[i], &status, 0);
       if (seconds > 0) problems.push_back(who + " did not end and was killed");

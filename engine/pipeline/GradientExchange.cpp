@@ -68,7 +68,8 @@ void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& 
   torch::Tensor mean;
   if (sender_->lossless()) {
     auto clocks = cluster_->allGatherReplicas(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(&clock),
-                                                                   reinterpret_cast<uint8_t*>(&clock) + 8));
+                                                                   reinterpret_cast<uint8_t*>(&clock) + 8),
+                                              64);
     double start = clock;
     for (const auto& c : clocks) {
       double v = 0;
@@ -79,7 +80,8 @@ void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& 
     if (onDevice) {
       if (!nccl_)
         nccl_ = std::make_unique<NcclGroup>(cluster_->replica(), replicas, device.index(),
-                                            [&](const std::vector<uint8_t>& id) { return cluster_->shareAmongReplicas("nccl", id); });
+                                            [&](const std::vector<uint8_t>& id) { return cluster_->shareAmongReplicas("nccl", id); },
+                                            cluster_->options().timeout_s);
       std::vector<torch::Tensor> parts;
       for (const auto& p : params)
         parts.push_back(p.grad().defined() ? p.grad().reshape(-1) : torch::zeros({p.numel()}, p.options()));
@@ -133,7 +135,8 @@ void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& 
     const uint32_t count = uint32_t(params.size());
     std::memcpy(message.data(), &clock, 8);
     std::memcpy(message.data() + 8, &count, 4);
-    auto all = cluster_->allGatherReplicas(message);
+    // A peer's message can be no larger than float32 values with 32-bit indices and headers for every tensor.
+    auto all = cluster_->allGatherReplicas(message, uint64_t(8 * n) + 4096 * (uint64_t(count) + 1));
     const auto t1 = Clock::now();
     double start = clock;
     size_t largest = 0;

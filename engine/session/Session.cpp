@@ -124,6 +124,10 @@ void Session::connectCluster() {
 
 void Session::prepare() {
   connectCluster();
+  // Every rank connects before loading data, so a launcher's port is taken at once and no rank's data loading
+  // eats into another's connect timeout.
+  if (clusterSet_ && clusterOptions_.active())
+    cluster_ = std::make_shared<Cluster>(clusterOptions_, config_.pipeline.stages, config_.parallel.replicas);
   if (clusterSet_ && clusterOptions_.active()) {
     // One stage per process; the processes on this machine share its cores.
     const int total = config_.train.threads > 0 ? int(config_.train.threads) : hardwareThreads();
@@ -137,8 +141,6 @@ void Session::prepare() {
   BlockModel model = buildModel(config_, data_.shape, config_.train.seed);
   if (!init.empty()) loadCheckpoint(init, model);
 
-  if (clusterSet_ && clusterOptions_.active())
-    cluster_ = std::make_shared<Cluster>(clusterOptions_, config_.pipeline.stages, config_.parallel.replicas);
   PipelineOptions o;
   o.starts = stageStarts(model);
   if (cluster_) {  // measured cuts differ between processes: rank 0's are everyone's
@@ -148,9 +150,12 @@ void Session::prepare() {
     } catch (const std::exception& e) {
       throw ClusterError(std::string("rank 0 sent malformed stage cuts: ") + e.what());
     }
-    if (int(o.starts.size()) != config_.pipeline.stages || o.starts.front() != 0)
-      throw ClusterError("rank 0 sent stage cuts for " + std::to_string(o.starts.size()) + " stages; this rank has " +
-                         std::to_string(config_.pipeline.stages));
+    bool valid = int(o.starts.size()) == config_.pipeline.stages && o.starts.front() == 0;
+    for (size_t s = 1; valid && s < o.starts.size(); ++s) valid = o.starts[s] > o.starts[s - 1] && o.starts[s] < model.size();
+    if (!valid)
+      throw ClusterError("rank 0 sent stage cuts " + json(o.starts).dump() + " that do not cut this rank's " +
+                         std::to_string(model.size()) + " blocks into " + std::to_string(config_.pipeline.stages) +
+                         " stages");
     o.cluster = cluster_;
   }
   o.gradients = config_.compression.gradients;
@@ -179,10 +184,18 @@ void Session::prepare() {
     if (!NcclGroup::available(&why)) throw ConfigError("parallel.backend = nccl: " + why + "; use parallel.backend=gloo");
   }
   o.nccl = cuda && (backend == "nccl" || (backend == "auto" && NcclGroup::available()));
+  if (cluster_) {  // one choice for every rank: a replica on NCCL and another on Gloo would never meet
+    const auto choice = cluster_->broadcastWorld({uint8_t(o.nccl ? 1 : 0)});
+    o.nccl = !choice.empty() && choice[0] == 1;
+  }
   checkAqsgdMemory(model, o.starts);
   pipeline_ = std::make_unique<Pipeline>(std::move(model), std::move(o));
 
   const int64_t n = data_.trainSize();
+  if (cluster_ && std::min<int64_t>(n, config_.train.batch_size) % config_.parallel.replicas != 0)
+    throw ConfigError("the training set has " + std::to_string(n) + " samples, fewer than train.batch_size, and they " +
+                      "do not split evenly over parallel.replicas = " + std::to_string(config_.parallel.replicas) +
+                      "; use more samples or fewer replicas");
   stepsPerEpoch_ = std::max<int64_t>(1, n / std::min<int64_t>(n, config_.train.batch_size));
   totalSteps_ = config_.train.epochs > 0 ? config_.train.epochs * stepsPerEpoch_ : config_.train.max_steps;
   if (config_.train.max_steps > 0) totalSteps_ = std::min(totalSteps_, config_.train.max_steps);
@@ -283,12 +296,15 @@ bool Session::handleClusterCommands(int64_t step, double wall) {
       control = {{"stop", stopRequested_.load()}, {"paused", paused_}, {"sets", sets}};
     }
     const auto bytes = cluster_->broadcastWorld(root ? json::to_cbor(control) : std::vector<uint8_t>{});
+    std::vector<Command> sets;
     try {
       control = json::from_cbor(bytes);
-      for (const auto& s : control.at("sets")) applySetting(Command::set(s.at(0), s.at(1)), step, wall);
+      for (const auto& s : control.at("sets")) sets.push_back(Command::set(s.at(0), s.at(1)));
+      (void)control.at("stop").get<bool>(), (void)control.at("paused").get<bool>();
     } catch (const json::exception& e) {
       throw ClusterError(std::string("rank 0 sent malformed commands: ") + e.what());
     }
+    for (const auto& c : sets) applySetting(c, step, wall);
     if (control.at("stop").get<bool>()) {
       stopRequested_ = true;
       return false;

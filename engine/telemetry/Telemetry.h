@@ -18,8 +18,9 @@ inline const char* directionName(Direction d) {
 }
 
 // One link (stage boundary) in one direction over one step, or one stage's weight-gradient exchange among its
-// replicas (direction Gradients, `boundary` is then the stage; bytes are what one replica sends, and raw_bytes
-// what a dense float32 ring all-reduce would send).
+// replicas (direction Gradients, `boundary` is then the stage; wire bytes are what the replicas sent to their
+// peers, and raw_bytes what a dense float32 ring all-reduce would have sent). With replicas, a link's figures are
+// summed over the replicas' copies of it.
 struct LinkTraffic {
   int boundary = 0;  // between stage `boundary` and `boundary + 1`; the stage for Gradients
   Direction direction = Direction::Forward;

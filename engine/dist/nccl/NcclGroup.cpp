@@ -6,7 +6,9 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 #endif
 
 namespace ps {
@@ -27,10 +29,32 @@ struct NcclGroup::Impl {
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
   int device = 0;
+  std::chrono::duration<double> timeout{120};
+
+  [[noreturn]] void giveUp(const char* what) {
+    if (comm) ncclCommAbort(comm);
+    comm = nullptr;
+    throw std::runtime_error(std::string("NCCL: ") + what + " did not finish within " +
+                             std::to_string(int(timeout.count())) +
+                             " s (parallel.timeout_s): another replica stopped or hangs");
+  }
+  // Until the communicator is no longer busy with `what` (non-blocking mode).
+  void settle(const char* what) {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      ncclResult_t state = ncclSuccess;
+      checkNccl(ncclCommGetAsyncError(comm, &state), what);
+      if (state != ncclInProgress) return checkNccl(state, what);
+      if (std::chrono::steady_clock::now() > until) giveUp(what);
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
 };
 
-NcclGroup::NcclGroup(int rank, int size, int device, const ShareId& share) : impl_(std::make_unique<Impl>()) {
+NcclGroup::NcclGroup(int rank, int size, int device, const ShareId& share, double timeoutSeconds)
+    : impl_(std::make_unique<Impl>()) {
   impl_->device = device;
+  impl_->timeout = std::chrono::duration<double>(timeoutSeconds);
   checkCuda(cudaSetDevice(device), "cudaSetDevice");
   ncclUniqueId id;
   std::vector<uint8_t> mine;
@@ -43,7 +67,11 @@ NcclGroup::NcclGroup(int rank, int size, int device, const ShareId& share) : imp
     throw std::runtime_error("NCCL: the unique id from rank 0 has " + std::to_string(shared.size()) + " bytes, not " +
                              std::to_string(sizeof id));
   std::memcpy(&id, shared.data(), sizeof id);
-  checkNccl(ncclCommInitRank(&impl_->comm, size, id, rank), "ncclCommInitRank");
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  const ncclResult_t started = ncclCommInitRankConfig(&impl_->comm, size, id, rank, &config);
+  if (started != ncclInProgress) checkNccl(started, "ncclCommInitRankConfig");
+  impl_->settle("joining the replicas' communicator");
   checkCuda(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking), "cudaStreamCreate");
 }
 
@@ -55,8 +83,21 @@ NcclGroup::~NcclGroup() {
 void NcclGroup::allReduceSum(float* data, size_t count) {
   checkCuda(cudaSetDevice(impl_->device), "cudaSetDevice");
   checkCuda(cudaDeviceSynchronize(), "waiting for the gradients");  // written on torch's stream
-  checkNccl(ncclAllReduce(data, data, count, ncclFloat, ncclSum, impl_->comm, impl_->stream), "ncclAllReduce");
-  checkCuda(cudaStreamSynchronize(impl_->stream), "waiting for the all-reduce");
+  if (!impl_->comm) throw std::runtime_error("NCCL: the communicator was aborted after an earlier failure");
+  const ncclResult_t started = ncclAllReduce(data, data, count, ncclFloat, ncclSum, impl_->comm, impl_->stream);
+  if (started != ncclInProgress) checkNccl(started, "ncclAllReduce");
+  impl_->settle("enqueueing the all-reduce");
+  const auto until = std::chrono::steady_clock::now() + impl_->timeout;
+  for (;;) {  // the stream, polled, so a dead peer ends in an error rather than a hang
+    const cudaError_t e = cudaStreamQuery(impl_->stream);
+    if (e == cudaSuccess) break;
+    if (e != cudaErrorNotReady) checkCuda(e, "the all-reduce");
+    ncclResult_t state = ncclSuccess;
+    checkNccl(ncclCommGetAsyncError(impl_->comm, &state), "the all-reduce");
+    if (state != ncclSuccess && state != ncclInProgress) checkNccl(state, "the all-reduce");
+    if (std::chrono::steady_clock::now() > until) impl_->giveUp("the all-reduce");
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 }
 
 bool NcclGroup::built() { return true; }
@@ -75,7 +116,7 @@ bool NcclGroup::available(std::string* why) {
 
 struct NcclGroup::Impl {};
 
-NcclGroup::NcclGroup(int, int, int, const ShareId&) {
+NcclGroup::NcclGroup(int, int, int, const ShareId&, double) {
   throw std::runtime_error("this build has no NCCL: rebuild with the CUDA toolkit (nvcc and nccl.h) present");
 }
 NcclGroup::~NcclGroup() = default;

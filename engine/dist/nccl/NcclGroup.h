@@ -15,12 +15,14 @@ class NcclGroup {
  public:
   // `share` publishes rank 0's unique id and returns it on every rank (the cluster's store).
   using ShareId = std::function<std::vector<uint8_t>(const std::vector<uint8_t>& mine)>;
-  NcclGroup(int rank, int size, int device, const ShareId& share);
+  // NCCL has no timeout of its own: the communicator is non-blocking and every wait gives up after `timeoutSeconds`
+  // (parallel.timeout_s), aborting the communicator, as Gloo does when a peer stops.
+  NcclGroup(int rank, int size, int device, const ShareId& share, double timeoutSeconds = 120);
   ~NcclGroup();
   NcclGroup(const NcclGroup&) = delete;
   NcclGroup& operator=(const NcclGroup&) = delete;
 
-  // In place, on device memory of this group's device; returns when the result is there.
+  // In place, on device memory of this group's device; returns when the result is there, throws after the timeout.
   void allReduceSum(float* deviceData, size_t count);
 
   // True when this build has NCCL and a CUDA device is visible; otherwise false with the reason.
