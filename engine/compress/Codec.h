@@ -32,6 +32,16 @@ class Codec {
   // The variance bound omega of an unbiased codec (E|D(C(x)) - x|^2 <= omega |x|^2), or -1 when biased
   // or unknown; DIANA's default step is 1 / (omega + 1).
   virtual double omega(int64_t /*n*/) const { return -1; }
+
+ protected:
+  // The float32 CPU tensor a decoder writes into: the previous call's buffer when nothing outside this codec
+  // still holds its storage and the element count matches (fresh large allocations page-fault on every call,
+  // which costs more than the decode itself), otherwise a new one. Callers get their own TensorImpl, so flags
+  // they set on it (requires_grad) never come back with the buffer.
+  torch::Tensor outputTensor(c10::IntArrayRef shape);
+
+ private:
+  torch::Tensor output_;
 };
 
 // Builds the codec the options name. Throws ConfigError for combinations that make no sense.

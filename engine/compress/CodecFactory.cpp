@@ -29,6 +29,13 @@ PayloadHeader readHeader(const Payload& p, CodecId expected, size_t& offset) {
   return h;
 }
 
+torch::Tensor Codec::outputTensor(c10::IntArrayRef shape) {
+  const int64_t numel = c10::multiply_integers(shape);
+  if (!output_.defined() || output_.numel() != numel || output_.storage().use_count() != 1)
+    output_ = torch::empty({numel}, torch::kFloat32);
+  return output_.detach().view(shape);
+}
+
 torch::Tensor onDevice(torch::Tensor cpu, const torch::Device& device) {
   return device.is_cpu() ? cpu : cpu.to(device);
 }

@@ -44,7 +44,7 @@ torch::Tensor HalfCodec::decode(const Payload& p, const torch::Device& device) {
   const size_t n = size_t(h.numel());
   auto in = reinterpret_cast<const uint16_t*>(r.take(2 * n, "half values"));
   r.expectEnd();
-  auto out = torch::empty(h.shape, torch::kFloat32);
+  auto out = outputTensor(h.shape);
   bf16_ ? kernels::bf16ToFloat(in, n, out.data_ptr<float>()) : kernels::halfToFloat(in, n, out.data_ptr<float>());
   return onDevice(out, device);
 }
@@ -102,7 +102,7 @@ torch::Tensor QuantizeCodec::decode(const Payload& p, const torch::Device& devic
     stored.erase(stored.begin() + c);
     stored.insert(stored.begin(), h.shape[size_t(c)]);
   }
-  auto out = torch::empty(stored, torch::kFloat32);
+  auto out = outputTensor(stored);  // per-channel scales: a scratch buffer, moved to its dimension below
   decodeValues(r, size_t(out.numel()), out.data_ptr<float>());
   r.expectEnd();
   if (mode == 2) out = out.movedim(0, channelDim(h.shape)).contiguous();
@@ -169,7 +169,7 @@ torch::Tensor QsgdCodec::decode(const Payload& p, const torch::Device& device) {
   std::vector<uint8_t> codes(n);
   kernels::unpackCodes(r.take(packed, "codes"), n, bits, codes.data());
   r.expectEnd();
-  auto out = torch::empty(h.shape, torch::kFloat32);
+  auto out = outputTensor(h.shape);
   float* o = out.data_ptr<float>();
   for (uint64_t i = 0; i < n; ++i) {
     if (codes[i] > 2 * s) throw PayloadError("a QSGD code is out of range");
@@ -204,7 +204,7 @@ torch::Tensor SignCodec::decode(const Payload& p, const torch::Device& device) {
   std::vector<uint8_t> codes(n);
   kernels::unpackCodes(r.take(kernels::packedBytes(n, 1), "sign bits"), n, 1, codes.data());
   r.expectEnd();
-  auto out = torch::empty(h.shape, torch::kFloat32);
+  auto out = outputTensor(h.shape);
   float* o = out.data_ptr<float>();
   for (uint64_t i = 0; i < n; ++i) o[i] = codes[i] ? scale : -scale;
   return onDevice(out, device);

@@ -168,7 +168,7 @@ torch::Tensor SparseCodec::decode(const Payload& p, const torch::Device& device)
   picked_.resize(count);
   decodeValues(r, count, picked_.data());
   r.expectEnd();
-  auto out = torch::empty(h.shape, torch::kFloat32);
+  auto out = outputTensor(h.shape);
   float* o = out.data_ptr<float>();
   if (randk) {  // RandK's indices come from its seed, in draw order
     std::fill(o, o + n, 0.f);

@@ -1,12 +1,12 @@
 #include "engine/kernels/Indices.h"
+
+#include "engine/kernels/KernelError.h"
 #include "engine/kernels/Parallel.h"
 
 #include <algorithm>
-#include <string>
-
-#include "engine/kernels/KernelError.h"
-
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace ps::kernels {
 
@@ -22,18 +22,30 @@ void checkArgs(const uint32_t* idx, size_t k, size_t n) {
   require(k == 0 || idx, "encodeIndices: null indices");
 }
 
-// Validates the input and returns the DeltaVarint payload size.
+// Validates the input and returns the DeltaVarint payload size. Branch-free over the indices (flags collect every
+// violation), so the compiler vectorises it; the error is raised once, after the pass.
 size_t checkedVarintSize(const uint32_t* idx, size_t k, size_t n) {
   checkArgs(idx, k, n);
-  size_t bytes = 0;
-  uint64_t prev = uint64_t(-1);  // the first gap is from -1
-  for (size_t j = 0; j < k; ++j) {
-    const uint64_t v = idx[j];
-    if (v >= n) throw KernelError("encodeIndices: index >= n");
-    if (j > 0 && v <= prev) throw KernelError("encodeIndices: indices not strictly ascending");
-    bytes += varintBytes(uint32_t(v - prev));  // v - (-1) wraps to v + 1 <= n <= 2^32 - 1
-    prev = v;
+  if (k == 0) return 0;
+  const uint32_t N = uint32_t(n);  // n <= 2^32 - 1 (checkArgs)
+  uint32_t outOfRange = idx[0] >= N, descending = 0;
+  size_t bytes = varintBytes(idx[0] + 1);  // the first gap is from -1; idx[0] + 1 wraps only when idx[0] >= n
+  // Blocks of 4096 with 32-bit counters (at most 5 bytes per gap) keep the inner loop in one vector width.
+  for (size_t b = 1; b < k; b += 4096) {
+    const size_t e = std::min(k, b + 4096);
+    uint32_t extra = 0, over = 0, down = 0;
+    for (size_t j = b; j < e; ++j) {
+      const uint32_t v = idx[j], u = idx[j - 1], gap = v - u;
+      over |= uint32_t(v >= N);
+      down |= uint32_t(v <= u);
+      extra += uint32_t(gap >= (1u << 7)) + uint32_t(gap >= (1u << 14)) + uint32_t(gap >= (1u << 21)) +
+               uint32_t(gap >= (1u << 28));
+    }
+    bytes += (e - b) + extra;
+    outOfRange |= over, descending |= down;
   }
+  if (outOfRange) throw KernelError("encodeIndices: index >= n");
+  if (descending) throw KernelError("encodeIndices: indices not strictly ascending");
   return bytes;
 }
 
@@ -67,9 +79,23 @@ void writePayload(IndexFormat f, const uint32_t* idx, size_t k, size_t n, uint8_
       return;
     case IndexFormat::DeltaVarint: {
       uint32_t prev = uint32_t(-1);
-      for (size_t j = 0; j < k; ++j) {
+      size_t j = 0;
+      while (j < k) {
+        // Dense selections have gaps below 128 almost everywhere: eight one-byte varints at a time.
+        if (j + 8 <= k) {
+          uint32_t gap[8], any = 0;
+          for (int i = 0; i < 8; ++i) {
+            gap[i] = idx[j + size_t(i)] - (i ? idx[j + size_t(i) - 1] : prev);
+            any |= gap[i];
+          }
+          if (any < 0x80u) {
+            for (int i = 0; i < 8; ++i) p[i] = uint8_t(gap[i]);
+            p += 8, j += 8, prev = idx[j - 1];
+            continue;
+          }
+        }
         uint32_t gap = idx[j] - prev;  // mod 2^32: idx[0] + 1 for the first
-        prev = idx[j];
+        prev = idx[j++];
         while (gap >= 0x80u) {
           *p++ = uint8_t(gap | 0x80u);
           gap >>= 7;
@@ -83,6 +109,13 @@ void writePayload(IndexFormat f, const uint32_t* idx, size_t k, size_t n, uint8_
       for (size_t j = 0; j < k; ++j) p[idx[j] >> 3] |= uint8_t(1u << (idx[j] & 7));
       return;
   }
+}
+
+// Little-endian 64-bit load (bit b of the word is bit b%8 of byte b/8, matching the bitmap's bit order).
+inline uint64_t load64(const uint8_t* p) {
+  uint64_t w = 0;
+  for (int b = 0; b < 8; ++b) w |= uint64_t(p[b]) << (8 * b);
+  return w;
 }
 
 size_t decodeAbsolute(const uint8_t* p, size_t len, size_t k, size_t n, uint32_t* idx) {
@@ -103,6 +136,21 @@ size_t decodeVarint(const uint8_t* p, size_t len, size_t k, size_t n, uint32_t* 
   size_t pos = 0;
   int64_t prev = -1;
   for (size_t j = 0; j < k; ++j) {
+    // Fast path: eight one-byte varints (no continuation bit, no zero byte) in a row.
+    if (j + 8 <= k && pos + 8 <= len) {
+      const uint64_t w = load64(p + pos);
+      const bool allShort = (w & 0x8080808080808080ull) == 0;
+      const bool noZero = ((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull) == 0;
+      if (allShort && noZero) {
+        for (int b = 0; b < 8; ++b) {
+          prev += int64_t((w >> (8 * b)) & 0x7fu);
+          idx[j + size_t(b)] = uint32_t(prev);  // checked below: prev only grows, the last is the largest
+        }
+        if (uint64_t(prev) >= n) throw KernelError("decodeIndices: index >= n");
+        pos += 8, j += 7;
+        continue;
+      }
+    }
     uint64_t gap = 0;
     for (int shift = 0;; shift += 7) {
       if (shift == 35) throw KernelError("decodeIndices: varint longer than 5 bytes");
@@ -123,13 +171,6 @@ size_t decodeVarint(const uint8_t* p, size_t len, size_t k, size_t n, uint32_t* 
   }
   if (pos != len) throw KernelError("decodeIndices: trailing bytes after the varints");
   return len;
-}
-
-// Little-endian 64-bit load (bit b of the word is bit b%8 of byte b/8, matching the bitmap's bit order).
-inline uint64_t load64(const uint8_t* p) {
-  uint64_t w = 0;
-  for (int b = 0; b < 8; ++b) w |= uint64_t(p[b]) << (8 * b);
-  return w;
 }
 
 size_t decodeBitmap(const uint8_t* p, size_t len, size_t k, size_t n, uint32_t* idx) {
@@ -200,22 +241,39 @@ size_t decodeIndices(const uint8_t* data, size_t size, size_t k, size_t n, uint3
 void scatterSorted(const uint32_t* idx, const float* values, size_t k, float* out, size_t n, int threads) {
   if (k > 0 && (!idx || !values)) throw KernelError("scatterSorted: null input");
   if (n > 0 && !out) throw KernelError("scatterSorted: null output");
-  for (size_t j = 0; j < k; ++j)
-    if (idx[j] >= n || (j > 0 && idx[j] <= idx[j - 1]))
-      throw KernelError("scatterSorted: indices must be strictly ascending and below " + std::to_string(n));
+  // Each thread owns a chunk of the output and the slice of indices that falls in it, and zero-fills the chunk a
+  // cache-sized block at a time, dropping the block's values in while the lines are hot. The indices are
+  // validated on the way: every slice strictly ascending inside its chunk and the slices tiling [0, k) exactly
+  // means the whole list is strictly ascending and below n. A bad index is never written outside its chunk.
+  constexpr size_t kBlock = 4096;  // floats: 16 KiB
   const int nt = resolveThreads(threads, n);
+  const size_t parts = static_cast<size_t>(nt);
+  std::vector<size_t> first(parts), last(parts);
+  std::vector<uint8_t> ok(parts, 1);
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
   for (int t = 0; t < nt; ++t) {
     const Range r = chunkOf(n, nt, t, 16);  // 64-byte aligned chunk edges: no cache line shared by two threads
     size_t j = size_t(std::lower_bound(idx, idx + k, uint32_t(r.begin)) - idx);
-    size_t at = r.begin;
-    for (; j < k && idx[j] < r.end; ++j) {
-      std::fill(out + at, out + idx[j], 0.f);
-      out[idx[j]] = values[j];
-      at = size_t(idx[j]) + 1;
+    first[size_t(t)] = j;
+    int64_t prev = int64_t(r.begin) - 1;
+    for (size_t b = r.begin; b < r.end; b += kBlock) {
+      const size_t e = std::min(b + kBlock, r.end);
+      std::memset(out + b, 0, (e - b) * sizeof(float));
+      for (; j < k && idx[j] < e; ++j) {
+        if (int64_t(idx[j]) <= prev) {
+          ok[size_t(t)] = 0;
+          break;
+        }
+        prev = idx[j];
+        out[idx[j]] = values[j];
+      }
+      if (!ok[size_t(t)]) break;
     }
-    std::fill(out + at, out + r.end, 0.f);
+    last[size_t(t)] = j;
   }
+  bool valid = first[0] == 0 && last[size_t(nt) - 1] == k;  // nt >= 1
+  for (int t = 0; t < nt && valid; ++t) valid = ok[size_t(t)] && (t == 0 || first[size_t(t)] == last[size_t(t) - 1]);
+  if (!valid) throw KernelError("scatterSorted: indices must be strictly ascending and below " + std::to_string(n));
 }
 
 }  // namespace ps::kernels

@@ -1,5 +1,6 @@
 // Encode + decode time of every codec against torch::topk, torch::kthvalue and a memcpy of the same tensor,
-// all timed in one run. bench_compress [--sizes 1,16,64] (millions of floats) [--reps R]
+// all timed in one run. bench_compress [--sizes 1,16,64] (millions of floats) [--reps R] [--only SUBSTRING]
+// (--only keeps the codecs whose label contains SUBSTRING, for profiling one of them)
 #include "engine/compress/Codec.h"
 #include "engine/session/Threads.h"
 
@@ -32,8 +33,10 @@ double best(int reps, F&& f) {
 int main(int argc, char** argv) {
   std::vector<int64_t> sizes{1, 16, 64};
   int reps = 3;
+  std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
     if (!std::strcmp(argv[i], "--sizes")) {
       sizes.clear();
       std::stringstream s(argv[i + 1]);
@@ -91,6 +94,7 @@ int main(int argc, char** argv) {
     add("sampledk 1%", [](auto& o) { o.method = "sampledk", o.k = 0.01; }, 0);
     add("randk 1%", [](auto& o) { o.method = "randk", o.k = 0.01; }, 0);
     for (const auto& c : cases) {
+      if (c.label.find(only) == std::string::npos) continue;
       auto codec = makeCodec(c.o);
       Payload p;
       const double ms = best(reps, [&] { p = codec->encode(x); codec->decode(p, torch::kCPU); });

@@ -133,6 +133,32 @@ TEST(Codec, EveryCodecRoundTripsShapeAndNoneIsExact) {
   EXPECT_LT(double(q8), 0.6 * double(f32));
 }
 
+TEST(Codec, DecodersReuseTheirOutputOnlyWhenNobodyElseHoldsIt) {
+  torch::manual_seed(6);
+  auto x = torch::randn({64, 32}), z = torch::randn({64, 32});
+  for (const char* m : {"fp16", "quantize", "topk", "gaussiank"}) {
+    auto codec = makeCodec(opts(m));
+    const auto px = codec->encode(x), pz = codec->encode(z);
+    auto a = codec->decode(px, torch::kCPU);
+    const auto aCopy = a.clone();
+    a.requires_grad_(true);  // a flag the caller sets on its tensor
+    auto b = codec->decode(pz, torch::kCPU);  // `a` is still held: b must not overwrite it
+    EXPECT_NE(a.data_ptr(), b.data_ptr()) << m;
+    EXPECT_TRUE(torch::equal(a.detach(), aCopy)) << m;
+    const void* bData = b.data_ptr();
+    b = torch::Tensor();  // released: the next decode may write into the same memory
+    auto c = codec->decode(px, torch::kCPU);
+    EXPECT_EQ(c.data_ptr(), bData) << m;
+    EXPECT_FALSE(c.requires_grad()) << m;
+    EXPECT_TRUE(torch::equal(c, aCopy)) << m;  // same payload, same result, whatever the buffer held before
+    auto view = c.view({-1});                   // a view keeps the storage alive as well
+    c = torch::Tensor();
+    auto d = codec->decode(pz, torch::kCPU);
+    EXPECT_NE(d.data_ptr(), view.data_ptr()) << m;
+    EXPECT_TRUE(torch::equal(view, aCopy.view({-1}))) << m;
+  }
+}
+
 TEST(Codec, MalformedPayloadsAreRejectedNeverCrash) {
   torch::manual_seed(6);
   auto x = torch::randn({8, 64});

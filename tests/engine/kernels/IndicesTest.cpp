@@ -69,6 +69,17 @@ TEST(KernelsIndices, ScatterSortedWritesValuesAndZerosEverywhereElse) {
   const uint32_t unordered[2] = {3, 3}, outside[2] = {1, 8};
   EXPECT_THROW(scatterSorted(unordered, v, 2, out.data(), 8), KernelError);
   EXPECT_THROW(scatterSorted(outside, v, 2, out.data(), 8), KernelError);
+  // On two threads each validates its own chunk's slice; disorder across the chunk edge, inside one chunk, a
+  // repeat, an index == n and a list sorted except for its last element are all refused.
+  const size_t n = size_t(1) << 20;
+  std::vector<float> big(n);
+  const std::vector<std::vector<uint32_t>> bad = {
+      {600000, 10}, {10, 600000, 20}, {10, 5, 600000}, {600000, 600000}, {5, uint32_t(n)}, {5, 700000, 600000}};
+  for (const auto& idx : bad) {
+    const std::vector<float> values(idx.size(), 1.f);
+    EXPECT_THROW(scatterSorted(idx.data(), values.data(), idx.size(), big.data(), n, 2), KernelError)
+        << idx[0] << "," << idx[1];
+  }
 }
 
 TEST(KernelsIndices, RoundTripAndCheapestFormat) {
@@ -166,6 +177,10 @@ TEST(KernelsIndices, DecoderRejectsMalformedBytes) {
   expectRejected({1, 0xff, 0xff, 0xff, 0xff, 0x1f}, 1, kMaxElements, "varint of 35 bits");
   expectRejected({1, 0x80, 0x80, 0x80, 0x80, 0x10}, 1, kMaxElements, "varint 2^32");
   expectRejected({1, 0x81, 0x00}, 1, 10, "non-minimal varint");
+  // Eight one-byte varints in a row take the decoder's word-at-a-time path: the same checks apply there.
+  expectRejected({1, 1, 1, 1, 1, 1, 1, 1, 5}, 8, 10, "eight short varints ending past n");
+  expectRejected({1, 1, 1, 1, 0, 1, 1, 1, 1}, 8, 20, "zero gap inside eight short varints");
+  expectRejected({1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 8, 20, "trailing varint after eight short ones");
   // Bitmap
   expectRejected({2, 0x01}, 1, 16, "truncated bitmap");
   expectRejected({2, 0x01, 0x00, 0x00}, 1, 16, "trailing bitmap byte");
