@@ -88,6 +88,7 @@ Payload SparseCodec::encode(const torch::Tensor& input) {
     picked_.resize(count);
     const float scale = scaled_ ? float(double(n) / double(count)) : 1.f;
     for (uint64_t i = 0; i < count; ++i) picked_[i] = v[indices_[i]] * scale;
+    p.bytes.reserve(p.bytes.size() + 32 + 4 * count);
     w.put<uint32_t>(uint32_t(count));
     w.put<uint64_t>(seed);
   } else {
@@ -122,6 +123,9 @@ Payload SparseCodec::encode(const torch::Tensor& input) {
         count = k;
       }
     }
+    // Room for the largest the rest can take (index block at most 4 bytes an index or n/8, float32 values), so
+    // the payload is written without reallocating.
+    p.bytes.reserve(p.bytes.size() + 32 + std::min<uint64_t>(4 * count, (n + 7) / 8) + 4 * count);
     w.put<uint8_t>(uint8_t(kind_));
     w.put<uint32_t>(uint32_t(count));
     // The index block's length first, so the decoder hands the index decoder exactly its bytes.
