@@ -20,6 +20,8 @@ json toJson(const LinkTraffic& t) {
           {"wire", t.wire_bytes},    {"n", t.elements},           {"nz", t.nonzeros},
           {"msgs", t.messages},      {"enc", t.encode_s},         {"dec", t.decode_s},
           {"mod", t.modelled_s},     {"err", t.rel_error},        {"errc", t.rel_error_compensated},
+          {"esq", t.err_sq},         {"rsq", t.ref_sq},           {"ecsq", t.err_sq_compensated},
+          {"rcsq", t.ref_sq_compensated},
           {"gmin", t.gain_min},      {"gcur", t.gain_current},    {"norm", t.norm},
           {"method", t.method},      {"resets", t.resets}};
 }
@@ -40,6 +42,12 @@ LinkTraffic trafficFromJson(const json& j) {
   t.modelled_s = j.at("mod");
   t.rel_error = j.at("err");
   t.rel_error_compensated = j.at("errc");
+  t.err_sq = j.at("esq");
+  t.ref_sq = j.at("rsq");
+  t.err_sq_compensated = j.at("ecsq");
+  t.ref_sq_compensated = j.at("rcsq");
+  for (double v : {t.err_sq, t.ref_sq, t.err_sq_compensated, t.ref_sq_compensated})
+    if (!(v >= 0) || !std::isfinite(v)) throw std::runtime_error("error sums must be finite and >= 0");
   t.gain_min = j.at("gmin");
   t.gain_current = j.at("gcur");
   t.norm = j.at("norm");
@@ -59,7 +67,7 @@ HistogramRecord histogramFromJson(const json& j) {
 // One rank's part of a step, merged on every rank: sums over both ends of a link and over replicas.
 struct TrafficMerge {
   LinkTraffic total;
-  double errWeight = 0, err = 0, errc = 0;
+  double errWeight = 0, err = 0, errc = 0;  // element-weighted, for figures that come without their sums
   double gainMin = 0, gainCurrent = 0, normSquared = 0;
   int gains = 0;
   bool norm = false;
@@ -79,6 +87,8 @@ struct TrafficMerge {
       errWeight += double(t.elements);
       err += t.rel_error * t.rel_error * double(t.elements);
       errc += t.rel_error_compensated * t.rel_error_compensated * double(t.elements);
+      total.err_sq += t.err_sq, total.ref_sq += t.ref_sq;
+      total.err_sq_compensated += t.err_sq_compensated, total.ref_sq_compensated += t.ref_sq_compensated;
       if (total.method.empty()) total.method = t.method;
     }
     if (t.gain_min >= 0 && t.gain_current >= 0) gainMin += t.gain_min, gainCurrent += t.gain_current, ++gains;
@@ -86,9 +96,11 @@ struct TrafficMerge {
     for (const auto& r : t.resets) total.resets.push_back(r);
   }
   LinkTraffic finish() {
-    if (errWeight > 0) {
-      total.rel_error = std::sqrt(err / errWeight);
-      total.rel_error_compensated = std::sqrt(errc / errWeight);
+    if (errWeight > 0) {  // the exact merge where the sums came along, else weighted by elements
+      total.rel_error = total.ref_sq > 0 ? std::sqrt(total.err_sq / total.ref_sq) : std::sqrt(err / errWeight);
+      total.rel_error_compensated = total.ref_sq_compensated > 0
+                                        ? std::sqrt(total.err_sq_compensated / total.ref_sq_compensated)
+                                        : std::sqrt(errc / errWeight);
     }
     if (gains > 0) total.gain_min = gainMin / gains, total.gain_current = gainCurrent / gains;
     if (norm) total.norm = std::sqrt(normSquared);
@@ -104,6 +116,14 @@ torch::Tensor shardOf(const torch::Tensor& t, int replicas, int replica) {
 constexpr int kEvalTag = 1000;  // link messages use tags 2 * boundary + direction
 
 }  // namespace
+
+LinkTraffic mergeTraffic(const std::vector<LinkTraffic>& parts) {
+  TrafficMerge m;
+  for (const auto& t : parts) m.add(t);
+  return m.finish();
+}
+
+LinkTraffic trafficThroughJson(const LinkTraffic& t) { return trafficFromJson(toJson(t)); }
 
 Pipeline::Pipeline(BlockModel model, PipelineOptions options)
     : model_(std::move(model)), options_(std::move(options)), schedule_(makeSchedule(options_.schedule)) {

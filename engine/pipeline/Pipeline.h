@@ -16,6 +16,12 @@
 
 namespace ps {
 
+// One link's figures from several replicas or ranks as one: bytes, counts and times summed, relative errors over
+// all their messages together (from the squared-norm sums each part carries).
+LinkTraffic mergeTraffic(const std::vector<LinkTraffic>& parts);
+// A step report's link figures after the trip between ranks (encoded and decoded as they travel), for tests.
+LinkTraffic trafficThroughJson(const LinkTraffic& t);
+
 struct PipelineOptions {
   std::vector<size_t> starts{0};   // first block of every stage
   int microbatches = 1;

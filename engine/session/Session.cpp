@@ -449,7 +449,6 @@ json Session::run() {
       stages.push_back({{"blocks", names}, {"parameters", params}});
     }
     bus_.publish(StatusRecord{runId_, "running", "", json::object()});
-    setupAdapters(0, elapsed());
     bus_.publish(EventRecord{0, elapsed(), "start",
                              json{{"data", data_.description}, {"train_samples", data_.trainSize()},
                                   {"eval_samples", data_.evalSize()}, {"stages", stages},
@@ -465,6 +464,7 @@ json Session::run() {
   const int64_t batch = std::min<int64_t>(n, config_.train.batch_size);
   std::vector<int64_t> order(static_cast<size_t>(n));
   try {
+    setupAdapters(0, elapsed());  // inside the try: a controller that refuses its options fails the run, recorded
     while (p.step < totalSteps_) {
       if (p.step % stepsPerEpoch_ == 0) {
         p.epoch = p.step / stepsPerEpoch_;

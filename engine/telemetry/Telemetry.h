@@ -33,6 +33,9 @@ struct LinkTraffic {
   double modelled_s = 0;              // latency + 8 * bytes / bandwidth, summed over messages
   double rel_error = 0;               // ||x_hat - x|| / ||x||, over the step's messages
   double rel_error_compensated = 0;   // the same measured on the compensated input
+  // The sums behind the two errors (||x_hat - x||^2 and ||x||^2 over the messages, plain and compensated), so
+  // merging replicas' or ranks' figures gives the error of all their messages together, not a weighted guess.
+  double err_sq = 0, ref_sq = 0, err_sq_compensated = 0, ref_sq_compensated = 0;
   double gain_min = -1, gain_current = -1;  // GraVAC probes: ||D(C(p))|| / ||p|| at θ_min and the explored factor
   double norm = -1;                         // Accordion: norm of what crossed, over the step's messages
   std::string method;                 // codec description in force this step

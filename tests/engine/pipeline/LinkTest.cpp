@@ -1,9 +1,11 @@
 #include "engine/pipeline/Link.h"
+#include "engine/pipeline/Pipeline.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 namespace ps {
@@ -122,6 +124,36 @@ TEST(Link, AbortWakesAWaitingReceiver) {
   link.send(Direction::Backward, torch::ones({2}), 0);
   double clock = 0;
   EXPECT_TRUE(torch::equal(link.receive(Direction::Backward, torch::kCPU, clock), torch::ones({2})));
+}
+
+TEST(Link, MergedRelativeErrorIsOverAllMessagesNotAWeightedGuess) {
+  // Two replicas' copies of a link carry tensors of very different norms; the merged error must be
+  // ||x_hat - x|| / ||x|| over both, as if one link had sent them, also after the figures travel between ranks.
+  Link::Settings settings;
+  settings.forward.method = "topk";
+  settings.forward.k = 0.1;
+  Link first(0, {0, 0, false}, settings), second(0, {0, 0, false}, settings);
+  torch::manual_seed(3);
+  // a: dense noise (TopK drops much of it); b: a few large values TopK keeps whole, then small noise.
+  const auto a = 100 * torch::randn({1000}), b = torch::randn({10000});
+  b.slice(0, 0, 500).mul_(100);
+  double clock = 0;
+  first.send(Direction::Forward, a, 0);
+  second.send(Direction::Forward, b, 0);
+  const auto ah = first.receive(Direction::Forward, torch::kCPU, clock);
+  const auto bh = second.receive(Direction::Forward, torch::kCPU, clock);
+  const double errSq = (ah - a).pow(2).sum().item<double>() + (bh - b).pow(2).sum().item<double>();
+  const double refSq = a.pow(2).sum().item<double>() + b.pow(2).sum().item<double>();
+  const double want = std::sqrt(errSq / refSq);
+  const LinkTraffic ta = first.takeTraffic(Direction::Forward), tb = second.takeTraffic(Direction::Forward);
+  const LinkTraffic merged = mergeTraffic({trafficThroughJson(ta), trafficThroughJson(tb)});
+  EXPECT_NEAR(merged.rel_error, want, 1e-4 * want);
+  EXPECT_EQ(merged.elements, 11000u);
+  EXPECT_EQ(merged.wire_bytes, ta.wire_bytes + tb.wire_bytes);
+  // Weighting the two errors by element counts, as before, would report something else entirely here.
+  const double weighted =
+      std::sqrt((ta.rel_error * ta.rel_error * 1000 + tb.rel_error * tb.rel_error * 10000) / 11000);
+  EXPECT_GT(std::abs(weighted - want), 0.05 * want);
 }
 
 }  // namespace
