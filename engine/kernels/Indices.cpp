@@ -12,8 +12,10 @@ namespace ps::kernels {
 
 namespace {
 
-inline size_t varintBytes(uint32_t v) {
-  return v < (1u << 7) ? 1 : v < (1u << 14) ? 2 : v < (1u << 21) ? 3 : v < (1u << 28) ? 4 : 5;
+// Branch-free, so loops over it vectorise.
+inline uint32_t varintBytes(uint32_t v) {
+  return 1 + uint32_t(v >= (1u << 7)) + uint32_t(v >= (1u << 14)) + uint32_t(v >= (1u << 21)) +
+         uint32_t(v >= (1u << 28));
 }
 
 void checkArgs(const uint32_t* idx, size_t k, size_t n) {
@@ -33,15 +35,14 @@ size_t checkedVarintSize(const uint32_t* idx, size_t k, size_t n) {
   // Blocks of 4096 with 32-bit counters (at most 5 bytes per gap) keep the inner loop in one vector width.
   for (size_t b = 1; b < k; b += 4096) {
     const size_t e = std::min(k, b + 4096);
-    uint32_t extra = 0, over = 0, down = 0;
+    uint32_t blockBytes = 0, over = 0, down = 0;
     for (size_t j = b; j < e; ++j) {
-      const uint32_t v = idx[j], u = idx[j - 1], gap = v - u;
+      const uint32_t v = idx[j], u = idx[j - 1];
       over |= uint32_t(v >= N);
       down |= uint32_t(v <= u);
-      extra += uint32_t(gap >= (1u << 7)) + uint32_t(gap >= (1u << 14)) + uint32_t(gap >= (1u << 21)) +
-               uint32_t(gap >= (1u << 28));
+      blockBytes += varintBytes(v - u);
     }
-    bytes += (e - b) + extra;
+    bytes += blockBytes;
     outOfRange |= over, descending |= down;
   }
   if (outOfRange) throw KernelError("encodeIndices: index >= n");

@@ -214,10 +214,7 @@ LinkTraffic GradientExchange::takeTraffic() {
   t.encode_s = encode_s_;
   t.decode_s = decode_s_;
   t.modelled_s = modelled_s_;
-  t.rel_error = report_.err_den > 0 ? std::sqrt(report_.err_num / report_.err_den) : 0.0;
-  t.rel_error_compensated = report_.comp_den > 0 ? std::sqrt(report_.comp_num / report_.comp_den) : 0.0;
-  t.err_sq = report_.err_num, t.ref_sq = report_.err_den;
-  t.err_sq_compensated = report_.comp_num, t.ref_sq_compensated = report_.comp_den;
+  t.setErrorSums(report_.err_num, report_.err_den, report_.comp_num, report_.comp_den);
   t.method = sender_->describe();
   probes_.report(t);
   t.resets = std::move(resets_);

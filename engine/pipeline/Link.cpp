@@ -137,10 +137,7 @@ LinkTraffic Link::takeTraffic(Direction d) {
   t.encode_s = s.encode_s;
   t.decode_s = s.decode_s;
   t.modelled_s = s.modelled_s;
-  t.rel_error = s.report.err_den > 0 ? std::sqrt(s.report.err_num / s.report.err_den) : 0.0;
-  t.rel_error_compensated = s.report.comp_den > 0 ? std::sqrt(s.report.comp_num / s.report.comp_den) : 0.0;
-  t.err_sq = s.report.err_num, t.ref_sq = s.report.err_den;
-  t.err_sq_compensated = s.report.comp_num, t.ref_sq_compensated = s.report.comp_den;
+  t.setErrorSums(s.report.err_num, s.report.err_den, s.report.comp_num, s.report.comp_den);
   t.method = s.sender->describe();
   s.probes.report(t);
   t.resets = std::move(s.resets);

@@ -19,9 +19,8 @@ json toJson(const LinkTraffic& t) {
   return {{"b", t.boundary},         {"d", int(t.direction)},     {"raw", t.raw_bytes},
           {"wire", t.wire_bytes},    {"n", t.elements},           {"nz", t.nonzeros},
           {"msgs", t.messages},      {"enc", t.encode_s},         {"dec", t.decode_s},
-          {"mod", t.modelled_s},     {"err", t.rel_error},        {"errc", t.rel_error_compensated},
-          {"esq", t.err_sq},         {"rsq", t.ref_sq},           {"ecsq", t.err_sq_compensated},
-          {"rcsq", t.ref_sq_compensated},
+          {"mod", t.modelled_s},     {"esq", t.err_sq},           {"rsq", t.ref_sq},
+          {"ecsq", t.err_sq_compensated},                         {"rcsq", t.ref_sq_compensated},
           {"gmin", t.gain_min},      {"gcur", t.gain_current},    {"norm", t.norm},
           {"method", t.method},      {"resets", t.resets}};
 }
@@ -40,14 +39,10 @@ LinkTraffic trafficFromJson(const json& j) {
   t.encode_s = j.at("enc");
   t.decode_s = j.at("dec");
   t.modelled_s = j.at("mod");
-  t.rel_error = j.at("err");
-  t.rel_error_compensated = j.at("errc");
-  t.err_sq = j.at("esq");
-  t.ref_sq = j.at("rsq");
-  t.err_sq_compensated = j.at("ecsq");
-  t.ref_sq_compensated = j.at("rcsq");
-  for (double v : {t.err_sq, t.ref_sq, t.err_sq_compensated, t.ref_sq_compensated})
+  const double sums[4] = {j.at("esq"), j.at("rsq"), j.at("ecsq"), j.at("rcsq")};
+  for (double v : sums)
     if (!(v >= 0) || !std::isfinite(v)) throw std::runtime_error("error sums must be finite and >= 0");
+  t.setErrorSums(sums[0], sums[1], sums[2], sums[3]);  // the errors follow from the sums
   t.gain_min = j.at("gmin");
   t.gain_current = j.at("gcur");
   t.norm = j.at("norm");
@@ -67,7 +62,6 @@ HistogramRecord histogramFromJson(const json& j) {
 // One rank's part of a step, merged on every rank: sums over both ends of a link and over replicas.
 struct TrafficMerge {
   LinkTraffic total;
-  double errWeight = 0, err = 0, errc = 0;  // element-weighted, for figures that come without their sums
   double gainMin = 0, gainCurrent = 0, normSquared = 0;
   int gains = 0;
   bool norm = false;
@@ -84,11 +78,9 @@ struct TrafficMerge {
     total.decode_s += t.decode_s;
     total.modelled_s += t.modelled_s;
     if (t.elements > 0) {  // the sending end
-      errWeight += double(t.elements);
-      err += t.rel_error * t.rel_error * double(t.elements);
-      errc += t.rel_error_compensated * t.rel_error_compensated * double(t.elements);
-      total.err_sq += t.err_sq, total.ref_sq += t.ref_sq;
-      total.err_sq_compensated += t.err_sq_compensated, total.ref_sq_compensated += t.ref_sq_compensated;
+      total.setErrorSums(total.err_sq + t.err_sq, total.ref_sq + t.ref_sq,
+                         total.err_sq_compensated + t.err_sq_compensated,
+                         total.ref_sq_compensated + t.ref_sq_compensated);
       if (total.method.empty()) total.method = t.method;
     }
     if (t.gain_min >= 0 && t.gain_current >= 0) gainMin += t.gain_min, gainCurrent += t.gain_current, ++gains;
@@ -96,12 +88,6 @@ struct TrafficMerge {
     for (const auto& r : t.resets) total.resets.push_back(r);
   }
   LinkTraffic finish() {
-    if (errWeight > 0) {  // the exact merge where the sums came along, else weighted by elements
-      total.rel_error = total.ref_sq > 0 ? std::sqrt(total.err_sq / total.ref_sq) : std::sqrt(err / errWeight);
-      total.rel_error_compensated = total.ref_sq_compensated > 0
-                                        ? std::sqrt(total.err_sq_compensated / total.ref_sq_compensated)
-                                        : std::sqrt(errc / errWeight);
-    }
     if (gains > 0) total.gain_min = gainMin / gains, total.gain_current = gainCurrent / gains;
     if (norm) total.norm = std::sqrt(normSquared);
     return total;

@@ -3,6 +3,7 @@
 // No torch, no Qt: the run store, the CLI and the GUI all consume these.
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -40,6 +41,13 @@ struct LinkTraffic {
   double norm = -1;                         // Accordion: norm of what crossed, over the step's messages
   std::string method;                 // codec description in force this step
   std::vector<std::string> resets;    // compensation state reset this step, and why
+
+  // Sets the four sums and the two relative errors they give (0 where nothing was measured).
+  void setErrorSums(double err, double ref, double errCompensated, double refCompensated) {
+    err_sq = err, ref_sq = ref, err_sq_compensated = errCompensated, ref_sq_compensated = refCompensated;
+    rel_error = ref > 0 ? std::sqrt(err / ref) : 0.0;
+    rel_error_compensated = refCompensated > 0 ? std::sqrt(errCompensated / refCompensated) : 0.0;
+  }
 
   double ratio() const { return wire_bytes ? double(raw_bytes) / double(wire_bytes) : 1.0; }
   double bitsPerElement() const { return elements ? 8.0 * double(wire_bytes) / double(elements) : 0.0; }
