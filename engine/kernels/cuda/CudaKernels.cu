@@ -86,25 +86,37 @@ __global__ void radixHistogramKernel(const float* x, size_t n, int shift, int wi
 __global__ void groupMaxAbsKernel(const float* x, size_t n, size_t group, float* scales) {
   __shared__ float best[kThreads];
   const size_t g = blockIdx.x, lo = g * group, hi = min(n, lo + group);
+  __shared__ int sawNan;
+  if (threadIdx.x == 0) sawNan = 0;
+  __syncthreads();
   float m = 0.f;
-  for (size_t i = lo + threadIdx.x; i < hi; i += blockDim.x) m = fmaxf(m, fabsf(x[i]));
+  bool nan = false;
+  for (size_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+    const float a = fabsf(x[i]);
+    m = fmaxf(m, a);  // fmaxf skips NaN; the CPU kernel reports a group holding one as NaN, so track it apart
+    nan |= isnan(a);
+  }
   best[threadIdx.x] = m;
+  if (nan) sawNan = 1;
   __syncthreads();
   for (int s = blockDim.x / 2; s > 0; s >>= 1) {
     if (threadIdx.x < s) best[threadIdx.x] = fmaxf(best[threadIdx.x], best[threadIdx.x + s]);
     __syncthreads();
   }
-  if (threadIdx.x == 0) scales[g] = best[0];
+  if (threadIdx.x == 0) scales[g] = sawNan ? __int_as_float(0x7fc00000) : best[0];
 }
 
 // The CPU kernel's arithmetic, operation for operation (Quantize.cpp), so both produce the same codes:
-// v = x * inv + offset, code = clamp(floor(v), 0, 2^b - 1), with inv = unit / s computed in double.
+// v = x * inv + offset, code = clamp(floor(v), 0, 2^b - 1), with inv = unit / s computed in double. The multiply
+// and the add are rounded apart (__fmul_rn / __fadd_rn): nvcc would otherwise fuse them into one FMA, which rounds
+// once and moves values that sit on a rounding boundary to the neighbouring code. The x86 build never fuses (no FMA
+// in its target), and sender and receiver must agree bit for bit.
 __device__ __forceinline__ unsigned codeOf(float x, float s, int bits) {
   const double unit = bits == 1 ? 1.0 : double(1 << (bits - 1));
   const float inv = (s == 0.f || isnan(s)) ? 0.f : float(fmin(fmax(unit / double(s), -3.4028234663852886e38),
                                                                 3.4028234663852886e38));
   const float offset = (bits == 1 ? 0.5f : float(1 << (bits - 1))) + 0.5f;  // nearest rounding adds 0.5
-  float v = x * inv + offset;
+  float v = __fadd_rn(__fmul_rn(x, inv), offset);
   v = v > 0.f ? v : 0.f;
   const float top = float((1 << bits) - 1);
   v = v < top ? v : top;
@@ -134,12 +146,13 @@ __global__ void unpackKernel(const uint8_t* in, size_t n, int bits, size_t group
     const size_t global = i * bits + b;
     code |= unsigned((in[global >> 3] >> (global & 7)) & 1u) << b;
   }
+  // x̂ = float(q) * step + 0 as on the CPU (the + 0 turns a -0 into +0 there too), unfused.
   const float s = scales[i / group];
   if (bits == 1) {
-    out[i] = float(int(code) * 2 - 1) * (s * 0.5f);
+    out[i] = __fadd_rn(__fmul_rn(float(int(code) * 2 - 1), __fmul_rn(s, 0.5f)), 0.f);
   } else {
     const int h = 1 << (bits - 1);
-    out[i] = float(int(code) - h) * float(double(s) / double(h));
+    out[i] = __fadd_rn(__fmul_rn(float(int(code) - h), float(double(s) / double(h))), 0.f);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -93,6 +94,48 @@ TEST_F(CudaKernels, QuantizePackAndUnpackMatchTheCpu) {
     cuda::unpackDequantizeSymmetric(dp.p, x.size(), bits, group, ds.p, dout.p);
     EXPECT_EQ(dout.host(x.size()), out) << bits << " bits";
   }
+}
+
+// A group holding a NaN reports NaN on both (the CPU's scale check then rejects it); fmaxf alone would skip it.
+TEST_F(CudaKernels, GroupMaxAbsReportsNanLikeTheCpu) {
+  x[5000] = NAN;
+  Device<float> dx(x);
+  const size_t group = 512, groups = (x.size() + group - 1) / group;
+  std::vector<float> scales(groups);
+  groupMaxAbs(x.data(), x.size(), group, scales.data());
+  Device<float> ds(groups);
+  cuda::groupMaxAbs(dx.p, x.size(), group, ds.p);
+  const auto got = ds.host(groups);
+  for (size_t g = 0; g < groups; ++g) {
+    ASSERT_EQ(std::isnan(got[g]), std::isnan(scales[g])) << "group " << g;
+    if (!std::isnan(got[g])) ASSERT_EQ(got[g], scales[g]) << "group " << g;
+  }
+  EXPECT_TRUE(std::isnan(got[5000 / group]));
+}
+
+// Values placed on rounding boundaries: x * inv + offset lands exactly on .5 before rounding, where a fused
+// multiply-add (one rounding instead of two) would pick the other code.
+TEST_F(CudaKernels, QuantizeOnRoundingBoundariesMatchesTheCpu) {
+  const size_t group = 256;
+  std::mt19937 g(11);
+  std::uniform_int_distribution<int> level(-127, 126);
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (i % group == 0) x[i] = 3.3f;  // every group's max-abs, so the scale is the same everywhere
+    else x[i] = (float(level(g)) + 0.5f) * (3.3f / 128.f) * (1.f + float(int(i % 7) - 3) * 1e-7f);
+  }
+  Device<float> dx(x);
+  const size_t groups = x.size() / group, bytes = packedBytes(x.size(), 8);
+  std::vector<float> scales(groups);
+  groupMaxAbs(x.data(), x.size(), group, scales.data());
+  Device<float> ds(scales);
+  std::vector<uint8_t> packed(bytes);
+  quantizePackSymmetric(x.data(), x.size(), 8, group, scales.data(), Rounding::Nearest, 0, packed.data());
+  Device<uint8_t> dp(bytes);
+  cuda::quantizePackSymmetric(dx.p, x.size(), 8, group, ds.p, dp.p);
+  const auto got = dp.host(bytes);
+  size_t differ = 0;
+  for (size_t i = 0; i < bytes; ++i) differ += got[i] != packed[i];
+  EXPECT_EQ(differ, 0u) << "codes differ from the CPU's";
 }
 
 }  // namespace
