@@ -2,6 +2,7 @@
 
 #include "engine/kernels/KernelError.h"
 #include "engine/kernels/Parallel.h"
+#include "engine/kernels/Simd.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +15,7 @@ namespace ps::kernels {
 namespace {
 
 // max |x| over [b, e), NaN if the range holds a NaN (maxps ignores NaN, so a separate unordered test tracks it).
-float maxAbs(const float* x, size_t b, size_t e) {
+PS_SIMD_CLONES float maxAbs(const float* x, size_t b, size_t e) {
   float m = 0.f;
   int nan = 0;
 #pragma omp simd reduction(max : m) reduction(| : nan)
@@ -31,7 +32,7 @@ struct MinMax {
   bool nan;
 };
 
-MinMax minMax(const float* x, size_t b, size_t e) {
+PS_SIMD_CLONES MinMax minMax(const float* x, size_t b, size_t e) {
   float lo = std::numeric_limits<float>::infinity(), hi = -lo;
   int nan = 0;
 #pragma omp simd reduction(min : lo) reduction(max : hi) reduction(| : nan)

@@ -3,6 +3,7 @@
 #include "engine/kernels/KernelError.h"
 #include "engine/kernels/Parallel.h"
 #include "engine/kernels/Random.h"
+#include "engine/kernels/Simd.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -57,7 +58,7 @@ Scheme makeScheme(bool symmetric, int bits, const float* scales, const float* mi
   return s;
 }
 
-void encodeNearest(const float* x, size_t b, size_t e, GroupMap m, float add, float top, uint8_t* codes) {
+PS_ALWAYS_INLINE void encodeNearest(const float* x, size_t b, size_t e, GroupMap m, float add, float top, uint8_t* codes) {
   for (size_t i = b; i < e; ++i) {
     float v = (x[i] - m.lo) * m.inv + add;
     v = v > 0.f ? v : 0.f;  // NaN -> 0
@@ -82,7 +83,7 @@ void uniforms(size_t b, size_t e, uint64_t hseed, uint32_t* u) {
   if (i < e) u[i - b] = uint32_t(splitmix64(hseed ^ uint64_t(i >> 1)) >> 8) & 0xffffffu;
 }
 
-void encodeStochastic(const float* x, size_t b, size_t e, GroupMap m, float add, float top, const uint32_t* u,
+PS_ALWAYS_INLINE void encodeStochastic(const float* x, size_t b, size_t e, GroupMap m, float add, float top, const uint32_t* u,
                       uint8_t* codes) {
   for (size_t i = b; i < e; ++i) {
     float v = (x[i] - m.lo) * m.inv + add;
@@ -94,12 +95,13 @@ void encodeStochastic(const float* x, size_t b, size_t e, GroupMap m, float add,
   }
 }
 
-void decode(const uint8_t* codes, size_t b, size_t e, GroupMap m, int32_t A, int32_t C, float* out) {
+PS_ALWAYS_INLINE void decode(const uint8_t* codes, size_t b, size_t e, GroupMap m, int32_t A, int32_t C, float* out) {
   for (size_t i = b; i < e; ++i) out[i] = float(int32_t(codes[i - b]) * A - C) * m.mul + m.base;
 }
 
 // Quantizes [r.begin, r.end) (r.begin a multiple of 8) tile by tile: codes of each group segment, then one pack.
-void encodeRange(const float* x, size_t n, size_t group, const Scheme& sc, Rounding rnd, uint64_t hseed, Range r,
+// Cloned for AVX2 (Simd.h): the float-to-code and code-to-float loops run 8 wide there, with identical results.
+PS_SIMD_CLONES void encodeRange(const float* x, size_t n, size_t group, const Scheme& sc, Rounding rnd, uint64_t hseed, Range r,
                  uint8_t* out) {
   uint8_t buf[kTile];
   uint32_t u[kTile];
@@ -121,7 +123,7 @@ void encodeRange(const float* x, size_t n, size_t group, const Scheme& sc, Round
   }
 }
 
-void decodeRange(const uint8_t* in, size_t n, size_t group, const Scheme& sc, Range r, float* out) {
+PS_SIMD_CLONES void decodeRange(const uint8_t* in, size_t n, size_t group, const Scheme& sc, Range r, float* out) {
   uint8_t buf[kTile];
   size_t g = r.begin / group, gEnd = groupEnd(n, group, g);
   GroupMap m = sc.group(g);

@@ -53,7 +53,7 @@ struct Dense {
     if (lo == 0 && hi == 0x7fffffffu) {  // first digit: everything
       for (size_t i = r.begin; i < r.end; ++i) ++h[keyOf(x, i) >> lv.shift];
     } else if (hi <= kInfKey) {  // few matches: vectorised compaction, then histogram the matches
-      uint32_t buf[1024 + 4];
+      uint32_t buf[1024 + kSelectSlack];
       for (size_t b = r.begin; b < r.end; b += 1024) {
         const size_t c = selectInRange(x, b, std::min(b + 1024, r.end), lo, hi, buf);
         for (size_t j = 0; j < c; ++j) ++h[(keyOf(x, buf[j]) >> lv.shift) & mask];
@@ -174,7 +174,7 @@ inline void collect(const Lists& l, int t, uint32_t T, size_t ties, size_t, uint
 // Dense chunks with no partial ties use the vectorised compaction: keys > G, G <= the key of +inf.
 inline void collectDenseAbove(const Dense& d, int t, uint32_t G, uint32_t* idx, float* val, size_t quota) {
   const Range r = chunkOf(d.n, d.nt, t);
-  uint32_t buf[1024 + 4];
+  uint32_t buf[1024 + kSelectSlack];
   size_t written = 0;
   for (size_t b = r.begin; b < r.end && written < quota; b += 1024) {
     const size_t c = std::min(selectAbove(d.x, b, std::min(b + 1024, r.end), G, buf), quota - written);

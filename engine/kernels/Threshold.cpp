@@ -4,12 +4,14 @@
 #include "engine/kernels/KernelError.h"
 #include "engine/kernels/Parallel.h"
 #include "engine/kernels/Random.h"
+#include "engine/kernels/Simd.h"
 #include "engine/kernels/TopK.h"
 
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 namespace ps::kernels {
@@ -23,19 +25,20 @@ constexpr uint32_t kAbsMask = 0x7fffffffu;
 size_t countRange(const float* x, Range r, uint32_t T) { return countAboveKey(x, r.begin, r.end, T); }
 
 // Writes the first `quota` winners of chunk r at (idx, val); returns the number of winners in r, counting on
-// without writing once the quota is full.
+// without writing once the quota is full. Blocks are selected straight into the output while a whole block plus
+// the selection slack fits below the quota, and through a small buffer near its end.
 size_t collectRange(const float* x, Range r, uint32_t T, uint32_t* idx, float* val, size_t quota) {
   constexpr size_t kBlock = 1024;
-  uint32_t buf[kBlock + 4];
   size_t written = 0, b = r.begin;
+  for (; b < r.end && written + kBlock + kSelectSlack <= quota; b += kBlock)
+    written += selectAboveWithValues(x, b, std::min(b + kBlock, r.end), T, idx + written, val + written);
+  uint32_t buf[kBlock + kSelectSlack];
+  float vbuf[kBlock + kSelectSlack];
   for (; b < r.end && written < quota; b += kBlock) {
-    const size_t e = std::min(b + kBlock, r.end);
-    const size_t w = selectAbove(x, b, e, T, buf);
+    const size_t w = selectAboveWithValues(x, b, std::min(b + kBlock, r.end), T, buf, vbuf);
     const size_t c = std::min(w, quota - written);
-    for (size_t j = 0; j < c; ++j) {
-      idx[written + j] = buf[j];
-      val[written + j] = x[buf[j]];
-    }
+    std::memcpy(idx + written, buf, c * sizeof(uint32_t));
+    std::memcpy(val + written, vbuf, c * sizeof(float));
     written += w;  // may pass the quota on the last block: counts, not writes
   }
   return written + (b < r.end ? countRange(x, {b, r.end}, T) : 0);
@@ -55,13 +58,15 @@ bool thresholdKey(float t, uint32_t* T, const char* who) {
   return true;
 }
 
-// Sums of d = x - shift and d^2 over r: in float over blocks of 64 elements (so SSE2 does 4 lanes of plain float
-// adds), block results accumulated in double. Relative error about 1e-6 at worst (16 terms per lane and block).
+// Sums of d = x - shift and d^2 over r: in float over blocks of 256 elements (plain float adds in every vector lane:
+// 4 with SSE2, 8 in the AVX2 clone), block results accumulated in double. At most 64 terms per lane and block, so
+// the relative error stays about 4e-6 at worst; the lane count changes the last bits between CPUs, which only moves
+// GaussianK's threshold estimate (the sender's own choice), never a decoded value.
 template <bool kFiniteOnly>
-void momentSums(const float* x, Range r, float shift, double* s0, double* s1, double* s2) {
+PS_SIMD_CLONES void momentSums(const float* x, Range r, float shift, double* s0, double* s1, double* s2) {
   double c = 0, a = 0, q = 0;
-  for (size_t b = r.begin; b < r.end; b += 64) {
-    const size_t e = std::min(b + 64, r.end);
+  for (size_t b = r.begin; b < r.end; b += 256) {
+    const size_t e = std::min(b + 256, r.end);
     float bc = 0, ba = 0, bq = 0;
 #pragma omp simd reduction(+ : bc, ba, bq)
     for (size_t i = b; i < e; ++i) {
@@ -117,10 +122,26 @@ Moments momentsImpl(const float* x, size_t n, int threads) {
 size_t targetCount(size_t n, double K) { return std::max<size_t>(1, size_t(std::llround(K * double(n)))); }
 
 // gatherAbove's per-chunk spill buffers (chunks after the first), owned by the calling thread and reused.
-struct Spill {
-  std::vector<std::vector<uint32_t>> index;
-  std::vector<std::vector<float>> value;
+// One chunk's winners: grown by doubling (contents kept, nothing zero-filled), so the selection writes straight in.
+struct SpillBuffer {
+  std::unique_ptr<uint32_t[]> index;
+  std::unique_ptr<float[]> value;
+  size_t size = 0, capacity = 0;
+
+  void room(size_t more) {
+    if (size + more <= capacity) return;
+    const size_t c = std::max(size + more, 2 * capacity);
+    std::unique_ptr<uint32_t[]> i(new uint32_t[c]);
+    std::unique_ptr<float[]> v(new float[c]);
+    std::memcpy(i.get(), index.get(), size * sizeof(uint32_t));
+    std::memcpy(v.get(), value.get(), size * sizeof(float));
+    index = std::move(i), value = std::move(v), capacity = c;
+  }
+  void releaseIfOversized() {  // kept between calls, unless far bigger than this call needed
+    if (capacity > std::max(size_t(4) << 20, 4 * size)) *this = SpillBuffer();
+  }
 };
+using Spill = std::vector<SpillBuffer>;
 thread_local Spill tlsSpill;
 
 float clampFinite(double t) { return float(std::clamp(t, -double(FLT_MAX), double(FLT_MAX))); }
@@ -159,8 +180,7 @@ size_t gatherAbove(const float* x, size_t n, float threshold, uint32_t* indices,
   // One pass: the first chunk writes straight to the output (its winners come first); the others compact theirs
   // into spill buffers, copied to their offsets once the counts are known.
   Spill& S = tlsSpill;
-  S.index.resize(size_t(nt));
-  S.value.resize(size_t(nt));
+  S.resize(size_t(nt));
   std::vector<size_t> offset(size_t(nt) + 1, 0);
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
   for (int t = 0; t < nt; ++t) {
@@ -169,32 +189,25 @@ size_t gatherAbove(const float* x, size_t n, float threshold, uint32_t* indices,
       offset[1] = collectRange(x, r, T, indices, values, capacity);
       continue;
     }
-    std::vector<uint32_t>& I = S.index[size_t(t)];
-    std::vector<float>& V = S.value[size_t(t)];
-    I.clear(), V.clear();
-    uint32_t buf[1024 + 4];
+    SpillBuffer& B = S[size_t(t)];
+    B.size = 0;
     for (size_t b = r.begin; b < r.end; b += 1024) {
-      const size_t m = selectAbove(x, b, std::min(b + 1024, r.end), T, buf);
-      const size_t at = I.size();
-      I.resize(at + m), V.resize(at + m);  // amortised growth; capacity is kept for the next call
-      for (size_t j = 0; j < m; ++j) I[at + j] = buf[j], V[at + j] = x[buf[j]];
+      B.room(1024 + kSelectSlack);
+      B.size += selectAboveWithValues(x, b, std::min(b + 1024, r.end), T, B.index.get() + B.size,
+                                      B.value.get() + B.size);
     }
-    offset[size_t(t) + 1] = I.size();
+    offset[size_t(t) + 1] = B.size;
   }
   for (int t = 0; t < nt; ++t) offset[size_t(t) + 1] += offset[size_t(t)];
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
   for (int t = 1; t < nt; ++t) {
     const size_t b = std::min(offset[size_t(t)], capacity), e = std::min(offset[size_t(t) + 1], capacity);
     if (e > b) {
-      std::memcpy(indices + b, S.index[size_t(t)].data(), (e - b) * sizeof(uint32_t));
-      std::memcpy(values + b, S.value[size_t(t)].data(), (e - b) * sizeof(float));
+      std::memcpy(indices + b, S[size_t(t)].index.get(), (e - b) * sizeof(uint32_t));
+      std::memcpy(values + b, S[size_t(t)].value.get(), (e - b) * sizeof(float));
     }
   }
-  for (int t = 1; t < nt; ++t)
-    if (S.index[size_t(t)].capacity() > std::max(size_t(4) << 20, 4 * S.index[size_t(t)].size())) {  // oversized
-      std::vector<uint32_t>().swap(S.index[size_t(t)]);
-      std::vector<float>().swap(S.value[size_t(t)]);
-    }
+  for (int t = 1; t < nt; ++t) S[size_t(t)].releaseIfOversized();
   return offset[size_t(nt)];
 }
 

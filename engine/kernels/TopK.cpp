@@ -76,15 +76,17 @@ bool gatherCandidates(const float* x, size_t n, size_t k, uint32_t L, double fra
     const Range r = chunkOf(n, nt, t);
     uint32_t* out = S.cand.data() + start[size_t(t)];
     float* outValue = S.candValue.data() + start[size_t(t)];
-    uint32_t buf[1024 + 4];
+    uint32_t buf[1024 + kSelectSlack];
+    float vbuf[1024 + kSelectSlack];
     size_t c = 0;
     for (size_t b = r.begin; b < r.end; b += 1024) {
-      const size_t m = selectAbove(x, b, std::min(b + 1024, r.end), L - 1, buf);
+      const size_t m = selectAboveWithValues(x, b, std::min(b + 1024, r.end), L - 1, buf, vbuf);
       if (c + m > cap[size_t(t)]) {
         overflow = 1;
         break;
       }
-      for (size_t j = 0; j < m; ++j) out[c + j] = buf[j], outValue[c + j] = x[buf[j]];  // x[...] is in L1
+      std::memcpy(out + c, buf, m * sizeof(uint32_t));
+      std::memcpy(outValue + c, vbuf, m * sizeof(float));
       c += m;
     }
     counts[size_t(t)] = c;

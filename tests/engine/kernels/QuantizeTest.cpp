@@ -250,3 +250,47 @@ TEST(KernelsQuantize, DegenerateGroupsAndBadArguments) {
 
 }  // namespace
 }  // namespace ps::kernels
+
+namespace ps::kernels {
+namespace {
+
+// Codes and decoded values are part of the wire format and of the sender/receiver agreement (EF21, DIANA): they
+// must not depend on which SIMD path the CPU takes (Simd.h). The same fingerprint is checked by test_kernels (AVX2
+// clones where the CPU has them) and test_kernels_baseline (SSE2 only), over data made from integers alone so no
+// library's random distributions enter. A change here is a wire-format change and must be deliberate.
+uint64_t fnv1a(const void* p, size_t bytes, uint64_t h = 1469598103934665603ull) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+TEST(KernelsQuantize, CodesAndValuesAreTheSameOnEverySimdPath) {
+  const size_t n = (size_t(1) << 19) + 37, group = 512;  // parallel path, a partial last group
+  std::vector<float> x(n);
+  uint64_t s = 12345;
+  for (size_t i = 0; i < n; ++i) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    x[i] = float(int32_t(s >> 33) % 20001 - 10000) * (i % 3 == 0 ? 1e-3f : 3.7e-5f);
+  }
+  x[1000] = 0.f, x[1001] = -0.f;
+  const size_t groups = (n + group - 1) / group;
+  std::vector<float> scales(groups), lo(groups), hi(groups), out(n);
+  groupMaxAbs(x.data(), n, group, scales.data());
+  groupMinMax(x.data(), n, group, lo.data(), hi.data());
+  uint64_t h = fnv1a(scales.data(), groups * 4);
+  h = fnv1a(lo.data(), groups * 4, fnv1a(hi.data(), groups * 4, h));
+  for (int bits : {1, 2, 3, 4, 8})
+    for (Rounding r : {Rounding::Nearest, Rounding::Stochastic}) {
+      std::vector<uint8_t> codes(packedBytes(n, bits));
+      quantizePackSymmetric(x.data(), n, bits, group, scales.data(), r, 99, codes.data());
+      unpackDequantizeSymmetric(codes.data(), codes.size(), n, bits, group, scales.data(), out.data());
+      h = fnv1a(out.data(), n * 4, fnv1a(codes.data(), codes.size(), h));
+      quantizePackMinMax(x.data(), n, bits, group, lo.data(), hi.data(), r, 99, codes.data());
+      unpackDequantizeMinMax(codes.data(), codes.size(), n, bits, group, lo.data(), hi.data(), out.data());
+      h = fnv1a(out.data(), n * 4, fnv1a(codes.data(), codes.size(), h));
+    }
+  EXPECT_EQ(h, 0x74b51736356a2895ull) << std::hex << "fingerprint 0x" << h;
+}
+
+}  // namespace
+}  // namespace ps::kernels

@@ -1,0 +1,23 @@
+#pragma once
+// Wider SIMD for the hottest loops without raising the build's target. The build sets no -march (CI machines vary),
+// so plain code is x86-64 baseline (SSE2, 4 floats per instruction). A function marked PS_SIMD_CLONES is compiled
+// twice, for that baseline and for AVX2 (8 floats), and the loader picks the AVX2 copy once on CPUs that have it
+// (target_clones: an ifunc, resolved at load time; GCC and Clang on x86-64 Linux).
+//
+// Only AVX2 is named, never FMA: a fused multiply-add rounds once where the baseline rounds twice, which would move
+// quantized codes between machines, and a sender and its receiver must agree bit for bit. Every clone therefore
+// computes exactly the same results, only faster. Helpers called from a cloned function get the wider code only when
+// inlined into it: mark them PS_ALWAYS_INLINE. Keep OpenMP pragmas out of cloned functions (their outlined bodies
+// would not be cloned); clone the per-chunk work they call instead.
+#if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(PS_NO_SIMD_CLONES)
+#define PS_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define PS_SIMD_CLONES
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PS_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define PS_ALWAYS_INLINE inline
+#endif
