@@ -2,6 +2,7 @@
 
 #include "engine/kernels/KernelError.h"
 #include "engine/kernels/Parallel.h"
+#include "engine/kernels/Simd.h"
 
 #include <algorithm>
 #include <cstring>
@@ -24,30 +25,96 @@ void checkArgs(const uint32_t* idx, size_t k, size_t n) {
   require(k == 0 || idx, "encodeIndices: null indices");
 }
 
-// Validates the input and returns the DeltaVarint payload size. Branch-free over the indices (flags collect every
-// violation), so the compiler vectorises it; the error is raised once, after the pass.
-size_t checkedVarintSize(const uint32_t* idx, size_t k, size_t n) {
-  checkArgs(idx, k, n);
-  if (k == 0) return 0;
-  const uint32_t N = uint32_t(n);  // n <= 2^32 - 1 (checkArgs)
-  uint32_t outOfRange = idx[0] >= N, descending = 0;
-  size_t bytes = varintBytes(idx[0] + 1);  // the first gap is from -1; idx[0] + 1 wraps only when idx[0] >= n
+// The DeltaVarint sizes of the gaps in [b, e) (the first gap from idx[b - 1], or from -1 at b = 0), with flags for
+// every violation. Branch-free over the indices, so the compiler vectorises it (8 lanes in the AVX2 clone); the
+// caller raises the error once, after the pass.
+struct VarintScan {
+  size_t bytes = 0;
+  uint32_t outOfRange = 0, descending = 0;
+};
+
+PS_SIMD_CLONES VarintScan scanVarints(const uint32_t* idx, size_t b, size_t e, uint32_t N) {
+  VarintScan s;
+  if (b == e) return s;
+  size_t j = b;
+  if (b == 0) {
+    s.outOfRange = idx[0] >= N;
+    s.bytes = varintBytes(idx[0] + 1);  // the first gap is from -1; idx[0] + 1 wraps only when idx[0] >= n
+    j = 1;
+  }
   // Blocks of 4096 with 32-bit counters (at most 5 bytes per gap) keep the inner loop in one vector width.
-  for (size_t b = 1; b < k; b += 4096) {
-    const size_t e = std::min(k, b + 4096);
+  for (; j < e; j += 4096) {
+    const size_t f = std::min(e, j + 4096);
     uint32_t blockBytes = 0, over = 0, down = 0;
-    for (size_t j = b; j < e; ++j) {
-      const uint32_t v = idx[j], u = idx[j - 1];
+    for (size_t i = j; i < f; ++i) {
+      const uint32_t v = idx[i], u = idx[i - 1];
       over |= uint32_t(v >= N);
       down |= uint32_t(v <= u);
       blockBytes += varintBytes(v - u);
     }
-    bytes += blockBytes;
-    outOfRange |= over, descending |= down;
+    s.bytes += blockBytes;
+    s.outOfRange |= over, s.descending |= down;
+  }
+  return s;
+}
+
+// Index coding pays from fewer elements than streaming kernels: two threads from 2^16 indices.
+constexpr size_t kIndicesPerThread = size_t(1) << 15;
+
+// Validates the input and returns the DeltaVarint payload size; with `chunkBytes`, also each of `parts` chunks'
+// share (chunkOf(k, parts, t)), for a parallel write.
+size_t checkedVarintSize(const uint32_t* idx, size_t k, size_t n, int parts = 1, size_t* chunkBytes = nullptr) {
+  checkArgs(idx, k, n);
+  if (k == 0) return 0;
+  const uint32_t N = uint32_t(n);  // n <= 2^32 - 1 (checkArgs)
+  std::vector<VarintScan> scans(static_cast<size_t>(parts));
+  if (parts == 1) {
+    scans[0] = scanVarints(idx, 0, k, N);
+  } else {
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+    for (int t = 0; t < parts; ++t) {
+      const Range r = chunkOf(k, parts, t);
+      scans[size_t(t)] = scanVarints(idx, r.begin, r.end, N);
+    }
+  }
+  size_t bytes = 0;
+  uint32_t outOfRange = 0, descending = 0;
+  for (int t = 0; t < parts; ++t) {
+    const VarintScan& s = scans[size_t(t)];
+    bytes += s.bytes, outOfRange |= s.outOfRange, descending |= s.descending;
+    if (chunkBytes) chunkBytes[t] = s.bytes;
   }
   if (outOfRange) throw KernelError("encodeIndices: index >= n");
   if (descending) throw KernelError("encodeIndices: indices not strictly ascending");
   return bytes;
+}
+
+// The varints of the gaps in [b, e) (the first from idx[b - 1], or from -1 at b = 0), written from p.
+PS_SIMD_CLONES void writeVarints(const uint32_t* idx, size_t b, size_t e, uint8_t* p) {
+  uint32_t prev = b == 0 ? uint32_t(-1) : idx[b - 1];
+  size_t j = b;
+  while (j < e) {
+    // Dense selections have gaps below 128 almost everywhere: eight one-byte varints at a time.
+    if (j + 8 <= e) {
+      uint32_t gap[8], any = 0;
+      for (int i = 0; i < 8; ++i) {
+        gap[i] = idx[j + size_t(i)] - (i ? idx[j + size_t(i) - 1] : prev);
+        any |= gap[i];
+      }
+      if (any < 0x80u) {
+        for (int i = 0; i < 8; ++i) p[i] = uint8_t(gap[i]);
+        p += 8, j += 8, prev = idx[j - 1];
+        continue;
+      }
+    }
+    uint32_t gap = idx[j] - prev;  // mod 2^32: idx[0] + 1 for the first
+    prev = idx[j++];
+    while (gap >= 0x80u) {
+      *p++ = uint8_t(gap | 0x80u);
+      gap >>= 7;
+    }
+    *p++ = uint8_t(gap);
+  }
 }
 
 IndexFormat cheapest(size_t k, size_t n, size_t varint, size_t* payload) {
@@ -78,33 +145,9 @@ void writePayload(IndexFormat f, const uint32_t* idx, size_t k, size_t n, uint8_
                   p[4 * j + 3] = uint8_t(v >> 24);
       }
       return;
-    case IndexFormat::DeltaVarint: {
-      uint32_t prev = uint32_t(-1);
-      size_t j = 0;
-      while (j < k) {
-        // Dense selections have gaps below 128 almost everywhere: eight one-byte varints at a time.
-        if (j + 8 <= k) {
-          uint32_t gap[8], any = 0;
-          for (int i = 0; i < 8; ++i) {
-            gap[i] = idx[j + size_t(i)] - (i ? idx[j + size_t(i) - 1] : prev);
-            any |= gap[i];
-          }
-          if (any < 0x80u) {
-            for (int i = 0; i < 8; ++i) p[i] = uint8_t(gap[i]);
-            p += 8, j += 8, prev = idx[j - 1];
-            continue;
-          }
-        }
-        uint32_t gap = idx[j] - prev;  // mod 2^32: idx[0] + 1 for the first
-        prev = idx[j++];
-        while (gap >= 0x80u) {
-          *p++ = uint8_t(gap | 0x80u);
-          gap >>= 7;
-        }
-        *p++ = uint8_t(gap);
-      }
+    case IndexFormat::DeltaVarint:
+      writeVarints(idx, 0, k, p);
       return;
-    }
     case IndexFormat::Bitmap:
       std::memset(p, 0, (n + 7) / 8);
       for (size_t j = 0; j < k; ++j) p[idx[j] >> 3] |= uint8_t(1u << (idx[j] & 7));
@@ -215,12 +258,27 @@ size_t encodeIndicesAs(IndexFormat format, const uint32_t* idx, size_t k, size_t
 }
 
 size_t encodeIndices(const uint32_t* idx, size_t k, size_t n, std::vector<uint8_t>& out) {
+  // Large lists are sized and written in chunks on several threads: each chunk's varints start where the sizes
+  // before it end, so the bytes are those of the one-thread pass.
+  const int parts = threadsForWork(k, kIndicesPerThread);
+  std::vector<size_t> chunkBytes(static_cast<size_t>(parts));
   size_t payload;
-  const IndexFormat f = cheapest(k, n, checkedVarintSize(idx, k, n), &payload);
+  const IndexFormat f = cheapest(k, n, checkedVarintSize(idx, k, n, parts, chunkBytes.data()), &payload);
   const size_t at = out.size();
   out.resize(at + 1 + payload);
   out[at] = uint8_t(f);
-  writePayload(f, idx, k, n, out.data() + at + 1);
+  uint8_t* p = out.data() + at + 1;
+  if (f != IndexFormat::DeltaVarint || parts == 1) {
+    writePayload(f, idx, k, n, p);
+    return 1 + payload;
+  }
+  std::vector<size_t> offset(static_cast<size_t>(parts), 0);
+  for (int t = 1; t < parts; ++t) offset[size_t(t)] = offset[size_t(t) - 1] + chunkBytes[size_t(t) - 1];
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+  for (int t = 0; t < parts; ++t) {
+    const Range r = chunkOf(k, parts, t);
+    writeVarints(idx, r.begin, r.end, p + offset[size_t(t)]);
+  }
   return 1 + payload;
 }
 

@@ -14,4 +14,9 @@ int resolveThreads(int threads, size_t n, size_t minPerThread) {
   return std::max(1, t);
 }
 
+int threadsForWork(size_t work, size_t minPerThread) {
+  const size_t cap = work / std::max<size_t>(1, minPerThread);
+  return int(std::max<size_t>(1, std::min<size_t>(size_t(omp_get_max_threads()), cap)));
+}
+
 }  // namespace ps::kernels

@@ -13,6 +13,10 @@ inline constexpr size_t kParallelMinElements = size_t(1) << 18;
 // omp_get_max_threads(). Never more than one thread per `minPerThread` elements.
 int resolveThreads(int threads, size_t n, size_t minPerThread = size_t(1) << 16);
 
+// Threads for `work` units of heavier per-unit work (index coding, say) that pays from fewer elements: at most
+// omp_get_max_threads(), and one per `minPerThread` units.
+int threadsForWork(size_t work, size_t minPerThread);
+
 struct Range {
   size_t begin, end;
   size_t size() const { return end - begin; }

@@ -143,6 +143,44 @@ TEST(KernelsIndices, EncoderRejectsBadInput) {
   EXPECT_TRUE(out.empty());
 }
 
+// Large lists are varint-coded in chunks on several threads (2^16 indices and up): the bytes must be those of the
+// one-pass writer (encodeIndicesAs), gaps of every varint length included, and a violation in any chunk, or
+// across the edge between two, must still be refused.
+TEST(KernelsIndices, ChunkedVarintEncodingEqualsTheOnePassWriter) {
+  std::mt19937_64 g(21);
+  for (size_t k : {size_t(1) << 16, (size_t(1) << 17) + 3, size_t(300001)}) {
+    std::vector<uint32_t> idx(k);
+    uint64_t at = g() % 5;
+    for (size_t j = 0; j < k; ++j) {
+      idx[j] = uint32_t(at);
+      const uint64_t r = g() % 1000;  // mostly 1-byte gaps, some of 2, 3 and 4 bytes
+      at += r < 900 ? 1 + g() % 60 : r < 970 ? 128 + g() % 9000 : r < 999 ? 20000 + g() % 100000 : 2097152 + g() % 9;
+    }
+    const size_t n = size_t(at) + 7;
+    std::vector<uint8_t> chunked, onePass;
+    IndexFormat f;
+    encodedIndexBytes(idx.data(), k, n, &f);
+    ASSERT_EQ(f, IndexFormat::DeltaVarint) << k;
+    encodeIndices(idx.data(), k, n, chunked);
+    encodeIndicesAs(IndexFormat::DeltaVarint, idx.data(), k, n, onePass);
+    ASSERT_EQ(chunked, onePass) << k;
+    std::vector<uint32_t> back(k);
+    decodeIndices(chunked.data(), chunked.size(), k, n, back.data());
+    EXPECT_EQ(back, idx);
+    std::vector<uint8_t> out;
+    for (size_t at : {k / 2, k / 2 + 1, k - 1}) {  // at and around the middle chunk edge, and in the last chunk
+      auto bad = idx;
+      bad[at] = bad[at - 1];
+      EXPECT_THROW(encodeIndices(bad.data(), k, n, out), KernelError) << "repeat at " << at;
+      bad = idx;
+      bad[at] = uint32_t(n);
+      if (at + 1 < k) bad[at + 1] = uint32_t(n) + 1;
+      EXPECT_THROW(encodeIndices(bad.data(), k, n, out), KernelError) << "index >= n at " << at;
+    }
+    EXPECT_TRUE(out.empty());
+  }
+}
+
 void expectRejected(const std::vector<uint8_t>& bytes, size_t k, size_t n, const std::string& why) {
   std::vector<uint32_t> out(k + 1, 0xabcdef);
   try {
