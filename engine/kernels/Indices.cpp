@@ -176,7 +176,7 @@ size_t decodeAbsolute(const uint8_t* p, size_t len, size_t k, size_t n, uint32_t
   return len;
 }
 
-size_t decodeVarint(const uint8_t* p, size_t len, size_t k, size_t n, uint32_t* idx) {
+size_t decodeVarintSequential(const uint8_t* p, size_t len, size_t k, size_t n, uint32_t* idx) {
   size_t pos = 0;
   int64_t prev = -1;
   for (size_t j = 0; j < k; ++j) {
@@ -214,6 +214,115 @@ size_t decodeVarint(const uint8_t* p, size_t len, size_t k, size_t n, uint32_t* 
     prev = int64_t(v);
   }
   if (pos != len) throw KernelError("decodeIndices: trailing bytes after the varints");
+  return len;
+}
+
+// Eight one-byte varints (no continuation bit, no zero byte) in the word w.
+inline bool eightShort(uint64_t w) {
+  return (w & 0x8080808080808080ull) == 0 && ((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull) == 0;
+}
+
+// Pass 1 of the chunked decoder over the bytes [b, e), which start at a varint boundary: how many varints, the sum
+// of their gaps, and the first thing wrong with them (nullptr when nothing is). Eight one-byte varints cost one
+// word test and a byte sum.
+struct VarintRun {
+  size_t count = 0;
+  uint64_t sum = 0;
+  const char* error = nullptr;
+};
+
+VarintRun scanVarintRun(const uint8_t* p, size_t b, size_t e) {
+  VarintRun r;
+  size_t pos = b;
+  while (pos < e) {
+    if (pos + 8 <= e) {
+      const uint64_t w = load64(p + pos);
+      if (eightShort(w)) {
+        const uint64_t pairs = (w & 0x00ff00ff00ff00ffull) + ((w >> 8) & 0x00ff00ff00ff00ffull);
+        r.sum += (pairs * 0x0001000100010001ull) >> 48;  // four 16-bit lanes of at most 254 each
+        r.count += 8, pos += 8;
+        continue;
+      }
+    }
+    uint64_t gap = 0;
+    for (int shift = 0;; shift += 7) {
+      if (shift == 35) return r.error = "decodeIndices: varint longer than 5 bytes", r;
+      if (pos >= e) return r.error = "decodeIndices: truncated varint", r;
+      const uint8_t byte = p[pos++];
+      gap |= uint64_t(byte & 0x7fu) << shift;
+      if (!(byte & 0x80u)) {
+        if (byte == 0 && shift > 0) return r.error = "decodeIndices: non-minimal varint", r;
+        break;
+      }
+    }
+    if (gap > 0xffffffffull) return r.error = "decodeIndices: varint overflows 32 bits", r;
+    if (gap == 0) return r.error = "decodeIndices: indices not strictly ascending (zero gap)", r;
+    r.sum += gap, ++r.count;
+  }
+  return r;
+}
+
+// Pass 2: the `count` indices of bytes [b, e) (validated by pass 1), the first one gap after `prev`.
+void writeVarintRun(const uint8_t* p, size_t b, size_t e, int64_t prev, uint32_t* idx, size_t count) {
+  size_t pos = b, j = 0;
+  while (j < count && pos < e) {
+    if (j + 8 <= count && pos + 8 <= e) {
+      const uint64_t w = load64(p + pos);
+      if (eightShort(w)) {
+        for (int i = 0; i < 8; ++i) idx[j + size_t(i)] = uint32_t(prev += int64_t((w >> (8 * i)) & 0x7fu));
+        j += 8, pos += 8;
+        continue;
+      }
+    }
+    uint64_t gap = 0;
+    for (int shift = 0; pos < e && shift < 35; shift += 7) {
+      const uint8_t byte = p[pos++];
+      gap |= uint64_t(byte & 0x7fu) << shift;
+      if (!(byte & 0x80u)) break;
+    }
+    idx[j++] = uint32_t(prev += int64_t(gap));
+  }
+}
+
+// Large payloads decode on every thread in two passes: the bytes are cut at varint boundaries (a varint starts
+// after a byte without the continuation bit), pass 1 counts and sums each cut's gaps and validates them, and pass
+// 2 writes each cut's indices from the running sum before it. It accepts exactly what the one-pass decoder
+// accepts: every varint valid, k of them using every byte, the last index below n (gaps are >= 1, so the others are
+// too and the list is strictly ascending).
+size_t decodeVarint(const uint8_t* p, size_t len, size_t k, size_t n, uint32_t* idx) {
+  const int parts = threadsForWork(k, kIndicesPerThread);
+  if (parts == 1) return decodeVarintSequential(p, len, k, n, idx);
+  const size_t P = static_cast<size_t>(parts);
+  std::vector<size_t> cut(P + 1, len);
+  cut[0] = 0;
+  for (size_t t = 1; t < P; ++t) {
+    size_t c = std::max(len * t / P, cut[t - 1]);
+    while (c < len && c > 0 && (p[c - 1] & 0x80u)) ++c;
+    cut[t] = c;
+  }
+  std::vector<VarintRun> runs(P);
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+  for (int t = 0; t < parts; ++t) runs[size_t(t)] = scanVarintRun(p, cut[size_t(t)], cut[size_t(t) + 1]);
+  size_t count = 0;
+  uint64_t sum = 0;
+  for (const VarintRun& r : runs) {
+    if (r.error) throw KernelError(r.error);
+    count += r.count, sum += r.sum;
+  }
+  if (count < k) throw KernelError("decodeIndices: truncated varint");
+  if (count > k) throw KernelError("decodeIndices: trailing bytes after the varints");
+  if (sum == 0 || sum - 1 >= n) throw KernelError("decodeIndices: index >= n");  // the last index is sum - 1
+  std::vector<size_t> first(P, 0);
+  std::vector<int64_t> prev(P, -1);
+  for (size_t t = 1; t < P; ++t) {
+    first[t] = first[t - 1] + runs[t - 1].count;
+    prev[t] = prev[t - 1] + int64_t(runs[t - 1].sum);
+  }
+#pragma omp parallel for num_threads(parts) schedule(static, 1)
+  for (int t = 0; t < parts; ++t) {
+    const size_t u = size_t(t);
+    writeVarintRun(p, cut[u], cut[u + 1], prev[u], idx + first[u], runs[u].count);
+  }
   return len;
 }
 

@@ -181,6 +181,83 @@ TEST(KernelsIndices, ChunkedVarintEncodingEqualsTheOnePassWriter) {
   }
 }
 
+// What a DeltaVarint block must be, written as plainly as possible: k minimal LEB128 varints of at most 5 bytes and
+// 32 bits, gaps >= 1 (the first from -1), every index < n, no byte left over. Returns false to reject.
+bool referenceVarintDecode(const std::vector<uint8_t>& bytes, size_t k, size_t n, std::vector<uint32_t>& out) {
+  out.clear();
+  size_t pos = 1;
+  int64_t prev = -1;
+  for (size_t j = 0; j < k; ++j) {
+    uint64_t gap = 0;
+    size_t len = 0;
+    for (;;) {
+      if (pos >= bytes.size() || len == 5) return false;
+      const uint8_t b = bytes[pos++];
+      gap |= uint64_t(b & 0x7f) << (7 * len++);
+      if (!(b & 0x80)) {
+        if (b == 0 && len > 1) return false;
+        break;
+      }
+    }
+    if (gap == 0 || gap > 0xffffffffull) return false;
+    prev += int64_t(gap);
+    if (uint64_t(prev) >= n) return false;
+    out.push_back(uint32_t(prev));
+  }
+  return pos == bytes.size();
+}
+
+// Big blocks decode on several threads in two passes cut at varint boundaries (2^16 indices and up). Differential
+// test against the plain decoder: mutations near every cut (the middle for two threads) and at the ends must be
+// accepted or refused exactly as it does, and what is accepted must decode to the same indices.
+TEST(KernelsIndices, ChunkedVarintDecodingAcceptsExactlyWhatThePlainDecoderAccepts) {
+  std::mt19937_64 g(8);
+  const size_t k = 200000;
+  std::vector<uint32_t> idx(k);
+  uint64_t at = 3;
+  for (size_t j = 0; j < k; ++j) {
+    idx[j] = uint32_t(at);
+    const uint64_t r = g() % 1000;
+    at += r < 900 ? 1 + g() % 100 : r < 990 ? 128 + g() % 9000 : 20000 + g() % 100000;
+  }
+  const size_t n = size_t(at);
+  std::vector<uint8_t> good;
+  encodeIndicesAs(IndexFormat::DeltaVarint, idx.data(), k, n, good);
+  std::vector<uint32_t> out(k + 1), want;
+  ASSERT_EQ(decodeIndices(good.data(), good.size(), k, n, out.data()), good.size());
+  ASSERT_TRUE(std::equal(idx.begin(), idx.end(), out.begin()));
+  size_t accepted = 0, rejected = 0;
+  const uint8_t pokes[] = {0x00, 0x01, 0x7f, 0x80, 0x81, 0xff};
+  for (int trial = 0; trial < 600; ++trial) {
+    std::vector<uint8_t> bad = good;
+    size_t kk = k, nn = n;
+    const size_t middle = good.size() / 2, where = trial % 3 == 0 ? good.size() - 1 - g() % 12
+                                                                   : middle - 12 + g() % 24;
+    switch (trial % 6) {
+      case 0: bad[where] = pokes[g() % 6]; break;                                  // one byte changed
+      case 1: bad[where] = pokes[g() % 6], bad[where + 1] = pokes[g() % 6]; break;  // two
+      case 2: bad.insert(bad.begin() + long(where), pokes[g() % 6]); break;        // a byte more
+      case 3: bad.erase(bad.begin() + long(where)); break;                         // a byte less
+      case 4: kk = k + (g() % 2 ? 1 : size_t(-1)); break;                          // another count
+      case 5: nn = g() % 2 ? n - 1 : n; std::fill_n(bad.begin() + long(middle), 1 + g() % 7, 0x80); break;
+    }
+    const bool ok = referenceVarintDecode(bad, kk, nn, want);
+    std::fill(out.begin(), out.end(), 0xabcdefu);
+    bool decoded = true;
+    try {
+      decodeIndices(bad.data(), bad.size(), kk, nn, out.data());
+    } catch (const KernelError&) {
+      decoded = false;
+    }
+    ASSERT_EQ(decoded, ok) << "trial " << trial;
+    if (ok) ASSERT_TRUE(std::equal(want.begin(), want.end(), out.begin())) << "trial " << trial;
+    if (kk < out.size()) EXPECT_EQ(out[kk], 0xabcdefu) << "wrote past k, trial " << trial;
+    (ok ? accepted : rejected) += 1;
+  }
+  EXPECT_GT(accepted, 20u);  // both outcomes are exercised
+  EXPECT_GT(rejected, 200u);
+}
+
 void expectRejected(const std::vector<uint8_t>& bytes, size_t k, size_t n, const std::string& why) {
   std::vector<uint32_t> out(k + 1, 0xabcdef);
   try {
