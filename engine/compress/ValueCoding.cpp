@@ -98,8 +98,7 @@ void decodeValues(ByteReader& in, size_t n, float* out) {
   const int bits = in.get<uint8_t>("value bits");
   if (bits == 32) {
     std::memcpy(out, in.take(n * 4, "float32 values"), n * 4);
-    for (size_t i = 0; i < n; ++i)
-      if (!std::isfinite(out[i])) throw PayloadError("a value is not finite");
+    if (!k::allFinite(out, n)) throw PayloadError("a value is not finite");
     return;
   }
   if (bits == 16) {

@@ -189,7 +189,11 @@ size_t selectInRange(const float* x, size_t b, size_t e, uint32_t lo, uint32_t h
   return selectBetween<true>(x, b, e, lo, hi, out);
 }
 
-PS_SIMD_CLONES size_t countAboveKey(const float* x, size_t b, size_t e, uint32_t T) {
+namespace {
+
+// Cloned functions stay file-local behind plain public ones: Clang before 18 names a cloned function's resolver
+// differently, so calls from other files would not link.
+PS_SIMD_CLONES size_t countAboveKeyImpl(const float* x, size_t b, size_t e, uint32_t T) {
   size_t total = 0;
   for (size_t s = b; s < e; s += 65536) {  // 32-bit lanes per block so the loop vectorises
     const size_t f = std::min(s + 65536, e);
@@ -199,5 +203,9 @@ PS_SIMD_CLONES size_t countAboveKey(const float* x, size_t b, size_t e, uint32_t
   }
   return total;
 }
+
+}  // namespace
+
+size_t countAboveKey(const float* x, size_t b, size_t e, uint32_t T) { return countAboveKeyImpl(x, b, e, T); }
 
 }  // namespace ps::kernels

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -45,9 +46,11 @@ PS_SIMD_CLONES MinMax minMax(const float* x, size_t b, size_t e) {
   return {lo, hi, nan != 0};
 }
 
+// + 0.f turns a -0 into +0: which zero a vector min/max keeps depends on the lane order, and the range travels in the
+// payload, so it must not differ between the SSE2 and AVX2 paths.
 void storeMinMax(MinMax r, float* lo, float* hi) {
-  *lo = r.nan ? NAN : r.lo;
-  *hi = r.nan ? NAN : r.hi;
+  *lo = r.nan ? NAN : r.lo + 0.f;
+  *hi = r.nan ? NAN : r.hi + 0.f;
 }
 
 void checkArgs(const float* x, size_t n, size_t group, const void* o1, const void* o2, const char* who) {
@@ -116,5 +119,22 @@ void groupMinMax(const float* x, size_t n, size_t group, float* mins, float* max
         storeMinMax(all, mins + g, maxs + g);
       });
 }
+
+namespace {
+
+// File-local behind the public function (see Compress.cpp: Clang before 18 and cloned functions across files).
+PS_SIMD_CLONES bool allFiniteImpl(const float* x, size_t n) {
+  uint32_t bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t b;
+    std::memcpy(&b, x + i, 4);
+    bad |= uint32_t((b & 0x7f800000u) == 0x7f800000u);  // exponent all ones: inf or NaN
+  }
+  return bad == 0;
+}
+
+}  // namespace
+
+bool allFinite(const float* x, size_t n) { return allFiniteImpl(x, n); }
 
 }  // namespace ps::kernels

@@ -24,4 +24,7 @@ void groupMaxAbs(const float* x, size_t n, size_t group, float* scales, int thre
 // mins[g], maxs[g] = min and max over group g; both NaN when the group holds a NaN.
 void groupMinMax(const float* x, size_t n, size_t group, float* mins, float* maxs, int threads = 0);
 
+// True when no element is NaN or ±inf: one branch-free pass (vectorised), for decoders checking untrusted values.
+bool allFinite(const float* x, size_t n);
+
 }  // namespace ps::kernels

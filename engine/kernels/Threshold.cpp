@@ -63,7 +63,7 @@ bool thresholdKey(float t, uint32_t* T, const char* who) {
 // the relative error stays about 4e-6 at worst; the lane count changes the last bits between CPUs, which only moves
 // GaussianK's threshold estimate (the sender's own choice), never a decoded value.
 template <bool kFiniteOnly>
-PS_SIMD_CLONES void momentSums(const float* x, Range r, float shift, double* s0, double* s1, double* s2) {
+PS_ALWAYS_INLINE void momentSums(const float* x, Range r, float shift, double* s0, double* s1, double* s2) {
   double c = 0, a = 0, q = 0;
   for (size_t b = r.begin; b < r.end; b += 256) {
     const size_t e = std::min(b + 256, r.end);
@@ -88,6 +88,14 @@ PS_SIMD_CLONES void momentSums(const float* x, Range r, float shift, double* s0,
   *s2 = q;
 }
 
+// The cloned entry points (target_clones takes plain functions only: Clang refuses templates).
+PS_SIMD_CLONES void momentSumsAll(const float* x, Range r, float shift, double* s0, double* s1, double* s2) {
+  momentSums<false>(x, r, shift, s0, s1, s2);
+}
+PS_SIMD_CLONES void momentSumsFinite(const float* x, Range r, float shift, double* s0, double* s1, double* s2) {
+  momentSums<true>(x, r, shift, s0, s1, s2);
+}
+
 template <bool kFiniteOnly>
 Moments momentsImpl(const float* x, size_t n, int threads) {
   float shift = 0;
@@ -105,7 +113,8 @@ Moments momentsImpl(const float* x, size_t n, int threads) {
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
   for (int t = 0; t < nt; ++t) {
     double* p = part.data() + 3 * size_t(t);
-    momentSums<kFiniteOnly>(x, chunkOf(n, nt, t), shift, p, p + 1, p + 2);
+    if constexpr (kFiniteOnly) momentSumsFinite(x, chunkOf(n, nt, t), shift, p, p + 1, p + 2);
+    else momentSumsAll(x, chunkOf(n, nt, t), shift, p, p + 1, p + 2);
   }
   double c = 0, a = 0, q = 0;
   for (int t = 0; t < nt; ++t) {
@@ -133,8 +142,10 @@ struct SpillBuffer {
     const size_t c = std::max(size + more, 2 * capacity);
     std::unique_ptr<uint32_t[]> i(new uint32_t[c]);
     std::unique_ptr<float[]> v(new float[c]);
-    std::memcpy(i.get(), index.get(), size * sizeof(uint32_t));
-    std::memcpy(v.get(), value.get(), size * sizeof(float));
+    if (size) {
+      std::memcpy(i.get(), index.get(), size * sizeof(uint32_t));
+      std::memcpy(v.get(), value.get(), size * sizeof(float));
+    }
     index = std::move(i), value = std::move(v), capacity = c;
   }
   void releaseIfOversized() {  // kept between calls, unless far bigger than this call needed

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -290,6 +291,28 @@ TEST(KernelsQuantize, CodesAndValuesAreTheSameOnEverySimdPath) {
       h = fnv1a(out.data(), n * 4, fnv1a(codes.data(), codes.size(), h));
     }
   EXPECT_EQ(h, 0x74b51736356a2895ull) << std::hex << "fingerprint 0x" << h;
+}
+
+}  // namespace
+}  // namespace ps::kernels
+
+namespace ps::kernels {
+namespace {
+
+TEST(KernelsQuantize, AllFiniteFindsEveryNonFiniteValueAnywhere) {
+  for (size_t n : {size_t(0), size_t(1), size_t(7), size_t(33), size_t(100001)}) {
+    std::vector<float> x(n, 1.f);
+    if (n) x[n - 1] = FLT_MAX, x[0] = -FLT_MIN / 4;  // the largest finite and a denormal stay finite
+    EXPECT_TRUE(allFinite(x.data(), n)) << n;
+    for (float bad : {INFINITY, -INFINITY, NAN, -NAN})
+      for (size_t at : {size_t(0), n / 2, n ? n - 1 : 0}) {
+        if (at >= n) continue;
+        const float keep = x[at];
+        x[at] = bad;
+        EXPECT_FALSE(allFinite(x.data(), n)) << n << " " << at;
+        x[at] = keep;
+      }
+  }
 }
 
 }  // namespace
