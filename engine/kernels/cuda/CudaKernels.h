@@ -11,6 +11,10 @@ namespace ps::kernels::cuda {
 // False with the reason (no driver, no device) where kernels cannot run.
 bool available(std::string* why = nullptr);
 
+// Magnitudes are ordered as on the CPU (TopK.h): NaN is above +inf and all NaNs are equal. A negative threshold
+// keeps everything; a NaN threshold, bits outside 1..8 or group 0 throw std::invalid_argument, a CUDA failure
+// std::runtime_error. Device memory a call allocates is freed on every path.
+
 // #{ |x| > t }.
 size_t countAbove(const float* x, size_t n, float threshold);
 // Every i with |x[i]| > t, ascending, into indices/values (device, capacity >= the count); returns the count.

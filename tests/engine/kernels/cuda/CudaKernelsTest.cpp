@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 namespace ps::kernels {
@@ -94,6 +95,38 @@ TEST_F(CudaKernels, QuantizePackAndUnpackMatchTheCpu) {
     cuda::unpackDequantizeSymmetric(dp.p, x.size(), bits, group, ds.p, dout.p);
     EXPECT_EQ(dout.host(x.size()), out) << bits << " bits";
   }
+}
+
+// NaN and the infinities order as on the CPU (NaN above +inf, all NaNs equal), negative thresholds keep everything,
+// a NaN threshold is refused, and empty input costs nothing.
+TEST_F(CudaKernels, NanInfAndOddThresholdsBehaveLikeTheCpu) {
+  for (size_t i = 11; i < x.size(); i += 50021) x[i] = (i / 50021) % 3 == 0 ? NAN : (i / 50021) % 3 == 1 ? -NAN : INFINITY;
+  x[7] = -INFINITY;
+  Device<float> dx(x);
+  Device<uint32_t> di(x.size());
+  Device<float> dv(x.size());
+  for (float t : {0.f, 1.f, 3.f, INFINITY, -1.f}) {
+    const size_t want = countAbove(x.data(), x.size(), t);
+    EXPECT_EQ(cuda::countAbove(dx.p, x.size(), t), want) << t;
+    std::vector<uint32_t> idx(want);
+    std::vector<float> val(want);
+    gatherAbove(x.data(), x.size(), t, idx.data(), val.data(), want);
+    ASSERT_EQ(cuda::gatherAbove(dx.p, x.size(), t, di.p, dv.p), want) << t;
+    EXPECT_EQ(di.host(want), idx) << t;
+  }
+  EXPECT_THROW(cuda::countAbove(dx.p, x.size(), NAN), std::invalid_argument);
+  EXPECT_EQ(cuda::countAbove(dx.p, 0, 1.f), 0u);
+  for (size_t k : {size_t(1), size_t(3), size_t(21), size_t(22), size_t(5000)}) {  // the k-th is NaN, inf, finite
+    const float cpu = kthLargestAbs(x.data(), x.size(), k), gpu = cuda::kthLargestAbs(dx.p, x.size(), k);
+    EXPECT_TRUE(std::isnan(cpu) ? std::isnan(gpu) : gpu == cpu) << k;
+    std::vector<uint32_t> idx(k);
+    std::vector<float> val(k);
+    topkSelect(x.data(), x.size(), k, idx.data(), val.data());
+    ASSERT_EQ(cuda::topkSelect(dx.p, x.size(), k, di.p, dv.p), k) << k;
+    EXPECT_EQ(di.host(k), idx) << k;
+  }
+  EXPECT_THROW(cuda::quantizePackSymmetric(dx.p, x.size(), 9, 512, dv.p, nullptr), std::invalid_argument);
+  EXPECT_THROW(cuda::groupMaxAbs(dx.p, x.size(), 0, dv.p), std::invalid_argument);
 }
 
 // A group holding a NaN reports NaN on both (the CPU's scale check then rejects it); fmaxf alone would skip it.
