@@ -2,11 +2,15 @@
 
 #include "engine/kernels/BitPack.h"
 #include "engine/kernels/Half.h"
+#include "engine/kernels/KernelError.h"
+#include "engine/kernels/Qsgd.h"
 #include "engine/kernels/Random.h"
+#include "engine/kernels/Sign.h"
 
 #include <torch/torch.h>
 
 #include <cmath>
+#include <cstring>
 
 namespace ps {
 namespace {
@@ -123,30 +127,16 @@ Payload QsgdCodec::encode(const torch::Tensor& input) {
   Payload p = start(CodecId::Qsgd, x);
   ByteWriter w(p.bytes);
   const uint64_t n = uint64_t(x.numel()), bucket = uint64_t(std::max<int64_t>(1, bucket_));
-  const int bits = int(std::ceil(std::log2(2.0 * levels_ + 1)));
+  const int bits = kernels::qsgdBits(levels_);
   w.put<uint8_t>(uint8_t(levels_));
   w.put<uint32_t>(uint32_t(bucket));
-  const float* v = x.data_ptr<float>();
   const uint64_t buckets = (n + bucket - 1) / bucket;
   const uint64_t seed = kernels::splitmix64(stream_ + messages_++);
-  std::vector<float> norms(buckets);
-  std::vector<uint8_t> codes(n);
-  for (uint64_t b = 0; b < buckets; ++b) {
-    const uint64_t lo = b * bucket, hi = std::min(n, lo + bucket);
-    double sq = 0;
-    for (uint64_t i = lo; i < hi; ++i) sq += double(v[i]) * v[i];
-    const float norm = norms[b] = float(std::sqrt(sq));
-    const double unit = norm > 0 ? levels_ / double(norm) : 0.0;
-    for (uint64_t i = lo; i < hi; ++i) {
-      const double level = unit * std::fabs(v[i]);
-      const double fl = std::floor(level);
-      const double u = double(kernels::splitmix64(seed ^ (i * 0xD1B54A32D192ED03ULL)) >> 11) * 0x1.0p-53;
-      const int xi = int(fl) + (u < level - fl ? 1 : 0);
-      codes[i] = uint8_t((v[i] < 0 ? -xi : xi) + levels_);  // 0 .. 2s
-    }
-  }
-  std::memcpy(w.grow(buckets * 4), norms.data(), buckets * 4);
-  kernels::packCodes(codes.data(), n, bits, w.grow(kernels::packedBytes(n, bits)));
+  p.bytes.reserve(p.bytes.size() + buckets * 4 + kernels::packedBytes(n, bits));
+  norms_.resize(buckets);
+  uint8_t* block = w.grow(buckets * 4 + kernels::packedBytes(n, bits));  // norms, then the packed codes
+  kernels::qsgdEncode(x.data_ptr<float>(), n, bucket, levels_, seed, norms_.data(), block + buckets * 4);
+  std::memcpy(block, norms_.data(), buckets * 4);  // the payload's bytes carry no float alignment
   return p;
 }
 
@@ -158,22 +148,21 @@ torch::Tensor QsgdCodec::decode(const Payload& p, const torch::Device& device) {
   const uint64_t bucket = r.get<uint32_t>("bucket");
   const uint64_t n = uint64_t(h.numel());
   if (s < 1 || s > 127 || bucket == 0) throw PayloadError("QSGD levels or bucket out of range");
-  const int bits = int(std::ceil(std::log2(2.0 * s + 1)));
+  const int bits = kernels::qsgdBits(s);
   const uint64_t buckets = (n + bucket - 1) / bucket;
   if (buckets > r.remaining() / 4) throw PayloadError("more QSGD buckets than bytes");
-  std::vector<float> norms(buckets);
-  std::memcpy(norms.data(), r.take(buckets * 4, "norms"), buckets * 4);
-  for (float norm : norms)
+  norms_.resize(buckets);
+  std::memcpy(norms_.data(), r.take(buckets * 4, "norms"), buckets * 4);
+  for (float norm : norms_)
     if (!std::isfinite(norm) || norm < 0) throw PayloadError("a QSGD norm is not a finite non-negative number");
   const size_t packed = kernels::packedBytes(n, bits);
-  std::vector<uint8_t> codes(n);
-  kernels::unpackCodes(r.take(packed, "codes"), n, bits, codes.data());
+  const uint8_t* codes = r.take(packed, "codes");
   r.expectEnd();
   auto out = outputTensor(h.shape);
-  float* o = out.data_ptr<float>();
-  for (uint64_t i = 0; i < n; ++i) {
-    if (codes[i] > 2 * s) throw PayloadError("a QSGD code is out of range");
-    o[i] = norms[i / bucket] * float(int(codes[i]) - s) / float(s);
+  try {
+    kernels::qsgdDecode(codes, packed, n, bucket, s, norms_.data(), out.data_ptr<float>());
+  } catch (const kernels::KernelError& e) {
+    throw PayloadError(e.what());
   }
   return onDevice(out, device);
 }
@@ -184,13 +173,12 @@ Payload SignCodec::encode(const torch::Tensor& input) {
   Payload p = start(CodecId::Sign, x);
   ByteWriter w(p.bytes);
   const uint64_t n = uint64_t(x.numel());
-  const float* v = x.data_ptr<float>();
-  double l1 = 0;
-  for (uint64_t i = 0; i < n; ++i) l1 += std::fabs(v[i]);
-  w.put<float>(n ? float(l1 / double(n)) : 0.f);
-  std::vector<uint8_t> codes(n);
-  for (uint64_t i = 0; i < n; ++i) codes[i] = v[i] >= 0;
-  kernels::packCodes(codes.data(), n, 1, w.grow(kernels::packedBytes(n, 1)));
+  p.bytes.reserve(p.bytes.size() + 4 + kernels::packedBytes(n, 1));
+  const size_t at = p.bytes.size();
+  w.put<float>(0.f);  // the scale, once the signs are packed
+  const double l1 = kernels::signPack(x.data_ptr<float>(), n, w.grow(kernels::packedBytes(n, 1)));
+  const float scale = n ? float(l1 / double(n)) : 0.f;
+  std::memcpy(p.bytes.data() + at, &scale, 4);
   return p;
 }
 
@@ -201,12 +189,15 @@ torch::Tensor SignCodec::decode(const Payload& p, const torch::Device& device) {
   const float scale = r.get<float>("scale");
   if (!std::isfinite(scale) || scale < 0) throw PayloadError("the sign scale is not a finite non-negative number");
   const uint64_t n = uint64_t(h.numel());
-  std::vector<uint8_t> codes(n);
-  kernels::unpackCodes(r.take(kernels::packedBytes(n, 1), "sign bits"), n, 1, codes.data());
+  const size_t bytes = kernels::packedBytes(n, 1);
+  const uint8_t* bits = r.take(bytes, "sign bits");
   r.expectEnd();
   auto out = outputTensor(h.shape);
-  float* o = out.data_ptr<float>();
-  for (uint64_t i = 0; i < n; ++i) o[i] = codes[i] ? scale : -scale;
+  try {
+    kernels::signUnpack(bits, bytes, n, scale, out.data_ptr<float>());
+  } catch (const kernels::KernelError& e) {
+    throw PayloadError(e.what());
+  }
   return onDevice(out, device);
 }
 

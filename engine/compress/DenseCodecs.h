@@ -3,6 +3,8 @@
 #include "engine/compress/Codec.h"
 #include "engine/compress/ValueCoding.h"
 
+#include <vector>
+
 namespace ps {
 
 class HalfCodec final : public Codec {
@@ -44,6 +46,7 @@ class QsgdCodec final : public Codec {
   int levels_;
   int64_t bucket_;
   uint64_t stream_, messages_ = 0;
+  std::vector<float> norms_;  // reused between messages
 };
 
 // Scaled sign: x_hat = (|x|_1 / n) sign(x), one bit per element.

@@ -67,22 +67,6 @@ PS_ALWAYS_INLINE void encodeNearest(const float* x, size_t b, size_t e, GroupMap
   }
 }
 
-// 24-bit uniforms for elements [b, e) (b even): one splitmix64 per pair of elements, bits 8..31 for the even one and
-// bits 40..63 for the odd one. Scalar 64-bit multiplies are cheap; SSE2 has no vector 64-bit multiply, and GCC's
-// emulation of one is slower than the scalar loop, hence no vectorisation here.
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("no-tree-vectorize")))
-#endif
-void uniforms(size_t b, size_t e, uint64_t hseed, uint32_t* u) {
-  size_t i = b;
-  for (; i + 2 <= e; i += 2) {
-    const uint64_t h = splitmix64(hseed ^ uint64_t(i >> 1));
-    u[i - b] = uint32_t(h >> 8) & 0xffffffu;
-    u[i - b + 1] = uint32_t(h >> 40);
-  }
-  if (i < e) u[i - b] = uint32_t(splitmix64(hseed ^ uint64_t(i >> 1)) >> 8) & 0xffffffu;
-}
-
 PS_ALWAYS_INLINE void encodeStochastic(const float* x, size_t b, size_t e, GroupMap m, float add, float top, const uint32_t* u,
                       uint8_t* codes) {
   for (size_t i = b; i < e; ++i) {
@@ -111,7 +95,7 @@ PS_SIMD_CLONES void encodeRange(const float* x, size_t n, size_t group, const Sc
   for (size_t tile = r.begin; tile < r.end; tile += kTile) {
     const size_t te = std::min(tile + kTile, r.end);
     uint8_t* codes = sc.bits == 8 ? out + tile : buf;  // 8-bit codes are the output bytes
-    if (rnd == Rounding::Stochastic) uniforms(tile, te, hseed, u);
+    if (rnd == Rounding::Stochastic) uniforms24(tile, te, hseed, u);
     for (size_t i = tile; i < te;) {
       if (i == gEnd) gEnd = groupEnd(n, group, ++g), m = sc.group(g);
       const size_t e = std::min(te, gEnd);
