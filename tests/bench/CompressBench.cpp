@@ -17,14 +17,16 @@ namespace {
 using namespace ps;
 using Clock = std::chrono::steady_clock;
 
-// Best of at least `reps` timed calls after a warm-up; short calls get more repetitions (up to 200, about 50 ms
-// of calls), so sub-millisecond cases at 1M floats are not one scheduler hiccup away from a different ratio.
+// Best of at least `reps` timed calls after a warm-up; short calls get more repetitions (up to 2000, about 250 ms
+// of calls), so sub-millisecond cases at 1M floats are not one scheduler hiccup away from a different ratio. On this
+// 2-vCPU VM a process sometimes runs a few hundred ms slow at first (both OpenMP threads on one vCPU until the
+// scheduler spreads them); 50 ms of calls could fall entirely inside that and report a ratio 1.5x too high.
 template <typename F>
 double best(int reps, F&& f) {
   const auto w0 = Clock::now();
   f();  // warm-up
   const double warm = std::chrono::duration<double>(Clock::now() - w0).count();
-  reps = std::max(reps, std::min(200, int(0.05 / std::max(warm, 1e-6))));
+  reps = std::max(reps, std::min(2000, int(0.25 / std::max(warm, 1e-6))));
   double b = 1e300;
   for (int r = 0; r < reps; ++r) {
     const auto t0 = Clock::now();
