@@ -62,9 +62,8 @@ void SparseCodec::selectRandom(uint64_t n, uint64_t k, uint64_t seed) {
       ++marked;
     }
   }
-  indices_.clear();
-  for (uint64_t i = 0; i < n; ++i)
-    if (bitmap_[i >> 3] >> (i & 7) & 1u) indices_.push_back(uint32_t(i));
+  indices_.resize(k);
+  kernels::setBitPositions(bitmap_.data(), n, indices_.data());  // exactly k bits are set below n
 }
 
 Payload SparseCodec::encode(const torch::Tensor& input) {

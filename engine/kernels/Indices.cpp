@@ -333,17 +333,7 @@ size_t decodeBitmap(const uint8_t* p, size_t len, size_t k, size_t n, uint32_t* 
   for (; i + 8 <= len; i += 8) count += size_t(__builtin_popcountll(load64(p + i)));
   for (; i < len; ++i) count += size_t(__builtin_popcount(p[i]));
   if (count != k) throw KernelError("decodeIndices: bitmap popcount != k");
-  size_t j = 0;
-  for (i = 0; i + 8 <= len; i += 8) {
-    uint64_t w = load64(p + i);
-    while (w) {
-      idx[j++] = uint32_t(i * 8 + size_t(__builtin_ctzll(w)));
-      w &= w - 1;
-    }
-  }
-  for (; i < len; ++i)
-    for (uint32_t b = 0; b < 8; ++b)
-      if (p[i] >> b & 1u) idx[j++] = uint32_t(i * 8 + b);
+  setBitPositions(p, n, idx);  // popcount == k, and the padding bits are 0
   return len;
 }
 
@@ -404,6 +394,20 @@ size_t decodeIndices(const uint8_t* data, size_t size, size_t k, size_t n, uint3
     case uint8_t(IndexFormat::Bitmap): return 1 + decodeBitmap(p, len, k, n, idx);
     default: throw KernelError("decodeIndices: unknown format byte");
   }
+}
+
+size_t setBitPositions(const uint8_t* bits, size_t n, uint32_t* out) {
+  size_t j = 0, i = 0;
+  for (; i + 64 <= n; i += 64) {
+    uint64_t w = load64(bits + i / 8);
+    while (w) {
+      out[j++] = uint32_t(i + size_t(__builtin_ctzll(w)));
+      w &= w - 1;
+    }
+  }
+  for (; i < n; ++i)
+    if (bits[i >> 3] >> (i & 7) & 1u) out[j++] = uint32_t(i);
+  return j;
 }
 
 void scatterSorted(const uint32_t* idx, const float* values, size_t k, float* out, size_t n, int threads) {

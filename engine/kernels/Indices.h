@@ -36,6 +36,10 @@ size_t encodeIndicesAs(IndexFormat format, const uint32_t* idx, size_t k, size_t
 // than k indices. Returns the bytes consumed (== size).
 size_t decodeIndices(const uint8_t* data, size_t size, size_t k, size_t n, uint32_t* idx);
 
+// The positions of the set bits among the first n bits of `bits` (LSB first), ascending, into out (room for
+// popcount); bits at n and beyond are ignored. Returns the count. A 64-bit word at a time.
+size_t setBitPositions(const uint8_t* bits, size_t n, uint32_t* out);
+
 // Writes the dense tensor of a sparse message in one pass over out[0..n): values[j] at idx[j], zeros in between.
 // The indices must be strictly ascending and < n (decodeIndices guarantees both); threads split the output range
 // (and with it the indices, found by binary search), so the whole write is one streaming pass, not a memset plus a

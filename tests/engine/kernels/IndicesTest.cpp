@@ -258,6 +258,24 @@ TEST(KernelsIndices, ChunkedVarintDecodingAcceptsExactlyWhatThePlainDecoderAccep
   EXPECT_GT(rejected, 200u);
 }
 
+TEST(KernelsIndices, SetBitPositionsMatchesABitByBitScanAndIgnoresBitsPastN) {
+  std::mt19937_64 g(13);
+  for (size_t n : {size_t(0), size_t(1), size_t(63), size_t(64), size_t(65), size_t(1000), size_t(100003)}) {
+    for (int density : {0, 1, 50, 100}) {
+      std::vector<uint8_t> bits((n + 7) / 8 + 8, 0xff);  // bytes past n stay all ones: they must be ignored
+      for (size_t i = 0; i < n; ++i)
+        if (int(g() % 100) >= density) bits[i >> 3] &= uint8_t(~(1u << (i & 7)));
+      std::vector<uint32_t> want;
+      for (size_t i = 0; i < n; ++i)
+        if (bits[i >> 3] >> (i & 7) & 1u) want.push_back(uint32_t(i));
+      std::vector<uint32_t> got(n + 1, 0xabcdef);
+      ASSERT_EQ(setBitPositions(bits.data(), n, got.data()), want.size()) << n << " " << density;
+      EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin())) << n << " " << density;
+      EXPECT_EQ(got[want.size()], 0xabcdefu) << "wrote past the count";
+    }
+  }
+}
+
 void expectRejected(const std::vector<uint8_t>& bytes, size_t k, size_t n, const std::string& why) {
   std::vector<uint32_t> out(k + 1, 0xabcdef);
   try {
