@@ -1,6 +1,7 @@
 #include "engine/kernels/Qsgd.h"
 
 #include "engine/kernels/BitPack.h"
+#include "engine/kernels/BlockSum.h"
 #include "engine/kernels/GroupStats.h"
 #include "engine/kernels/KernelError.h"
 #include "engine/kernels/Parallel.h"
@@ -17,17 +18,8 @@ namespace {
 
 constexpr size_t kTile = 1024;  // uniforms drawn per tile, on the stack
 
-// Σx² over [b, e): float sums of 256 accumulated in double.
 PS_SIMD_CLONES double squareSum(const float* x, size_t b, size_t e) {
-  double total = 0;
-  for (size_t s = b; s < e; s += 256) {
-    const size_t f = std::min(s + 256, e);
-    float part = 0;
-#pragma omp simd reduction(+ : part)
-    for (size_t i = s; i < f; ++i) part += x[i] * x[i];
-    total += part;
-  }
-  return total;
+  return blockSum(x, b, e, [](float v) { return v * v; });
 }
 
 // Codes of [r.begin, r.end) (r.begin a multiple of 8), tile by tile and bucket segment by segment, each tile

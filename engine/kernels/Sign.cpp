@@ -1,6 +1,7 @@
 #include "engine/kernels/Sign.h"
 
 #include "engine/kernels/BitPack.h"
+#include "engine/kernels/BlockSum.h"
 #include "engine/kernels/KernelError.h"
 #include "engine/kernels/Parallel.h"
 #include "engine/kernels/Simd.h"
@@ -20,17 +21,8 @@ namespace {
 
 constexpr size_t kSumBlock = size_t(1) << 16;  // Σ|x| is summed per fixed block, so threads never change it
 
-// Σ|x| over [b, e): float sums of 256 (plain float adds in every vector lane) accumulated in double.
 PS_SIMD_CLONES double absSum(const float* x, size_t b, size_t e) {
-  double total = 0;
-  for (size_t s = b; s < e; s += 256) {
-    const size_t f = std::min(s + 256, e);
-    float part = 0;
-#pragma omp simd reduction(+ : part)
-    for (size_t i = s; i < f; ++i) part += std::fabs(x[i]);
-    total += part;
-  }
-  return total;
+  return blockSum(x, b, e, [](float v) { return std::fabs(v); });
 }
 
 // Bytes [b, e) of the packed signs: byte j holds x[8j .. 8j+7].

@@ -1,6 +1,8 @@
 #include "engine/kernels/KernelError.h"
 #include "engine/kernels/Quantize.h"
 
+#include "tests/engine/kernels/KernelTestData.h"
+
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -11,14 +13,6 @@
 
 namespace ps::kernels {
 namespace {
-
-std::vector<float> normalData(size_t n, uint64_t seed) {
-  std::mt19937_64 g(seed);
-  std::normal_distribution<float> d;
-  std::vector<float> x(n);
-  for (auto& v : x) v = d(g);
-  return x;
-}
 
 struct Symmetric {
   std::vector<float> scales;

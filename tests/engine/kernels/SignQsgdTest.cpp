@@ -4,6 +4,8 @@
 #include "engine/kernels/Qsgd.h"
 #include "engine/kernels/Sign.h"
 
+#include "tests/engine/kernels/KernelTestData.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,14 +15,6 @@
 
 namespace ps::kernels {
 namespace {
-
-std::vector<float> normalData(size_t n, uint64_t seed) {
-  std::mt19937_64 g(seed);
-  std::normal_distribution<float> d;
-  std::vector<float> x(n);
-  for (auto& v : x) v = d(g);
-  return x;
-}
 
 TEST(KernelsSign, BitsAndSumMatchAPlainLoopOnEveryThreadCount) {
   for (size_t n : {size_t(1), size_t(7), size_t(8), size_t(9), size_t(1000), (size_t(1) << 18) + 3}) {

@@ -1,6 +1,8 @@
 #include "engine/kernels/KernelError.h"
 #include "engine/kernels/Threshold.h"
 
+#include "tests/engine/kernels/KernelTestData.h"
+
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -10,14 +12,6 @@
 
 namespace ps::kernels {
 namespace {
-
-std::vector<float> normalData(size_t n, uint64_t seed, float mean = 0.f, float sd = 1.f) {
-  std::mt19937_64 g(seed);
-  std::normal_distribution<float> d(mean, sd);
-  std::vector<float> x(n);
-  for (auto& v : x) v = d(g);
-  return x;
-}
 
 size_t naiveCount(const std::vector<float>& x, float t) {
   size_t c = 0;
