@@ -136,7 +136,7 @@ Payload QsgdCodec::encode(const torch::Tensor& input) {
   norms_.resize(buckets);
   uint8_t* block = w.grow(buckets * 4 + kernels::packedBytes(n, bits));  // norms, then the packed codes
   kernels::qsgdEncode(x.data_ptr<float>(), n, bucket, levels_, seed, norms_.data(), block + buckets * 4);
-  std::memcpy(block, norms_.data(), buckets * 4);  // the payload's bytes carry no float alignment
+  if (buckets) std::memcpy(block, norms_.data(), buckets * 4);  // the payload's bytes carry no float alignment
   return p;
 }
 

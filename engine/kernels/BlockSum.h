@@ -14,7 +14,7 @@ PS_ALWAYS_INLINE double blockSum(const float* x, size_t b, size_t e, F f) {
   double total = 0;
   for (size_t s = b; s < e; s += 256) {
     const size_t end = std::min(s + 256, e);
-    float part = 0;
+    double part = 0;
 #pragma omp simd reduction(+ : part)
     for (size_t i = s; i < end; ++i) part += f(x[i]);
     total += part;

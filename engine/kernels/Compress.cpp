@@ -8,9 +8,8 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(PS_NO_SIMD_CLONES)
+#if defined(PS_X86_DISPATCH)
 #include <immintrin.h>
-#define PS_SELECT_AVX2 1
 #endif
 
 namespace ps::kernels {
@@ -91,7 +90,7 @@ size_t selectBetween(const float* x, size_t b, size_t e, uint32_t lo, uint32_t h
 }
 
 
-#if defined(PS_SELECT_AVX2)
+#if defined(PS_X86_DISPATCH)
 // The 8-lane version of the table above: 256 masks, the matching lanes packed to the front (8 KiB).
 struct OffsetTable8 {
   alignas(32) uint32_t lanes[256][8];
@@ -106,14 +105,6 @@ struct OffsetTable8 {
   }
 };
 constexpr OffsetTable8 kTable8{};
-
-bool cpuHasAvx2() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return has;
-}
 
 #define PS_AVX2_INLINE __attribute__((target("avx2"), always_inline)) inline
 
@@ -166,14 +157,14 @@ __attribute__((target("avx2"))) size_t selectAvx2(const float* x, size_t b, size
 }  // namespace
 
 size_t selectAbove(const float* x, size_t b, size_t e, uint32_t T, uint32_t* out) {
-#if defined(PS_SELECT_AVX2)
+#if defined(PS_X86_DISPATCH)
   if (cpuHasAvx2()) return selectAvx2<false, false>(x, b, e, int32_t(T), 0, out, nullptr);
 #endif
   return selectBetween<false>(x, b, e, T + 1, 0, out);
 }
 
 size_t selectAboveWithValues(const float* x, size_t b, size_t e, uint32_t T, uint32_t* out, float* values) {
-#if defined(PS_SELECT_AVX2)
+#if defined(PS_X86_DISPATCH)
   if (cpuHasAvx2()) return selectAvx2<false, true>(x, b, e, int32_t(T), 0, out, values);
 #endif
   const size_t w = selectBetween<false>(x, b, e, T + 1, 0, out);
@@ -183,7 +174,7 @@ size_t selectAboveWithValues(const float* x, size_t b, size_t e, uint32_t T, uin
 
 size_t selectInRange(const float* x, size_t b, size_t e, uint32_t lo, uint32_t hi, uint32_t* out) {
   if (lo > hi) return 0;
-#if defined(PS_SELECT_AVX2)
+#if defined(PS_X86_DISPATCH)
   if (cpuHasAvx2()) return selectAvx2<true, false>(x, b, e, int32_t(lo) - 1, int32_t(hi + 1), out, nullptr);
 #endif
   return selectBetween<true>(x, b, e, lo, hi, out);

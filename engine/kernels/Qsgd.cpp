@@ -19,7 +19,7 @@ namespace {
 constexpr size_t kTile = 1024;  // uniforms drawn per tile, on the stack
 
 PS_SIMD_CLONES double squareSum(const float* x, size_t b, size_t e) {
-  return blockSum(x, b, e, [](float v) { return v * v; });
+  return blockSum(x, b, e, [](float v) { return double(v) * double(v); });
 }
 
 // Codes of [r.begin, r.end) (r.begin a multiple of 8), tile by tile and bucket segment by segment, each tile
@@ -31,7 +31,6 @@ PS_SIMD_CLONES void encodeRange(const float* x, size_t n, size_t bucket, int lev
   const float s = float(levels);
   for (size_t tile = r.begin; tile < r.end; tile += kTile) {
     const size_t te = std::min(tile + kTile, r.end);
-    uint8_t* codes = buf - tile;  // codes[j] for j in [tile, te)
     uniforms24(tile, te, hseed, u);
     for (size_t i = tile; i < te;) {
       const size_t g = i / bucket, e = std::min(te, groupEnd(n, bucket, g));
@@ -44,7 +43,7 @@ PS_SIMD_CLONES void encodeRange(const float* x, size_t n, size_t bucket, int lev
         const int32_t f = int32_t(l);
         const int32_t threshold = int32_t((l - float(f)) * 16777216.f);  // fraction in units of 2^-24, exact
         const int32_t xi = f + int32_t(int32_t(u[j - tile]) < threshold);
-        codes[j] = uint8_t(levels + (x[j] < 0.f ? -xi : xi));
+        buf[j - tile] = uint8_t(levels + (x[j] < 0.f ? -xi : xi));
       }
       i = e;
     }
@@ -62,13 +61,13 @@ PS_SIMD_CLONES uint32_t decodeRange(const uint8_t* packed, size_t n, size_t buck
   for (size_t tile = r.begin; tile < r.end; tile += kTile) {
     const size_t te = std::min(tile + kTile, r.end);
     unpackCodes(packed + tile / 8 * size_t(bits), te - tile, bits, buf);
-    const uint8_t* codes = buf - tile;
     for (size_t i = tile; i < te;) {
       const size_t g = i / bucket, e = std::min(te, groupEnd(n, bucket, g));
       const float norm = norms[g];
       for (size_t j = i; j < e; ++j) {
-        bad |= uint32_t(codes[j] > top);
-        out[j] = norm * float(int32_t(codes[j]) - levels) / s;
+        const uint8_t c = buf[j - tile];
+        bad |= uint32_t(c > top);
+        out[j] = norm * float(int32_t(c) - levels) / s;
       }
       i = e;
     }

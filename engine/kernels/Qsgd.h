@@ -5,7 +5,7 @@
 // float, clamped to [0, s]; the Bernoulli draw uses the counter-based 24-bit uniforms of Random.h, so the codes do
 // not depend on the thread count, and it is unbiased up to 2^-24 (exactly, for fractions on that grid). A zero norm
 // sends zeros; a non-finite norm is still sent (the decoder of the payload refuses it), never undefined behaviour.
-// Norms: float sums of squares over blocks of 256 accumulated in double, per bucket in a fixed order.
+// Norms: sums of squares in double (BlockSum.h), per bucket in a fixed order.
 #include <cstddef>
 #include <cstdint>
 

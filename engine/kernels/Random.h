@@ -18,21 +18,10 @@ inline uint64_t splitmix64(uint64_t z) {
 }
 
 // 24-bit uniforms for elements [b, e) (b even) of the counter-based stream hseed (already mixed: splitmix64(seed)):
-// one splitmix64 per pair of elements, bits 8..31 for the even one and bits 40..63 for the odd one. Scalar 64-bit
-// multiplies are cheap; SSE2 has no vector 64-bit multiply, and GCC's emulation of one is slower than the scalar
-// loop, hence no vectorisation here. Used by stochastic rounding (Quantize.h) and QSGD (Qsgd.h).
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("no-tree-vectorize")))
-#endif
-inline void uniforms24(size_t b, size_t e, uint64_t hseed, uint32_t* u) {
-  size_t i = b;
-  for (; i + 2 <= e; i += 2) {
-    const uint64_t h = splitmix64(hseed ^ uint64_t(i >> 1));
-    u[i - b] = uint32_t(h >> 8) & 0xffffffu;
-    u[i - b + 1] = uint32_t(h >> 40);
-  }
-  if (i < e) u[i - b] = uint32_t(splitmix64(hseed ^ uint64_t(i >> 1)) >> 8) & 0xffffffu;
-}
+// one splitmix64 per pair of elements, bits 8..31 for the even one and bits 40..63 for the odd one. Used by
+// stochastic rounding (Quantize.h) and QSGD (Qsgd.h). The same numbers on every CPU; where it has AVX2 they are
+// computed four hashes at a time (Random.cpp).
+void uniforms24(size_t b, size_t e, uint64_t hseed, uint32_t* u);
 
 // Uniform integer in [0, bound), bound >= 1, without bias (Lemire's multiply-shift with rejection).
 inline uint64_t uniformBelow(std::mt19937_64& g, uint64_t bound) {

@@ -22,7 +22,7 @@ namespace {
 constexpr size_t kSumBlock = size_t(1) << 16;  // Σ|x| is summed per fixed block, so threads never change it
 
 PS_SIMD_CLONES double absSum(const float* x, size_t b, size_t e) {
-  return blockSum(x, b, e, [](float v) { return std::fabs(v); });
+  return blockSum(x, b, e, [](float v) { return double(std::fabs(v)); });
 }
 
 // Bytes [b, e) of the packed signs: byte j holds x[8j .. 8j+7].

@@ -7,8 +7,8 @@
 
 namespace ps::kernels {
 
-// Packs the sign bits into out (ceil(n / 8) bytes, unused high bits 0) and returns Σ|x[i]| (float sums over blocks
-// of 256, accumulated in double in a fixed order).
+// Packs the sign bits into out (ceil(n / 8) bytes, unused high bits 0) and returns Σ|x[i]| (in double, BlockSum.h,
+// over fixed blocks in a fixed order).
 double signPack(const float* x, size_t n, uint8_t* out, int threads = 0);
 
 // out[i] = bit i ? scale : -scale. Throws KernelError when inBytes < ceil(n / 8) or the unused bits of the last byte

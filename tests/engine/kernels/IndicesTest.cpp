@@ -2,6 +2,7 @@
 #include "engine/kernels/KernelError.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <random>
@@ -161,9 +162,15 @@ TEST(KernelsIndices, ChunkedVarintEncodingEqualsTheOnePassWriter) {
     IndexFormat f;
     encodedIndexBytes(idx.data(), k, n, &f);
     ASSERT_EQ(f, IndexFormat::DeltaVarint) << k;
-    encodeIndices(idx.data(), k, n, chunked);
     encodeIndicesAs(IndexFormat::DeltaVarint, idx.data(), k, n, onePass);
-    ASSERT_EQ(chunked, onePass) << k;
+    const int maxThreads = omp_get_max_threads();
+    for (int threads : {3, 2}) {  // chunks on three and two threads, whatever the machine
+      omp_set_num_threads(threads);
+      chunked.clear();
+      encodeIndices(idx.data(), k, n, chunked);
+      ASSERT_EQ(chunked, onePass) << k << " on " << threads << " threads";
+    }
+    omp_set_num_threads(maxThreads);
     std::vector<uint32_t> back(k);
     decodeIndices(chunked.data(), chunked.size(), k, n, back.data());
     EXPECT_EQ(back, idx);
@@ -228,7 +235,9 @@ TEST(KernelsIndices, ChunkedVarintDecodingAcceptsExactlyWhatThePlainDecoderAccep
   ASSERT_TRUE(std::equal(idx.begin(), idx.end(), out.begin()));
   size_t accepted = 0, rejected = 0;
   const uint8_t pokes[] = {0x00, 0x01, 0x7f, 0x80, 0x81, 0xff};
+  const int maxThreads = omp_get_max_threads();
   for (int trial = 0; trial < 600; ++trial) {
+    omp_set_num_threads(1 + trial % 3);  // one, two and three cuts, whatever the machine
     std::vector<uint8_t> bad = good;
     size_t kk = k, nn = n;
     const size_t middle = good.size() / 2, where = trial % 3 == 0 ? good.size() - 1 - g() % 12
@@ -254,6 +263,7 @@ TEST(KernelsIndices, ChunkedVarintDecodingAcceptsExactlyWhatThePlainDecoderAccep
     if (kk < out.size()) EXPECT_EQ(out[kk], 0xabcdefu) << "wrote past k, trial " << trial;
     (ok ? accepted : rejected) += 1;
   }
+  omp_set_num_threads(maxThreads);
   EXPECT_GT(accepted, 20u);  // both outcomes are exercised
   EXPECT_GT(rejected, 200u);
 }

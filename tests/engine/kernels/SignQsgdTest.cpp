@@ -148,6 +148,15 @@ TEST(KernelsQsgd, UnbiasedAndSafeOnExtremesAndNonFiniteInput) {
   qsgdDecode(packed.data(), packed.size(), one.size(), 3, s, norms.data(), out.data());
   EXPECT_EQ(out, one);
 
+  // The whole float range: squares of 1e20 overflow float and squares of 1e-25 flush to zero in it; the norms are
+  // summed in double, so both buckets keep a finite, exact-enough norm and the largest element its top code.
+  std::vector<float> wide = {3e20f, -1e20f, 2e-25f, -1e-25f};
+  const auto wideCodes = qsgdCodes(wide, 2, s, 3, norms.data(), &packed);
+  EXPECT_FLOAT_EQ(norms[0], float(std::sqrt(9e40 + 1e40)));
+  EXPECT_FLOAT_EQ(norms[1], float(std::sqrt(4e-50 + 1e-50)));
+  EXPECT_GE(wideCodes[0], s + 1);  // 3e20 / 3.16e20 * s: level 1.9 of 2, rounded to 1 or 2, never 0
+  EXPECT_GE(wideCodes[2], s + 1);
+
   // Non-finite input: the norm shows it (the payload decoder refuses a non-finite norm), the codes stay valid.
   const auto badCodes = qsgdCodes({1.f, NAN, -INFINITY, 2.f}, 2, s, 9, norms.data());
   EXPECT_TRUE(std::isnan(norms[0]));
