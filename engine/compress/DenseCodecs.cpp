@@ -132,7 +132,6 @@ Payload QsgdCodec::encode(const torch::Tensor& input) {
   w.put<uint32_t>(uint32_t(bucket));
   const uint64_t buckets = (n + bucket - 1) / bucket;
   const uint64_t seed = kernels::splitmix64(stream_ + messages_++);
-  p.bytes.reserve(p.bytes.size() + buckets * 4 + kernels::packedBytes(n, bits));
   norms_.resize(buckets);
   uint8_t* block = w.grow(buckets * 4 + kernels::packedBytes(n, bits));  // norms, then the packed codes
   kernels::qsgdEncode(x.data_ptr<float>(), n, bucket, levels_, seed, norms_.data(), block + buckets * 4);

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstring>
+#include <string>
 
 // The 2-, 4- and 8-byte word tricks below read codes with memcpy and assume a little-endian host (x86, ARM, CUDA).
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "BitPack assumes a little-endian host");
@@ -123,6 +124,13 @@ size_t packedBytes(size_t count, int bits) {
   require(bits >= 1 && bits <= 8, "packedBytes: bits must be in 1..8");
   require(count <= (SIZE_MAX - 7) / 8, "packedBytes: count too large");
   return (count * size_t(bits) + 7) / 8;
+}
+
+size_t checkPackedCodes(const uint8_t* in, size_t inBytes, size_t count, int bits, const char* who) {
+  const size_t bytes = packedBytes(count, bits), usedBits = (count * size_t(bits)) % 8;
+  if (inBytes < bytes) throw KernelError(std::string(who) + ": truncated codes");
+  if (usedBits && (in[bytes - 1] >> usedBits)) throw KernelError(std::string(who) + ": padding bits are not 0");
+  return bytes;
 }
 
 void packCodes(const uint8_t* codes, size_t count, int bits, uint8_t* out) {

@@ -14,6 +14,11 @@ size_t packedBytes(size_t count, int bits);
 // byte are written as 0.
 void packCodes(const uint8_t* codes, size_t count, int bits, uint8_t* out);
 
+// Checks untrusted packed codes before they are unpacked: at least packedBytes(count, bits) bytes (inBytes may be
+// larger; the rest is not read) and the unused bits of the last byte 0. Throws KernelError("<who>: ...") otherwise;
+// returns packedBytes(count, bits). `in` is read only when count > 0.
+size_t checkPackedCodes(const uint8_t* in, size_t inBytes, size_t count, int bits, const char* who);
+
 // Reads exactly packedBytes(count, bits) bytes and writes `count` codes, each < 2^bits.
 void unpackCodes(const uint8_t* in, size_t count, int bits, uint8_t* codes);
 

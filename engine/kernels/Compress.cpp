@@ -89,7 +89,6 @@ size_t selectBetween(const float* x, size_t b, size_t e, uint32_t lo, uint32_t h
 #endif
 }
 
-
 #if defined(PS_X86_DISPATCH)
 // The 8-lane version of the table above: 256 masks, the matching lanes packed to the front (8 KiB).
 struct OffsetTable8 {

@@ -176,6 +176,31 @@ size_t decodeAbsolute(const uint8_t* p, size_t len, size_t k, size_t n, uint32_t
   return len;
 }
 
+// Eight one-byte varints (no continuation bit, no zero byte) in the word w.
+inline bool eightShort(uint64_t w) {
+  return (w & 0x8080808080808080ull) == 0 && ((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull) == 0;
+}
+
+// One varint gap from p[pos, end), advancing pos: what is wrong with it (nullptr when nothing is). A gap must be
+// minimal, at most 5 bytes, below 2^32 and not 0 (indices strictly ascend). Every decoder path reads through this.
+inline const char* readGap(const uint8_t* p, size_t& pos, size_t end, uint64_t* gap) {
+  uint64_t g = 0;
+  for (int shift = 0;; shift += 7) {
+    if (shift == 35) return "decodeIndices: varint longer than 5 bytes";
+    if (pos >= end) return "decodeIndices: truncated varint";
+    const uint8_t byte = p[pos++];
+    g |= uint64_t(byte & 0x7fu) << shift;
+    if (!(byte & 0x80u)) {
+      if (byte == 0 && shift > 0) return "decodeIndices: non-minimal varint";
+      break;
+    }
+  }
+  if (g > 0xffffffffull) return "decodeIndices: varint overflows 32 bits";
+  if (g == 0) return "decodeIndices: indices not strictly ascending (zero gap)";
+  *gap = g;
+  return nullptr;
+}
+
 size_t decodeVarintSequential(const uint8_t* p, size_t len, size_t k, size_t n, uint32_t* idx) {
   size_t pos = 0;
   int64_t prev = -1;
@@ -183,9 +208,7 @@ size_t decodeVarintSequential(const uint8_t* p, size_t len, size_t k, size_t n, 
     // Fast path: eight one-byte varints (no continuation bit, no zero byte) in a row.
     if (j + 8 <= k && pos + 8 <= len) {
       const uint64_t w = load64(p + pos);
-      const bool allShort = (w & 0x8080808080808080ull) == 0;
-      const bool noZero = ((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull) == 0;
-      if (allShort && noZero) {
+      if (eightShort(w)) {
         for (int b = 0; b < 8; ++b) {
           prev += int64_t((w >> (8 * b)) & 0x7fu);
           idx[j + size_t(b)] = uint32_t(prev);  // checked below: prev only grows, the last is the largest
@@ -196,18 +219,7 @@ size_t decodeVarintSequential(const uint8_t* p, size_t len, size_t k, size_t n, 
       }
     }
     uint64_t gap = 0;
-    for (int shift = 0;; shift += 7) {
-      if (shift == 35) throw KernelError("decodeIndices: varint longer than 5 bytes");
-      if (pos >= len) throw KernelError("decodeIndices: truncated varint");
-      const uint8_t byte = p[pos++];
-      gap |= uint64_t(byte & 0x7fu) << shift;
-      if (!(byte & 0x80u)) {
-        if (byte == 0 && shift > 0) throw KernelError("decodeIndices: non-minimal varint");
-        break;
-      }
-    }
-    if (gap > 0xffffffffull) throw KernelError("decodeIndices: varint overflows 32 bits");
-    if (gap == 0) throw KernelError("decodeIndices: indices not strictly ascending (zero gap)");
+    if (const char* error = readGap(p, pos, len, &gap)) throw KernelError(error);
     const uint64_t v = uint64_t(prev + int64_t(gap));  // prev >= -1, gap < 2^32: no overflow
     if (v >= n) throw KernelError("decodeIndices: index >= n");
     idx[j] = uint32_t(v);
@@ -215,11 +227,6 @@ size_t decodeVarintSequential(const uint8_t* p, size_t len, size_t k, size_t n, 
   }
   if (pos != len) throw KernelError("decodeIndices: trailing bytes after the varints");
   return len;
-}
-
-// Eight one-byte varints (no continuation bit, no zero byte) in the word w.
-inline bool eightShort(uint64_t w) {
-  return (w & 0x8080808080808080ull) == 0 && ((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull) == 0;
 }
 
 // Pass 1 of the chunked decoder over the bytes [b, e), which start at a varint boundary: how many varints, the sum
@@ -245,18 +252,7 @@ VarintRun scanVarintRun(const uint8_t* p, size_t b, size_t e) {
       }
     }
     uint64_t gap = 0;
-    for (int shift = 0;; shift += 7) {
-      if (shift == 35) return r.error = "decodeIndices: varint longer than 5 bytes", r;
-      if (pos >= e) return r.error = "decodeIndices: truncated varint", r;
-      const uint8_t byte = p[pos++];
-      gap |= uint64_t(byte & 0x7fu) << shift;
-      if (!(byte & 0x80u)) {
-        if (byte == 0 && shift > 0) return r.error = "decodeIndices: non-minimal varint", r;
-        break;
-      }
-    }
-    if (gap > 0xffffffffull) return r.error = "decodeIndices: varint overflows 32 bits", r;
-    if (gap == 0) return r.error = "decodeIndices: indices not strictly ascending (zero gap)", r;
+    if ((r.error = readGap(p, pos, e, &gap))) return r;
     r.sum += gap, ++r.count;
   }
   return r;
@@ -275,11 +271,7 @@ void writeVarintRun(const uint8_t* p, size_t b, size_t e, int64_t prev, uint32_t
       }
     }
     uint64_t gap = 0;
-    for (int shift = 0; pos < e && shift < 35; shift += 7) {
-      const uint8_t byte = p[pos++];
-      gap |= uint64_t(byte & 0x7fu) << shift;
-      if (!(byte & 0x80u)) break;
-    }
+    readGap(p, pos, e, &gap);  // valid: pass 1 read the same bytes
     idx[j++] = uint32_t(prev += int64_t(gap));
   }
 }

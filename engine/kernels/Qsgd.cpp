@@ -114,9 +114,7 @@ void qsgdDecode(const uint8_t* packed, size_t inBytes, size_t n, size_t bucket, 
   if (n == 0) return;
   require(packed && norms && out, "qsgdDecode: null pointer");
   const int bits = qsgdBits(levels);
-  const size_t bytes = packedBytes(n, bits), usedBits = (n * size_t(bits)) % 8;
-  if (inBytes < bytes) throw KernelError("qsgdDecode: truncated codes");
-  if (usedBits && (packed[bytes - 1] >> usedBits)) throw KernelError("qsgdDecode: padding bits are not 0");
+  checkPackedCodes(packed, inBytes, n, bits, "qsgdDecode");
   const int nt = resolveThreads(threads, n);
   uint32_t bad = 0;
 #pragma omp parallel for num_threads(nt) schedule(static, 1) reduction(| : bad)

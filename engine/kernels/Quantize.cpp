@@ -148,10 +148,7 @@ void quantize(const float* x, size_t n, size_t group, const Scheme& sc, Rounding
 void dequantize(const uint8_t* in, size_t inBytes, size_t n, size_t group, const Scheme& sc, float* out,
                 int threads, const char* who) {
   if (n == 0) return;
-  const size_t bytes = packedBytes(n, sc.bits);
-  if (inBytes < bytes) throw KernelError(std::string(who) + ": truncated codes");
-  const size_t usedBits = (n * size_t(sc.bits)) % 8;
-  if (usedBits && (in[bytes - 1] >> usedBits)) throw KernelError(std::string(who) + ": padding bits are not 0");
+  checkPackedCodes(in, inBytes, n, sc.bits, who);
   const int nt = resolveThreads(threads, n);
   if (nt == 1) return decodeRange(in, n, group, sc, {0, n}, out);
 #pragma omp parallel for num_threads(nt) schedule(static, 1)

@@ -88,9 +88,7 @@ double signPack(const float* x, size_t n, uint8_t* out, int threads) {
 void signUnpack(const uint8_t* in, size_t inBytes, size_t n, float scale, float* out, int threads) {
   if (n == 0) return;
   require(in && out, "signUnpack: null pointer");
-  const size_t bytes = packedBytes(n, 1);
-  if (inBytes < bytes) throw KernelError("signUnpack: truncated sign bits");
-  if ((n % 8) && (in[bytes - 1] >> (n % 8))) throw KernelError("signUnpack: padding bits are not 0");
+  const size_t bytes = checkPackedCodes(in, inBytes, n, 1, "signUnpack");
   const int nt = resolveThreads(threads, n);
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
   for (int t = 0; t < nt; ++t) {
