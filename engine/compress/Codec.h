@@ -29,9 +29,9 @@ class Codec {
   virtual std::string describe() const = 0;
   // True when decode(encode(x)) == x exactly, so error measurement can be skipped.
   virtual bool lossless() const { return false; }
-  // The variance bound omega of an unbiased codec (E|D(C(x)) - x|^2 <= omega |x|^2), or -1 when biased
-  // or unknown; DIANA's default step is 1 / (omega + 1).
-  virtual double omega(int64_t /*n*/) const { return -1; }
+  // The variance bound omega of an unbiased codec for a tensor of this shape (E|D(C(x)) - x|^2 <= omega |x|^2 for
+  // every x), or -1 when biased or unknown; DIANA's default step is 1 / (omega + 1).
+  virtual double omega(c10::IntArrayRef /*shape*/) const { return -1; }
 
  protected:
   // The float32 CPU tensor a decoder writes into: the previous call's buffer when nothing outside this codec

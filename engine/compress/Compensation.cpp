@@ -5,6 +5,8 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
+
 namespace ps {
 namespace {
 
@@ -13,16 +15,23 @@ double sq(const torch::Tensor& t) { return t.pow(2).sum().item<double>(); }
 }  // namespace
 
 Compensator::Compensator(const CompressionOptions& o, const CodecContext& c, const AqsgdOptions& aqsgd)
-    : options_(o), feedback_(o.feedback), codec_(makeCodec(o, c)), identity_(std::make_unique<IdentityCodec>()),
+    : options_(o), context_(c), feedback_(o.feedback), codec_(makeCodec(o, c)), identity_(std::make_unique<IdentityCodec>()),
       aqsgd_(aqsgd), coinSeed_(kernels::splitmix64(c.stream() ^ 0xC0C0ULL)) {}
 
 std::string Compensator::describe() const {
   return feedback_ == "none" ? codec_->describe() : codec_->describe() + " + " + feedback_;
 }
 
-double Compensator::alphaFor(int64_t n) const {
+void Compensator::retarget(const CompressionOptions& o) {
+  if (o.feedback != feedback_)
+    throw std::logic_error("a compensator keeps its feedback (" + feedback_ + "), asked for " + o.feedback);
+  codec_ = makeCodec(o, context_);
+  options_ = o;
+}
+
+double Compensator::alphaFor(c10::IntArrayRef shape) const {
   if (options_.alpha > 0) return options_.alpha;
-  const double omega = codec_->omega(n);
+  const double omega = codec_->omega(shape);
   return omega >= 0 ? 1.0 / (omega + 1.0) : 1.0;  // unknown omega: alpha 1 (DIANA becomes EF21 at the receiver)
 }
 
@@ -88,7 +97,7 @@ Payload Compensator::send(const torch::Tensor& input, const MessageMeta& meta, S
         used = h.clone();
       } else {
         used = h + d;
-        h += alphaFor(x.numel()) * d;
+        h += alphaFor(x.sizes()) * d;
       }
     }
   } else if (feedback_ == "aqsgd") {
@@ -115,14 +124,16 @@ Payload Compensator::send(const torch::Tensor& input, const MessageMeta& meta, S
     throw ConfigError("unknown feedback '" + feedback_ + "'");
   }
   report.err_num += sq(used - x);
+  if (measureOutput_) report.out_norm += std::sqrt(sq(used));
   report.values += p.values;
   return p;
 }
 
 torch::Tensor Compensator::receive(const Payload& payload, const torch::Device& device, const MessageMeta& meta) {
-  if (feedback_ == "none" || feedback_ == "ef") return codec_->decode(payload, device);
   size_t offset = 0;
   const bool whole = PayloadHeader::read(payload.bytes, offset).codec == CodecId::Identity;
+  // A stateless receiver takes a whole tensor from any sender (GraVAC sends dense when no factor keeps enough).
+  if (feedback_ == "none" || feedback_ == "ef") return whole ? identity_->decode(payload, device) : codec_->decode(payload, device);
   std::string ignored;
   if (feedback_ == "aqsgd") {
     if (!meta.samples) throw std::logic_error("AQ-SGD needs the sample ids of every micro-batch");
@@ -148,7 +159,7 @@ torch::Tensor Compensator::receive(const Payload& payload, const torch::Device& 
     used = h.clone();
   } else {
     used = h + d;
-    h += alphaFor(d.numel()) * d;
+    h += alphaFor(d.sizes()) * d;
   }
   return onDevice(used, device);
 }

@@ -66,11 +66,25 @@ std::string QuantizeCodec::describe() const {
          (format_.stochastic ? " stochastic" : "");
 }
 
-double QuantizeCodec::omega(int64_t) const {
-  // Stochastic max-abs rounding: each element's variance is at most step^2 / 4 with step = s / 2^(b-1) and
-  // s^2 <= |x_group|^2, so omega <= group / 4^b per group (ALGORITHMS.md's scale).
-  if (!format_.stochastic || format_.minmax) return -1;
-  return double(scale_ == "bucket" ? format_.group : 1 << 20) / std::pow(4.0, format_.bits);
+uint64_t QuantizeCodec::groupOf(c10::IntArrayRef shape, uint8_t& mode) const {
+  const int64_t n = c10::multiply_integers(shape);
+  if (scale_ == "tensor" || shape.empty()) {
+    mode = 0;
+    return uint64_t(std::max<int64_t>(1, n));
+  }
+  if (scale_ == "channel" && shape.size() >= 2) {
+    mode = 2;
+    const int64_t channels = shape[size_t(channelDim(shape.vec()))];
+    return uint64_t(std::max<int64_t>(1, channels ? n / channels : 1));
+  }
+  mode = 1;
+  return format_.group;  // encodeValues caps it at n
+}
+
+double QuantizeCodec::omega(c10::IntArrayRef shape) const {
+  uint8_t mode = 0;
+  const uint64_t n = uint64_t(std::max<int64_t>(1, c10::multiply_integers(shape)));
+  return quantizerOmega(format_, std::min(groupOf(shape, mode), n));
 }
 
 Payload QuantizeCodec::encode(const torch::Tensor& input) {
@@ -78,17 +92,9 @@ Payload QuantizeCodec::encode(const torch::Tensor& input) {
   Payload p = start(CodecId::Quantize, x);
   ByteWriter w(p.bytes);
   ValueFormat f = format_;
-  const auto shape = x.sizes().vec();
-  uint8_t mode = 0;  // 0 tensor, 1 bucket, 2 channel
-  if (scale_ == "tensor" || x.dim() == 0) {
-    f.group = uint64_t(std::max<int64_t>(1, x.numel()));
-  } else if (scale_ == "channel" && x.dim() >= 2) {
-    mode = 2;
-    x = x.movedim(channelDim(shape), 0).contiguous();
-    f.group = uint64_t(std::max<int64_t>(1, x.numel() / x.size(0)));
-  } else {
-    mode = 1;
-  }
+  uint8_t mode = 0;
+  f.group = groupOf(x.sizes(), mode);
+  if (mode == 2) x = x.movedim(channelDim(x.sizes().vec()), 0).contiguous();
   w.put<uint8_t>(mode);
   encodeValues(x.data_ptr<float>(), size_t(x.numel()), f, kernels::splitmix64(stream_ + messages_++), w);
   return p;
@@ -117,8 +123,8 @@ torch::Tensor QuantizeCodec::decode(const Payload& p, const torch::Device& devic
 QsgdCodec::QsgdCodec(const CompressionOptions& o, const CodecContext& c)
     : levels_(o.levels), bucket_(o.bucket), stream_(c.stream()) {}
 
-double QsgdCodec::omega(int64_t n) const {
-  const double d = double(std::min<int64_t>(n, bucket_));
+double QsgdCodec::omega(c10::IntArrayRef shape) const {
+  const double d = double(std::min<int64_t>(c10::multiply_integers(shape), bucket_));
   return std::min(d / (levels_ * levels_), std::sqrt(d) / levels_);  // Alistarh et al., Lemma 3.1
 }
 

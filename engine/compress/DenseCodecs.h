@@ -25,9 +25,12 @@ class QuantizeCodec final : public Codec {
   Payload encode(const torch::Tensor& x) override;
   torch::Tensor decode(const Payload& p, const torch::Device& device) override;
   std::string describe() const override;
-  double omega(int64_t n) const override;
+  double omega(c10::IntArrayRef shape) const override;
 
  private:
+  // Values per scale group for a tensor of this shape, and how they are laid out (0 tensor, 1 bucket, 2 channel).
+  uint64_t groupOf(c10::IntArrayRef shape, uint8_t& mode) const;
+
   ValueFormat format_;
   std::string scale_;
   uint64_t stream_, messages_ = 0;
@@ -40,7 +43,7 @@ class QsgdCodec final : public Codec {
   Payload encode(const torch::Tensor& x) override;
   torch::Tensor decode(const Payload& p, const torch::Device& device) override;
   std::string describe() const override { return "qsgd s=" + std::to_string(levels_); }
-  double omega(int64_t n) const override;
+  double omega(c10::IntArrayRef shape) const override;
 
  private:
   int levels_;

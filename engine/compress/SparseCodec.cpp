@@ -43,9 +43,14 @@ std::string SparseCodec::describe() const {
   return s;
 }
 
-double SparseCodec::omega(int64_t n) const {
+double SparseCodec::omega(c10::IntArrayRef shape) const {
   if (kind_ != Kind::RandK || !scaled_) return -1;
-  return double(n) / double(keep(K_, uint64_t(n))) - 1;  // unbiased RandK: omega = n/k - 1
+  const uint64_t n = uint64_t(std::max<int64_t>(1, c10::multiply_integers(shape))), k = keep(K_, n);
+  const double randk = double(n) / double(k) - 1;  // unbiased RandK: omega = n/k - 1
+  // Its k values quantized again: E|Q(R(x)) - x|^2 = E|Q(R(x)) - R(x)|^2 + E|R(x) - x|^2
+  //   <= omega_Q E|R(x)|^2 + omega_R |x|^2 = (omega_Q (1 + omega_R) + omega_R) |x|^2.
+  const double values = quantizerOmega(values_, std::min<uint64_t>(values_.group, k));
+  return values < 0 ? -1 : (1 + randk) * (1 + values) - 1;
 }
 
 void SparseCodec::selectRandom(uint64_t n, uint64_t k, uint64_t seed) {
@@ -112,7 +117,9 @@ Payload SparseCodec::encode(const torch::Tensor& input) {
         picked_.resize(count);
         count = kernels::gatherAbove(v, n, t, indices_.data(), picked_.data(), count);
       }
-      if (trim_ && count > k) {  // exact trim: the k largest among the survivors
+      // Exact trim to the k largest among the survivors: when asked for, and always for the sampled threshold
+      // once more than 4k/3 survive, as DGC does (a small sample can set the threshold far too low).
+      if ((trim_ && count > k) || (kind_ == Kind::SampledK && 3 * count > 4 * k)) {
         trimmed_.resize(k);
         scratch_.resize(k);
         kernels::topkSelect(picked_.data(), count, k, trimmed_.data(), scratch_.data());

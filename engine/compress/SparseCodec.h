@@ -14,8 +14,8 @@ class SparseCodec final : public Codec {
   Payload encode(const torch::Tensor& x) override;
   torch::Tensor decode(const Payload& p, const torch::Device& device) override;
   std::string describe() const override;
-  double omega(int64_t n) const override;
-  // k = max(1, round(K n)), as ALGORITHMS.md defines it.
+  double omega(c10::IntArrayRef shape) const override;
+  // k = max(1, round(K n)), as docs/algorithms.md defines it.
   static uint64_t keep(double K, uint64_t n);
 
  private:

@@ -6,6 +6,7 @@
 #include "engine/kernels/BitPack.h"
 #include "engine/kernels/Quantize.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -51,7 +52,38 @@ std::vector<float> getScales(ByteReader& in, size_t groups, uint8_t type) {
   return v;
 }
 
+// What the max-abs scale sent is, in units of the group's largest magnitude s. The codes run from -h to h-1
+// (h = 2^(b-1)): with the scale at s the maximum itself would be clamped a full step away, so b >= 2 stretches it by
+// h/(h-1), which gives +s a code, keeps every element within half a step and stochastic rounding unbiased. One bit
+// decodes to +-scale/2: nearest rounding keeps the scale at s (levels +-s/2, the cells' centres, the smaller error);
+// stochastic rounding doubles it, so the levels are +-s and no element is clamped (unbiased).
+double scaleStretch(const ValueFormat& f) {
+  if (f.bits >= 2) {
+    const double h = double(1 << (f.bits - 1));
+    return h / (h - 1);
+  }
+  return f.stochastic ? 2.0 : 1.0;
+}
+
 }  // namespace
+
+double quantizerOmega(const ValueFormat& f, uint64_t group) {
+  if (f.bits == 32) return 0;
+  if (f.bits == 16 || !f.stochastic || f.bits < 1 || f.bits > 8) return -1;
+  // Stochastic rounding between neighbouring levels Δ apart has variance at most Δ²/4 per element. Scales travel
+  // in fp16 rounded outwards, which widens Δ by at most one unit in the last place (2^-10 relative).
+  const double d = double(std::max<uint64_t>(1, group)), widen = (1 + 0x1p-10) * (1 + 0x1p-10);
+  if (f.minmax) {
+    // Δ = (max - min) / (2^b - 1), and (max - min)² <= (|max| + |min|)² <= 2 |x_group|² (a group of one is exact).
+    const double levels = double((1 << f.bits) - 1);
+    return d < 2 ? 0.0 : d * 2.0 * widen / (4.0 * levels * levels);
+  }
+  // Max-abs: s² <= |x_group|², and L = s / Δ steps lie between 0 and s: L = h / stretch for b >= 2 (h - 1), and
+  // 1 / stretch for one bit, whose two levels are stretch * s apart.
+  const double h = double(1 << (f.bits - 1));
+  const double L = (f.bits == 1 ? 1.0 : h) / scaleStretch(f);
+  return d * widen / (4.0 * L * L);
+}
 
 void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed, ByteWriter& out) {
   out.put<uint8_t>(uint8_t(f.bits));
@@ -80,13 +112,9 @@ void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed,
   } else {
     std::vector<float> scale(groups);
     k::groupMaxAbs(x, n, group, scale.data());
-    // ALGORITHMS.md's codes run from -h to h-1 (h = 2^(b-1)): with s = max|x| the maximum itself would be
-    // clamped a full step away. Stretching s by h/(h-1) gives +max a code, so every element stays within half a
-    // step and stochastic rounding stays unbiased. (1 bit uses the sign with levels +-s/2 and needs no stretch.)
-    if (f.bits >= 2) {
-      const float h = float(1 << (f.bits - 1));
-      for (float& s : scale) s *= h / (h - 1);
-    }
+    const float stretch = float(scaleStretch(f));
+    if (stretch != 1.f)
+      for (float& s : scale) s *= stretch;
     const bool half = fitsHalf(scale);
     out.put<uint8_t>(half ? kScaleHalf : kScaleFloat);
     putScales(scale, half, true, out);

@@ -19,4 +19,10 @@ void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed,
 // Reads a block of exactly n values (validating every field) into `out`.
 void decodeValues(ByteReader& in, size_t n, float* out);
 
+// The variance bound omega of the block for scale groups of `group` values: 0 for float32; for stochastic rounding
+// of 1..8 bits, group / (4 L^2) with L the quantization steps between 0 and the group's largest magnitude as the
+// codec really scales it (stretched scale, fp16 rounding of scales included); -1 (biased) for nearest rounding and
+// fp16.
+double quantizerOmega(const ValueFormat& f, uint64_t group);
+
 }  // namespace ps

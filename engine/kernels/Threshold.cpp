@@ -301,6 +301,7 @@ size_t gaussianGather(const float* x, size_t n, double K, uint32_t* indices, flo
 }
 
 thread_local std::vector<float> tlsSample;
+thread_local std::vector<uint64_t> tlsDrawn;  // bitmap of drawn positions; all zero between calls
 
 float sampledThreshold(const float* x, size_t n, double K, double sampleFraction, uint64_t seed, int threads) {
   checkInput(x, n, "sampledThreshold");
@@ -310,8 +311,29 @@ float sampledThreshold(const float* x, size_t n, double K, double sampleFraction
   const size_t m = std::min(n, targetCount(n, sampleFraction));
   std::vector<float>& sample = tlsSample;
   sample.resize(m);
+  // Floyd's algorithm: m distinct positions in m draws, marked in a bitmap that is cleared again afterwards by the
+  // positions themselves (no pass over n bits per call).
+  std::vector<uint64_t>& drawn = tlsDrawn;
+  if (drawn.size() < (n + 63) / 64) drawn.assign((n + 63) / 64, 0);
+  auto mark = [&](size_t i) {
+    const uint64_t bit = uint64_t(1) << (i & 63);
+    const bool was = drawn[i >> 6] & bit;
+    drawn[i >> 6] |= bit;
+    return !was;
+  };
   std::mt19937_64 gen(seed);
-  for (size_t i = 0; i < m; ++i) sample[i] = x[uniformBelow(gen, n)];
+  for (size_t j = n - m, s = 0; j < n; ++j, ++s) {
+    const size_t t = size_t(uniformBelow(gen, j + 1));
+    const size_t pick = mark(t) ? t : (mark(j), j);
+    sample[s] = x[pick];
+  }
+  // Clear: the sampled values do not say where they came from, so replay the draws.
+  gen.seed(seed);
+  for (size_t j = n - m; j < n; ++j) {
+    const size_t t = size_t(uniformBelow(gen, j + 1));
+    drawn[t >> 6] &= ~(uint64_t(1) << (t & 63));
+    drawn[j >> 6] &= ~(uint64_t(1) << (j & 63));
+  }
   const float t = kthLargestAbs(sample.data(), m, std::min(m, targetCount(m, K)), threads);
   return std::isnan(t) ? INFINITY : t;
 }

@@ -51,10 +51,12 @@ float gaussianThreshold(const float* x, size_t n, double K, size_t* count, int t
 size_t gaussianGather(const float* x, size_t n, double K, uint32_t* indices, float* values, size_t capacity,
                       float* threshold, int threads = 0);
 
-// DGC-style threshold: draws m = max(1, round(sampleFraction n)) (at most n) elements uniformly with replacement
-// (std::mt19937_64 seeded with `seed`, own unbiased integer draw, so the sample is the same on every platform) and
-// returns the exact max(1, round(K m))-th largest |x| of the sample. Keep |x| > t with countAbove/gatherAbove.
-// A NaN k-th largest gives +inf (then only NaNs are above). Uses a thread_local sample buffer (m floats).
+// DGC-style threshold: draws m = max(1, round(sampleFraction n)) (at most n) distinct elements uniformly without
+// replacement (Floyd's algorithm on std::mt19937_64 seeded with `seed`, own unbiased integer draw, so the sample is
+// the same on every platform) and returns the exact max(1, round(K m))-th largest |x| of the sample; with
+// sampleFraction 1 that is the exact k-th largest of x. Keep |x| > t with countAbove/gatherAbove (DGC then trims
+// the survivors to k when more than 4k/3 pass). A NaN k-th largest gives +inf (then only NaNs are above). Uses
+// thread_local buffers (m floats, n bits).
 // Throws KernelError unless 0 < K <= 1, 0 < sampleFraction <= 1 and n >= 1.
 float sampledThreshold(const float* x, size_t n, double K, double sampleFraction, uint64_t seed, int threads = 0);
 

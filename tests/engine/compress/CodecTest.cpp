@@ -77,6 +77,21 @@ TEST(Codec, GaussianKGatherMatchesTheCountedThresholdEvenWhenRefined) {
   }
 }
 
+TEST(Codec, SampledThresholdTrimsToKWhenMoreThanFourThirdsSurvive) {
+  CompressionOptions o;
+  o.method = "sampledk";
+  o.k = 0.01;
+  o.sample = 0.001;  // 10 of 10000: the threshold is the largest of the sample, so about n / 11 survive it
+  auto codec = makeCodec(o);
+  torch::manual_seed(13);
+  auto x = torch::randn({10000});
+  auto y = codec->decode(codec->encode(x), torch::kCPU);
+  EXPECT_EQ(y.ne(0).sum().item<int64_t>(), 100) << "DGC trims to k once more than 4k/3 pass the sampled threshold";
+  // The 100 kept are the 100 largest.
+  const float kth = std::get<0>(x.abs().topk(100)).min().item<float>();
+  EXPECT_EQ(x.abs().ge(kth).logical_and(y.eq(0)).sum().item<int64_t>(), 0);
+}
+
 TEST(Codec, NearestQuantizationIsWithinHalfAStep) {
   torch::manual_seed(3);
   auto x = torch::randn({3, 5, 7, 11}) * 4;

@@ -1,5 +1,6 @@
 #include "engine/kernels/KernelError.h"
 #include "engine/kernels/Threshold.h"
+#include "engine/kernels/TopK.h"
 
 #include "tests/engine/kernels/KernelTestData.h"
 
@@ -166,13 +167,37 @@ TEST(KernelsThreshold, SampledThresholdIsCloseOnNormalData) {
     EXPECT_EQ(t, sampledThreshold(x.data(), n, K, 0.01, 1234, 1));  // same seed, same sample, any thread count
   }
   EXPECT_NE(sampledThreshold(x.data(), n, 0.01, 0.01, 1), sampledThreshold(x.data(), n, 0.01, 0.01, 2));
-  // Fraction 1 of a tiny tensor: a sample of n draws with replacement; K = 1 gives the smallest sampled |x|.
+  // Fraction 1 of a tiny tensor: the whole tensor; K = 1 gives the smallest |x|.
   std::vector<float> one = {-3.f};
   EXPECT_EQ(sampledThreshold(one.data(), 1, 1.0, 1.0, 5), 3.f);
   std::vector<float> nans(100, NAN);
   EXPECT_EQ(sampledThreshold(nans.data(), 100, 0.1, 0.5, 5), INFINITY);
   EXPECT_THROW(sampledThreshold(one.data(), 1, 0.1, 0.0, 5), KernelError);
   EXPECT_THROW(sampledThreshold(one.data(), 0, 0.1, 0.5, 5), KernelError);
+}
+
+TEST(KernelsThreshold, SampledThresholdDrawsWithoutReplacement) {
+  // A sample of every element is the tensor itself, so its k-th largest is the exact one (with replacement it
+  // would repeat some elements and miss others).
+  for (size_t n : {10, 1000, 100000}) {
+    const auto x = normalData(n, 7 + n);
+    for (double K : {0.01, 0.1, 0.5})
+      for (uint64_t seed : {1, 2, 3}) {
+        const size_t k = std::max<size_t>(1, size_t(std::llround(K * double(n))));
+        EXPECT_EQ(sampledThreshold(x.data(), n, K, 1.0, seed, 1), kthLargestAbs(x.data(), n, k, 1))
+            << "n " << n << " K " << K << " seed " << seed;
+      }
+  }
+  // Half of a tensor whose magnitudes are 1..n: distinct draws, so the largest of the sample is at most n and the
+  // sample of K = 1 (its smallest) is at least 1; repeated calls leave no marks behind for the next one.
+  std::vector<float> ramp(64);
+  for (size_t i = 0; i < ramp.size(); ++i) ramp[i] = float(i + 1);
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    const float smallest = sampledThreshold(ramp.data(), 64, 1.0, 0.5, seed, 1);
+    const float largest = sampledThreshold(ramp.data(), 64, 1.0 / 32, 0.5, seed, 1);
+    EXPECT_LE(smallest, 33.f) << "32 distinct values of 1..64 include one <= 33";
+    EXPECT_GE(largest, 32.f) << "32 distinct values of 1..64 include one >= 32";
+  }
 }
 
 }  // namespace
