@@ -23,6 +23,12 @@ std::string percent(double k) {
   return text;
 }
 
+// A compressor's gain from the two averages: what it would send over the raw tensor (1 for an all-zero tensor).
+double gain(double emaSent, double emaRaw) {
+  if (emaSent < 0 || emaRaw < 0) return -1;
+  return emaRaw > 0 ? emaSent / emaRaw : 1.0;
+}
+
 }  // namespace
 
 GravacController::GravacController(const AdaptOptions& options) : o_(options) {
@@ -34,67 +40,100 @@ GravacController::GravacController(const AdaptOptions& options) : o_(options) {
     if (o_.exponential) step *= step;
   }
   if (candidates_.empty()) candidates_.push_back(o_.theta_min);
-  sending_ = o_.theta_min;
+  state_.resize(candidates_.size());
+  ct_.resize(candidates_.size());
 }
 
-AdaptDecision GravacController::decide(std::string reason) {
+double GravacController::sending() const {
+  if (send_ == GravacSend::Dense) return 1.0;
+  return send_ == GravacSend::ThetaMin ? candidates_.front() : candidates_[index_];
+}
+
+double GravacController::gainMin() const { return gain(emaMin_, emaRaw_); }
+double GravacController::gainCurrent() const { return gain(emaCur_, emaRaw_); }
+
+AdaptDecision GravacController::decision(std::string reason) const {
   AdaptDecision d;
-  d.k = sending_;
-  d.dense = sendingDense_;
+  d.k = sending();
+  d.send = send_;
   d.explore = candidates_[index_];
   d.reason = std::move(reason);
   return d;
 }
 
+void GravacController::credit(double samplesPerSecond) {
+  // The payload of this step was chosen after the previous one: its throughput belongs to that factor alone.
+  if (send_ == GravacSend::Dense) return;
+  Candidate& c = state_[send_ == GravacSend::ThetaMin ? 0 : index_];
+  c.throughputSum += samplesPerSecond;
+  c.sent += 1;
+}
+
+void GravacController::measure(size_t i) {
+  const Candidate& c = state_[i];
+  const double g = i == 0 ? gainMin() : gainCurrent();  // θ_min's compressor persists; a candidate's is current
+  if (c.sent > 0 && g >= 0) ct_[i] = c.throughputSum / double(c.sent) * g;
+  else ct_[i].reset();  // never sent: no throughput of its own, so it cannot be ranked
+}
+
+bool GravacController::endInterval(std::string& why) {
+  if (index_ != 0) measure(0);  // θ_min may have been sent meanwhile: its figure moves with its own steps
+  measure(index_);
+  state_[index_].emaSent = emaCur_;
+  std::vector<size_t> ranked;
+  for (size_t i = 0; i < ct_.size(); ++i)
+    if (ct_[i]) ranked.push_back(i);
+  std::sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) { return *ct_[a] > *ct_[b]; });
+  const bool close = ranked.size() >= 2 && *ct_[ranked[0]] - *ct_[ranked[1]] < o_.omega * *ct_[ranked[1]];
+  if (!close && index_ + 1 < candidates_.size()) {
+    ++index_;
+    emaCur_ = -1;  // the current compressor keeps its residual, but its gain at the new factor starts afresh
+    why = "GraVAC explores " + percent(candidates_[index_]);
+    return false;
+  }
+  // Keep the more compressed of the two best (or the best, when the candidates ran out).
+  const size_t keep = ranked.empty() ? 0 : close ? std::max(ranked[0], ranked[1]) : ranked[0];
+  if (keep != index_) {
+    index_ = keep;
+    emaCur_ = state_[keep].emaSent;  // its gain as measured when it was explored
+  }
+  settled_ = true;
+  why = ranked.empty() ? "GraVAC settled on " + percent(candidates_[keep]) + ": no candidate kept epsilon " +
+                             number(o_.epsilon) + " of the signal long enough to be sent"
+                       : "GraVAC settled on " + percent(candidates_[keep]) + " (compression throughput " +
+                             number(*ct_[keep]) + " samples/s x gain)";
+  return true;
+}
+
 std::optional<AdaptDecision> GravacController::observe(const AdaptObservation& o) {
   ++step_;
-  emaMin_ = ewma(emaMin_, o.gain_min, o_.alpha);
-  emaCur_ = ewma(emaCur_, o.gain_current, o_.alpha);
-  const double before = sending(), exploredBefore = exploring();
-  std::string why;
+  if (step_ > o_.window && !settled_) credit(o.samples_per_s);
+  emaRaw_ = ewma(emaRaw_, o.norm_raw, o_.alpha);
+  emaMin_ = ewma(emaMin_, o.norm_min, o_.alpha);
+  emaCur_ = ewma(emaCur_, o.norm_current, o_.alpha);
   if (step_ <= o_.window) return std::nullopt;  // the first window sends θ_min while the averages settle
 
-  if (!settled_) {
-    // Compression throughput of the candidate under exploration: samples per second times the gain it keeps.
-    ctSum_ += o.samples_per_s * emaCur_;
-    if (++inInterval_ >= o_.window) {
-      ct_.push_back(ctSum_ / double(inInterval_));
-      ctSum_ = 0;
-      inInterval_ = 0;
-      std::vector<size_t> order(ct_.size());
-      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ct_[a] > ct_[b]; });
-      const bool close = order.size() >= 2 &&
-                         std::abs(ct_[order[0]] - ct_[order[1]]) < o_.omega * std::max(ct_[order[0]], ct_[order[1]]);
-      if (close || index_ + 1 >= candidates_.size()) {
-        // Keep the more compressed of the two best (or the best, when the candidates ran out).
-        const size_t keep = close ? std::max(order[0], order[1]) : order[0];
-        index_ = keep;
-        settled_ = true;
-        why = "GraVAC settled on " + percent(candidates_[keep]) + " (compression throughput " + number(ct_[keep]) +
-              " samples/s x gain)";
-      } else {
-        ++index_;
-        emaCur_ = -1;  // a new factor starts its own average
-        why = "GraVAC explores " + percent(candidates_[index_]);
-      }
-    }
+  const GravacSend sentBefore = send_;
+  const size_t exploredBefore = index_;
+  std::string why;
+  if (!settled_ && ++inInterval_ >= o_.window) {
+    inInterval_ = 0;
+    endInterval(why);
   }
-  // What to send: the explored factor if it keeps enough of the signal, else θ_min if that does, else dense.
-  const double current = candidates_[index_];
-  if (emaCur_ < 0) {
-    // A factor just picked for exploration has no measurement yet: what is sent stays until it has one, so a
-    // link never flips to an unmeasured factor and straight back.
-  } else if (emaCur_ >= o_.epsilon) sending_ = current, sendingDense_ = false;
-  else if (emaMin_ >= o_.epsilon) sending_ = o_.theta_min, sendingDense_ = false;
-  else sendingDense_ = true;
-  // A settle is reported even when the settled factor is the one already sent: it ends the exploration.
-  if (sending() == before && exploring() == exploredBefore && why.empty()) return std::nullopt;
+  // What to send next: the current factor if it keeps epsilon of the signal, else θ_min if that does, else dense.
+  // A candidate just picked has no gain yet, so it is not sent before its first measurement.
+  const double current = gainCurrent(), mild = gainMin();
+  if (current >= o_.epsilon) send_ = index_ == 0 ? GravacSend::ThetaMin : GravacSend::Current;
+  else if (mild >= o_.epsilon) send_ = GravacSend::ThetaMin;
+  else send_ = GravacSend::Dense;
+  if (send_ == sentBefore && index_ == exploredBefore && why.empty()) return std::nullopt;
   if (why.empty())
-    why = sendingDense_ ? "GraVAC sends dense: the gains of " + percent(current) + " (" + number(emaCur_) +
-                              ") and of theta_min (" + number(emaMin_) + ") are below epsilon " + number(o_.epsilon)
-                        : "GraVAC sends " + percent(sending_) + " (gain of the explored factor " + number(emaCur_) + ")";
-  return decide(why);
+    why = send_ == GravacSend::Dense
+              ? "GraVAC sends dense: the gains of " + percent(candidates_[index_]) + " (" + number(current) +
+                    ") and of theta_min (" + number(mild) + ") are below epsilon " + number(o_.epsilon)
+              : "GraVAC sends " + percent(sending()) + " (gain " +
+                    number(send_ == GravacSend::Current ? current : mild) + ")";
+  return decision(why);
 }
 
 AccordionController::AccordionController(const AdaptOptions& options) : o_(options), sending_(options.aggressive) {}
@@ -114,6 +153,7 @@ std::optional<AdaptDecision> AccordionController::observe(const AdaptObservation
   sending_ = want;
   AdaptDecision d;
   d.k = want;
+  d.send = GravacSend::Current;
   d.explore = want;
   d.reason = std::string("Accordion: gradient norm changed ") + std::to_string(int(100 * change)) + "% over the interval, " +
              (critical ? "a critical phase: mild " : "steady: aggressive ") + percent(want);

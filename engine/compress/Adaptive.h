@@ -1,7 +1,14 @@
 #pragma once
-// Adaptive compression factors (ALGORITHMS.md, "Adaptive compression"): GraVAC and Accordion as controllers that
-// see one observation per step and say when the factor a link sends should change. No torch: the link measures,
-// the session applies the decisions between steps, and each change is a "setting" event on the run's timeline.
+// Adaptive compression factors: GraVAC and Accordion as controllers that see one observation per step and say
+// when what a link sends should change. No torch: the sender measures (engine/compress/GravacCompressors.h), the
+// session applies the decisions between steps, and each change is a "setting" event on the run's timeline.
+//
+// GraVAC, as its authors implement it: two persistent compressors, one at theta_min and one at the candidate under
+// exploration ("current"), each with its own error-feedback residual, both compressing every message; what is sent
+// is one of their two payloads, or the uncompressed tensor. The gain of a compressor is
+// EWMA(sum ||D(C(p))||) / EWMA(sum ||g||), the norm of what it would send over the norm of the raw tensor, each
+// smoothed on its own. The compression throughput of a factor is the samples per second measured in the steps that
+// sent it, times its gain; a candidate never sent during its interval has no throughput and cannot win.
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,45 +25,65 @@ struct AdaptOptions {
   int window = 25;            // steps per EWMA window and per exploration interval
   double eta = 0.2;           // Accordion: relative change of the gradient norm that marks a critical phase
   double aggressive = 0.01;   // Accordion's aggressive factor (the direction's configured k)
-  double alpha = 0.05;        // EWMA weight of the newest gain
+  double alpha = 0.05;        // EWMA weight of the newest value
 };
 
+// One step's measurements of an adapted link direction (or of every stage's gradient exchange together).
 struct AdaptObservation {
-  double gain_min = 1;      // ||D(C_θmin(p))|| / ||p||, on its own error-feedback residual
-  double gain_current = 1;  // the same for the factor being explored
-  double samples_per_s = 0; // with the step time including link time (emulated)
-  double norm = 0;          // the link's tensor norm this step (Accordion)
+  double norm_raw = 0;       // GraVAC: sum over the step's messages of ||g||, the tensor before compensation
+  double norm_min = 0;       // sum of ||D(C(p))|| of the theta_min compressor, p its residual-corrected input
+  double norm_current = 0;   // the same for the compressor at the explored candidate
+  double samples_per_s = 0;  // with the step time including link time (emulated)
+  double norm = 0;           // Accordion: the norm of what crossed this step
 };
+
+// Which of GraVAC's payloads a link sends.
+enum class GravacSend { ThetaMin, Current, Dense };
 
 struct AdaptDecision {
-  double k = 0.1;     // the factor to send from the next step
-  bool dense = false; // GraVAC: neither factor keeps enough of the signal; send uncompressed
-  double explore = 0; // GraVAC: the factor the link should measure as "current" from the next step
+  double k = 0.1;                           // the factor sent from the next step (1 when dense)
+  GravacSend send = GravacSend::ThetaMin;   // GraVAC: whose payload that is
+  double explore = 0;                       // GraVAC: the factor of the "current" compressor from the next step
   std::string reason;
+  bool dense() const { return send == GravacSend::Dense; }
 };
 
 class GravacController {
  public:
   explicit GravacController(const AdaptOptions& options);
-  // One step's measurements; a decision when what is sent or explored changes.
+  // One step's measurements; a decision when what is sent or explored changes, or when the search settles.
   std::optional<AdaptDecision> observe(const AdaptObservation& o);
   const std::vector<double>& candidates() const { return candidates_; }
   double exploring() const { return candidates_[index_]; }
   bool settled() const { return settled_; }
-  double sending() const { return sendingDense_ ? 1.0 : sending_; }
-  const std::vector<double>& throughputs() const { return ct_; }  // CT per explored candidate, in order
+  GravacSend sends() const { return send_; }
+  double sending() const;  // the factor sent (1 when dense)
+  // Compression throughput per candidate, in candidate order; empty where it was never measured (not yet explored,
+  // or never sent during its interval).
+  const std::vector<std::optional<double>>& throughputs() const { return ct_; }
+  double gainMin() const;      // -1 until measured
+  double gainCurrent() const;  // -1 until the current candidate has a measurement
 
  private:
-  AdaptDecision decide(std::string reason);
+  struct Candidate {
+    double throughputSum = 0;  // samples per second, summed over the steps that sent this factor
+    long sent = 0;             // those steps
+    double emaSent = -1;       // its compressor's EWMA of sum ||D(C(p))||, kept when exploration moves on
+  };
+  void credit(double samplesPerSecond);
+  bool endInterval(std::string& why);  // true when the search settled
+  void measure(size_t candidate);      // CT of a candidate from its throughput and gain
+  AdaptDecision decision(std::string reason) const;
 
   AdaptOptions o_;
   std::vector<double> candidates_;
-  std::vector<double> ct_;
+  std::vector<Candidate> state_;
+  std::vector<std::optional<double>> ct_;
   size_t index_ = 0;
   long step_ = 0, inInterval_ = 0;
-  double emaMin_ = -1, emaCur_ = -1, ctSum_ = 0;
-  double sending_ = 0;
-  bool sendingDense_ = false, settled_ = false;
+  double emaRaw_ = -1, emaMin_ = -1, emaCur_ = -1;
+  GravacSend send_ = GravacSend::ThetaMin;
+  bool settled_ = false;
 };
 
 class AccordionController {

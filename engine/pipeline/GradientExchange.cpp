@@ -33,14 +33,21 @@ void GradientExchange::setOptions(const CompressionOptions& options) {
   const bool stateful = sender_ && options_.feedback != "none";
   options_ = options;
   sender_ = std::make_unique<Compensator>(options_, contextOf(cluster_->replica()), AqsgdOptions{});
+  gravac_.reset();
+  if (options_.adapt == "gravac") {
+    gravac_ = std::make_unique<GravacCompressors>(options_, contextOf(cluster_->replica()));
+    options_.k = gravac_->sentK();
+  }
   receivers_.clear();
   for (int j = 0; j < cluster_->replicas(); ++j)
     receivers_.push_back(std::make_unique<Compensator>(options_, contextOf(j), AqsgdOptions{}));
   if (stateful) resets_.push_back("compensation state reset: the compressor changed to " + sender_->describe());
 }
 
-void GradientExchange::setProbes(const CompressionOptions& base, double thetaMin, double thetaCurrent) {
-  probes_.configure(base, contextOf(cluster_->replica()), AqsgdOptions{}, thetaMin, thetaCurrent);
+void GradientExchange::selectGravac(GravacSend send, double current) {
+  if (!gravac_) throw std::logic_error("selectGravac on a gradient exchange that GraVAC does not adapt");
+  gravac_->select(send, current);
+  options_.k = gravac_->sentK();
 }
 
 void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& clock) {
@@ -52,7 +59,8 @@ void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& 
     flat_ = torch::empty({n}, torch::kFloat32);
     sum_ = torch::empty({n}, torch::kFloat32);
   }
-  const bool onDevice = useNccl_ && sender_->lossless() && params.front().device().is_cuda();
+  const bool dense = !gravac_ && sender_->lossless();
+  const bool onDevice = useNccl_ && dense && params.front().device().is_cuda();
   int64_t at = 0;
   for (const auto& p : params) {
     if (onDevice) break;  // NCCL reduces the gradients where they are
@@ -64,9 +72,8 @@ void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& 
   const int replicas = cluster_->replicas();
   const double r = double(replicas);
   const auto ring = uint64_t(2.0 * (r - 1) / r * 4.0 * double(n));  // a dense float32 ring all-reduce, per replica
-  MessageMeta meta;  // slot 0: one message per step
   torch::Tensor mean;
-  if (sender_->lossless()) {
+  if (dense) {
     auto clocks = cluster_->allGatherReplicas(std::vector<uint8_t>(reinterpret_cast<uint8_t*>(&clock),
                                                                    reinterpret_cast<uint8_t*>(&clock) + 8),
                                               64);
@@ -86,11 +93,11 @@ void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& 
       for (const auto& p : params)
         parts.push_back(p.grad().defined() ? p.grad().reshape(-1) : torch::zeros({p.numel()}, p.options()));
       auto flat = torch::cat(parts).to(torch::kFloat32).contiguous();
-      probes_.measure(flat, meta);
+      if (measureNorm_) normSquared_ += flat.square().sum().item<double>();
       nccl_->allReduceSum(flat.data_ptr<float>(), size_t(n));
       mean = flat.div_(r);
     } else {
-      probes_.measure(flat_, meta);
+      if (measureNorm_) normSquared_ += flat_.square().sum().item<double>();
       cluster_->allReduceReplicas(flat_.data_ptr<float>(), n);
       mean = flat_.div_(r);
     }
@@ -114,12 +121,12 @@ void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& 
       MessageMeta slot;
       slot.slot = int(i);
       auto part = flat_.narrow(0, at, len);
-      Payload p = sender_->send(part, slot, report_);
+      Payload p = gravac_ ? gravac_->send(part, slot, report_) : sender_->send(part, slot, report_);
       if (!report_.reset.empty()) {
         resets_.push_back(std::move(report_.reset));
         report_.reset.clear();
       }
-      probes_.measure(part, slot);
+      if (measureNorm_) normSquared_ += part.square().sum().item<double>();
       const uint64_t size = p.size();
       const size_t where = message.size();
       message.resize(where + 8 + size);
@@ -215,8 +222,10 @@ LinkTraffic GradientExchange::takeTraffic() {
   t.decode_s = decode_s_;
   t.modelled_s = modelled_s_;
   t.setErrorSums(report_.err_num, report_.err_den, report_.comp_num, report_.comp_den);
-  t.method = sender_->describe();
-  probes_.report(t);
+  t.method = describe();
+  if (gravac_) gravac_->report(t);
+  if (measureNorm_) t.norm = std::sqrt(normSquared_);
+  normSquared_ = 0;
   t.resets = std::move(resets_);
   resets_.clear();
   raw_ = wire_ = elements_ = nonzeros_ = 0;

@@ -15,7 +15,7 @@
 #include "engine/compress/Compensation.h"
 #include "engine/dist/Cluster.h"
 #include "engine/dist/nccl/NcclGroup.h"
-#include "engine/pipeline/GainProbes.h"
+#include "engine/compress/GravacCompressors.h"
 #include "engine/pipeline/LinkModel.h"
 #include "engine/telemetry/Telemetry.h"
 
@@ -38,10 +38,12 @@ class GradientExchange {
   // Between steps.
   void setOptions(const CompressionOptions& options);
   const CompressionOptions& options() const { return options_; }
-  std::string describe() const { return sender_->describe(); }
+  std::string describe() const { return gravac_ ? gravac_->describe() : sender_->describe(); }
   void setModel(const LinkModel& model) { model_ = model; }
-  void setProbes(const CompressionOptions& base, double thetaMin, double thetaCurrent);
-  void measureNorm(bool on) { probes_.measureNorm(on); }
+  // GraVAC (options().adapt == gravac): whose payload to send and the current compressor's factor; makes
+  // options().k the factor sent. Accordion: the norm of every replica's gradient in LinkTraffic::norm.
+  void selectGravac(GravacSend send, double current);
+  void measureNorm(bool on) { measureNorm_ = on; }
   LinkTraffic takeTraffic();
 
  private:
@@ -53,8 +55,10 @@ class GradientExchange {
   uint64_t seed_;
   LinkModel model_;
   std::unique_ptr<Compensator> sender_;
+  std::unique_ptr<GravacCompressors> gravac_;  // sends instead of sender_ when GraVAC adapts K
   std::vector<std::unique_ptr<Compensator>> receivers_;  // one per replica, this one included
-  GainProbes probes_;
+  bool measureNorm_ = false;
+  double normSquared_ = 0;
   torch::Tensor flat_, sum_;  // reused every step
   bool useNccl_ = false;
   std::unique_ptr<NcclGroup> nccl_;  // created at the first CUDA all-reduce

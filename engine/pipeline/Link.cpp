@@ -19,27 +19,41 @@ Link::Link(int boundary, LinkModel model, const Settings& settings)
   build(Direction::Backward, settings.backward);
 }
 
-void Link::build(Direction d, const CompressionOptions& options) {
-  Side& s = side(d);
+CodecContext Link::contextOf(Direction d) const {
   CodecContext c = settings_.context;
   c.boundary = boundary_;
   c.direction = int(d);
+  return c;
+}
+
+void Link::build(Direction d, const CompressionOptions& options) {
+  Side& s = side(d);
+  const CodecContext c = contextOf(d);
   s.options = options;
   s.sender = std::make_unique<Compensator>(options, c, settings_.aqsgd);
   s.receiver = std::make_unique<Compensator>(options, c, settings_.aqsgd);
+  s.gravac.reset();
+  if (options.adapt == "gravac") {
+    s.gravac = std::make_unique<GravacCompressors>(options, c);
+    s.options.k = s.gravac->sentK();
+  }
+  buildEval(d);
+}
+
+void Link::buildEval(Direction d) {
+  CodecContext c = contextOf(d);
   c.seed ^= 0xE7A1ULL;  // evaluation draws its own random numbers
-  s.eval = makeCodec(options, c);
+  side(d).eval = makeCodec(side(d).options, c);
 }
 
-void Link::setOptions(Direction d, const CompressionOptions& options) {
-  build(d, options);  // the probes are kept: they measure the adapted sparsifier, not what is sent
-}
+void Link::setOptions(Direction d, const CompressionOptions& options) { build(d, options); }
 
-void Link::setProbes(Direction d, const CompressionOptions& base, double thetaMin, double thetaCurrent) {
-  CodecContext c = settings_.context;
-  c.boundary = boundary_;
-  c.direction = int(d);
-  side(d).probes.configure(base, c, settings_.aqsgd, thetaMin, thetaCurrent);
+void Link::selectGravac(Direction d, GravacSend send, double current) {
+  Side& s = side(d);
+  if (!s.gravac) throw std::logic_error("selectGravac on a link direction that GraVAC does not adapt");
+  s.gravac->select(send, current);
+  s.options.k = s.gravac->sentK();
+  buildEval(d);  // compressed evaluation goes through the factor sent
 }
 
 double Link::send(Direction d, const torch::Tensor& x, double clock, const MessageMeta& meta) {
@@ -49,18 +63,20 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
                               "link" + std::to_string(boundary_) + "/" + directionName(d) + "/values", histogramStep_);
   const auto t0 = Clock::now();
   Message m;
-  if (s.sender->lossless()) {
+  if (s.gravac) {
+    m.payload = s.gravac->send(x, meta, s.report);
+  } else if (s.sender->lossless()) {
     m.payload = s.sender->codec().encode(x);
     s.report.values += m.payload.values;
   } else {
     // The compensator measures the error of what the receiver will use on its copy of the payload.
     m.payload = s.sender->send(x, meta, s.report);
-    if (!s.report.reset.empty()) {
-      s.resets.push_back(std::move(s.report.reset));
-      s.report.reset.clear();
-    }
   }
-  s.probes.measure(x, meta);  // GraVAC / Accordion, when asked for
+  if (!s.report.reset.empty()) {
+    s.resets.push_back(std::move(s.report.reset));
+    s.report.reset.clear();
+  }
+  if (s.measureNorm) s.normSquared += x.square().sum().item<double>();
   const double encode = since(t0);
   const uint64_t bytes = m.payload.size();
   s.raw += uint64_t(x.numel()) * sizeof(float);
@@ -138,8 +154,10 @@ LinkTraffic Link::takeTraffic(Direction d) {
   t.decode_s = s.decode_s;
   t.modelled_s = s.modelled_s;
   t.setErrorSums(s.report.err_num, s.report.err_den, s.report.comp_num, s.report.comp_den);
-  t.method = s.sender->describe();
-  s.probes.report(t);
+  t.method = describe(d);
+  if (s.gravac) s.gravac->report(t);
+  if (s.measureNorm) t.norm = std::sqrt(s.normSquared);
+  s.normSquared = 0;
   t.resets = std::move(s.resets);
   s.resets.clear();
   s.raw = s.wire = s.elements = 0;

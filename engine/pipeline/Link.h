@@ -3,7 +3,7 @@
 // counts raw and wire bytes, measures codec time and compression error, and models the network's time.
 #include "engine/compress/Compensation.h"
 #include "engine/pipeline/Channel.h"
-#include "engine/pipeline/GainProbes.h"
+#include "engine/compress/GravacCompressors.h"
 #include "engine/pipeline/LinkModel.h"
 #include "engine/telemetry/Telemetry.h"
 
@@ -35,17 +35,18 @@ class Link {
   void armHistograms(int bins, int64_t step);
   std::vector<HistogramRecord> takeHistograms();
   LinkTraffic takeTraffic(Direction d);
-  // Adaptive compression's measurements (engine/compress/Adaptive.h), between steps only. GraVAC: every message is
-  // also compressed, on the sender only, with θ_min and with the explored factor, each on its own error-feedback
-  // residual, and the kept fraction of the signal is reported (LinkTraffic::gain_min / gain_current); 0 turns the
-  // probes off. Accordion: the norm of what is sent (LinkTraffic::norm).
-  // `base` is the sparsifier being adapted (the link may be sending dense at the moment).
-  void setProbes(Direction d, const CompressionOptions& base, double thetaMin, double thetaCurrent);
-  void measureNorm(Direction d, bool on) { side(d).probes.measureNorm(on); }
+  // Adaptive compression (engine/compress/Adaptive.h), between steps only. A direction whose options adapt with
+  // GraVAC sends through GravacCompressors (its measurements are in LinkTraffic::gravac_norm_*); selectGravac says
+  // whose payload goes out and the current compressor's factor, keeping both residuals, and makes `options(d).k`
+  // the factor sent. Accordion: the norm of what is sent (LinkTraffic::norm).
+  void selectGravac(Direction d, GravacSend send, double current);
+  void measureNorm(Direction d, bool on) { side(d).measureNorm = on; }
   // Replaces a direction's compressor; both ends start from fresh state. Between steps only.
   void setOptions(Direction d, const CompressionOptions& options);
   const CompressionOptions& options(Direction d) const { return side(d).options; }
-  std::string describe(Direction d) const { return side(d).sender->describe(); }
+  std::string describe(Direction d) const {
+    return side(d).gravac ? side(d).gravac->describe() : side(d).sender->describe();
+  }
   void setModel(const LinkModel& model) { model_ = model; }
   const LinkModel& model() const { return model_; }
   int boundary() const { return boundary_; }
@@ -61,6 +62,7 @@ class Link {
   struct Side {
     CompressionOptions options;
     std::unique_ptr<Compensator> sender, receiver;  // the two ends' state, each touched by one thread
+    std::unique_ptr<GravacCompressors> gravac;      // the sender instead of `sender` when GraVAC adapts K
     std::unique_ptr<Codec> eval;                    // stateless twin for evaluation
     Channel channel;
     // Written by the sender thread only.
@@ -73,14 +75,17 @@ class Link {
     std::optional<HistogramRecord> histogram;  // values before compression (sender thread)
     std::optional<HistogramRecord> decoded;    // what the receiver uses (receiver thread)
     std::chrono::steady_clock::time_point wall_busy_until{};
-    GainProbes probes;  // adaptive compression's measurements (sender thread)
+    bool measureNorm = false;  // Accordion (sender thread)
+    double normSquared = 0;
     // Written by the receiver thread only.
     double decode_s = 0;
   };
   Side& side(Direction d) { return sides_[static_cast<int>(d)]; }
   const Side& side(Direction d) const { return sides_[static_cast<int>(d)]; }
 
+  CodecContext contextOf(Direction d) const;
   void build(Direction d, const CompressionOptions& options);
+  void buildEval(Direction d);
 
   int boundary_;
   LinkModel model_;

@@ -21,7 +21,8 @@ json toJson(const LinkTraffic& t) {
           {"msgs", t.messages},      {"enc", t.encode_s},         {"dec", t.decode_s},
           {"mod", t.modelled_s},     {"esq", t.err_sq},           {"rsq", t.ref_sq},
           {"ecsq", t.err_sq_compensated},                         {"rcsq", t.ref_sq_compensated},
-          {"gmin", t.gain_min},      {"gcur", t.gain_current},    {"norm", t.norm},
+          {"graw", t.gravac_norm_raw},                            {"gmin", t.gravac_norm_min},
+          {"gcur", t.gravac_norm_current},                        {"norm", t.norm},
           {"method", t.method},      {"resets", t.resets}};
 }
 
@@ -43,8 +44,10 @@ LinkTraffic trafficFromJson(const json& j) {
   for (double v : sums)
     if (!(v >= 0) || !std::isfinite(v)) throw std::runtime_error("error sums must be finite and >= 0");
   t.setErrorSums(sums[0], sums[1], sums[2], sums[3]);  // the errors follow from the sums
-  t.gain_min = j.at("gmin");
-  t.gain_current = j.at("gcur");
+  const double norms[3] = {j.at("graw"), j.at("gmin"), j.at("gcur")};
+  for (double v : norms)
+    if (!(v >= 0) || !std::isfinite(v)) throw std::runtime_error("GraVAC norms must be finite and >= 0");
+  t.gravac_norm_raw = norms[0], t.gravac_norm_min = norms[1], t.gravac_norm_current = norms[2];
   t.norm = j.at("norm");
   t.method = j.at("method");
   t.resets = j.at("resets").get<std::vector<std::string>>();
@@ -62,8 +65,7 @@ HistogramRecord histogramFromJson(const json& j) {
 // One rank's part of a step, merged on every rank: sums over both ends of a link and over replicas.
 struct TrafficMerge {
   LinkTraffic total;
-  double gainMin = 0, gainCurrent = 0, normSquared = 0;
-  int gains = 0;
+  double normSquared = 0;
   bool norm = false;
 
   void add(const LinkTraffic& t) {
@@ -83,12 +85,13 @@ struct TrafficMerge {
                          total.ref_sq_compensated + t.ref_sq_compensated);
       if (total.method.empty()) total.method = t.method;
     }
-    if (t.gain_min >= 0 && t.gain_current >= 0) gainMin += t.gain_min, gainCurrent += t.gain_current, ++gains;
+    total.gravac_norm_raw += t.gravac_norm_raw;
+    total.gravac_norm_min += t.gravac_norm_min;
+    total.gravac_norm_current += t.gravac_norm_current;
     if (t.norm >= 0) normSquared += t.norm * t.norm, norm = true;
     for (const auto& r : t.resets) total.resets.push_back(r);
   }
   LinkTraffic finish() {
-    if (gains > 0) total.gain_min = gainMin / gains, total.gain_current = gainCurrent / gains;
     if (norm) total.norm = std::sqrt(normSquared);
     return total;
   }

@@ -59,8 +59,13 @@ class Session {
   // Adaptive compression (SessionAdapt.cpp): one controller per link direction whose options ask for one.
   void setupAdapters(int64_t step, double wall);
   void adapt(const StepRecord& rec);
+  // Accordion: a new K for the direction (its compressor is rebuilt). GraVAC: the sender's selection.
   void applyAdaptiveK(int boundary, Direction d, double k, const std::string& source, const std::string& reason,
                       int64_t step, double wall);
+  void applyGravac(int boundary, Direction d, const AdaptDecision& decision, int64_t step, double wall);
+  // The config key of the factor sent and its event ("setting" when it changed, "adapt" otherwise); true if changed.
+  bool recordAdaptiveK(int boundary, Direction d, double k, const std::string& source, const std::string& reason,
+                       nlohmann::json detail, int64_t step, double wall);
   double elapsed() const;
 
   Config config_;
@@ -80,7 +85,6 @@ class Session {
     std::unique_ptr<AccordionController> accordion;
   };
   std::vector<Adapter> adapters_;  // boundary -1 with direction Gradients: the replicas' weight gradients
-  void setAdapterProbes(const Adapter& a, double thetaMin, double thetaCurrent);
 
   ClusterOptions clusterOptions_;
   bool clusterSet_ = false;

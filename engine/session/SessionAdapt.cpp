@@ -1,10 +1,11 @@
 // Adaptive compression in a session: GraVAC and Accordion controllers (engine/compress/Adaptive.h), one per link
 // direction that asks for one, fed after every step and applied between steps. Each change of the factor a link
 // sends is a "setting" event of the run (source "gravac" or "accordion", with the reason), so charts mark it like a
-// manual change; a decision that keeps the factor (GraVAC settling on what it sends) is an "adapt" event. A factor
-// change is written as the boundary's own key, compression.boundaries.N.<direction>.k. The weight gradients of
-// data-parallel replicas have one controller for the whole model (compression.gradients.k), fed with the gains
-// of every stage's exchange weighted by its size; every rank runs the same controllers on the same merged step
+// manual change; a decision that keeps the factor sent (GraVAC exploring or settling) is an "adapt" event. A factor
+// change is written as the boundary's own key, compression.boundaries.N.<direction>.k. GraVAC's decisions select
+// a payload of the sender's two persistent compressors (no state is dropped); Accordion's rebuild the compressor.
+// The weight gradients of data-parallel replicas have one controller for the whole model (compression.gradients.k),
+// fed with the sums over every stage's exchange; every rank runs the same controllers on the same merged step
 // result, so all ranks decide the same.
 #include "engine/session/Session.h"
 
@@ -42,40 +43,22 @@ const CompressionOptions& optionsOf(const Config& c, int boundary, Direction d) 
   return (d == Direction::Forward ? c.compression.boundary_forward : c.compression.boundary_backward)[size_t(boundary)];
 }
 
-// The step's traffic for an adapter: a link direction, or every stage's gradient exchange combined.
+// The step's traffic for an adapter: a link direction, or every stage's gradient exchange combined (GraVAC's
+// norms are sums over all the tensors of the exchange; Accordion's norm is the norm of all of them together).
 std::optional<LinkTraffic> trafficFor(const StepRecord& rec, int boundary, Direction d) {
   if (d != Direction::Gradients) {
     for (const auto& l : rec.links)
       if (l.boundary == boundary && l.direction == d) return l;
     return std::nullopt;
   }
-  LinkTraffic total;
-  total.direction = d;
-  double weight = 0, gmin = 0, gcur = 0, norm2 = 0;
-  bool any = false, gains = true, norms = true;
-  for (const auto& l : rec.links) {
-    if (l.direction != d) continue;
-    any = true;
-    const double w = double(std::max<uint64_t>(1, l.elements));
-    weight += w;
-    gains = gains && l.gain_min >= 0 && l.gain_current >= 0;
-    gmin += w * l.gain_min * l.gain_min, gcur += w * l.gain_current * l.gain_current;
-    norms = norms && l.norm >= 0;
-    norm2 += l.norm * l.norm;
-  }
-  if (!any) return std::nullopt;
-  total.gain_min = gains ? std::sqrt(gmin / weight) : -1;
-  total.gain_current = gains ? std::sqrt(gcur / weight) : -1;
-  total.norm = norms ? std::sqrt(norm2) : -1;
-  return total;
+  std::vector<LinkTraffic> parts;
+  for (const auto& l : rec.links)
+    if (l.direction == d) parts.push_back(l);
+  if (parts.empty()) return std::nullopt;
+  return mergeTraffic(parts);
 }
 
 }  // namespace
-
-void Session::setAdapterProbes(const Adapter& a, double thetaMin, double thetaCurrent) {
-  if (a.direction == Direction::Gradients) pipeline_->gradientExchange()->setProbes(a.base, thetaMin, thetaCurrent);
-  else pipeline_->link(a.boundary).setProbes(a.direction, a.base, thetaMin, thetaCurrent);
-}
 
 void Session::setupAdapters(int64_t step, double wall) {
   adapters_.clear();
@@ -86,18 +69,18 @@ void Session::setupAdapters(int64_t step, double wall) {
   for (const auto& [b, d] : places) {
     const CompressionOptions& o = optionsOf(config_, b, d);
     Adapter a{b, d, o, nullptr, nullptr};
-    setAdapterProbes(a, 0, 0);
     if (d == Direction::Gradients) pipeline_->gradientExchange()->measureNorm(false);
     else pipeline_->link(b).measureNorm(d, false);
     if (o.adapt == "none") continue;
     const AdaptOptions options = adaptOptions(o);
     if (o.adapt == "gravac") {
       a.gravac = std::make_unique<GravacController>(options);
-      setAdapterProbes(a, o.theta_min, a.gravac->exploring());
       adapters_.push_back(std::move(a));
-      // GraVAC sends θ_min while its first window of measurements comes in.
-      if (o.k != o.theta_min)
-        applyAdaptiveK(b, d, o.theta_min, "gravac", "GraVAC starts at theta_min for its first window", step, wall);
+      // GraVAC sends θ_min while its first window of measurements comes in (the sender starts there).
+      AdaptDecision start;
+      start.k = start.explore = o.theta_min;
+      start.reason = "GraVAC starts at theta_min for its first window";
+      applyGravac(b, d, start, step, wall);
     } else {
       a.accordion = std::make_unique<AccordionController>(options);
       if (d == Direction::Gradients) pipeline_->gradientExchange()->measureNorm(true);
@@ -113,39 +96,58 @@ void Session::adapt(const StepRecord& rec) {
   for (Adapter& a : adapters_) {
     const auto t = trafficFor(rec, a.boundary, a.direction);
     if (!t) continue;
+    if (t->messages == 0) continue;  // nothing crossed this step
     AdaptObservation o;
-    o.gain_min = t->gain_min;
-    o.gain_current = t->gain_current;
+    o.norm_raw = t->gravac_norm_raw;
+    o.norm_min = t->gravac_norm_min;
+    o.norm_current = t->gravac_norm_current;
     o.samples_per_s = seconds > 0 ? double(rec.samples) / seconds : 0;
     o.norm = t->norm;
     if (a.gravac) {
-      if (o.gain_min < 0 || o.gain_current < 0) continue;  // no message crossed this step
-      const auto decision = a.gravac->observe(o);
-      if (!decision) continue;
-      setAdapterProbes(a, a.base.theta_min, decision->explore);
-      const double k = decision->dense ? 1.0 : decision->k;  // dense: the sparsifier keeps everything
-      applyAdaptiveK(a.boundary, a.direction, k, "gravac", decision->reason, rec.step, rec.wall_s);
+      if (const auto decision = a.gravac->observe(o)) applyGravac(a.boundary, a.direction, *decision, rec.step, rec.wall_s);
     } else if (const auto decision = a.accordion->observe(o)) {
       applyAdaptiveK(a.boundary, a.direction, decision->k, "accordion", decision->reason, rec.step, rec.wall_s);
     }
   }
 }
 
-void Session::applyAdaptiveK(int boundary, Direction d, double k, const std::string& source, const std::string& reason,
-                             int64_t step, double wall) {
+void Session::applyGravac(int boundary, Direction d, const AdaptDecision& decision, int64_t step, double wall) {
+  // The sender switches payloads and retargets its current compressor; both residuals live on.
+  if (d == Direction::Gradients) pipeline_->gradientExchange()->selectGravac(decision.send, decision.explore);
+  else pipeline_->link(boundary).selectGravac(d, decision.send, decision.explore);
+  nlohmann::json detail = {{"send", decision.send == GravacSend::Dense      ? "dense"
+                                    : decision.send == GravacSend::ThetaMin ? "theta_min"
+                                                                            : "current"},
+                           {"explore", decision.explore}};
+  recordAdaptiveK(boundary, d, decision.k, "gravac", decision.reason, detail, step, wall);
+}
+
+bool Session::recordAdaptiveK(int boundary, Direction d, double k, const std::string& source, const std::string& reason,
+                              nlohmann::json detail, int64_t step, double wall) {
   const std::string key = kKey(boundary, d);
   const double old = optionsOf(config_, boundary, d).k;
-  if (old == k) {  // a decision that keeps the factor (GraVAC settling on the one it sends): on the timeline
-    bus_.publish(EventRecord{step, wall, "adapt", {{"key", key}, {"k", k}, {"source", source}, {"reason", reason}}});
-    return;
+  detail["key"] = key;
+  detail["source"] = source;
+  detail["reason"] = reason;
+  if (old == k) {  // a decision that keeps the factor sent (GraVAC exploring or settling): on the timeline
+    detail["k"] = k;
+    bus_.publish(EventRecord{step, wall, "adapt", detail});
+    return false;
   }
   nlohmann::json next = config_.json;
   setConfigValue(next, key, k);
   replaceConfig(Config::fromJson(next, source));
+  detail["from"] = old;
+  detail["to"] = k;
+  bus_.publish(EventRecord{step, wall, "setting", detail});
+  return true;
+}
+
+void Session::applyAdaptiveK(int boundary, Direction d, double k, const std::string& source, const std::string& reason,
+                             int64_t step, double wall) {
+  if (!recordAdaptiveK(boundary, d, k, source, reason, nlohmann::json::object(), step, wall)) return;
   if (d == Direction::Gradients) pipeline_->gradientExchange()->setOptions(config_.compression.gradients);
   else pipeline_->link(boundary).setOptions(d, optionsOf(config_, boundary, d));
-  bus_.publish(EventRecord{step, wall, "setting",
-                           {{"key", key}, {"from", old}, {"to", k}, {"source", source}, {"reason", reason}}});
 }
 
 }  // namespace ps

@@ -37,7 +37,9 @@ struct LinkTraffic {
   // The sums behind the two errors (||x_hat - x||^2 and ||x||^2 over the messages, plain and compensated), so
   // merging replicas' or ranks' figures gives the error of all their messages together, not a weighted guess.
   double err_sq = 0, ref_sq = 0, err_sq_compensated = 0, ref_sq_compensated = 0;
-  double gain_min = -1, gain_current = -1;  // GraVAC probes: ||D(C(p))|| / ||p|| at θ_min and the explored factor
+  // GraVAC's measurements, summed over the step's messages: ||g|| of the tensors before compensation, and ||D(C(p))||
+  // of the theta_min and current compressors (engine/compress/GravacCompressors.h); all 0 when not adapted.
+  double gravac_norm_raw = 0, gravac_norm_min = 0, gravac_norm_current = 0;
   double norm = -1;                         // Accordion: norm of what crossed, over the step's messages
   std::string method;                 // codec description in force this step
   std::vector<std::string> resets;    // compensation state reset this step, and why

@@ -158,3 +158,39 @@ TEST(Link, MergedRelativeErrorIsOverAllMessagesNotAWeightedGuess) {
 
 }  // namespace
 }  // namespace ps
+
+namespace ps {
+namespace {
+
+TEST(Link, GravacSelectionSwitchesPayloadsWithoutDroppingTheResidual) {
+  Link::Settings s;
+  s.backward.method = "topk";
+  s.backward.feedback = "ef";
+  s.backward.adapt = "gravac";
+  s.backward.k = 0.3;  // GraVAC starts at theta_min whatever k says
+  Link link(0, {100, 0, false}, s);
+  EXPECT_DOUBLE_EQ(link.options(Direction::Backward).k, 0.1);
+  torch::manual_seed(8);
+  const auto x = torch::randn({2000});
+  double clock = 0;
+  link.send(Direction::Backward, x, 0);
+  EXPECT_EQ(link.receive(Direction::Backward, torch::kCPU, clock).ne(0).sum().item<int64_t>(), 200);
+  auto t = link.takeTraffic(Direction::Backward);
+  EXPECT_NEAR(t.gravac_norm_raw, x.norm().item<double>(), 1e-3);
+  EXPECT_EQ(t.method, "topk 10% + ef (GraVAC)");
+
+  link.selectGravac(Direction::Backward, GravacSend::Current, 0.025);
+  EXPECT_DOUBLE_EQ(link.options(Direction::Backward).k, 0.025);
+  link.send(Direction::Backward, torch::zeros({2000}), 0);
+  const auto residual = link.receive(Direction::Backward, torch::kCPU, clock);
+  EXPECT_EQ(residual.ne(0).sum().item<int64_t>(), 50) << "the residual of the first message went out at 2.5%";
+
+  link.selectGravac(Direction::Backward, GravacSend::Dense, 0.025);
+  EXPECT_DOUBLE_EQ(link.options(Direction::Backward).k, 1.0);
+  link.send(Direction::Backward, x, 0);
+  EXPECT_TRUE(torch::equal(link.receive(Direction::Backward, torch::kCPU, clock), x));
+  EXPECT_THROW(link.selectGravac(Direction::Forward, GravacSend::Dense, 0.1), std::logic_error);
+}
+
+}  // namespace
+}  // namespace ps

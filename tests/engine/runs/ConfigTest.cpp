@@ -95,6 +95,8 @@ TEST(Config, CrossFieldRulesAreChecked) {
   expectRejected({{"data", {{"genres", "az"}}}}, {"'z'", "a..r"});
   expectRejected({{"pipeline", {{"stages", 2}}}, {"compression", {{"boundaries", {{"3", {{"forward", {{"method", "none"}}}}}}}}}},
                  {"compression.boundaries.3", "boundaries are 0..0"});
+  expectRejected({{"compression", {{"backward", {{"method", "topk"}, {"adapt", "gravac"}, {"feedback", "ef21"}}}}}},
+                 {"compression.backward.feedback = ef21", "GraVAC", "use feedback ef"});
 }
 
 TEST(Config, PerBoundaryOverridesApplyToTheirBoundaryOnly) {
