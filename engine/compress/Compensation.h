@@ -1,6 +1,6 @@
 #pragma once
 // Error compensation around a codec, as two halves: the sender's state and the receiver's state of one link
-// direction (ALGORITHMS.md): none, EF, EF21, DIANA, Rand-DIANA and AQ-SGD. Each half lives on its own thread.
+// direction (docs/algorithms.md): none, EF, EF21, DIANA, Rand-DIANA and AQ-SGD. Each half lives on its own thread.
 #include "engine/compress/Codec.h"
 
 #include <map>

@@ -1,5 +1,5 @@
 #pragma once
-// QSGD with s levels (ALGORITHMS.md: x̂ = ‖x‖₂ sign(x) ξ / s, ξ the stochastic rounding of s|x|/‖x‖₂), per bucket of
+// QSGD with s levels (docs/algorithms.md: x̂ = ‖x‖₂ sign(x) ξ / s, ξ the stochastic rounding of s|x|/‖x‖₂), per bucket of
 // `bucket` consecutive values (bucket >= n: one norm for the tensor). Codes are c = s + sign(x) ξ in [0, 2s], one
 // packed LSB first in bits = ceil(log2(2s + 1)) bits each (qsgdBits; BitPack.h's layout). ξ = floor(l) + Bernoulli(l - floor(l)) with l = |x| * (s / ‖x_b‖₂) in
 // float, clamped to [0, s]; the Bernoulli draw uses the counter-based 24-bit uniforms of Random.h, so the codes do

@@ -1,12 +1,12 @@
 #pragma once
-// Q_b of ALGORITHMS.md: b-bit quantization (b in 1..8) with one scale per group of `group` consecutive values
+// Q_b (docs/algorithms.md): b-bit quantization (b in 1..8) with one scale per group of `group` consecutive values
 // (group >= n: one scale for the tensor; groups and their statistics are in GroupStats.h), codes bit-packed LSB first
 // into packedBytes(n, b) = ceil(n b / 8) bytes (BitPack.h). No per-element division: each group's reciprocal is
 // computed once. Work is split over threads (n >= 2^18; threads <= 0 means omp_get_max_threads()) in chunks of whole
 // bytes, so the output never depends on the thread count.
 //
 // Symmetric max-abs (s = scales[g], normally max|x| over the group, h = 2^(b-1)):
-//   b >= 2: q = clamp(round(x / s * h), -h, h - 1), code = q + h, x̂ = q * s / h  -- exactly ALGORITHMS.md.
+//   b >= 2: q = clamp(round(x / s * h), -h, h - 1), code = q + h, x̂ = q * s / h  -- exactly as docs/algorithms.md writes it.
 //           Nearest rounding keeps |x - x̂| <= s / h / 2 (half a step) for every x in [-s, s - s/(2h)]. The formula
 //           has no code for +s (its top code is h - 1), so the values in (s - s/(2h), s] -- the group's maximum
 //           itself when it is positive -- are clamped and err by up to one full step s / h. That is inherent in the

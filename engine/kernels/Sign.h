@@ -1,5 +1,5 @@
 #pragma once
-// Scaled sign (ALGORITHMS.md: x̂ = (‖x‖₁ / n) sign(x)), the bit work of it. Bit i is x[i] >= 0 (so +0 and -0 give 1,
+// Scaled sign (docs/algorithms.md: x̂ = (‖x‖₁ / n) sign(x)), the bit work of it. Bit i is x[i] >= 0 (so +0 and -0 give 1,
 // a NaN gives 0), packed LSB first into ceil(n / 8) bytes. `threads` as in Quantize.h (n >= 2^18 splits the work;
 // <= 0 means omp_get_max_threads()); results never depend on the thread count.
 #include <cstddef>

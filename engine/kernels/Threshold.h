@@ -35,7 +35,7 @@ Moments moments(const float* x, size_t n, int threads = 0);
 // Returns -inf / +inf at p = 0 / 1; throws KernelError for p outside [0, 1] or NaN.
 double inverseNormalCdf(double p);
 
-// GaussianK (ALGORITHMS.md): k = max(1, round(K n)); t = μ + zσ with z = Φ⁻¹(1 − K/2) and μ, σ of the signed values;
+// GaussianK (docs/algorithms.md): k = max(1, round(K n)); t = μ + zσ with z = Φ⁻¹(1 − K/2) and μ, σ of the signed values;
 // c = #{|x| > t}; up to 3 refinements (c < 2k/3 → t/2, c > 4k/3 → 1.5t, else stop). Returns the final t and stores
 // #{|x| > t} for it in *count (when count is not null). Non-finite elements are left out of μ and σ (and, like NaN,
 // always count as above t). t is clamped to ±FLT_MAX, so it is always finite. On heavy-tailed data σ is inflated by

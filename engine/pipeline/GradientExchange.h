@@ -1,5 +1,5 @@
 #pragma once
-// The weight gradients of one stage's data-parallel replicas (ALGORITHMS.md, data-parallel exchange): after the
+// The weight gradients of one stage's data-parallel replicas (docs/algorithms.md, data-parallel exchange): after the
 // backward passes of a step every replica of the stage calls reduce() together, and every replica ends with the
 // same mean gradient.
 //  - Lossless (method none, no feedback): a dense float32 all-reduce.

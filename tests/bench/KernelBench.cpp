@@ -2,7 +2,7 @@
 //   bench_kernels [--threads T] [--sizes 1,16,64] [--reps R]
 // For each n (millions of random normal floats): best of R runs (after one warm-up) of every kernel, in ms and as a
 // ratio to memcpy of n floats (single-threaded libc memcpy: the cost of touching the data once). Prints a table and
-// one JSON object on the last line. Targets (ALGORITHMS.md speed notes): exact TopK at a few memcpy-times, GaussianK
+// one JSON object on the last line. Targets (README's speed notes): exact TopK at a few memcpy-times, GaussianK
 // + gather within 4x, 8-bit quantize + pack + unpack within 3x.
 #include "engine/kernels/Half.h"
 #include "engine/kernels/Quantize.h"

@@ -11,7 +11,7 @@
 
 namespace ps {
 
-// One direction's compressor and error compensation (ALGORITHMS.md). Round-trips through JSON.
+// One direction's compressor and error compensation (docs/algorithms.md). Round-trips through JSON.
 struct CompressionOptions {
   std::string method = "none";   // none fp16 bf16 quantize qsgd sign topk randk gaussiank sampledk
   double k = 0.1;                // fraction kept by a sparsifier

@@ -64,7 +64,7 @@ TEST(KernelsQuantize, SymmetricNearestWithinHalfAStep) {
       }
 }
 
-// ALGORITHMS.md's symmetric code range is [-2^(b-1), 2^(b-1) - 1]: a positive group maximum has no code of its own
+// The symmetric code range is [-2^(b-1), 2^(b-1) - 1]: a positive group maximum has no code of its own
 // and comes back one full step low. This pins that documented behaviour down.
 TEST(KernelsQuantize, SymmetricTopValueIsClampedByTheFormula) {
   const std::vector<float> x = {1.f, -1.f, 0.25f, 0.f};
