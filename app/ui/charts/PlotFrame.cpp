@@ -34,7 +34,7 @@ PlotFrame PlotWidget::Impl::computeFrame(QSize size, const QFont& font) {
 
   // 1. Data bounds (kept per series, so this is O(series)).
   double xMin = kInf, xMax = -kInf, minPositive = kInf;
-  bool anyScatter = false;
+  bool anyScatter = false, anyBars = false;
   for (const PlotSeries& s : series) {
     if (!s.any) continue;
     f.empty = false;
@@ -42,6 +42,7 @@ PlotFrame PlotWidget::Impl::computeFrame(QSize size, const QFont& font) {
     xMax = std::max(xMax, s.xMax);
     minPositive = std::min(minPositive, s.minPositive);
     anyScatter = anyScatter || s.style.scatter;
+    anyBars = anyBars || s.style.bars;
   }
   f.logFloor = std::isfinite(minPositive) ? minPositive / 10 : 1e-12;
 
@@ -49,6 +50,9 @@ PlotFrame PlotWidget::Impl::computeFrame(QSize size, const QFont& font) {
   if (xRange) {
     f.x0 = xRange->first;
     f.x1 = xRange->second;
+  } else if (!categories.isEmpty()) {
+    f.x0 = -0.6;  // every category, with room for half a bar either side
+    f.x1 = double(categories.size()) - 0.4;
   } else if (!f.empty) {
     f.x0 = xMin;
     f.x1 = xMax;
@@ -77,7 +81,7 @@ PlotFrame PlotWidget::Impl::computeFrame(QSize size, const QFont& font) {
   };
   for (std::size_t i = 0; i < series.size(); ++i) {
     PlotSeries& s = series[i];
-    if (s.style.scatter) {
+    if (s.style.scatter || s.style.bars) {
       for (const QPointF& p : s.points) collect(p);
       continue;
     }
@@ -87,6 +91,7 @@ PlotFrame PlotWidget::Impl::computeFrame(QSize size, const QFont& font) {
   }
 
   // 5. The y range: outlier-robust, padded by 5%; one decade either side for a constant log plot.
+  if (anyBars && !logY) ys.push_back(0);  // bars stand on zero
   if (ys.empty()) {
     f.y0 = 0;
     f.y1 = 1;
@@ -135,7 +140,14 @@ PlotFrame PlotWidget::Impl::computeFrame(QSize size, const QFont& font) {
   const double left = yLabelWidth + labelWidth + 10;
   f.plot = QRectF(left, f.titleHeight, std::max(1.0, size.width() - left - kRightMargin), plotHeight);
 
-  // 8. X ticks, about one per 100 pixels.
+  // 8. X ticks: one per category, else about one per 100 pixels.
+  if (!categories.isEmpty()) {
+    for (qsizetype i = 0; i < categories.size(); ++i) {
+      f.xTicks.push_back(double(i));
+      f.xTickLabels << categories[i];
+    }
+    return f;
+  }
   const int xTarget = std::max(2, static_cast<int>(f.plot.width() / 100));
   double step = 1;
   f.xTicks = axis::linearTicks(f.x0, f.x1, xTarget, &step);

@@ -108,9 +108,12 @@ void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const 
   for (double x : f.xTicks) p.drawLine(QPointF(f.px(x), r.top()), QPointF(f.px(x), r.bottom()));
   for (double y : f.yTicks) p.drawLine(QPointF(r.left(), f.py(y)), QPointF(r.right(), f.py(y)));
   p.setPen(withAlpha(fg, 200));
+  // Category labels get the width of their category (elided); numeric ones a fixed box.
+  const double labelWidth = categories.isEmpty() ? 120 : std::max(8.0, r.width() / double(categories.size()) - 4);
   for (qsizetype i = 0; i < f.xTickLabels.size(); ++i) {
     const double x = f.px(f.xTicks[static_cast<std::size_t>(i)]);
-    p.drawText(QRectF(x - 60, r.bottom() + 3, 120, fm.height()), Qt::AlignHCenter | Qt::AlignTop, f.xTickLabels[i]);
+    p.drawText(QRectF(x - labelWidth / 2, r.bottom() + 3, labelWidth, fm.height()), Qt::AlignHCenter | Qt::AlignTop,
+               fm.elidedText(f.xTickLabels[i], Qt::ElideRight, labelWidth));
   }
   for (qsizetype i = 0; i < f.yTickLabels.size(); ++i) {
     const double y = f.py(f.yTicks[static_cast<std::size_t>(i)]);
@@ -162,6 +165,18 @@ void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const 
       if (s.style.faint != (pass == 0)) continue;
       QColor c = s.style.color;
       if (s.style.faint && c.alpha() == 255) c.setAlpha(70);
+      if (s.style.bars) {
+        const double half = 0.3 * std::fabs(f.px(1) - f.px(0)), base = f.py(f.ty(logY ? f.fromTy(f.y0) : 0.0));
+        p.setPen(QPen(c.darker(130), 1));
+        p.setBrush(withAlpha(c, std::min(c.alpha(), 210)));
+        for (const QPointF& d : s.points) {
+          if (!std::isfinite(d.y())) continue;
+          const double x = f.px(d.x()), top = f.py(f.ty(d.y()));
+          p.drawRect(QRectF(QPointF(x - half, std::min(top, base)), QPointF(x + half, std::max(top, base))));
+        }
+        p.setBrush(Qt::NoBrush);
+        continue;
+      }
       if (s.style.scatter) {
         p.setPen(QPen(c.darker(130), 1));
         p.setBrush(withAlpha(c, std::min(c.alpha(), 200)));
@@ -216,7 +231,9 @@ void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const 
       if (i < shown) {
         const SeriesStyle& st = listed[i]->style;
         p.setPen(QPen(st.color, 2.5, st.dashed ? Qt::DashLine : Qt::SolidLine));
-        if (st.scatter) {
+        if (st.bars) {
+          p.fillRect(QRectF(box.left() + 7 + swatch / 2 - 5, y + row / 2 - 5, 10, 10), st.color);
+        } else if (st.scatter) {
           p.setBrush(st.color);
           p.drawEllipse(QPointF(box.left() + 7 + swatch / 2, y + row / 2), 3, 3);
           p.setBrush(Qt::NoBrush);
@@ -245,7 +262,7 @@ void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const 
     QStringList lines{QStringLiteral("x = %1").arg(axis::formatValue(x))};
     std::vector<QColor> colours{QColor(Qt::transparent)};
     for (PlotSeries& s : series) {
-      if (!s.style.legend || s.style.scatter) continue;  // scatter points are unordered in x
+      if (!s.style.legend || s.style.scatter || s.style.bars) continue;  // scatter points are unordered in x
       s.ensureSorted();
       const QPointF* q = nearestByX(s.points, x);
       if (!q) continue;

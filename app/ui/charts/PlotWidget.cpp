@@ -93,6 +93,12 @@ bool PlotWidget::logY() const {
   return d_->logY;
 }
 
+void PlotWidget::setCategories(const QStringList& names) {
+  d_->categories = names;
+  d_->changed();
+  update();
+}
+
 void PlotWidget::setSeries(const QString& id, const QString& label, std::vector<QPointF> points,
                            const SeriesStyle& style) {
   PlotSeries* s = d_->find(id);
@@ -106,7 +112,7 @@ void PlotWidget::setSeries(const QString& id, const QString& label, std::vector<
   s->style = style;
   s->points = std::move(points);
   const auto byX = [](const QPointF& a, const QPointF& b) { return a.x() < b.x(); };
-  s->sorted = style.scatter || std::is_sorted(s->points.begin(), s->points.end(), byX);
+  s->sorted = style.scatter || style.bars || std::is_sorted(s->points.begin(), s->points.end(), byX);
   s->recomputeBounds();
   d_->changed();
   update();

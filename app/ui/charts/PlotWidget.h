@@ -13,6 +13,7 @@
 #include <QColor>
 #include <QPointF>
 #include <QString>
+#include <QStringList>
 #include <QWidget>
 
 #include <optional>
@@ -25,6 +26,7 @@ struct SeriesStyle {
   bool faint = false;    // drawn thin and translucent (the raw line behind a smoothed one)
   bool dashed = false;
   bool scatter = false;  // points, no line; not decimated
+  bool bars = false;     // one bar per point, from 0 up to y, 0.6 of a category wide (see setCategories)
   bool legend = true;    // listed in the legend and the crosshair box
 };
 
@@ -46,6 +48,8 @@ class PlotWidget : public QWidget {
   void setAxisLabels(const QString& x, const QString& y);
   void setLogY(bool on);
   bool logY() const;
+  // A category axis: x = 0, 1, ... are labelled with these names (bar charts); empty: a numeric x axis.
+  void setCategories(const QStringList& names);
 
   // Adds or replaces the series `id` (its label is shown in the legend).
   void setSeries(const QString& id, const QString& label, std::vector<QPointF> points, const SeriesStyle& style);

@@ -58,6 +58,7 @@ struct PlotFrame {
 struct PlotWidget::Impl {
   QString title, xLabel, yLabel;
   bool logY = false;
+  QStringList categories;  // a category x axis when not empty
   std::vector<PlotSeries> series;  // in insertion order (drawing and legend order)
   QHash<QString, int> index;       // id -> position in `series`
   std::vector<Marker> markers;
