@@ -192,6 +192,38 @@ class PlotWidgetTest : public QObject {
     QVERIFY(!w.exportPng(dir.filePath("no/such/dir/chart.png")));
   }
 
+  void barsStandOnZeroOverTheirCategory() {
+    QTemporaryDir dir;
+    PlotWidget w("Time to target");
+    w.resize(600, 400);
+    w.setCategories({"dense", "topk", "never"});
+    SeriesStyle bar;
+    bar.bars = true;
+    bar.legend = false;  // the legend's swatches would sit in the last column
+    bar.color = QColor(200, 30, 30);
+    w.setSeries("dense", "dense", {{0, 40}}, bar);
+    bar.color = QColor(30, 30, 200);
+    w.setSeries("topk", "topk", {{1, 10}}, bar);
+    const auto [lo, hi] = w.visibleYRange();
+    QVERIFY(lo <= 0 && hi >= 40);  // zero is in view: bars stand on it
+    QVERIFY(w.exportPng(dir.filePath("bars.png")));
+    const QImage image(dir.filePath("bars.png"));
+    // Columns through the middle of each category: the first holds a red bar, the second a blue one (four times
+    // shorter), the third none.
+    auto count = [&](int x, auto test) {
+      int n = 0;
+      for (int y = 0; y < image.height(); ++y) n += test(QColor(image.pixel(x, y)));
+      return n;
+    };
+    const auto red = [](const QColor& c) { return c.red() > 150 && c.green() < 120 && c.blue() < 120; };
+    const auto blue = [](const QColor& c) { return c.blue() > 150 && c.red() < 120 && c.green() < 120; };
+    const int left = 70, right = image.width() - 14, third = (right - left) / 3;  // about the plot's columns
+    const int redRows = count(left + third / 2, red), blueRows = count(left + third + third / 2, blue);
+    QVERIFY2(redRows > 100, qPrintable(QString::number(redRows)));
+    QVERIFY2(blueRows > 15 && blueRows < redRows / 2, qPrintable(QString::number(blueRows)));
+    QCOMPARE(count(left + 2 * third + third / 2, red) + count(left + 2 * third + third / 2, blue), 0);
+  }
+
   void dragZoomsAndDoubleClickResets() {
     PlotWidget w("t");
     w.setSeries("s", "s", ramp(1000), SeriesStyle{});
