@@ -18,13 +18,6 @@ extern "C" void onInterrupt(int) {
   if (activeSession) activeSession->requestStop();
 }
 
-std::string resolvePreset(const std::string& preset) {
-  if (std::filesystem::exists(preset)) return preset;
-  for (const std::string candidate : {presetDirectory() + "/" + preset, presetDirectory() + "/" + preset + ".json"})
-    if (std::filesystem::exists(candidate)) return candidate;
-  throw ConfigError("no preset '" + preset + "': give a path to a JSON file or a name from " + presetDirectory());
-}
-
 }  // namespace
 
 namespace {

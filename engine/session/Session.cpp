@@ -272,6 +272,7 @@ bool Session::handleClusterCommands(int64_t step, double wall) {
   const bool root = cluster_->rank() == 0;
   for (;;) {
     json control;
+    if (root && externalStop_ && externalStop_->load()) stopRequested_ = true;
     if (root) {
       std::deque<Command> pending;
       {
@@ -317,6 +318,7 @@ bool Session::handleClusterCommands(int64_t step, double wall) {
 bool Session::handleCommands(int64_t step, double wall) {
   if (cluster_) return handleClusterCommands(step, wall);
   for (;;) {
+    if (externalStop_ && externalStop_->load()) stopRequested_ = true;
     std::deque<Command> pending;
     {
       std::lock_guard<std::mutex> lock(commandsMutex_);

@@ -29,6 +29,8 @@ class Session {
   void post(Command command);
   // Async-signal-safe stop request (Ctrl-C).
   void requestStop() { stopRequested_.store(true); }
+  // Also stops (at the next step) once *flag is true; the flag must outlive run(). For owners of several sessions.
+  void stopWhen(const std::atomic<bool>* flag) { externalStop_ = flag; }
 
   // Multi-process runs: where this process is among the ranks. Without it the torchrun-style environment
   // (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) decides; with neither, a run whose config asks for processes
@@ -94,6 +96,7 @@ class Session {
   std::mutex commandsMutex_;
   std::deque<Command> commands_;
   std::atomic<bool> stopRequested_{false};
+  const std::atomic<bool>* externalStop_ = nullptr;
   bool paused_ = false;
   std::chrono::steady_clock::time_point start_;
 };

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -350,6 +351,15 @@ void setConfigValue(json& config, const std::string& key, const json& value) {
 std::string presetDirectory() {
   if (const char* env = std::getenv("PIPESQUEEZE_PRESETS")) return env;
   return std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets";
+}
+
+std::string resolvePreset(const std::string& preset) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_regular_file(preset, ec)) return preset;
+  for (const std::string candidate : {presetDirectory() + "/" + preset, presetDirectory() + "/" + preset + ".json"})
+    if (fs::is_regular_file(candidate, ec)) return candidate;
+  throw ConfigError("no preset '" + preset + "': give a path to a JSON file or a name from " + presetDirectory());
 }
 
 }  // namespace ps

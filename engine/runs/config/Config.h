@@ -113,5 +113,7 @@ void setConfigValue(nlohmann::json& config, const std::string& key, const nlohma
 
 // The folder holding the bundled presets ($PIPESQUEEZE_PRESETS or the source tree's presets/).
 std::string presetDirectory();
+// A preset given as a path, or as a name (with or without .json) from presetDirectory(); ConfigError otherwise.
+std::string resolvePreset(const std::string& preset);
 
 }  // namespace ps

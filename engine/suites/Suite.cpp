@@ -1,0 +1,260 @@
+#include "engine/suites/Suite.h"
+
+#include "engine/runs/config/Config.h"
+#include "engine/suites/SuiteMetrics.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+namespace ps {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Reads one object's fields, refusing any it does not know, so a typo never silently changes a suite.
+class Fields {
+ public:
+  Fields(const json& j, std::string where, const std::string& source)
+      : j_(j), where_(std::move(where)), source_(source) {
+    if (!j_.is_object()) fail("must be a JSON object");
+  }
+  [[noreturn]] void fail(const std::string& what, const std::string& field = "") const {
+    throw ConfigError(source_ + ": " + where_ + (field.empty() ? "" : (where_.empty() ? "" : ".") + field) + " " +
+                      what);
+  }
+  const json* find(const std::string& field) {
+    seen_.insert(field);
+    const auto it = j_.find(field);
+    return it == j_.end() ? nullptr : &*it;
+  }
+  std::string text(const std::string& field, bool required, const std::string& fallback = "") {
+    const json* v = find(field);
+    if (!v) {
+      if (required) fail("is missing (a string)", field);
+      return fallback;
+    }
+    if (!v->is_string()) fail("must be a string, not " + v->dump(), field);
+    if (required && v->get<std::string>().empty()) fail("must not be empty", field);
+    return v->get<std::string>();
+  }
+  double number(const std::string& field, double fallback) {
+    const json* v = find(field);
+    if (!v) return fallback;
+    if (!v->is_number() || !std::isfinite(v->get<double>())) fail("must be a finite number, not " + v->dump(), field);
+    return v->get<double>();
+  }
+  std::vector<std::string> strings(const std::string& field) {
+    const json* v = find(field);
+    if (!v) return {};
+    if (!v->is_array()) fail("must be a list of strings", field);
+    std::vector<std::string> out;
+    for (const auto& s : *v) {
+      if (!s.is_string()) fail("must be a list of strings, but holds " + s.dump(), field);
+      out.push_back(s);
+    }
+    return out;
+  }
+  void done() const {
+    for (auto it = j_.begin(); it != j_.end(); ++it)
+      if (!seen_.count(it.key())) fail("is not a suite field", it.key());
+  }
+  std::string at(const std::string& field) const { return where_.empty() ? field : where_ + "." + field; }
+
+ private:
+  const json& j_;
+  std::string where_;
+  const std::string& source_;
+  std::set<std::string> seen_;
+};
+
+void checkSets(const std::vector<std::string>& sets, Fields& f, const std::string& field) {
+  for (const auto& s : sets)
+    if (s.find('=') == std::string::npos || s.front() == '=')
+      f.fail("holds '" + s + "', which is not key=value", field);
+}
+
+std::string validName(const std::string& name, Fields& f, const std::string& field) {
+  if (name.empty() || name.size() > 40) f.fail("must be 1 to 40 characters", field);
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+      f.fail("'" + name + "' may hold only letters, digits, '-', '_' and '.'", field);
+  return name;
+}
+
+SuiteOperand operand(const json& j, const std::string& where, const std::string& source) {
+  SuiteOperand o;
+  if (j.is_string()) {
+    o.variant = j;
+    return o;
+  }
+  Fields f(j, where, source);
+  o.variant = f.text("variant", false);
+  o.best = f.strings("best");
+  o.metric = f.text("metric", false);
+  f.done();
+  if (o.variant.empty() == o.best.empty()) f.fail("names either one variant (\"variant\") or several (\"best\")");
+  return o;
+}
+
+void checkMetric(const std::string& metric, Fields& f, const std::string& field) {
+  if (!findSuiteMetric(metric)) f.fail("'" + metric + "' is not a metric; use one of " + suiteMetricNames(), field);
+}
+
+}  // namespace
+
+std::string SuiteOperand::describe() const {
+  std::string s = variant;
+  if (!best.empty()) {
+    s = "best of ";
+    for (size_t i = 0; i < best.size(); ++i) s += (i ? ", " : "") + best[i];
+  }
+  return metric.empty() ? s : s + " (" + metric + ")";
+}
+
+Suite Suite::fromJson(const json& j, const std::string& name, const std::string& source) {
+  Suite s;
+  s.name = name;
+  Fields f(j, "", source);
+  s.title = f.text("title", true);
+  s.claim = f.text("claim", true);
+  s.citation = f.text("citation", true);
+  s.scale = f.text("scale", true);
+  s.notes = f.text("notes", false);
+  s.base = f.text("base", true);
+  s.sets = f.strings("set");
+  checkSets(s.sets, f, "set");
+  s.quick = f.strings("quick");
+  checkSets(s.quick, f, "quick");
+  s.curve = f.text("curve", false, s.curve);
+  if (s.curve.rfind("eval/", 0) != 0) f.fail("must name an evaluation metric such as eval/accuracy", "curve");
+  if (const json* seeds = f.find("seeds")) {
+    s.seeds.clear();
+    if (!seeds->is_array() || seeds->empty()) f.fail("must be a non-empty list of seeds", "seeds");
+    for (const auto& v : *seeds) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0)
+        f.fail("must hold whole numbers >= 0, not " + v.dump(), "seeds");
+      s.seeds.push_back(v.get<uint64_t>());
+    }
+  }
+  const json* variants = f.find("variants");
+  if (!variants || !variants->is_array() || variants->empty()) f.fail("must be a non-empty list", "variants");
+  std::set<std::string> names;
+  for (size_t i = 0; i < variants->size(); ++i) {
+    Fields v((*variants)[i], "variants[" + std::to_string(i) + "]", source);
+    SuiteVariant sv;
+    sv.name = validName(v.text("name", true), v, "name");
+    sv.label = v.text("label", false, sv.name);
+    sv.sets = v.strings("set");
+    checkSets(sv.sets, v, "set");
+    v.done();
+    if (!names.insert(sv.name).second) v.fail("repeats the variant name '" + sv.name + "'", "name");
+    s.variants.push_back(std::move(sv));
+  }
+  auto known = [&](const std::string& variant, Fields& where, const std::string& field) {
+    if (!names.count(variant)) where.fail("names '" + variant + "', which is not one of the suite's variants", field);
+  };
+  if (const json* target = f.find("target")) {
+    Fields t(*target, "target", source);
+    s.target.metric = t.text("metric", false, s.target.metric);
+    checkMetric(s.target.metric, t, "metric");
+    if (s.target.metric.rfind("eval_", 0) != 0) t.fail("must be an evaluation metric (eval_...)", "metric");
+    s.target.fraction = t.number("fraction", s.target.fraction);
+    if (!(s.target.fraction > 0 && s.target.fraction <= 1)) t.fail("must be in (0, 1]", "fraction");
+    s.target.of = t.text("of", false);
+    if (!s.target.of.empty()) known(s.target.of, t, "of");
+    t.done();
+  }
+  const json* rules = f.find("rules");
+  if (!rules || !rules->is_array() || rules->empty()) f.fail("must be a non-empty list", "rules");
+  for (size_t i = 0; i < rules->size(); ++i) {
+    const std::string where = "rules[" + std::to_string(i) + "]";
+    Fields r((*rules)[i], where, source);
+    SuiteRule rule;
+    rule.text = r.text("text", true);
+    rule.paper = r.text("paper", true);
+    rule.metric = r.text("metric", true);
+    checkMetric(rule.metric, r, "metric");
+    rule.op = r.text("op", false, rule.op);
+    if (rule.op != ">=" && rule.op != "<=") r.fail("must be \">=\" or \"<=\"", "op");
+    rule.scale = r.number("scale", 1);
+    rule.offset = r.number("offset", 0);
+    const json* lhs = r.find("lhs");
+    const json* rhs = r.find("rhs");
+    if (!lhs || !rhs) r.fail("needs both sides: lhs and rhs (a variant name, or {\"variant\"|\"best\", \"metric\"})");
+    rule.lhs = operand(*lhs, r.at("lhs"), source);
+    rule.rhs = operand(*rhs, r.at("rhs"), source);
+    for (const SuiteOperand* o : {&rule.lhs, &rule.rhs}) {
+      const std::string side = o == &rule.lhs ? "lhs" : "rhs";
+      if (!o->variant.empty()) known(o->variant, r, side);
+      for (const auto& b : o->best) known(b, r, side + ".best");
+      if (!o->metric.empty()) checkMetric(o->metric, r, side + ".metric");
+    }
+    r.done();
+    s.rules.push_back(std::move(rule));
+  }
+  if (const json* prepare = f.find("prepare")) {
+    if (!prepare->is_array()) f.fail("must be a list", "prepare");
+    for (size_t i = 0; i < prepare->size(); ++i) {
+      Fields p((*prepare)[i], "prepare[" + std::to_string(i) + "]", source);
+      SuitePrepare sp;
+      sp.preset = p.text("preset", true);
+      sp.sets = p.strings("set");
+      checkSets(sp.sets, p, "set");
+      sp.quick = p.strings("quick");
+      checkSets(sp.quick, p, "quick");
+      sp.creates = p.text("creates", true);
+      p.done();
+      s.prepare.push_back(std::move(sp));
+    }
+  }
+  f.done();
+  return s;
+}
+
+Suite Suite::load(const std::string& path) {
+  const json j = readJsonFile(path);  // ConfigError naming the file when unreadable or not JSON
+  Suite s = fromJson(j, fs::path(path).stem().string(), path);
+  s.path = path;
+  return s;
+}
+
+const SuiteVariant& Suite::variant(const std::string& name) const {
+  for (const auto& v : variants)
+    if (v.name == name) return v;
+  throw ConfigError(path + ": no variant '" + name + "'");
+}
+
+std::vector<uint64_t> Suite::seedList(int count) const {
+  std::vector<uint64_t> out(seeds.begin(), seeds.begin() + std::min<size_t>(seeds.size(), size_t(std::max(count, 0))));
+  uint64_t next = *std::max_element(seeds.begin(), seeds.end()) + 1;
+  while (int(out.size()) < count) out.push_back(next++);
+  return out;
+}
+
+std::string suiteDirectory() {
+  return presetDirectory() + "/suites";
+}
+
+std::vector<std::string> suiteFiles() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(suiteDirectory(), ec))
+    if (e.path().extension() == ".json") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string resolveSuite(const std::string& nameOrPath) {
+  if (fs::exists(nameOrPath) && fs::is_regular_file(nameOrPath)) return nameOrPath;
+  for (const std::string candidate :
+       {suiteDirectory() + "/" + nameOrPath, suiteDirectory() + "/" + nameOrPath + ".json"})
+    if (fs::exists(candidate)) return candidate;
+  throw ConfigError("no suite '" + nameOrPath + "': give a path to a suite file or a name from " + suiteDirectory() +
+                    " (pipesqueeze-cli suite list shows them)");
+}
+
+}  // namespace ps

@@ -1,0 +1,120 @@
+#include "engine/suites/SuiteMetrics.h"
+
+#include <cmath>
+
+namespace ps {
+
+const std::vector<SuiteMetricInfo>& suiteMetrics() {
+  static const std::vector<SuiteMetricInfo> all = {
+      {"eval_accuracy", "test accuracy (as evaluated: compression.inference)", "", true, true},
+      {"eval_accuracy_compressed", "test accuracy, compressed evaluation", "", true, true},
+      {"eval_accuracy_uncompressed", "test accuracy, uncompressed evaluation", "", true, true},
+      {"eval_loss", "test loss", "", false},
+      {"eval_loss_compressed", "test loss, compressed evaluation", "", false},
+      {"eval_loss_uncompressed", "test loss, uncompressed evaluation", "", false},
+      {"eval_perplexity", "test perplexity", "", false},
+      {"eval_perplexity_compressed", "test perplexity, compressed evaluation", "", false},
+      {"eval_perplexity_uncompressed", "test perplexity, uncompressed evaluation", "", false},
+      {"train_loss", "training loss (last 50 steps)", "", false},
+      {"bytes_wire", "wire bytes, all links", "B", false},
+      {"emulated_seconds", "emulated training time", "s", false},
+      {"wall_seconds", "wall time", "s", false},
+      {"codec_ms_per_step", "codec time per step (encode + decode, all links)", "ms", false},
+      {"time_to_target", "emulated time to the target", "s", false},
+      {"bytes_to_target", "wire bytes to the target", "B", false},
+  };
+  return all;
+}
+
+const SuiteMetricInfo* findSuiteMetric(const std::string& name) {
+  for (const auto& m : suiteMetrics())
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+std::string suiteMetricNames() {
+  std::string out;
+  for (const auto& m : suiteMetrics()) out += (out.empty() ? "" : ", ") + m.name;
+  return out;
+}
+
+std::string evalKeyOf(const std::string& metric) {
+  std::string key = metric;
+  const std::string compressed = "_compressed";  // the store keeps compressed evaluations under the plain key
+  if (key.size() > compressed.size() && key.compare(key.size() - compressed.size(), std::string::npos, compressed) == 0)
+    key.erase(key.size() - compressed.size());
+  return key.rfind("eval_", 0) == 0 ? "eval/" + key.substr(5) : key;
+}
+
+std::string summaryMetricOf(const std::string& evalKey) {
+  std::string m = evalKey.rfind("eval/", 0) == 0 ? "eval_" + evalKey.substr(5) : evalKey;
+  const std::string plain = "_uncompressed";
+  const bool uncompressed =
+      m.size() > plain.size() && m.compare(m.size() - plain.size(), std::string::npos, plain) == 0;
+  return uncompressed ? m : m + "_compressed";
+}
+
+std::string curveLabel(const std::string& evalKey) {
+  std::string what = evalKey.rfind("eval/", 0) == 0 ? evalKey.substr(5) : evalKey;
+  const std::string plain = "_uncompressed";
+  const bool uncompressed =
+      what.size() > plain.size() && what.compare(what.size() - plain.size(), std::string::npos, plain) == 0;
+  if (uncompressed) what.erase(what.size() - plain.size());
+  std::string label = "Test " + what + (what == "accuracy" ? " (%)" : "");
+  return uncompressed ? label + ", uncompressed evaluation" : label;
+}
+
+std::optional<double> RunFigures::value(const std::string& metric) const {
+  const auto it = values.find(metric);
+  if (it == values.end() || !std::isfinite(it->second)) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::pair<double, double>> RunFigures::reach(const std::string& key, double target,
+                                                           bool higherIsBetter) const {
+  const auto it = curves.find(key);
+  if (it == curves.end()) return std::nullopt;
+  const Point* previous = nullptr;
+  for (const Point& p : it->second) {
+    const bool there = higherIsBetter ? p.value >= target : p.value <= target;
+    if (there) {
+      if (!previous || p.value == previous->value) return std::make_pair(p.emulated_s, p.wire_bytes);
+      const double f = (target - previous->value) / (p.value - previous->value);
+      return std::make_pair(previous->emulated_s + f * (p.emulated_s - previous->emulated_s),
+                            previous->wire_bytes + f * (p.wire_bytes - previous->wire_bytes));
+    }
+    previous = &p;
+  }
+  return std::nullopt;
+}
+
+RunFigures loadRunFigures(const RunStore& store, const RunInfo& run) {
+  RunFigures f;
+  f.run_id = run.id;
+  f.status = run.status;
+  f.code_version = run.code_version;
+  f.name = run.name;
+  f.summary =
+      run.summary_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(run.summary_json, nullptr, false);
+  if (f.summary.is_discarded() || !f.summary.is_object()) f.summary = nlohmann::json::object();
+  for (const auto& m : suiteMetrics()) {
+    const auto it = f.summary.find(m.name);
+    if (it != f.summary.end() && it->is_number()) f.values[m.name] = it->get<double>();
+  }
+  // Step averages and the cumulative wire bytes each evaluation was reached with.
+  // Metrics come by step, then key: a step's "bytes/wire" precedes the "eval/..." taken after that step.
+  double codec = 0, wire = 0;
+  int64_t steps = 0;
+  for (const auto& p : store.metrics(run.id)) {
+    if (p.key == "time/codec_s")
+      codec += p.value, ++steps;
+    else if (p.key == "bytes/wire")
+      wire += p.value;
+    else if (p.key.rfind("eval/", 0) == 0)
+      f.curves[p.key].push_back({p.step, p.emulated_s, wire, p.value});
+  }
+  if (steps > 0) f.values["codec_ms_per_step"] = 1000.0 * codec / double(steps);
+  return f;
+}
+
+}  // namespace ps

@@ -1,0 +1,369 @@
+#include "engine/suites/SuiteReport.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace ps {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string format(const char* fmt, double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, fmt, v);
+  return text;
+}
+
+const SuiteMetricInfo& infoOf(const std::string& metric) {
+  static const SuiteMetricInfo plain{"", "", "", true, false};
+  const SuiteMetricInfo* info = findSuiteMetric(metric);
+  return info ? *info : plain;
+}
+
+std::string valueText(const SuiteMetricInfo& m, double v) {
+  if (std::isinf(v)) return "not reached";
+  if (std::isnan(v)) return "n/a";
+  if (m.percent) return format("%.2f%%", 100 * v);
+  if (m.unit == "B") return format("%.3g MB", v / 1e6);
+  if (m.unit == "s") return format("%.1f s", v);
+  if (m.unit == "ms") return format("%.3g ms", v);
+  return format("%.4g", v);
+}
+
+std::string statText(const SuiteMetricInfo& m, const Statistic& s) {
+  if (s.count == 0) return "n/a";
+  if (s.count == 1 || !std::isfinite(s.mean)) return valueText(m, s.mean);
+  if (m.percent) return format("%.2f", 100 * s.mean) + " ± " + format("%.2f%%", 100 * s.sd);
+  return valueText(m, s.mean) + " ± " + valueText(m, s.sd);
+}
+
+std::string marginText(const SuiteMetricInfo& m, const Statistic& s) {
+  if (s.count == 0) return "n/a";
+  if (!std::isfinite(s.mean)) return s.mean > 0 ? "+inf" : "-inf";
+  const double scale = m.percent ? 100 : m.unit == "B" ? 1e-6 : 1;
+  const std::string unit = m.percent ? " points" : m.unit == "B" ? " MB" : m.unit.empty() ? "" : " " + m.unit;
+  std::string t = format("%+.3g", scale * s.mean);
+  if (s.count > 1) t += " ± " + format("%.2g", scale * s.sd);
+  return t + unit;
+}
+
+std::string rhsText(const SuiteRule& r) {
+  std::string t = r.rhs.describe();
+  if (r.scale != 1) t = format("%g", r.scale) + " × " + t;
+  if (r.offset != 0) {
+    const SuiteMetricInfo& m = infoOf(r.metric);
+    t += r.offset > 0 ? " + " : " − ";
+    t += m.percent ? format("%g points", 100 * std::abs(r.offset)) : format("%g", std::abs(r.offset));
+  }
+  return t;
+}
+
+std::string measuredText(const SuiteRule& r, const Verdict& v) {
+  if (v.margin.count == 0) return "no complete seed yet";
+  const SuiteMetricInfo& ml = infoOf(r.lhs.metric.empty() ? r.metric : r.lhs.metric);
+  const SuiteMetricInfo& mr = infoOf(r.rhs.metric.empty() ? r.metric : r.rhs.metric);
+  return r.lhs.describe() + " " + statText(ml, v.lhs) + " " + r.op + " " + rhsText(r) + " " + statText(mr, v.rhs) +
+         "; margin " + marginText(infoOf(r.metric), v.margin) + " (" + std::to_string(v.margin.count) +
+         (v.margin.count == 1 ? " seed)" : " seeds)");
+}
+
+std::string html(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string base64(const std::string& bytes) {
+  static const char* table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const uint32_t b0 = uint8_t(bytes[i]), b1 = i + 1 < bytes.size() ? uint8_t(bytes[i + 1]) : 0,
+                   b2 = i + 2 < bytes.size() ? uint8_t(bytes[i + 2]) : 0;
+    const uint32_t n = b0 << 16 | b1 << 8 | b2;
+    out += table[n >> 18 & 63];
+    out += table[n >> 12 & 63];
+    out += i + 1 < bytes.size() ? table[n >> 6 & 63] : '=';
+    out += i + 2 < bytes.size() ? table[n & 63] : '=';
+  }
+  return out;
+}
+
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Everything the two documents share, computed once.
+struct Facts {
+  std::string scale, date, versions, missing;
+  struct VariantRow {
+    std::string name, label, final, wire, emulated, target, codec;
+    std::vector<int64_t> runs;
+    std::vector<std::string> statuses;
+  };
+  std::vector<VariantRow> variants;
+  std::vector<RunFigures> runs;
+};
+
+Facts factsOf(const SuiteResults& r) {
+  Facts f;
+  const Suite& s = r.suite;
+  const auto& first = r.plan.front().config;
+  const auto& train = first.at("train");
+  const std::string length = train.at("epochs").get<int64_t>() > 0
+                                 ? std::to_string(train.at("epochs").get<int64_t>()) + " epochs"
+                                 : std::to_string(train.at("max_steps").get<int64_t>()) + " steps";
+  f.scale = r.quick ? "quick scale (--quick: " +
+                          [&] {
+                            std::string q;
+                            for (const auto& x : s.quick) q += (q.empty() ? "" : ", ") + x;
+                            return q;
+                          }() +
+                          "), " + length + " per run — a first look, not the scale of the claim (" + s.scale + ")"
+                    : s.scale + " (" + length + " per run)";
+  const std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  f.date = date;
+  std::set<std::string> versions;
+  const std::string curveMetric = summaryMetricOf(s.curve);
+  const SuiteMetricInfo& cm = infoOf(curveMetric);
+  for (const auto& v : s.variants) {
+    Facts::VariantRow row;
+    row.name = v.name;
+    row.label = v.label;
+    std::vector<double> final, wire, emulated, target, codec;
+    for (uint64_t seed : r.seeds) {
+      const auto value = [&](const std::string& m) { return r.value(v.name, seed, m); };
+      const auto vr = r.runs.find(v.name);
+      if (vr == r.runs.end() || !vr->second.count(seed)) continue;
+      const RunFigures& run = vr->second.at(seed);
+      row.runs.push_back(run.run_id);
+      row.statuses.push_back(run.status);
+      versions.insert(run.code_version);
+      f.runs.push_back(run);
+      if (auto x = value(curveMetric)) final.push_back(*x);
+      if (auto x = value("bytes_wire")) wire.push_back(*x);
+      if (auto x = value("emulated_seconds")) emulated.push_back(*x);
+      if (auto x = value("time_to_target")) target.push_back(*x);
+      if (auto x = value("codec_ms_per_step")) codec.push_back(*x);
+    }
+    row.final = statText(cm, statisticOf(final));
+    row.wire = statText(infoOf("bytes_wire"), statisticOf(wire));
+    row.emulated = statText(infoOf("emulated_seconds"), statisticOf(emulated));
+    row.target = statText(infoOf("time_to_target"), statisticOf(target));
+    row.codec = statText(infoOf("codec_ms_per_step"), statisticOf(codec));
+    f.variants.push_back(std::move(row));
+  }
+  for (const auto& v : versions) f.versions += (f.versions.empty() ? "" : ", ") + v;
+  if (const int missing = r.missing())
+    f.missing = std::to_string(missing) + " of " + std::to_string(r.plan.size()) +
+                " planned runs are missing; `pipesqueeze-cli suite run " + s.name + " --seeds " +
+                std::to_string(r.seeds.size()) + (r.quick ? " --quick" : "") + "` completes them.";
+  return f;
+}
+
+std::string targetText(const SuiteResults& r) {
+  const SuiteTarget& t = r.suite.target;
+  const SuiteMetricInfo& m = infoOf(t.metric);
+  return (m.higherIsBetter ? format("%g%% of ", 100 * t.fraction) : format("1/%g of ", t.fraction)) +
+         r.suite.targetOf() + "'s final " + curveLabel(evalKeyOf(t.metric)) + " in the same seed";
+}
+
+void writeMarkdown(const SuiteResults& r, const std::vector<Verdict>& verdicts, const Facts& f,
+                   const std::vector<ReportChart>& charts, const std::vector<bool>& drawn, const std::string& why,
+                   const fs::path& file) {
+  const Suite& s = r.suite;
+  std::ofstream out(file);
+  out << "# " << s.title << "\n\n> " << s.claim << "\n>\n> — " << s.citation << "\n\n";
+  out << "- **Measured at:** " << f.scale << "\n- **Seeds:** " << r.seeds.size() << "\n- **Suite:** `" << s.name
+      << "` (" << s.path << ")\n- **Code:** " << (f.versions.empty() ? "n/a" : f.versions) << "\n- **Written:** "
+      << f.date << "\n";
+  if (!f.missing.empty()) out << "- **Incomplete:** " << f.missing << "\n";
+  out << "\n## Verdicts\n\n| claim tested | the paper | measured (mean ± std over seeds) | verdict | runs |\n"
+      << "|---|---|---|---|---|\n";
+  for (size_t i = 0; i < s.rules.size(); ++i) {
+    const auto& v = verdicts[i];
+    std::string runs;
+    for (int64_t id : std::set<int64_t>(v.runs.begin(), v.runs.end()))
+      runs += (runs.empty() ? "" : ", ") + std::to_string(id);
+    out << "| " << s.rules[i].text << " | " << s.rules[i].paper << " | " << measuredText(s.rules[i], v) << " | **"
+        << verdictName(v.kind) << "**: " << v.why << " | " << runs << " |\n";
+  }
+  if (!s.notes.empty()) out << "\n" << s.notes << "\n";
+  out << "\nA verdict holds or fails only when the mean margin over seeds is more than two standard deviations from "
+         "zero; with one seed it is inconclusive.\n";
+  out << "\n## Variants\n\nTarget for the time to target: " << targetText(r) << ".\n\n"
+      << "| variant | final " << curveLabel(s.curve)
+      << " | wire bytes | emulated time | time to target | codec time / step | runs |\n"
+      << "|---|---|---|---|---|---|---|\n";
+  for (const auto& v : f.variants) {
+    std::string runs;
+    for (size_t i = 0; i < v.runs.size(); ++i)
+      runs +=
+          (i ? ", " : "") + std::to_string(v.runs[i]) + (v.statuses[i] == "finished" ? "" : " (" + v.statuses[i] + ")");
+    out << "| " << v.label << " | " << v.final << " | " << v.wire << " | " << v.emulated << " | " << v.target << " | "
+        << v.codec << " | " << (runs.empty() ? "not run" : runs) << " |\n";
+  }
+  out << "\n## Charts\n\n";
+  for (size_t i = 0; i < charts.size(); ++i) {
+    out << "### " << charts[i].title << "\n\n";
+    if (drawn[i])
+      out << "![" << charts[i].title << "](charts/" << charts[i].file << ")\n\n";
+    else
+      out << "(not drawn: " << why << ")\n\n";
+    if (!charts[i].note.empty()) out << charts[i].note << "\n\n";
+  }
+  out << "## Runs\n\n";
+  for (const auto& run : f.runs)
+    out << "- run " << run.run_id << ": " << run.name << ", " << run.status << ", code " << run.code_version
+        << " (`pipesqueeze-cli runs show " << run.run_id << "`)\n";
+}
+
+void writeHtml(const SuiteResults& r, const std::vector<Verdict>& verdicts, const Facts& f,
+               const std::vector<ReportChart>& charts, const std::vector<bool>& drawn, const std::string& why,
+               const fs::path& dir, const fs::path& file) {
+  const Suite& s = r.suite;
+  std::ofstream out(file);
+  auto runLinks = [](const std::vector<int64_t>& ids) {
+    std::string t;
+    for (int64_t id : std::set<int64_t>(ids.begin(), ids.end()))
+      t += (t.empty() ? "" : ", ") + std::string("<a href=\"#run-") + std::to_string(id) + "\">" + std::to_string(id) +
+           "</a>";
+    return t;
+  };
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << html(s.title)
+      << "</title>\n<style>body{font:15px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;"
+         "color:#222}blockquote{border-left:4px solid #999;margin:1em 0;padding:.2em 1em;color:#444}"
+         "table{border-collapse:collapse;width:100%;margin:1em 0}th,td{border:1px solid #ccc;padding:.35em .5em;"
+         "vertical-align:top;text-align:left}th{background:#f3f3f3}.holds{color:#1a7f37;font-weight:bold}"
+         ".fails{color:#cf222e;font-weight:bold}.inconclusive{color:#9a6700;font-weight:bold}img{max-width:100%;"
+         "border:1px solid #ddd}.why{color:#555;font-size:90%}code{background:#f3f3f3;padding:0 .2em}</style>"
+         "</head><body>\n";
+  out << "<h1>" << html(s.title) << "</h1>\n<blockquote>" << html(s.claim) << "<br>— " << html(s.citation)
+      << "</blockquote>\n<ul><li><b>Measured at:</b> " << html(f.scale) << "</li><li><b>Seeds:</b> " << r.seeds.size()
+      << "</li><li><b>Suite:</b> <code>" << html(s.name) << "</code></li><li><b>Code:</b> "
+      << html(f.versions.empty() ? "n/a" : f.versions) << "</li><li><b>Written:</b> " << f.date << "</li>";
+  if (!f.missing.empty()) out << "<li><b>Incomplete:</b> " << html(f.missing) << "</li>";
+  out << "</ul>\n<h2>Verdicts</h2>\n<table><tr><th>claim tested</th><th>the paper</th><th>measured (mean ± std over "
+         "seeds)</th><th>verdict</th><th>runs</th></tr>\n";
+  for (size_t i = 0; i < s.rules.size(); ++i) {
+    const auto& v = verdicts[i];
+    out << "<tr><td>" << html(s.rules[i].text) << "</td><td>" << html(s.rules[i].paper) << "</td><td>"
+        << html(measuredText(s.rules[i], v)) << "</td><td><span class=\"" << verdictName(v.kind) << "\">"
+        << verdictName(v.kind) << "</span><div class=\"why\">" << html(v.why) << "</div></td><td>" << runLinks(v.runs)
+        << "</td></tr>\n";
+  }
+  out << "</table>\n";
+  if (!s.notes.empty()) out << "<p>" << html(s.notes) << "</p>\n";
+  out << "<p class=\"why\">A verdict holds or fails only when the mean margin over seeds is more than two standard "
+         "deviations from zero; with one seed it is inconclusive.</p>\n";
+  out << "<h2>Variants</h2>\n<p>Target for the time to target: " << html(targetText(r)) << ".</p>\n<table><tr>"
+      << "<th>variant</th><th>final " << html(curveLabel(s.curve)) << "</th><th>wire bytes</th><th>emulated time</th>"
+      << "<th>time to target</th><th>codec time / step</th><th>runs</th></tr>\n";
+  for (const auto& v : f.variants)
+    out << "<tr><td>" << html(v.label) << "</td><td>" << html(v.final) << "</td><td>" << html(v.wire) << "</td><td>"
+        << html(v.emulated) << "</td><td>" << html(v.target) << "</td><td>" << html(v.codec) << "</td><td>"
+        << (v.runs.empty() ? "not run" : runLinks(v.runs)) << "</td></tr>\n";
+  out << "</table>\n<h2>Charts</h2>\n";
+  for (size_t i = 0; i < charts.size(); ++i) {
+    out << "<h3>" << html(charts[i].title) << "</h3>\n";
+    if (drawn[i])
+      out << "<img alt=\"" << html(charts[i].title) << "\" src=\"data:image/png;base64,"
+          << base64(readFile(dir / "charts" / charts[i].file)) << "\">\n";
+    else
+      out << "<p class=\"why\">Not drawn: " << html(why) << "</p>\n";
+    if (!charts[i].note.empty()) out << "<p class=\"why\">" << html(charts[i].note) << "</p>\n";
+  }
+  out << "<h2>Runs</h2>\n<ul>\n";
+  for (const auto& run : f.runs)
+    out << "<li id=\"run-" << run.run_id << "\">run " << run.run_id << ": " << html(run.name) << ", "
+        << html(run.status) << ", code " << html(run.code_version) << " (<code>pipesqueeze-cli runs show " << run.run_id
+        << "</code>)</li>\n";
+  out << "</ul>\n</body></html>\n";
+}
+
+}  // namespace
+
+std::vector<ReportChart> suiteCharts(const SuiteResults& r) {
+  const Suite& s = r.suite;
+  const SuiteMetricInfo& cm = infoOf(summaryMetricOf(s.curve));
+  const double yScale = cm.percent ? 100 : 1;
+  const std::string yLabel = curveLabel(s.curve);
+  ReportChart curve{"curve.png", yLabel + " over training steps, mean over seeds", "step", yLabel};
+  ReportChart pareto{"pareto.png", "Final " + yLabel + " against wire bytes, one point per run", "wire bytes (MB)",
+                     yLabel, ReportChart::Kind::Scatter};
+  ReportChart bars{"time-to-target.png", "Emulated time to the target (mean over seeds)", "", "emulated seconds",
+                   ReportChart::Kind::Bars};
+  std::string unreached;
+  for (size_t i = 0; i < s.variants.size(); ++i) {
+    const auto& v = s.variants[i];
+    const auto it = r.runs.find(v.name);
+    if (it == r.runs.end()) continue;
+    std::map<int64_t, std::pair<double, int>> sums;  // step -> (sum, count)
+    ReportSeries points{v.label, int(i), {}};
+    std::vector<double> times;
+    for (const auto& [seed, run] : it->second) {
+      const auto c = run.curves.find(s.curve);
+      if (c != run.curves.end() && !c->second.empty()) {
+        for (const auto& p : c->second) sums[p.step].first += p.value, sums[p.step].second += 1;
+        points.points.emplace_back(run.values.count("bytes_wire") ? run.values.at("bytes_wire") / 1e6 : 0.0,
+                                   yScale * c->second.back().value);
+      }
+      if (auto t = r.value(v.name, seed, "time_to_target"); t && std::isfinite(*t)) times.push_back(*t);
+    }
+    ReportSeries line{v.label, int(i), {}};
+    for (const auto& [step, sc] : sums) line.points.emplace_back(double(step), yScale * sc.first / sc.second);
+    curve.series.push_back(std::move(line));
+    pareto.series.push_back(std::move(points));
+    const double x = double(bars.categories.size());
+    bars.categories.push_back(times.empty() ? v.name + " (never)" : v.name);
+    if (!times.empty())
+      bars.series.push_back({v.label, int(i), {{x, statisticOf(times).mean}}});
+    else
+      unreached += (unreached.empty() ? "" : ", ") + v.name;
+  }
+  bars.title = "Emulated time to the target, mean over the seeds that reached it";
+  bars.note = "Target: " + targetText(r) + ".";
+  if (!unreached.empty()) bars.note += " No bar: never reached the target (" + unreached + ").";
+  return {curve, pareto, bars};
+}
+
+std::string writeSuiteReport(const SuiteResults& r, const std::vector<ReportChart>& charts,
+                             const std::vector<bool>& drawn, const std::string& whyNotDrawn, const std::string& dir) {
+  const fs::path root(dir);
+  fs::create_directories(root / "charts");
+  const auto verdicts = r.verdicts();
+  const Facts f = factsOf(r);
+  writeMarkdown(r, verdicts, f, charts, drawn, whyNotDrawn, root / "report.md");
+  writeHtml(r, verdicts, f, charts, drawn, whyNotDrawn, root, root / "report.html");
+  return (root / "report.html").string();
+}
+
+}  // namespace ps

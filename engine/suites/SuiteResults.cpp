@@ -1,0 +1,83 @@
+#include "engine/suites/SuiteResults.h"
+
+#include <cmath>
+#include <limits>
+
+namespace ps {
+
+std::map<std::string, RunInfo> finishedRunsByIdentity(const RunStore& store) {
+  std::map<std::string, RunInfo> out;
+  for (auto& run : store.listRuns()) {  // newest first: the first seen of an identity is the latest
+    if (run.status != "finished" && run.status != "diverged") continue;  // a divergence is a result too
+    const auto config = nlohmann::json::parse(run.config_json, nullptr, false);
+    if (config.is_discarded()) continue;
+    out.emplace(configIdentity(config), std::move(run));
+  }
+  return out;
+}
+
+SuiteResults collectSuiteResults(const RunStore& store, const Suite& suite, int seeds, bool quick) {
+  SuiteResults r;
+  r.suite = suite;
+  r.quick = quick;
+  r.seeds = suite.seedList(seeds);
+  r.plan = planSuite(suite, seeds, quick);
+  const auto finished = finishedRunsByIdentity(store);
+  for (const auto& p : r.plan) {
+    const auto it = finished.find(p.identity);
+    if (it != finished.end()) r.runs[p.variant][p.seed] = loadRunFigures(store, it->second);
+  }
+  return r;
+}
+
+int SuiteResults::missing() const {
+  int n = 0;
+  for (const auto& p : plan) {
+    const auto v = runs.find(p.variant);
+    n += v == runs.end() || !v->second.count(p.seed);
+  }
+  return n;
+}
+
+std::optional<double> SuiteResults::target(uint64_t seed) const {
+  const auto v = runs.find(suite.targetOf());
+  if (v == runs.end()) return std::nullopt;
+  const auto s = v->second.find(seed);
+  if (s == v->second.end()) return std::nullopt;
+  const auto reference = s->second.value(suite.target.metric);
+  if (!reference) return std::nullopt;
+  const SuiteMetricInfo* info = findSuiteMetric(suite.target.metric);
+  return info && info->higherIsBetter ? *reference * suite.target.fraction : *reference / suite.target.fraction;
+}
+
+std::optional<double> SuiteResults::value(const std::string& variant, uint64_t seed, const std::string& metric) const {
+  const auto v = runs.find(variant);
+  if (v == runs.end()) return std::nullopt;
+  const auto s = v->second.find(seed);
+  if (s == v->second.end()) return std::nullopt;
+  const RunFigures& f = s->second;
+  if (metric != "time_to_target" && metric != "bytes_to_target") return f.value(metric);
+  const auto goal = target(seed);
+  if (!goal) return std::nullopt;
+  const SuiteMetricInfo* info = findSuiteMetric(suite.target.metric);
+  const auto reached = f.reach(evalKeyOf(suite.target.metric), *goal, info ? info->higherIsBetter : true);
+  if (!reached) return std::numeric_limits<double>::infinity();  // never reached: infinitely slow
+  return metric == "time_to_target" ? reached->first : reached->second;
+}
+
+RuleLookup SuiteResults::lookup() const {
+  return [this](const std::string& variant, uint64_t seed, const std::string& metric) -> std::optional<RuleValue> {
+    const auto v = value(variant, seed, metric);
+    if (!v) return std::nullopt;
+    return RuleValue{*v, runs.at(variant).at(seed).run_id};
+  };
+}
+
+std::vector<Verdict> SuiteResults::verdicts() const {
+  std::vector<Verdict> out;
+  const auto look = lookup();
+  for (const auto& rule : suite.rules) out.push_back(judge(rule, seeds, look));
+  return out;
+}
+
+}  // namespace ps

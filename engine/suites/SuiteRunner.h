@@ -1,0 +1,49 @@
+#pragma once
+// Runs a suite: every planned run (SuitePlan.h) that the store does not already hold as a finished (or diverged) run
+// of the same configuration, one after the other, in this process (multi-process variants start their own ranks).
+// A grid can therefore be completed over several sittings: what is done stays done. Runs go into the normal store,
+// tagged with the suite, the variant and the seed.
+#include "engine/session/Session.h"
+#include "engine/suites/SuitePlan.h"
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+namespace ps {
+
+struct SuiteRunEvent {
+  enum class Kind { Prepare, Start, Skip, Finish } kind = Kind::Start;
+  int index = 0, total = 0;  // position in the plan, from 1
+  std::string variant;       // empty for a prepare step
+  uint64_t seed = 0;
+  int64_t run_id = 0;  // Skip: the run reused; Finish: the new run
+  std::string status, reason;
+  double seconds = 0;
+  nlohmann::json summary;
+};
+
+struct SuiteOutcome {
+  int ran = 0, skipped = 0, unsuccessful = 0;  // unsuccessful: failed or stopped runs
+  bool cancelled = false;
+};
+
+class SuiteRunner {
+ public:
+  explicit SuiteRunner(std::shared_ptr<RunStore> store) : store_(std::move(store)) {}
+  using Listener = std::function<void(const SuiteRunEvent&)>;
+  // `onSession` sees every session before it runs (to attach telemetry sinks).
+  SuiteOutcome run(const Suite& suite, int seeds, bool quick, const Listener& listener,
+                   const std::function<void(Session&)>& onSession = {});
+  // From any thread or a signal handler: the current run stops at its next step and no other starts.
+  void cancel() { cancelled_.store(true); }
+  bool cancelled() const { return cancelled_.load(); }
+
+ private:
+  nlohmann::json runOne(const nlohmann::json& config, const std::function<void(Session&)>& onSession);
+
+  std::shared_ptr<RunStore> store_;
+  std::atomic<bool> cancelled_{false};
+};
+
+}  // namespace ps

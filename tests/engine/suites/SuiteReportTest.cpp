@@ -1,0 +1,101 @@
+#include "engine/runs/store/RunStore.h"
+#include "engine/suites/SuiteReport.h"
+#include "engine/suites/SuiteResults.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ps {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path tempDir(const std::string& name) {
+  const auto dir = fs::temp_directory_path() / ("pipesqueeze-suite-test-" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A finished run of a planned configuration, with an accuracy curve that rises to `accuracy`.
+int64_t record(RunStore& store, const PlannedRun& p, double accuracy, const std::string& status = "finished") {
+  const int64_t id = store.createRun("r", p.config.dump(), "test-1", p.config["run"]["tags"]);
+  std::vector<MetricPoint> m;
+  for (int step = 1; step <= 4; ++step) {
+    m.push_back({step, "bytes/wire", 1000.0 * (p.variant == "dense" ? 10 : 1), 0.1 * step, 1.0 * step});
+    m.push_back({step, "time/codec_s", 0.001, 0.1 * step, 1.0 * step});
+    m.push_back({step, "eval/accuracy", accuracy * step / 4, 0.1 * step, 1.0 * step});
+  }
+  store.append(id, m, {}, {});
+  const json summary = {{"eval_accuracy", accuracy},
+                        {"eval_accuracy_compressed", accuracy},
+                        {"eval_accuracy_uncompressed", accuracy - 0.01},
+                        {"bytes_wire", p.variant == "dense" ? 4e4 : 4e3},
+                        {"emulated_seconds", 4.0}};
+  store.finishRun(id, status, "", summary.dump());
+  return id;
+}
+
+TEST(SuiteReport, CollectsTheStoresRunsByConfigurationAndWritesBothDocuments) {
+  const auto dir = tempDir("report");
+  RunStore store((dir / "runs.sqlite").string());
+  const Suite suite = Suite::load(resolveSuite("smoke"));
+  const auto plan = planSuite(suite, 2, true);
+  ASSERT_EQ(plan.size(), 6u);  // 3 variants x 2 seeds
+  std::map<std::string, double> accuracy = {{"dense", 0.95}, {"topk10-ef", 0.93}, {"topk1", 0.80}};
+  for (size_t i = 0; i + 1 < plan.size(); ++i) record(store, plan[i], accuracy[plan[i].variant] + 0.001 * plan[i].seed);
+  record(store, plan.back(), 0.5, "failed");   // not a result: the last planned run is still missing
+  record(store, plan.back(), 0.5, "stopped");  // neither
+  const SuiteResults r = collectSuiteResults(store, suite, 2, true);
+  EXPECT_EQ(r.missing(), 1);
+  EXPECT_EQ(r.runs.at("dense").size(), 2u);
+  EXPECT_EQ(r.runs.at("topk1").size(), 1u);
+  EXPECT_EQ(collectSuiteResults(store, suite, 2, false).missing(), 6) << "full-scale runs are other runs";
+  const auto verdicts = r.verdicts();
+  ASSERT_EQ(verdicts.size(), 2u);
+  EXPECT_EQ(verdicts[0].kind, VerdictKind::Holds) << verdicts[0].why;  // 0.93 >= 0.95 - 0.05 in both seeds
+  EXPECT_EQ(verdicts[1].kind, VerdictKind::Holds) << verdicts[1].why;  // 4 kB <= 0.5 x 40 kB
+
+  const auto charts = suiteCharts(r);
+  ASSERT_EQ(charts.size(), 3u);
+  EXPECT_EQ(charts[0].series.size(), 3u);
+  EXPECT_EQ(charts[0].series[0].points.size(), 4u) << "one point per evaluation, averaged over seeds";
+  EXPECT_NEAR(charts[0].series[0].points.back().second, 100 * (0.95 + 0.0015), 1e-9);
+  EXPECT_EQ(charts[1].kind, ReportChart::Kind::Scatter);
+  EXPECT_EQ(charts[1].series[2].points.size(), 1u) << "topk1 has one finished run";
+  EXPECT_EQ(charts[2].kind, ReportChart::Kind::Bars);
+  EXPECT_EQ(charts[2].categories.size(), 3u);
+
+  // A chart that was drawn is embedded; one that was not says why.
+  fs::create_directories(dir / "out" / "charts");
+  std::ofstream(dir / "out" / "charts" / charts[0].file) << "\x89PNG fake";
+  const std::string html = writeSuiteReport(r, charts, {true, false, false}, "no Qt here", (dir / "out").string());
+  EXPECT_EQ(fs::path(html), dir / "out" / "report.html");
+  const std::string page = slurp(html), md = slurp(dir / "out" / "report.md");
+  EXPECT_NE(page.find("data:image/png;base64,iVBORyBmYWtl"), std::string::npos);
+  EXPECT_NE(page.find("Not drawn: no Qt here"), std::string::npos);
+  EXPECT_NE(page.find("class=\"holds\""), std::string::npos);
+  EXPECT_NE(page.find("id=\"run-1\""), std::string::npos);
+  EXPECT_NE(page.find(suite.claim.substr(0, 40)), std::string::npos);
+  EXPECT_NE(md.find("| TopK 10% with EF stays within 5 points of uncompressed |"), std::string::npos) << md;
+  EXPECT_NE(md.find("**holds**"), std::string::npos);
+  EXPECT_NE(md.find("quick scale"), std::string::npos) << "the report says at which scale it was measured";
+  EXPECT_NE(md.find("1 of 6 planned runs are missing"), std::string::npos);
+  EXPECT_NE(md.find("![" + charts[0].title + "](charts/curve.png)"), std::string::npos);
+  EXPECT_NE(md.find("(not drawn: no Qt here)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ps

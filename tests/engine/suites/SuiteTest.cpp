@@ -1,0 +1,145 @@
+#include "engine/runs/config/ConfigError.h"
+#include "engine/suites/Suite.h"
+#include "engine/suites/SuitePlan.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace ps {
+namespace {
+
+using nlohmann::json;
+
+json minimal() {
+  return {{"title", "t"},
+          {"claim", "c"},
+          {"citation", "someone, 2024"},
+          {"scale", "tiny"},
+          {"base", "smoke"},
+          {"variants", {{{"name", "dense"}}, {{"name", "topk"}, {"set", {"compression.forward.method=topk"}}}}},
+          {"rules", {{{"text", "x"}, {"paper", "y"}, {"metric", "eval_accuracy"}, {"lhs", "topk"}, {"rhs", "dense"}}}}};
+}
+
+// The error names the suite file and the field, and says what is wrong.
+void expectRejected(const json& j, const std::vector<std::string>& words) {
+  try {
+    Suite::fromJson(j, "bad", "suites/bad.json");
+    FAIL() << "accepted " << j.dump();
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("suites/bad.json"), std::string::npos) << m;
+    for (const auto& w : words) EXPECT_NE(m.find(w), std::string::npos) << "'" << w << "' not in: " << m;
+  }
+}
+
+TEST(Suite, EveryBundledSuiteLoadsAndPlansValidConfigurations) {
+  const auto files = suiteFiles();
+  ASSERT_GE(files.size(), 10u);
+  for (const auto& f : files) {
+    SCOPED_TRACE(f);
+    const Suite s = Suite::load(f);
+    for (bool quick : {false, true}) {
+      const auto plan = planSuite(s, 2, quick);
+      EXPECT_EQ(plan.size(), 2 * s.variants.size());
+      for (const auto& p : plan) {
+        EXPECT_EQ(p.config["train"]["seed"], p.seed);
+        EXPECT_NE(p.config["run"]["tags"].get<std::string>().find("suite:" + s.name), std::string::npos);
+      }
+    }
+    for (const auto& step : s.prepare) EXPECT_NO_THROW(planPrepare(s, step, true));
+  }
+}
+
+TEST(Suite, BadSuitesAreRejectedNamingTheFileAndTheField) {
+  json j = minimal();
+  j.erase("claim");
+  expectRejected(j, {"claim", "missing"});
+  j = minimal();
+  j["claims"] = "typo";
+  expectRejected(j, {"claims", "not a suite field"});
+  j = minimal();
+  j["variants"][1]["name"] = "dense";
+  expectRejected(j, {"variants[1].name", "repeats"});
+  j = minimal();
+  j["variants"][1]["set"] = {"compression.forward.method"};
+  expectRejected(j, {"variants[1].set", "key=value"});
+  j = minimal();
+  j["rules"][0]["rhs"] = "sparse";
+  expectRejected(j, {"rules[0].rhs", "'sparse'", "not one of the suite's variants"});
+  j = minimal();
+  j["rules"][0]["metric"] = "accuracy";
+  expectRejected(j, {"rules[0].metric", "'accuracy' is not a metric", "eval_accuracy"});
+  j = minimal();
+  j["rules"][0]["op"] = ">";
+  expectRejected(j, {"rules[0].op"});
+  j = minimal();
+  j["rules"][0]["lhs"] = {{"variant", "topk"}, {"best", {"dense"}}};
+  expectRejected(j, {"rules[0].lhs", "either one variant"});
+  j = minimal();
+  j["seeds"] = {1, -2};
+  expectRejected(j, {"seeds", "whole numbers"});
+  j = minimal();
+  j["target"] = {{"fraction", 1.5}};
+  expectRejected(j, {"target.fraction", "(0, 1]"});
+  j = minimal();
+  j["rules"] = json::array();
+  expectRejected(j, {"rules", "non-empty"});
+  expectRejected(json::array(), {"JSON object"});
+}
+
+TEST(Suite, AConfigurationErrorNamesTheSuiteAndTheVariant) {
+  json j = minimal();
+  j["variants"][1]["set"] = {"compression.forward.k=7"};
+  const Suite s = Suite::fromJson(j, "bad", "suites/bad.json");
+  try {
+    planSuite(s, 1, false);
+    FAIL();
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("variant topk"), std::string::npos) << m;
+    EXPECT_NE(m.find("compression.forward.k"), std::string::npos) << m;
+  }
+  j = minimal();
+  j["base"] = "no-such-preset";
+  EXPECT_THROW(planSuite(Suite::fromJson(j, "bad", "x"), 1, false), ConfigError);
+}
+
+TEST(Suite, PlansSeedBySeedWithTheOverridesInOrder) {
+  json j = minimal();
+  j["set"] = {"train.max_steps=40", "compression.forward.k=0.5"};
+  j["quick"] = {"train.max_steps=7"};
+  j["variants"][1]["set"] = {"compression.forward.method=topk", "compression.forward.k=0.25"};
+  j["seeds"] = {5, 9};
+  const Suite s = Suite::fromJson(j, "ok", "suites/ok.json");
+  const auto plan = planSuite(s, 3, true);
+  ASSERT_EQ(plan.size(), 6u);
+  EXPECT_EQ(plan[0].variant, "dense");
+  EXPECT_EQ(plan[1].variant, "topk");
+  EXPECT_EQ(plan[0].seed, 5u);
+  EXPECT_EQ(plan[2].seed, 9u);
+  EXPECT_EQ(plan[4].seed, 10u) << "more seeds than listed continue after the largest";
+  EXPECT_EQ(plan[0].config["train"]["max_steps"], 7) << "quick comes after the suite's own overrides";
+  EXPECT_EQ(plan[1].config["compression"]["forward"]["k"], 0.25) << "the variant's come last";
+  EXPECT_EQ(plan[0].config["compression"]["forward"]["k"], 0.5);
+  // Name, tags and notes are not part of a run's identity; everything else is.
+  json renamed = plan[0].config;
+  renamed["run"]["name"] = "something else";
+  EXPECT_EQ(configIdentity(renamed), plan[0].identity);
+  EXPECT_NE(plan[0].identity, planSuite(s, 1, false)[0].identity) << "quick runs are other runs";
+}
+
+TEST(Suite, ResolvesByNameOrPathAndListsWhatItTried) {
+  EXPECT_NO_THROW(resolveSuite("smoke"));
+  EXPECT_NO_THROW(resolveSuite("smoke.json"));
+  try {
+    resolveSuite("nope");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("suite list"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace ps
