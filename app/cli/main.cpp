@@ -1,5 +1,6 @@
 // pipesqueeze-cli: the headless face of the engine.
 #include "app/cli/RunsCommand.h"
+#include "app/cli/SuiteCommand.h"
 #include "app/cli/TrainCommand.h"
 #include "engine/runs/config/ConfigSchema.h"
 
@@ -15,6 +16,8 @@ int main(int argc, char** argv) {
   ps::cli::addLaunchCommand(app, train);
   ps::cli::RunsOptions runs;
   ps::cli::addRunsCommand(app, runs);
+  ps::cli::SuiteOptions suites;
+  ps::cli::addSuiteCommand(app, suites);
   app.add_subcommand("keys", "Print every configuration key as a Markdown table");
   try {
     app.parse(argc, argv);
@@ -23,6 +26,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand("train") || app.got_subcommand("launch")) return ps::cli::runTrain(train);
+    if (app.got_subcommand("suite")) return ps::cli::runSuite(app, suites);
     if (app.got_subcommand("keys")) {
       std::cout << ps::ConfigSchema::instance().markdown();
       return 0;

@@ -1,0 +1,242 @@
+#include "app/cli/SuiteCommand.h"
+
+#include "app/cli/ProgressPrinter.h"
+#include "engine/suites/SuiteReport.h"
+#include "engine/suites/SuiteResults.h"
+#include "engine/suites/SuiteRunner.h"
+#ifdef PIPESQUEEZE_HAVE_CHARTS
+#include "app/report/OffscreenCharts.h"
+#endif
+
+#include <unistd.h>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+namespace ps::cli {
+namespace {
+
+using nlohmann::json;
+
+SuiteRunner* activeRunner = nullptr;
+extern "C" void onSuiteInterrupt(int) {
+  if (activeRunner) activeRunner->cancel();
+}
+
+std::string duration(double s) {
+  char text[32];
+  if (s < 120)
+    std::snprintf(text, sizeof text, "%.0f s", s);
+  else
+    std::snprintf(text, sizeof text, "%dm%02ds", int(s) / 60, int(s) % 60);
+  return text;
+}
+
+std::string headline(const json& summary) {
+  char text[64] = "";
+  if (summary.contains("eval_accuracy") && summary["eval_accuracy"].is_number())
+    std::snprintf(text, sizeof text, "accuracy %.2f%%", 100 * summary["eval_accuracy"].get<double>());
+  else if (summary.contains("eval_perplexity") && summary["eval_perplexity"].is_number())
+    std::snprintf(text, sizeof text, "perplexity %.3g", summary["eval_perplexity"].get<double>());
+  return text;
+}
+
+json verdictsJson(const SuiteResults& r) {
+  json out = json::array();
+  const auto verdicts = r.verdicts();
+  for (size_t i = 0; i < verdicts.size(); ++i) {
+    const auto& v = verdicts[i];
+    out.push_back({{"rule", r.suite.rules[i].text},
+                   {"verdict", verdictName(v.kind)},
+                   {"why", v.why},
+                   {"seeds", v.margin.count},
+                   {"margin_mean", v.margin.count ? json(v.margin.mean) : json(nullptr)},
+                   {"margin_sd", v.margin.count ? json(v.margin.sd) : json(nullptr)},
+                   {"runs", v.runs}});
+  }
+  return out;
+}
+
+void printVerdicts(const SuiteResults& r) {
+  const auto verdicts = r.verdicts();
+  for (size_t i = 0; i < verdicts.size(); ++i)
+    std::cout << "  " << verdictName(verdicts[i].kind) << ": " << r.suite.rules[i].text << " (" << verdicts[i].why
+              << ")\n";
+}
+
+std::vector<bool> drawCharts(const std::vector<ReportChart>& charts, const std::string& dir, std::string& why) {
+#ifdef PIPESQUEEZE_HAVE_CHARTS
+  return report::drawChartsOffscreen(charts, dir, why);
+#else
+  why = "this build has no Qt (PIPESQUEEZE_BUILD_GUI=OFF), so the app's chart code is not in it";
+  (void)dir;
+  return std::vector<bool>(charts.size(), false);
+#endif
+}
+
+int seedsOf(const SuiteOptions& o, const Suite& s) {
+  return o.seeds > 0 ? o.seeds : int(s.seeds.size());
+}
+
+std::shared_ptr<RunStore> openStore(const SuiteOptions& o) {
+  auto store = std::make_shared<RunStore>(o.store.empty() ? RunStore::defaultPath() : o.store);
+  store->reapOrphans();
+  return store;
+}
+
+int list(const SuiteOptions& o) {
+  json out = json::array();
+  for (const auto& file : suiteFiles()) {
+    const Suite s = Suite::load(file);
+    if (o.json) {
+      out.push_back({{"name", s.name},
+                     {"title", s.title},
+                     {"claim", s.claim},
+                     {"citation", s.citation},
+                     {"scale", s.scale},
+                     {"variants", s.variants.size()},
+                     {"seeds", s.seeds.size()},
+                     {"rules", s.rules.size()},
+                     {"path", file}});
+      continue;
+    }
+    std::cout << s.name << "  (" << s.variants.size() << " variants x " << s.seeds.size() << " seed"
+              << (s.seeds.size() == 1 ? "" : "s") << ")\n  " << s.title << "\n  \"" << s.claim << "\"\n  " << s.citation
+              << "\n\n";
+  }
+  if (o.json)
+    std::cout << out.dump() << "\n";
+  else
+    std::cout << "Run one with: pipesqueeze-cli suite run NAME [--seeds N] [--quick]\n";
+  return 0;
+}
+
+int run(const SuiteOptions& o) {
+  const Suite suite = Suite::load(resolveSuite(o.names.at(0)));
+  const int seeds = seedsOf(o, suite);
+  planSuite(suite, seeds, o.quick);  // every configuration checked before the store is touched
+  auto store = openStore(o);
+  SuiteRunner runner(store);
+  const bool terminal = isatty(fileno(stderr));
+  auto listener = [&](const SuiteRunEvent& e) {
+    char where[48];
+    std::snprintf(where, sizeof where, "[%*d/%d] ", int(std::to_string(e.total).size()), e.index, e.total);
+    const std::string who = e.variant.empty() ? "prepare" : e.variant + " seed " + std::to_string(e.seed);
+    switch (e.kind) {
+      case SuiteRunEvent::Kind::Prepare:
+        std::cout << "prepare: " << e.reason << " ..." << std::endl;
+        break;
+      case SuiteRunEvent::Kind::Start:
+        std::cout << where << who << " ..." << std::endl;
+        break;
+      case SuiteRunEvent::Kind::Skip:
+        std::cout << where << who << ": already in the store (run " << e.run_id << ", " << e.status << ")" << std::endl;
+        break;
+      case SuiteRunEvent::Kind::Finish:
+        std::cout << (e.variant.empty() ? std::string("prepare: ") : std::string(where) + who + ": ") << e.status
+                  << " in " << duration(e.seconds) << " (run " << e.run_id << (headline(e.summary).empty() ? "" : ", ")
+                  << headline(e.summary) << ")" << (e.reason.empty() ? "" : ": " + e.reason) << std::endl;
+        break;
+    }
+  };
+  auto onSession = [&](Session& s) {
+    if (!o.json || terminal) s.telemetry().addSink(std::make_shared<ProgressPrinter>(stderr, terminal));
+  };
+  activeRunner = &runner;
+  struct sigaction action {};
+  action.sa_handler = onSuiteInterrupt;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  SuiteOutcome outcome;
+  try {
+    outcome = runner.run(suite, seeds, o.quick, listener, onSession);
+  } catch (...) {
+    activeRunner = nullptr;
+    throw;
+  }
+  activeRunner = nullptr;
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+
+  const SuiteResults results = collectSuiteResults(*store, suite, seeds, o.quick);
+  if (o.json) {
+    std::cout << json{{"suite", suite.name},
+                      {"ran", outcome.ran},
+                      {"skipped", outcome.skipped},
+                      {"unsuccessful", outcome.unsuccessful},
+                      {"cancelled", outcome.cancelled},
+                      {"missing", results.missing()},
+                      {"verdicts", verdictsJson(results)}}
+                     .dump()
+              << std::endl;
+  } else {
+    std::cout << suite.name << ": " << outcome.ran << " run, " << outcome.skipped << " already done"
+              << (outcome.unsuccessful ? ", " + std::to_string(outcome.unsuccessful) + " failed or stopped" : "")
+              << (results.missing() ? ", " + std::to_string(results.missing()) + " still missing" : "") << "\n";
+    printVerdicts(results);
+    std::cout << "Report: pipesqueeze-cli suite report " << suite.name
+              << (o.seeds > 0 ? " --seeds " + std::to_string(seeds) : "") << (o.quick ? " --quick" : "") << " -o DIR\n";
+  }
+  if (outcome.cancelled) {
+    std::cerr << "suite stopped; what finished is kept: run the same command again to continue\n";
+    return 1;
+  }
+  return outcome.unsuccessful ? 1 : 0;
+}
+
+int report(const SuiteOptions& o) {
+  const Suite suite = Suite::load(resolveSuite(o.names.at(0)));
+  const int seeds = seedsOf(o, suite);
+  auto store = openStore(o);
+  const SuiteResults results = collectSuiteResults(*store, suite, seeds, o.quick);
+  const auto charts = suiteCharts(results);
+  std::string why;
+  const auto drawn = drawCharts(charts, o.output, why);
+  const std::string path = writeSuiteReport(results, charts, drawn, why, o.output);
+  if (o.json) {
+    std::cout << json{{"suite", suite.name},
+                      {"report", path},
+                      {"missing", results.missing()},
+                      {"charts", drawn},
+                      {"verdicts", verdictsJson(results)}}
+                     .dump()
+              << std::endl;
+    return 0;
+  }
+  std::cout << "wrote " << path << " and " << o.output << "/report.md\n";
+  printVerdicts(results);
+  if (results.missing())
+    std::cout << results.missing() << " planned runs are missing: pipesqueeze-cli suite run " << suite.name
+              << " --seeds " << seeds << (o.quick ? " --quick" : "") << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void addSuiteCommand(CLI::App& app, SuiteOptions& o) {
+  auto* suite = app.add_subcommand("suite", "Claim suites: a paper's claim as a grid of runs, judged with a report");
+  suite->require_subcommand(1);
+  auto* list = suite->add_subcommand("list", "List the bundled suites and the claims they test");
+  list->add_flag("--json", o.json, "one JSON array on stdout");
+  auto common = [&](CLI::App* cmd) {
+    cmd->add_option("name", o.names, "suite name (see suite list) or file")->required()->expected(1);
+    cmd->add_option("--seeds", o.seeds, "seeds per variant (default: as many as the suite lists)")
+        ->check(CLI::Range(1, 100));
+    cmd->add_flag("--quick", o.quick, "the suite's quick scale: a first look, and what CI runs");
+    cmd->add_option("--store", o.store, "run store file (default: $XDG_DATA_HOME/pipesqueeze/runs.sqlite)");
+    cmd->add_flag("--json", o.json, "print the outcome as one JSON object on the last line of stdout");
+  };
+  common(suite->add_subcommand("run", "Run every run of a suite that the store does not hold yet (it resumes)"));
+  auto* report = suite->add_subcommand("report", "Write report.md and report.html (verdicts and charts) into a folder");
+  common(report);
+  report->add_option("-o,--output", o.output, "folder for the report (created)")->required();
+}
+
+int runSuite(CLI::App& app, const SuiteOptions& o) {
+  auto* suite = app.get_subcommand("suite");
+  if (suite->got_subcommand("list")) return list(o);
+  if (suite->got_subcommand("run")) return run(o);
+  return report(o);
+}
+
+}  // namespace ps::cli

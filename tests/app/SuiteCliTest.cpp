@@ -1,0 +1,131 @@
+// Claim suites from the CLI, as a user runs them: list, run (and resume), report, bad suites, Ctrl-C.
+#include "tests/app/CliRunner.h"
+
+#include "engine/runs/store/RunStore.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <thread>
+
+namespace ps::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path freshDir(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("pipesqueeze-suite-cli-" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(SuiteCli, ListsTheBundledSuitesWithTheirClaims) {
+  auto r = runCli({"suite", "list", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto list = json::parse(r.lastLine());
+  ASSERT_GE(list.size(), 10u);
+  bool smoke = false;
+  for (const auto& s : list) {
+    EXPECT_FALSE(s["claim"].get<std::string>().empty());
+    EXPECT_FALSE(s["citation"].get<std::string>().empty());
+    smoke |= s["name"] == "smoke";
+  }
+  EXPECT_TRUE(smoke);
+  r = runCli({"suite", "list"});
+  EXPECT_EQ(r.exitCode, 0);
+  EXPECT_NE(r.out.find("gradients-milder"), std::string::npos);
+}
+
+TEST(SuiteCli, RunResumesAndTheReportHasEveryChart) {
+  const auto dir = freshDir("resume");
+  const std::string store = (dir / "runs.sqlite").string();
+  auto first = runCli({"suite", "run", "smoke", "--quick", "--store", store, "--json"});
+  ASSERT_EQ(first.exitCode, 0) << first.out << first.err;
+  auto outcome = json::parse(first.lastLine());
+  EXPECT_EQ(outcome["ran"], 6);  // 3 variants x 2 seeds
+  EXPECT_EQ(outcome["missing"], 0);
+  EXPECT_NE(first.out.find("[6/6] topk1 seed 2 ..."), std::string::npos) << "a progress line per run:\n" << first.out;
+  ASSERT_EQ(outcome["verdicts"].size(), 2u);
+  // A second sitting finds every run in the store and runs nothing.
+  auto second = runCli({"suite", "run", "smoke", "--quick", "--store", store, "--json"});
+  ASSERT_EQ(second.exitCode, 0) << second.err;
+  outcome = json::parse(second.lastLine());
+  EXPECT_EQ(outcome["ran"], 0);
+  EXPECT_EQ(outcome["skipped"], 6);
+  EXPECT_NE(second.out.find("already in the store"), std::string::npos);
+  // The runs are tagged with the suite, the variant and the seed.
+  RunStore s(store);
+  const auto runs = s.listRuns();
+  ASSERT_EQ(runs.size(), 6u);
+  EXPECT_NE(runs.front().tags.find("suite:smoke"), std::string::npos) << runs.front().tags;
+  EXPECT_NE(runs.front().tags.find("variant:topk1"), std::string::npos) << runs.front().tags;
+
+  const auto out = dir / "report";
+  auto report = runCli({"suite", "report", "smoke", "--quick", "--store", store, "-o", out.string(), "--json"});
+  ASSERT_EQ(report.exitCode, 0) << report.err;
+  const auto written = json::parse(report.lastLine());
+  EXPECT_EQ(written["charts"], json::array({true, true, true}));
+  for (const char* f :
+       {"report.html", "report.md", "charts/curve.png", "charts/pareto.png", "charts/time-to-target.png"})
+    EXPECT_TRUE(fs::exists(out / f)) << f;
+  EXPECT_GT(fs::file_size(out / "charts" / "curve.png"), 5000u) << "a real chart, not an empty image";
+  const std::string html = slurp(out / "report.html");
+  EXPECT_NE(html.find("data:image/png;base64,iVBOR"), std::string::npos) << "charts are embedded: one file to share";
+  EXPECT_NE(html.find("Verdicts"), std::string::npos);
+  EXPECT_NE(slurp(out / "report.md").find("quick scale"), std::string::npos);
+}
+
+TEST(SuiteCli, ABadSuiteFileIsRefusedNamingTheFileAndTheField) {
+  const auto dir = freshDir("bad");
+  const auto file = dir / "typo.json";
+  std::ofstream(file) << R"({"title":"t","claim":"c","citation":"x","scale":"s","base":"smoke",
+    "variants":[{"name":"a"}],"rules":[{"text":"t","paper":"p","metric":"eval_acc","lhs":"a","rhs":"a"}]})";
+  auto r = runCli({"suite", "run", file.string(), "--store", (dir / "runs.sqlite").string()});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find(file.string()), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rules[0].metric"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "runs.sqlite")) << "nothing is touched before the suite is valid";
+  r = runCli({"suite", "run", "no-such-suite"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("suite list"), std::string::npos) << r.err;
+}
+
+TEST(SuiteCli, InterruptStopsTheRunningRunAndStartsNoOther) {
+  const auto dir = freshDir("interrupt");
+  const auto file = dir / "long.json";
+  std::ofstream(file) << R"({"title":"t","claim":"c","citation":"x","scale":"s","base":"smoke",
+    "set":["train.max_steps=1000000"],"variants":[{"name":"a"},{"name":"b"}],
+    "rules":[{"text":"t","paper":"p","metric":"eval_accuracy","lhs":"a","rhs":"b"}]})";
+  const std::string store = (dir / "runs.sqlite").string();
+  CliProcess p({"suite", "run", file.string(), "--store", store});
+  for (int i = 0; i < 600; ++i) {  // until the first run has steps
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    try {
+      RunStore s(store);
+      const auto runs = s.listRuns();
+      if (!runs.empty() && s.metrics(runs.front().id, "train/loss").size() >= 10) break;
+    } catch (const std::exception&) {
+    }
+  }
+  p.signal(SIGINT);
+  auto r = p.wait();
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  EXPECT_NE(r.err.find("run the same command again to continue"), std::string::npos) << r.err;
+  RunStore s(store);
+  const auto runs = s.listRuns();
+  ASSERT_EQ(runs.size(), 1u) << "no second run starts after Ctrl-C";
+  EXPECT_EQ(runs.front().status, "stopped");
+}
+
+}  // namespace
+}  // namespace ps::test
