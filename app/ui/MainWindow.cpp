@@ -2,6 +2,7 @@
 
 #include "app/ui/ControlPanel.h"
 #include "app/ui/LivePanel.h"
+#include "app/ui/ReproduceDialog.h"
 #include "app/ui/SessionBridge.h"
 #include "app/ui/runs/CompareView.h"
 #include "app/ui/runs/RunsPanel.h"
@@ -18,6 +19,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
@@ -37,6 +39,10 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent) : QMai
       options.storePath.isEmpty() ? QString::fromStdString(RunStore::defaultPath()) : options.storePath;
   store_ = std::make_shared<RunStore>(storePath.toStdString());  // errors reach main(), which shows them
   store_->reapOrphans();
+  reportDir_ = options.reportDir.isEmpty()
+                   ? QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/reports")
+                   : options.reportDir;
+  openReports_ = options.openReports;
   bridge_ = new SessionBridge(storePath, this);
   controls_ = new ControlPanel(PresetLibrary(options.userPresetDir));
   live_ = new LivePanel;
@@ -92,6 +98,9 @@ void MainWindow::buildActions() {
                      [this] { savePresetAs(); });
   exportPng_ = make(tr("Export &Charts as PNG…"), QKeySequence(Qt::CTRL | Qt::Key_E),
                     tr("Write every chart of the current tab to a folder"), [this] { exportChartsPng(); });
+  reproduce_ = make(tr("&Reproduce a Claim…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R),
+                    tr("Run a paper's claim as a suite of runs and get a report with verdicts"),
+                    [this] { openReproduce(); });
   compareSelected_ = make(tr("&Compare Selected Runs"), QKeySequence(Qt::CTRL | Qt::Key_D),
                           tr("Overlay the runs selected in the runs table"),
                           [this] { showError(compareRuns(runs_->selectedRunIds())); });
@@ -114,6 +123,8 @@ void MainWindow::buildMenus() {
   run->addActions({start_, pause_, resume_, stop_});
   QMenu* runsMenu = menuBar()->addMenu(tr("R&uns"));
   runsMenu->addAction(compareSelected_);
+  runsMenu->addSeparator();
+  runsMenu->addAction(reproduce_);
   QMenu* view = menuBar()->addMenu(tr("&View"));
   for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
   QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -196,6 +207,18 @@ QString MainWindow::compareRuns(const QList<qint64>& ids) {
   compare_->setRuns(store_, ids);
   tabs_->setCurrentWidget(compare_);
   return {};
+}
+
+ReproduceDialog* MainWindow::openReproduce() {
+  if (!reproduceDialog_) {
+    reproduceDialog_ = new ReproduceDialog(store_, reportDir_, openReports_, this);
+    connect(reproduceDialog_, &ReproduceDialog::runFinished, runs_, &RunsPanel::refresh);
+    connect(reproduceDialog_, &ReproduceDialog::reportWritten, this,
+            [this](const QString& path) { statusBar()->showMessage(tr("Suite report written: %1").arg(path), 8000); });
+  }
+  reproduceDialog_->show();
+  reproduceDialog_->raise();
+  return reproduceDialog_;
 }
 
 void MainWindow::onSettingChanged(const QString& key, const QVariant& value) {

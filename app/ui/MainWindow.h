@@ -21,6 +21,7 @@ namespace ps::ui {
 class CompareView;
 class ControlPanel;
 class LivePanel;
+class ReproduceDialog;
 class RunsPanel;
 class SessionBridge;
 
@@ -28,6 +29,8 @@ struct MainWindowOptions {
   QString storePath;      // empty: RunStore::defaultPath()
   QString presetPath;     // empty: the last used preset, else the default one
   QString userPresetDir;  // empty: the app's data folder
+  QString reportDir;      // where suite reports go; empty: the app's data folder, reports/
+  bool openReports = true;  // open a suite's report.html once written (tests turn this off)
   bool restoreLayout = true;
 };
 
@@ -44,6 +47,8 @@ class MainWindow : public QMainWindow {
   void stopRun();
   QString openPreset(const QString& path);
   QString compareRuns(const QList<qint64>& ids);
+  // Runs ▸ Reproduce…: the claim suites dialog (made on first use, kept for the window's life).
+  ReproduceDialog* openReproduce();
 
   ControlPanel* controls() const { return controls_; }
   LivePanel* live() const { return live_; }
@@ -81,8 +86,11 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs_;
   QLabel* runLabel_;
   QString startupError_;
-  QAction *start_, *pause_, *resume_, *stop_, *openPreset_, *savePreset_, *exportPng_, *compareSelected_, *quit_,
-      *about_;
+  QString reportDir_;
+  bool openReports_ = true;
+  ReproduceDialog* reproduceDialog_ = nullptr;
+  QAction *reproduce_, *start_, *pause_, *resume_, *stop_, *openPreset_, *savePreset_, *exportPng_, *compareSelected_,
+      *quit_, *about_;
 };
 
 }  // namespace ps::ui

@@ -1,0 +1,72 @@
+#pragma once
+// Runs ▸ Reproduce…: the bundled claim suites with their claims; runs one (seeds, quick scale) on a worker thread
+// with a progress bar and a cancel button, then writes its report (report.html and report.md, charts drawn by the
+// chart adapter) and opens it. The suite's runs go into the app's store like any others and show in the runs table.
+#include <QDialog>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+class QCheckBox;
+class QLabel;
+class QListWidget;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTextBrowser;
+
+namespace ps {
+class RunStore;
+class SuiteRunner;
+struct SuiteRunEvent;
+}  // namespace ps
+
+namespace ps::ui {
+
+class ReproduceDialog : public QDialog {
+  Q_OBJECT
+ public:
+  // `reportRoot`: where reports go (one folder per suite); `openReports`: open report.html when written.
+  ReproduceDialog(std::shared_ptr<RunStore> store, QString reportRoot, bool openReports, QWidget* parent = nullptr);
+  ~ReproduceDialog() override;
+
+  QListWidget* suites() const { return list_; }
+  QSpinBox* seeds() const { return seeds_; }
+  QCheckBox* quick() const { return quick_; }
+  bool running() const { return worker_.joinable(); }
+  // Starts the selected suite; an error text (bad suite, already running), empty when started.
+  QString start();
+  void cancel();
+  // Writes the selected suite's report from what the store holds; the path of report.html, or an error.
+  QString writeReport(QString* error = nullptr);
+
+ Q_SIGNALS:
+  void runFinished(qint64 runId);             // a suite run ended (the runs table refreshes)
+  void suiteFinished(const QString& status);  // "finished", "cancelled" or "failed: why"
+  void reportWritten(const QString& path);
+
+ protected:
+  void reject() override;  // closing while running asks the suite to stop first
+
+ private:
+  void showSelected();
+  void onEvent(const SuiteRunEvent& e);
+  void onDone(const QString& status);
+  void updateButtons();
+
+  std::shared_ptr<RunStore> store_;
+  QString reportRoot_;
+  bool openReports_;
+  QListWidget* list_;
+  QTextBrowser* claim_;
+  QSpinBox* seeds_;
+  QCheckBox* quick_;
+  QProgressBar* progress_;
+  QLabel* status_;
+  QPushButton *run_, *cancel_, *report_;
+  std::unique_ptr<SuiteRunner> runner_;
+  std::thread worker_;
+};
+
+}  // namespace ps::ui
