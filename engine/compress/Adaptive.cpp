@@ -49,8 +49,12 @@ double GravacController::sending() const {
   return send_ == GravacSend::ThetaMin ? candidates_.front() : candidates_[index_];
 }
 
-double GravacController::gainMin() const { return gain(emaMin_, emaRaw_); }
-double GravacController::gainCurrent() const { return gain(emaCur_, emaRaw_); }
+double GravacController::gainMin() const {
+  return gain(emaMin_, emaRaw_);
+}
+double GravacController::gainCurrent() const {
+  return gain(emaCur_, emaRaw_);
+}
 
 AdaptDecision GravacController::decision(std::string reason) const {
   AdaptDecision d;
@@ -72,8 +76,10 @@ void GravacController::credit(double samplesPerSecond) {
 void GravacController::measure(size_t i) {
   const Candidate& c = state_[i];
   const double g = i == 0 ? gainMin() : gainCurrent();  // θ_min's compressor persists; a candidate's is current
-  if (c.sent > 0 && g >= 0) ct_[i] = c.throughputSum / double(c.sent) * g;
-  else ct_[i].reset();  // never sent: no throughput of its own, so it cannot be ranked
+  if (c.sent > 0 && g >= 0)
+    ct_[i] = c.throughputSum / double(c.sent) * g;
+  else
+    ct_[i].reset();  // never sent: no throughput of its own, so it cannot be ranked
 }
 
 bool GravacController::endInterval(std::string& why) {
@@ -123,9 +129,12 @@ std::optional<AdaptDecision> GravacController::observe(const AdaptObservation& o
   // What to send next: the current factor if it keeps epsilon of the signal, else θ_min if that does, else dense.
   // A candidate just picked has no gain yet, so it is not sent before its first measurement.
   const double current = gainCurrent(), mild = gainMin();
-  if (current >= o_.epsilon) send_ = index_ == 0 ? GravacSend::ThetaMin : GravacSend::Current;
-  else if (mild >= o_.epsilon) send_ = GravacSend::ThetaMin;
-  else send_ = GravacSend::Dense;
+  if (current >= o_.epsilon)
+    send_ = index_ == 0 ? GravacSend::ThetaMin : GravacSend::Current;
+  else if (mild >= o_.epsilon)
+    send_ = GravacSend::ThetaMin;
+  else
+    send_ = GravacSend::Dense;
   if (send_ == sentBefore && index_ == exploredBefore && why.empty()) return std::nullopt;
   if (why.empty())
     why = send_ == GravacSend::Dense
@@ -155,8 +164,8 @@ std::optional<AdaptDecision> AccordionController::observe(const AdaptObservation
   d.k = want;
   d.send = GravacSend::Current;
   d.explore = want;
-  d.reason = std::string("Accordion: gradient norm changed ") + std::to_string(int(100 * change)) + "% over the interval, " +
-             (critical ? "a critical phase: mild " : "steady: aggressive ") + percent(want);
+  d.reason = std::string("Accordion: gradient norm changed ") + std::to_string(int(100 * change)) +
+             "% over the interval, " + (critical ? "a critical phase: mild " : "steady: aggressive ") + percent(want);
   return d;
 }
 

@@ -41,9 +41,9 @@ struct AdaptObservation {
 enum class GravacSend { ThetaMin, Current, Dense };
 
 struct AdaptDecision {
-  double k = 0.1;                           // the factor sent from the next step (1 when dense)
-  GravacSend send = GravacSend::ThetaMin;   // GraVAC: whose payload that is
-  double explore = 0;                       // GraVAC: the factor of the "current" compressor from the next step
+  double k = 0.1;                          // the factor sent from the next step (1 when dense)
+  GravacSend send = GravacSend::ThetaMin;  // GraVAC: whose payload that is
+  double explore = 0;                      // GraVAC: the factor of the "current" compressor from the next step
   std::string reason;
   bool dense() const { return send == GravacSend::Dense; }
 };

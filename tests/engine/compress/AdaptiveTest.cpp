@@ -56,7 +56,8 @@ TEST(Adaptive, GravacSendsThetaMinDuringTheFirstWindowThenExploresAndSettles) {
   // Throughput rises as the factor sent falls, with diminishing returns: 0.1 -> 100, 0.05 -> 140, 0.025 -> 160,
   // 0.0125 -> 170, 0.00625 -> 175.
   std::vector<std::string> reasons;
-  run(c, 200, 0.95, 0.95, [](double k) { return 180.0 - 800.0 * k; }, &reasons);
+  run(
+      c, 200, 0.95, 0.95, [](double k) { return 180.0 - 800.0 * k; }, &reasons);
   ASSERT_TRUE(c.settled());
   // CT(0.0125) and CT(0.025) differ by 6% of the second, CT(0.00625) and CT(0.0125) by 3% (< omega = 5%): it keeps
   // the more compressed of those two.

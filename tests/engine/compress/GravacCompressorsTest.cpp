@@ -15,7 +15,9 @@ CompressionOptions topk() {
   return o;
 }
 
-double l2(const torch::Tensor& t) { return t.norm().item<double>(); }
+double l2(const torch::Tensor& t) {
+  return t.norm().item<double>();
+}
 
 TEST(GravacCompressors, SendsThetaMinFirstAndMeasuresBothCompressorsOnTheirOwnResiduals) {
   GravacCompressors g(topk(), {});

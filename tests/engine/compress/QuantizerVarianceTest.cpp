@@ -73,7 +73,8 @@ TEST(QuantizerVariance, MeasuredVarianceNeverExceedsTheStatedOmega) {
       for (int64_t bucket : {4, 64})
         for (int bits = 1; bits <= 8; ++bits) {
           if (scale != "bucket" && bucket != 4) continue;
-          const std::vector<int64_t> shape = scale == "tensor" ? std::vector<int64_t>{24} : std::vector<int64_t>{2, 6, 2, 2};
+          const std::vector<int64_t> shape =
+              scale == "tensor" ? std::vector<int64_t>{24} : std::vector<int64_t>{2, 6, 2, 2};
           auto codec = makeCodec(quantize(bits, scale, range, bucket));
           const double omega = codec->omega(shape);
           ASSERT_GE(omega, 0) << bits << " bits " << range << " " << scale;
@@ -84,8 +85,8 @@ TEST(QuantizerVariance, MeasuredVarianceNeverExceedsTheStatedOmega) {
               auto y = codec->decode(codec->encode(x), torch::kCPU);
               sum += (y - x).pow(2).sum().item<double>() / x.pow(2).sum().item<double>();
             }
-            EXPECT_LE(sum / trials, omega) << bits << " bits " << range << " " << scale << " bucket " << bucket
-                                           << " vector " << which;
+            EXPECT_LE(sum / trials, omega)
+                << bits << " bits " << range << " " << scale << " bucket " << bucket << " vector " << which;
             ++which;
           }
         }
