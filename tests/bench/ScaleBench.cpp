@@ -2,6 +2,7 @@
 // replicas, 4 processes on loopback Gloo, links modelled at 100 Mbit/s) trained with dense all-reduce, TopK-SGD,
 // GaussianK-SGD and GraVAC-adapted TopK-SGD, in one run of this program.
 //   bench_scale [--preset NAME] [--epochs E] [--train-limit N] [--target ACC] [--set key=value ...] [--json FILE]
+//               [--methods dense,gravac,...]  (a subset of the methods; dense is always run: it sets the target)
 // Reports per method: bytes per epoch (all traffic, and the replicas' gradient exchange alone), emulated time per
 // epoch, final accuracy, and the emulated time to reach the target accuracy (default: 98% of the dense run's
 // final accuracy) with the speed-up over dense. Every run is a `pipesqueeze-cli launch`; numbers come from the run
@@ -111,6 +112,7 @@ int main(int argc, char** argv) {
   std::string preset = std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets/fashion-mnist-hybrid.json", jsonPath;
   std::vector<std::string> common;
   double target = -1;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -126,9 +128,10 @@ int main(int argc, char** argv) {
     else if (a == "--target") target = std::stod(next());
     else if (a == "--set") common.push_back(next());
     else if (a == "--json") jsonPath = next();
+    else if (a == "--methods") only = "," + next() + ",";
     else {
       std::fprintf(stderr, "usage: bench_scale [--preset FILE] [--epochs E] [--train-limit N] [--target ACC] "
-                           "[--set key=value] [--json FILE]\n");
+                           "[--set key=value] [--json FILE] [--methods A,B]\n");
       return 2;
     }
   }
@@ -143,7 +146,9 @@ int main(int argc, char** argv) {
                   "compression.gradients.theta_max=0.001", "compression.gradients.window=25"}},
   };
   std::vector<Result> results;
-  for (const auto& m : methods) results.push_back(measure(m, preset, common));
+  for (const auto& m : methods)
+    if (only.empty() || m.name == "dense" || only.find("," + m.name + ",") != std::string::npos)
+      results.push_back(measure(m, preset, common));
   const Result& dense = results.front();
   if (!dense.ok) {
     std::fprintf(stderr, "bench_scale: the dense run failed; nothing to compare against\n");
