@@ -6,38 +6,41 @@
 namespace ps::test {
 namespace {
 
-nlohmann::json train(const std::string& preset) {
+std::string freshStore(const std::string& preset) {
   const auto store = (std::filesystem::temp_directory_path() / ("pipesqueeze-accuracy-" + preset + ".sqlite")).string();
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(store + suffix);
-  auto r = runCli({"train", "--preset", preset, "--store", store, "--json"});
+  return store;
+}
+
+nlohmann::json summaryOf(const CliResult& r) {
   EXPECT_EQ(r.exitCode, 0) << r.err;
   return r.exitCode == 0 ? nlohmann::json::parse(r.lastLine()) : nlohmann::json::object();
 }
 
-// The uncompressed reference the compressed runs are held against (measured: 92.1%).
-constexpr double kUncompressedAccuracy = 0.921;
+// The compressed run is held against an uncompressed run trained in the same test, on the same seed, not against a
+// remembered figure: both presets train 3 epochs with seed 1. The two runs go side by side, one per core.
+TEST(Accuracy, DenseReachesNinetyPercentAndTopKTenPercentStaysWithinThreePointsOfIt) {
+  CliProcess denseRun({"train", "--preset", "fashion-mnist-4stage", "--store", freshStore("dense"), "--json"});
+  CliProcess topkRun({"train", "--preset", "fashion-mnist-topk10", "--store", freshStore("topk10"), "--json"});
+  const auto dense = summaryOf(denseRun.wait()), topk = summaryOf(topkRun.wait());
+  ASSERT_TRUE(dense.contains("eval_accuracy") && topk.contains("eval_accuracy"));
+  ASSERT_EQ(dense["status"], "finished");
+  ASSERT_EQ(topk["status"], "finished");
 
-TEST(Accuracy, FashionMnistFourStagesReachesNinetyPercentInThreeEpochs) {
-  auto summary = train("fashion-mnist-4stage");
-  ASSERT_TRUE(summary.contains("eval_accuracy"));
-  EXPECT_LE(summary["steps"].get<int>(), 3 * 60000 / 64);
-  EXPECT_EQ(summary["status"], "finished");
-  const double accuracy = summary["eval_accuracy"];
-  std::printf("Fashion-MNIST 4 stages: test accuracy %.2f%% after %d steps, %.0f s\n", 100 * accuracy,
-              summary["steps"].get<int>(), summary["wall_seconds"].get<double>());
-  RecordProperty("accuracy", std::to_string(accuracy));
-  EXPECT_GE(accuracy, 0.90);
-}
+  const double reference = dense["eval_accuracy"];
+  std::printf("Fashion-MNIST 4 stages: test accuracy %.2f%% after %d steps, %.0f s\n", 100 * reference,
+              dense["steps"].get<int>(), dense["wall_seconds"].get<double>());
+  RecordProperty("accuracy", std::to_string(reference));
+  EXPECT_LE(dense["steps"].get<int>(), 3 * 60000 / 64);
+  EXPECT_GE(reference, 0.90);
 
-TEST(Accuracy, TopKTenPercentBothWaysStaysWithinThreePointsWithCompressionAtInference) {
-  auto summary = train("fashion-mnist-topk10");
-  ASSERT_TRUE(summary.contains("eval_accuracy"));
-  const double compressed = summary["eval_accuracy"], plain = summary["eval_accuracy_uncompressed"];
-  std::printf("Fashion-MNIST TopK 10%% both ways: %.2f%% with compression at inference, %.2f%% without; "
-              "%.1f x fewer bytes\n", 100 * compressed, 100 * plain,
-              summary["bytes_raw"].get<double>() / summary["bytes_wire"].get<double>());
-  EXPECT_GE(compressed, kUncompressedAccuracy - 0.03);
-  EXPECT_GT(summary["bytes_raw"].get<double>() / summary["bytes_wire"].get<double>(), 7.5);
+  const double compressed = topk["eval_accuracy"], plain = topk["eval_accuracy_uncompressed"];
+  std::printf("Fashion-MNIST TopK 10%% both ways: %.2f%% with compression at inference, %.2f%% without, against "
+              "%.2f%% uncompressed; %.1f x fewer bytes\n", 100 * compressed, 100 * plain, 100 * reference,
+              topk["bytes_raw"].get<double>() / topk["bytes_wire"].get<double>());
+  EXPECT_EQ(topk["steps"], dense["steps"]);
+  EXPECT_GE(compressed, reference - 0.03);
+  EXPECT_GT(topk["bytes_raw"].get<double>() / topk["bytes_wire"].get<double>(), 7.5);
 }
 
 }  // namespace
