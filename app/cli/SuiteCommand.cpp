@@ -9,6 +9,7 @@
 #endif
 
 #include <unistd.h>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -41,17 +42,27 @@ std::string headline(const json& summary) {
   return text;
 }
 
+// A figure for JSON, which has no infinity: a target never reached is the string "inf" (or "-inf").
+json figure(double v) {
+  if (std::isnan(v)) return nullptr;
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
 json verdictsJson(const SuiteResults& r) {
   json out = json::array();
   const auto verdicts = r.verdicts();
   for (size_t i = 0; i < verdicts.size(); ++i) {
     const auto& v = verdicts[i];
+    const bool any = v.margin.count > 0;
     out.push_back({{"rule", r.suite.rules[i].text},
                    {"verdict", verdictName(v.kind)},
                    {"why", v.why},
                    {"seeds", v.margin.count},
-                   {"margin_mean", v.margin.count ? json(v.margin.mean) : json(nullptr)},
-                   {"margin_sd", v.margin.count ? json(v.margin.sd) : json(nullptr)},
+                   {"lhs_mean", any ? figure(v.lhs.mean) : nullptr},
+                   {"rhs_mean", any ? figure(v.rhs.mean) : nullptr},
+                   {"margin_mean", any ? figure(v.margin.mean) : nullptr},
+                   {"margin_sd", any ? figure(v.margin.sd) : nullptr},
                    {"runs", v.runs}});
   }
   return out;

@@ -207,6 +207,7 @@ Suite Suite::fromJson(const json& j, const std::string& name, const std::string&
       sp.quick = p.strings("quick");
       checkSets(sp.quick, p, "quick");
       sp.creates = p.text("creates", true);
+      sp.quick_creates = p.text("quick_creates", false);
       p.done();
       s.prepare.push_back(std::move(sp));
     }

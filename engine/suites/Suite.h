@@ -46,7 +46,8 @@ struct SuiteTarget {
 struct SuitePrepare {
   std::string preset;
   std::vector<std::string> sets, quick;
-  std::string creates;
+  std::string creates, quick_creates;  // what it creates; with --quick (its quick overrides write elsewhere)
+  const std::string& output(bool quick) const { return quick && !quick_creates.empty() ? quick_creates : creates; }
 };
 
 struct Suite {

@@ -24,10 +24,11 @@ SuiteOutcome SuiteRunner::run(const Suite& suite, int seeds, bool quick, const L
   using Clock = std::chrono::steady_clock;
   for (const auto& step : suite.prepare) {
     if (cancelled()) break;
-    if (std::filesystem::exists(step.creates)) continue;
+    const std::string& creates = step.output(quick);
+    if (std::filesystem::exists(creates)) continue;
     SuiteRunEvent e;
     e.kind = SuiteRunEvent::Kind::Prepare;
-    e.reason = step.preset + " creates " + step.creates;
+    e.reason = step.preset + " creates " + creates;
     notify(e);
     const auto t0 = Clock::now();
     e.summary = runOne(planPrepare(suite, step, quick), onSession);
@@ -37,9 +38,9 @@ SuiteOutcome SuiteRunner::run(const Suite& suite, int seeds, bool quick, const L
     e.reason = e.summary.value("reason", std::string());
     e.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     notify(e);
-    if (e.status != "finished" || !std::filesystem::exists(step.creates))
+    if (e.status != "finished" || !std::filesystem::exists(creates))
       throw ConfigError(suite.path + ": the prepare step " + step.preset + " ended " + e.status +
-                        (e.reason.empty() ? "" : " (" + e.reason + ")") + " without creating " + step.creates);
+                        (e.reason.empty() ? "" : " (" + e.reason + ")") + " without creating " + creates);
   }
   int index = 0;
   for (const auto& p : plan) {
