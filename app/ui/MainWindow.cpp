@@ -6,6 +6,7 @@
 #include "app/ui/SessionBridge.h"
 #include "app/ui/runs/CompareView.h"
 #include "app/ui/runs/RunsPanel.h"
+#include "engine/runs/CodeVersion.h"
 #include "engine/runs/config/Config.h"
 #include "engine/runs/store/RunStore.h"
 #include "engine/session/Command.h"
@@ -290,10 +291,11 @@ void MainWindow::exportChartsPng() {
 
 void MainWindow::about() {
   QMessageBox::about(this, tr("About PipeSqueeze"),
-                     tr("<h3>PipeSqueeze %1</h3><p>A lab for communication compression in pipeline-parallel "
-                        "training: quantization, TopK, error feedback, AQ-SGD, shifted compression and GraVAC, "
-                        "on LibTorch.</p><p>Runs are kept in <code>%2</code>.</p>")
-                         .arg(QStringLiteral(PIPESQUEEZE_VERSION), QString::fromStdString(store_->path())));
+                     tr("<h3>PipeSqueeze %1</h3><p>Code %2.</p><p>A lab for communication compression in "
+                        "pipeline-parallel training: quantization, TopK, error feedback, AQ-SGD, shifted compression "
+                        "and GraVAC, on LibTorch.</p><p>Runs are kept in <code>%3</code>.</p>")
+                         .arg(QStringLiteral(PIPESQUEEZE_VERSION), QString::fromLatin1(codeVersion()),
+                              QString::fromStdString(store_->path())));
 }
 
 void MainWindow::restoreSettings(const MainWindowOptions& options) {

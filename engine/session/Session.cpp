@@ -2,6 +2,7 @@
 
 #include "engine/models/StageCutter.h"
 #include "engine/compress/Compensation.h"
+#include "engine/runs/CodeVersion.h"
 #include "engine/session/Checkpoint.h"
 #include "engine/session/RunStoreSink.h"
 #include "engine/session/Threads.h"
@@ -14,10 +15,6 @@
 #include <numeric>
 #include <random>
 #include <thread>
-
-#ifndef PIPESQUEEZE_VERSION
-#define PIPESQUEEZE_VERSION "unknown"
-#endif
 
 namespace ps {
 
@@ -433,7 +430,7 @@ json Session::run() {
   if (store_) {
     const std::string name = config_.run.name.empty() ? config_.task + " " + std::to_string(config_.pipeline.stages) + "-stage"
                                                        : config_.run.name;
-    runId_ = store_->createRun(name, cfg.dump(), PIPESQUEEZE_VERSION, config_.run.tags, config_.run.notes);
+    runId_ = store_->createRun(name, cfg.dump(), codeVersion(), config_.run.tags, config_.run.notes);
     bus_.addSink(std::make_shared<RunStoreSink>(store_, runId_));
   }
   Progress p;

@@ -1,0 +1,9 @@
+#include "engine/runs/CodeVersion.h"
+
+#include "GeneratedCodeVersion.h"
+
+namespace ps {
+
+const char* codeVersion() { return PIPESQUEEZE_CODE_VERSION; }
+
+}  // namespace ps
