@@ -67,7 +67,7 @@ AdaptDecision GravacController::decision(std::string reason) const {
 
 void GravacController::credit(double samplesPerSecond) {
   // The payload of this step was chosen after the previous one: its throughput belongs to that factor alone.
-  if (send_ == GravacSend::Dense) return;
+  if (send_ == GravacSend::Dense || !(samplesPerSecond > 0)) return;
   Candidate& c = state_[send_ == GravacSend::ThetaMin ? 0 : index_];
   c.throughputSum += samplesPerSecond;
   c.sent += 1;
@@ -101,7 +101,8 @@ bool GravacController::endInterval(std::string& why) {
   const size_t keep = ranked.empty() ? 0 : close ? std::max(ranked[0], ranked[1]) : ranked[0];
   if (keep != index_) {
     index_ = keep;
-    emaCur_ = state_[keep].emaSent;  // its gain as measured when it was explored
+    // Its gain as measured when it was explored; θ_min's own compressor has measured it all along.
+    emaCur_ = keep == 0 ? emaMin_ : state_[keep].emaSent;
   }
   settled_ = true;
   why = ranked.empty() ? "GraVAC settled on " + percent(candidates_[keep]) + ": no candidate kept epsilon " +

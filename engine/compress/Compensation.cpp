@@ -25,6 +25,9 @@ std::string Compensator::describe() const {
 void Compensator::retarget(const CompressionOptions& o) {
   if (o.feedback != feedback_)
     throw std::logic_error("a compensator keeps its feedback (" + feedback_ + "), asked for " + o.feedback);
+  // A new random stream for the new codec: the old one's message counter is gone, and replaying the start of the
+  // run's stream (RandK positions, samples, stochastic rounding) would correlate the new codec with the old.
+  context_.seed = kernels::splitmix64(context_.seed ^ (0x7E7A56E7ULL + ++retargets_));
   codec_ = makeCodec(o, context_);
   options_ = o;
 }

@@ -68,6 +68,7 @@ class Compensator {
   torch::Tensor buffers_;               // AQ-SGD: [samples, elements] fp16
   std::vector<uint8_t> filled_;         // AQ-SGD: which samples have a buffer
   bool measureOutput_ = false;
+  uint64_t retargets_ = 0;
 };
 
 }  // namespace ps

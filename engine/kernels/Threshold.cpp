@@ -334,6 +334,9 @@ float sampledThreshold(const float* x, size_t n, double K, double sampleFraction
     drawn[t >> 6] &= ~(uint64_t(1) << (t & 63));
     drawn[j >> 6] &= ~(uint64_t(1) << (j & 63));
   }
+  // One bit per element is 8 MB at 64M floats: a bitmap four times larger than this call needed and over 16 MB is
+  // given back rather than kept for the thread's life.
+  if (drawn.size() > 4 * ((n + 63) / 64) && drawn.size() * 8 > (16u << 20)) std::vector<uint64_t>().swap(drawn);
   const float t = kthLargestAbs(sample.data(), m, std::min(m, targetCount(m, K)), threads);
   return std::isnan(t) ? INFINITY : t;
 }

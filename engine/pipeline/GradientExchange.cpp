@@ -30,7 +30,7 @@ CodecContext GradientExchange::contextOf(int replica) const {
 }
 
 void GradientExchange::setOptions(const CompressionOptions& options) {
-  const bool stateful = sender_ && options_.feedback != "none";
+  const bool stateful = sender_ && (options_.feedback != "none" || options_.adapt == "gravac");
   options_ = options;
   sender_ = std::make_unique<Compensator>(options_, contextOf(cluster_->replica()), AqsgdOptions{});
   gravac_.reset();

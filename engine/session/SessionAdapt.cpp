@@ -92,7 +92,9 @@ void Session::setupAdapters(int64_t step, double wall) {
 
 void Session::adapt(const StepRecord& rec) {
   if (adapters_.empty()) return;
-  const double seconds = rec.emulated_step_s > 0 ? rec.emulated_step_s : rec.step_s;
+  // The emulated step time is the same on every rank (it comes from the merged step report); a rank's own wall time
+  // is not, and decisions must be the same everywhere. Without it, no throughput is credited this step.
+  const double seconds = rec.emulated_step_s;
   for (Adapter& a : adapters_) {
     const auto t = trafficFor(rec, a.boundary, a.direction);
     if (!t) continue;

@@ -143,6 +143,19 @@ TEST(Adaptive, GravacFallsBackToThetaMinThenDenseWhenGainsDrop) {
   EXPECT_EQ(d->send, GravacSend::Dense);
 }
 
+TEST(Adaptive, GravacCreditsNoThroughputWithoutAnEmulatedStepTime) {
+  // Every rank must decide the same, so only the merged, emulated step time counts; a step without one (0 samples/s)
+  // is no measurement, and a factor with no measurement cannot be ranked.
+  AdaptOptions a = gravac(2);
+  a.theta_max = 0.05;
+  GravacController c(a);
+  run(c, 20, 0.9, 0.9, [](double) { return 0.0; });
+  ASSERT_TRUE(c.settled());
+  EXPECT_FALSE(c.throughputs()[0]);
+  EXPECT_FALSE(c.throughputs()[1]);
+  EXPECT_DOUBLE_EQ(c.exploring(), 0.1);
+}
+
 TEST(Adaptive, AccordionIsMildInCriticalPhasesAndAggressiveOtherwise) {
   AdaptOptions a;
   a.kind = "accordion";

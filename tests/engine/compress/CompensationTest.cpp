@@ -115,5 +115,23 @@ TEST(Compensation, ShapeChangesResetTheStateAndSayWhy) {
   EXPECT_NE(r.reset.find("[3, 10]"), std::string::npos);
 }
 
+TEST(Compensation, RetargetKeepsTheStateAndStartsANewRandomStream) {
+  CompressionOptions o = opts("randk", "ef");
+  o.k = 0.1;
+  Compensator fresh(o, {}, {}), moved(o, {}, {});
+  auto x = signal(0);
+  SendReport r;
+  moved.send(x, {}, r);  // leaves a residual behind
+  moved.retarget(o);     // same K, new codec
+  auto zero = torch::zeros({600});
+  Compensator receiver(o, {}, {});
+  const auto sent = receiver.receive(moved.send(zero, {}, r), torch::kCPU, {});
+  EXPECT_GT(sent.abs().sum().item<double>(), 0.0) << "the residual survived the retarget";
+  // A fresh codec at its first message draws these positions; the retargeted one must not replay them.
+  const auto first = receiver.receive(fresh.send(x, {}, r), torch::kCPU, {});
+  EXPECT_FALSE(torch::equal(sent.ne(0), first.ne(0)));
+  EXPECT_THROW(moved.retarget(opts("randk", "ef21")), std::logic_error);
+}
+
 }  // namespace
 }  // namespace ps
