@@ -117,8 +117,8 @@ std::string SuiteOperand::describe() const {
 
 Suite Suite::fromJson(const json& j, const std::string& name, const std::string& source) {
   Suite s;
-  s.name = name;
   Fields f(j, "", source);
+  s.name = validName(name, f, "(the file's name)");  // it goes into tags and folder names
   s.title = f.text("title", true);
   s.claim = f.text("claim", true);
   s.citation = f.text("citation", true);
@@ -137,6 +137,8 @@ Suite Suite::fromJson(const json& j, const std::string& name, const std::string&
     for (const auto& v : *seeds) {
       if (!v.is_number_integer() || v.get<int64_t>() < 0)
         f.fail("must hold whole numbers >= 0, not " + v.dump(), "seeds");
+      if (std::find(s.seeds.begin(), s.seeds.end(), v.get<uint64_t>()) != s.seeds.end())
+        f.fail("repeats the seed " + v.dump() + " (one run of a seed would count twice)", "seeds");
       s.seeds.push_back(v.get<uint64_t>());
     }
   }
@@ -156,6 +158,11 @@ Suite Suite::fromJson(const json& j, const std::string& name, const std::string&
   }
   auto known = [&](const std::string& variant, Fields& where, const std::string& field) {
     if (!names.count(variant)) where.fail("names '" + variant + "', which is not one of the suite's variants", field);
+  };
+  auto side = [&](const SuiteOperand& o, Fields& where, const std::string& field) {
+    if (o.best.empty()) known(o.variant, where, field);
+    for (const auto& b : o.best) known(b, where, field + ".best");
+    if (!o.metric.empty()) checkMetric(o.metric, where, field + ".metric");
   };
   if (const json* target = f.find("target")) {
     Fields t(*target, "target", source);
@@ -187,12 +194,8 @@ Suite Suite::fromJson(const json& j, const std::string& name, const std::string&
     if (!lhs || !rhs) r.fail("needs both sides: lhs and rhs (a variant name, or {\"variant\"|\"best\", \"metric\"})");
     rule.lhs = operand(*lhs, r.at("lhs"), source);
     rule.rhs = operand(*rhs, r.at("rhs"), source);
-    for (const SuiteOperand* o : {&rule.lhs, &rule.rhs}) {
-      const std::string side = o == &rule.lhs ? "lhs" : "rhs";
-      if (!o->variant.empty()) known(o->variant, r, side);
-      for (const auto& b : o->best) known(b, r, side + ".best");
-      if (!o->metric.empty()) checkMetric(o->metric, r, side + ".metric");
-    }
+    side(rule.lhs, r, "lhs");
+    side(rule.rhs, r, "rhs");
     r.done();
     s.rules.push_back(std::move(rule));
   }
@@ -250,12 +253,7 @@ std::vector<std::string> suiteFiles() {
 }
 
 std::string resolveSuite(const std::string& nameOrPath) {
-  if (fs::exists(nameOrPath) && fs::is_regular_file(nameOrPath)) return nameOrPath;
-  for (const std::string candidate :
-       {suiteDirectory() + "/" + nameOrPath, suiteDirectory() + "/" + nameOrPath + ".json"})
-    if (fs::exists(candidate)) return candidate;
-  throw ConfigError("no suite '" + nameOrPath + "': give a path to a suite file or a name from " + suiteDirectory() +
-                    " (pipesqueeze-cli suite list shows them)");
+  return resolveJsonFile(nameOrPath, suiteDirectory(), "suite", "pipesqueeze-cli suite list shows them");
 }
 
 }  // namespace ps

@@ -1,6 +1,7 @@
 #include "engine/suites/SuiteMetrics.h"
 
 #include <cmath>
+#include <limits>
 
 namespace ps {
 
@@ -66,7 +67,7 @@ std::string curveLabel(const std::string& evalKey) {
 
 std::optional<double> RunFigures::value(const std::string& metric) const {
   const auto it = values.find(metric);
-  if (it == values.end() || !std::isfinite(it->second)) return std::nullopt;
+  if (it == values.end() || std::isnan(it->second)) return std::nullopt;  // +-inf pass: a diverged run's worst
   return it->second;
 }
 
@@ -114,6 +115,14 @@ RunFigures loadRunFigures(const RunStore& store, const RunInfo& run) {
       f.curves[p.key].push_back({p.step, p.emulated_s, wire, p.value});
   }
   if (steps > 0) f.values["codec_ms_per_step"] = 1000.0 * codec / double(steps);
+  if (run.status == "diverged") {
+    // It has no final evaluation (the summary holds the last one before the loss blew up): the model it left is
+    // worth nothing, so its quality figures are the worst there are.
+    for (const auto& m : suiteMetrics())
+      if (m.name.rfind("eval_", 0) == 0 || m.name == "train_loss")
+        f.values[m.name] = m.higherIsBetter ? (m.percent ? 0.0 : -std::numeric_limits<double>::infinity())
+                                            : std::numeric_limits<double>::infinity();
+  }
   return f;
 }
 

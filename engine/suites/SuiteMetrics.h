@@ -42,6 +42,7 @@ struct RunFigures {
   std::optional<std::pair<double, double>> reach(const std::string& key, double target, bool higherIsBetter) const;
 };
 
+// A diverged run's quality figures (evaluations, training loss) are the worst values: accuracy 0, loss +inf.
 RunFigures loadRunFigures(const RunStore& store, const RunInfo& run);
 
 // The eval metric key behind a summary metric ("eval_accuracy" -> "eval/accuracy", "_uncompressed" kept).

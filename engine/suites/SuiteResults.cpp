@@ -5,10 +5,11 @@
 
 namespace ps {
 
-std::map<std::string, RunInfo> finishedRunsByIdentity(const RunStore& store) {
+std::map<std::string, RunInfo> finishedRunsByIdentity(const RunStore& store, const std::string* codeVersion) {
   std::map<std::string, RunInfo> out;
   for (auto& run : store.listRuns()) {  // newest first: the first seen of an identity is the latest
     if (run.status != "finished" && run.status != "diverged") continue;  // a divergence is a result too
+    if (codeVersion && run.code_version != *codeVersion) continue;
     const auto config = nlohmann::json::parse(run.config_json, nullptr, false);
     if (config.is_discarded()) continue;
     out.emplace(configIdentity(config), std::move(run));

@@ -12,8 +12,8 @@
 namespace ps {
 
 // The finished and diverged runs of a store by configuration identity (the latest one of each): what a suite counts
-// as done. Failed and stopped runs are not results and run again.
-std::map<std::string, RunInfo> finishedRunsByIdentity(const RunStore& store);
+// as done. Failed and stopped runs are not results and run again. With `codeVersion`, only runs of that code count.
+std::map<std::string, RunInfo> finishedRunsByIdentity(const RunStore& store, const std::string* codeVersion = nullptr);
 
 struct SuiteResults {
   Suite suite;
@@ -31,6 +31,8 @@ struct SuiteResults {
   std::optional<double> target(uint64_t seed) const;
 };
 
+// The latest result of every planned run, whatever code made it (the report lists the code versions and warns when
+// they differ).
 SuiteResults collectSuiteResults(const RunStore& store, const Suite& suite, int seeds, bool quick);
 
 }  // namespace ps

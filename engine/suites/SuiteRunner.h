@@ -1,8 +1,9 @@
 #pragma once
 // Runs a suite: every planned run (SuitePlan.h) that the store does not already hold as a finished (or diverged) run
-// of the same configuration, one after the other, in this process (multi-process variants start their own ranks).
-// A grid can therefore be completed over several sittings: what is done stays done. Runs go into the normal store,
-// tagged with the suite, the variant and the seed.
+// of the same configuration made by the same code (CodeVersion.h), one after the other, in this process (multi-process
+// variants start their own ranks). A grid can therefore be completed over several sittings: what is done stays done,
+// and what other code did is not taken for this code's result unless asked (reuseAnyVersion). Runs go into the normal
+// store, tagged with the suite, the variant and the seed.
 #include "engine/session/Session.h"
 #include "engine/suites/SuitePlan.h"
 
@@ -18,7 +19,7 @@ struct SuiteRunEvent {
   std::string variant;       // empty for a prepare step
   uint64_t seed = 0;
   int64_t run_id = 0;  // Skip: the run reused; Finish: the new run
-  std::string status, reason;
+  std::string status, reason;  // Start: why a stored run of these settings was not reused, if one was found
   double seconds = 0;
   nlohmann::json summary;
 };
@@ -38,12 +39,15 @@ class SuiteRunner {
   // From any thread or a signal handler: the current run stops at its next step and no other starts.
   void cancel() { cancelled_.store(true); }
   bool cancelled() const { return cancelled_.load(); }
+  // Also reuse finished runs of the same settings made by other code.
+  void reuseAnyVersion(bool on) { anyVersion_ = on; }
 
  private:
   nlohmann::json runOne(const nlohmann::json& config, const std::function<void(Session&)>& onSession);
 
   std::shared_ptr<RunStore> store_;
   std::atomic<bool> cancelled_{false};
+  bool anyVersion_ = false;
 };
 
 }  // namespace ps

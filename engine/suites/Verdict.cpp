@@ -59,8 +59,8 @@ Verdict judge(const SuiteRule& rule, const std::vector<uint64_t>& seeds, const R
     const auto r = side(rule.rhs, rule.metric, seed, lookup, runs);
     if (!l || !r) continue;
     const double right = rule.scale * r->value + rule.offset;
-    double d = rule.op == ">=" ? l->value - right : right - l->value;
-    if (std::isnan(d)) d = 0;  // both never reached: no evidence either way
+    const double d = rule.op == ">=" ? l->value - right : right - l->value;
+    if (std::isnan(d)) continue;  // both sides never reached the target: no evidence either way
     lhs.push_back(l->value);
     rhs.push_back(right);
     margins.push_back(d);

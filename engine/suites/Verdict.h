@@ -4,7 +4,7 @@
 // is positive when the rule holds in that seed. Over the seeds: "holds" when the mean margin is positive and more
 // than two standard deviations of the margins from zero, "fails" when negative and as far, "inconclusive" otherwise,
 // and always with a single seed (there is no spread to judge against). A side that never reached its target counts
-// as infinitely slow.
+// as infinitely slow; a seed where neither side reached it is no evidence and is left out.
 #include "engine/suites/Suite.h"
 
 #include <functional>

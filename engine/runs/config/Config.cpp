@@ -353,13 +353,17 @@ std::string presetDirectory() {
   return std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets";
 }
 
-std::string resolvePreset(const std::string& preset) {
+std::string resolveJsonFile(const std::string& nameOrPath, const std::string& folder, const std::string& what,
+                            const std::string& hint) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::is_regular_file(preset, ec)) return preset;
-  for (const std::string candidate : {presetDirectory() + "/" + preset, presetDirectory() + "/" + preset + ".json"})
+  if (fs::is_regular_file(nameOrPath, ec)) return nameOrPath;
+  for (const std::string candidate : {folder + "/" + nameOrPath, folder + "/" + nameOrPath + ".json"})
     if (fs::is_regular_file(candidate, ec)) return candidate;
-  throw ConfigError("no preset '" + preset + "': give a path to a JSON file or a name from " + presetDirectory());
+  throw ConfigError("no " + what + " '" + nameOrPath + "': give a path to a JSON file or a name from " + folder +
+                    (hint.empty() ? "" : " (" + hint + ")"));
 }
+
+std::string resolvePreset(const std::string& preset) { return resolveJsonFile(preset, presetDirectory(), "preset"); }
 
 }  // namespace ps

@@ -115,5 +115,8 @@ void setConfigValue(nlohmann::json& config, const std::string& key, const nlohma
 std::string presetDirectory();
 // A preset given as a path, or as a name (with or without .json) from presetDirectory(); ConfigError otherwise.
 std::string resolvePreset(const std::string& preset);
+// The same for any JSON file kept by name in `folder` (`what` names it in the error, `hint` says where to look).
+std::string resolveJsonFile(const std::string& nameOrPath, const std::string& folder, const std::string& what,
+                            const std::string& hint = "");
 
 }  // namespace ps

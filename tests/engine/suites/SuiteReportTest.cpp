@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -67,6 +68,15 @@ TEST(SuiteReport, CollectsTheStoresRunsByConfigurationAndWritesBothDocuments) {
   ASSERT_EQ(verdicts.size(), 2u);
   EXPECT_EQ(verdicts[0].kind, VerdictKind::Holds) << verdicts[0].why;  // 0.93 >= 0.95 - 0.05 in both seeds
   EXPECT_EQ(verdicts[1].kind, VerdictKind::Holds) << verdicts[1].why;  // 4 kB <= 0.5 x 40 kB
+
+  // A diverged run is a result, and its quality figures are the worst there are (not the last evaluation before
+  // the loss blew up).
+  RunStore other((dir / "diverged.sqlite").string());
+  record(other, plan[2], 0.7, "diverged");
+  const SuiteResults d = collectSuiteResults(other, suite, 1, true);
+  EXPECT_EQ(d.value("topk1", 1, "eval_accuracy"), 0.0);
+  EXPECT_TRUE(std::isinf(*d.value("topk1", 1, "eval_loss")));
+  EXPECT_EQ(d.value("topk1", 1, "bytes_wire"), 4e3);
 
   const auto charts = suiteCharts(r);
   ASSERT_EQ(charts.size(), 3u);

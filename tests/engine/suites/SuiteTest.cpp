@@ -86,6 +86,18 @@ TEST(Suite, BadSuitesAreRejectedNamingTheFileAndTheField) {
   j = minimal();
   j["rules"] = json::array();
   expectRejected(j, {"rules", "non-empty"});
+  j = minimal();
+  j["seeds"] = {1, 2, 1};
+  expectRejected(j, {"seeds", "repeats the seed 1"});
+  j = minimal();
+  j["rules"][0]["lhs"] = "";
+  expectRejected(j, {"rules[0].lhs", "names ''"});
+  try {
+    Suite::fromJson(minimal(), "bad,name", "suites/bad,name.json");  // the name goes into tags and folders
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("may hold only"), std::string::npos) << e.what();
+  }
   expectRejected(json::array(), {"JSON object"});
 }
 

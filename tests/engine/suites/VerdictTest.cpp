@@ -95,10 +95,12 @@ TEST(Verdict, ATargetNeverReachedCountsAsInfinitelySlow) {
   EXPECT_EQ(judge(r, {1, 2}, t.lookup("time_to_target")).kind, VerdictKind::Holds);
   t.values[{"s", 2}] = 60;  // the seeds disagree
   EXPECT_EQ(judge(r, {1, 2}, t.lookup("time_to_target")).kind, VerdictKind::Inconclusive);
-  t.values[{"g", 1}] = inf;  // neither reached in seed 1: no evidence there
-  t.values[{"g", 2}] = inf;
-  t.values[{"s", 2}] = inf;
-  EXPECT_EQ(judge(r, {1, 2}, t.lookup("time_to_target")).kind, VerdictKind::Inconclusive);
+  // A seed where neither side reached the target is no evidence at all: it is left out, not counted as a tie.
+  t.values = {{{"g", 1}, inf}, {{"s", 1}, inf}, {{"g", 2}, 50}, {{"s", 2}, 90}, {{"g", 3}, 52}, {{"s", 3}, 91}};
+  const auto v = judge(r, {1, 2, 3}, t.lookup("time_to_target"));
+  EXPECT_EQ(v.margin.count, 2);
+  EXPECT_NEAR(v.margin.mean, 39.5, 1e-9);
+  EXPECT_EQ(v.kind, VerdictKind::Holds) << v.why;
 }
 
 TEST(SuiteResults, TimeToTargetWaitsForAFractionOfTheReferenceRunOfTheSameSeed) {
