@@ -1,6 +1,7 @@
 #include "app/cli/SuiteCommand.h"
 
 #include "app/cli/ProgressPrinter.h"
+#include "app/cli/StopOnSignal.h"
 #include "engine/suites/SuiteReport.h"
 #include "engine/suites/SuiteResults.h"
 #include "engine/suites/SuiteRunner.h"
@@ -10,7 +11,7 @@
 
 #include <unistd.h>
 #include <cmath>
-#include <csignal>
+#include <atomic>
 #include <cstdio>
 #include <iostream>
 
@@ -19,9 +20,9 @@ namespace {
 
 using nlohmann::json;
 
-SuiteRunner* activeRunner = nullptr;
-extern "C" void onSuiteInterrupt(int) {
-  if (activeRunner) activeRunner->cancel();
+std::atomic<SuiteRunner*> activeRunner{nullptr};
+void cancelActiveRunner() {
+  if (SuiteRunner* r = activeRunner.load()) r->cancel();
 }
 
 std::string duration(double s) {
@@ -75,13 +76,15 @@ void printVerdicts(const SuiteResults& r) {
               << ")\n";
 }
 
-std::vector<bool> drawCharts(const std::vector<ReportChart>& charts, const std::string& dir, std::string& why) {
+// The report with its charts drawn by the app's chart adapter where the build has it; without Qt, without charts.
+std::string writeReportFiles(const SuiteResults& results, const std::string& dir, std::vector<bool>& drawn) {
 #ifdef PIPESQUEEZE_HAVE_CHARTS
-  return report::drawChartsOffscreen(charts, dir, why);
+  return report::writeReportOffscreen(results, dir, &drawn);
 #else
-  why = "this build has no Qt (PIPESQUEEZE_BUILD_GUI=OFF), so the app's chart code is not in it";
-  (void)dir;
-  return std::vector<bool>(charts.size(), false);
+  const auto charts = suiteCharts(results);
+  drawn.assign(charts.size(), false);
+  return writeSuiteReport(results, charts, drawn,
+                          "this build has no Qt (PIPESQUEEZE_BUILD_GUI=OFF), so the app's chart code is not in it", dir);
 #endif
 }
 
@@ -138,7 +141,7 @@ int run(const SuiteOptions& o) {
         std::cout << "prepare: " << e.reason << " ..." << std::endl;
         break;
       case SuiteRunEvent::Kind::Start:
-        std::cout << where << who << " ..." << std::endl;
+        std::cout << where << who << " ..." << (e.reason.empty() ? "" : " (" + e.reason + ")") << std::endl;
         break;
       case SuiteRunEvent::Kind::Skip:
         std::cout << where << who << ": already in the store (run " << e.run_id << ", " << e.status << ")" << std::endl;
@@ -153,21 +156,16 @@ int run(const SuiteOptions& o) {
   auto onSession = [&](Session& s) {
     if (!o.json || terminal) s.telemetry().addSink(std::make_shared<ProgressPrinter>(stderr, terminal));
   };
-  activeRunner = &runner;
-  struct sigaction action {};
-  action.sa_handler = onSuiteInterrupt;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  runner.reuseAnyVersion(o.anyVersion);
   SuiteOutcome outcome;
-  try {
+  {
+    struct Active {
+      explicit Active(SuiteRunner* r) { activeRunner = r; }
+      ~Active() { activeRunner = nullptr; }
+    } active(&runner);
+    StopOnSignal interrupt(cancelActiveRunner);
     outcome = runner.run(suite, seeds, o.quick, listener, onSession);
-  } catch (...) {
-    activeRunner = nullptr;
-    throw;
   }
-  activeRunner = nullptr;
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
 
   const SuiteResults results = collectSuiteResults(*store, suite, seeds, o.quick);
   if (o.json) {
@@ -200,10 +198,8 @@ int report(const SuiteOptions& o) {
   const int seeds = seedsOf(o, suite);
   auto store = openStore(o);
   const SuiteResults results = collectSuiteResults(*store, suite, seeds, o.quick);
-  const auto charts = suiteCharts(results);
-  std::string why;
-  const auto drawn = drawCharts(charts, o.output, why);
-  const std::string path = writeSuiteReport(results, charts, drawn, why, o.output);
+  std::vector<bool> drawn;
+  const std::string path = writeReportFiles(results, o.output, drawn);
   if (o.json) {
     std::cout << json{{"suite", suite.name},
                       {"report", path},
@@ -237,7 +233,10 @@ void addSuiteCommand(CLI::App& app, SuiteOptions& o) {
     cmd->add_option("--store", o.store, "run store file (default: $XDG_DATA_HOME/pipesqueeze/runs.sqlite)");
     cmd->add_flag("--json", o.json, "print the outcome as one JSON object on the last line of stdout");
   };
-  common(suite->add_subcommand("run", "Run every run of a suite that the store does not hold yet (it resumes)"));
+  auto* run = suite->add_subcommand("run", "Run every run of a suite that the store does not hold yet (it resumes)");
+  common(run);
+  run->add_flag("--any-version", o.anyVersion,
+                "also reuse finished runs of the same settings made by other code (by default they run again)");
   auto* report = suite->add_subcommand("report", "Write report.md and report.html (verdicts and charts) into a folder");
   common(report);
   report->add_option("-o,--output", o.output, "folder for the report (created)")->required();

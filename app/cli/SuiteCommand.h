@@ -10,7 +10,7 @@ struct SuiteOptions {
   std::string store, output;
   std::vector<std::string> names;  // run / report: the suite; list: ignored
   int seeds = 0;                   // 0: as many as the suite lists
-  bool quick = false, json = false;
+  bool quick = false, json = false, anyVersion = false;
 };
 
 // pipesqueeze-cli suite list | run NAME | report NAME -o DIR

@@ -1,9 +1,10 @@
 #include "app/cli/TrainCommand.h"
 
 #include "app/cli/ProgressPrinter.h"
+#include "app/cli/StopOnSignal.h"
 #include "engine/session/Session.h"
 
-#include <csignal>
+#include <atomic>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
@@ -13,9 +14,9 @@
 namespace ps::cli {
 namespace {
 
-Session* activeSession = nullptr;
-extern "C" void onInterrupt(int) {
-  if (activeSession) activeSession->requestStop();
+std::atomic<Session*> activeSession{nullptr};
+void stopActiveSession() {
+  if (Session* s = activeSession.load()) s->requestStop();
 }
 
 }  // namespace
@@ -100,14 +101,12 @@ int runTrain(const TrainOptions& o) {
     session.telemetry().addSink(std::make_shared<ProgressPrinter>(stderr, terminal));
 
   activeSession = &session;
-  struct sigaction action {};
-  action.sa_handler = onInterrupt;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-  auto summary = session.run();
+  nlohmann::json summary;
+  {
+    StopOnSignal interrupt(stopActiveSession);
+    summary = session.run();
+  }
   activeSession = nullptr;
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
 
   const std::string status = summary["status"];
   if (worker) {  // rank 0 reports stops and divergence; a worker's own exit code says only whether it failed

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 
+namespace ps::report {
 namespace {
 
 // Qt's offscreen platform warns on stderr about a runtime folder it does not need for drawing files.
@@ -17,23 +18,22 @@ void quietHandler(QtMsgType type, const QMessageLogContext&, const QString& mess
 
 }  // namespace
 
-namespace ps::report {
-
-std::vector<bool> drawChartsOffscreen(const std::vector<ReportChart>& charts, const std::string& dir,
-                                      std::string& why) {
-  // Offscreen whatever display the session has: a report is files, never a window.
-  static int argc = 3;
-  static char arg0[] = "pipesqueeze", arg1[] = "-platform", arg2[] = "offscreen";
-  static char* argv[] = {arg0, arg1, arg2, nullptr};
+std::string writeReportOffscreen(const SuiteResults& results, const std::string& dir, std::vector<bool>* drawn) {
+  if (QApplication::instance()) return writeReport(results, dir, drawn);
+  // Offscreen whatever display the session has: a report is files, never a window. QApplication keeps argc and
+  // argv (and takes arguments out of them), so they live as long as it does.
+  qputenv("QT_QPA_PLATFORM", "offscreen");
   const QtMessageHandler previous = qInstallMessageHandler(quietHandler);
-  const bool own = QApplication::instance() == nullptr;
-  std::unique_ptr<QApplication> app(own ? new QApplication(argc, argv) : nullptr);
-  auto drawn = drawCharts(charts, dir);
-  app.reset();
+  char name[] = "pipesqueeze";
+  char* argv[] = {name, nullptr};
+  int argc = 1;
+  std::string path;
+  {
+    QApplication app(argc, argv);
+    path = writeReport(results, dir, drawn);
+  }
   qInstallMessageHandler(previous);
-  for (bool d : drawn)
-    if (!d) why = "a PNG file could not be written in " + dir + "/charts";
-  return drawn;
+  return path;
 }
 
 }  // namespace ps::report

@@ -37,4 +37,11 @@ std::vector<bool> drawCharts(const std::vector<ReportChart>& charts, const std::
   return drawn;
 }
 
+std::string writeReport(const SuiteResults& results, const std::string& dir, std::vector<bool>* drawn) {
+  const auto charts = suiteCharts(results);
+  const auto written = drawCharts(charts, dir);
+  if (drawn) *drawn = written;
+  return writeSuiteReport(results, charts, written, "the PNG file could not be written in " + dir + "/charts", dir);
+}
+
 }  // namespace ps::report

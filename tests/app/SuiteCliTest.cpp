@@ -4,6 +4,7 @@
 #include "engine/runs/store/RunStore.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -27,6 +28,14 @@ std::string slurp(const fs::path& p) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// Marks every run of a store as made by another build of the lab.
+void madeByOtherCode(const std::string& store) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(store.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, "UPDATE runs SET code_version = 'older-code'", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
 }
 
 TEST(SuiteCli, ListsTheBundledSuitesWithTheirClaims) {
@@ -83,6 +92,30 @@ TEST(SuiteCli, RunResumesAndTheReportHasEveryChart) {
   EXPECT_NE(html.find("data:image/png;base64,iVBOR"), std::string::npos) << "charts are embedded: one file to share";
   EXPECT_NE(html.find("Verdicts"), std::string::npos);
   EXPECT_NE(slurp(out / "report.md").find("quick scale"), std::string::npos);
+}
+
+TEST(SuiteCli, RunsOfOtherCodeAreNotTakenForThisCodesResults) {
+  const auto dir = freshDir("version");
+  const std::string store = (dir / "runs.sqlite").string();
+  auto first = runCli({"suite", "run", "smoke", "--quick", "--seeds", "1", "--store", store, "--json"});
+  ASSERT_EQ(first.exitCode, 0) << first.err;
+  madeByOtherCode(store);
+  auto again = runCli({"suite", "run", "smoke", "--quick", "--seeds", "1", "--store", store, "--json"});
+  ASSERT_EQ(again.exitCode, 0) << again.err;
+  EXPECT_EQ(json::parse(again.lastLine())["ran"], 3);
+  EXPECT_NE(again.out.find("made by code older-code"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("--any-version would reuse it"), std::string::npos);
+}
+
+TEST(SuiteCli, AnyVersionReusesRunsOfOtherCode) {
+  const auto dir = freshDir("anyversion");
+  const std::string store = (dir / "runs.sqlite").string();
+  ASSERT_EQ(runCli({"suite", "run", "smoke", "--quick", "--seeds", "1", "--store", store}).exitCode, 0);
+  madeByOtherCode(store);
+  auto r = runCli({"suite", "run", "smoke", "--quick", "--seeds", "1", "--store", store, "--any-version", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(json::parse(r.lastLine())["ran"], 0);
+  EXPECT_EQ(json::parse(r.lastLine())["skipped"], 3);
 }
 
 TEST(SuiteCli, ABadSuiteFileIsRefusedNamingTheFileAndTheField) {

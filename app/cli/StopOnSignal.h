@@ -1,0 +1,21 @@
+#pragma once
+// Ctrl-C (SIGINT) and SIGTERM ask the CLI's current work to stop cleanly through `stop` (which must be
+// async-signal-safe: an atomic store); a second one ends the process at once. Signals the parent ignores (a
+// background job's SIGINT) stay ignored. The previous handlers come back when the guard goes, exceptions included.
+#include <csignal>
+
+namespace ps::cli {
+
+class StopOnSignal {
+ public:
+  explicit StopOnSignal(void (*stop)());
+  ~StopOnSignal();
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+
+ private:
+  struct sigaction previous_[2];
+  bool installed_[2] = {false, false};
+};
+
+}  // namespace ps::cli
