@@ -179,6 +179,8 @@ void MainWindow::connectPanels() {
 }
 
 QString MainWindow::startRun() {
+  if (reproduceDialog_ && reproduceDialog_->running())
+    return tr("A claim suite is running (Runs ▸ Reproduce a Claim…); cancel it or let it finish first.");
   const QString error = bridge_->start(controls_->config());
   if (!error.isEmpty()) return error;
   live_->reset(bridge_->config());
@@ -213,7 +215,13 @@ QString MainWindow::compareRuns(const QList<qint64>& ids) {
 ReproduceDialog* MainWindow::openReproduce() {
   if (!reproduceDialog_) {
     reproduceDialog_ = new ReproduceDialog(store_, reportDir_, openReports_, this);
+    reproduceDialog_->setStartCheck([this] {
+      return bridge_->running() ? tr("A run is training in this window; stop it first (the suite's runs would share "
+                                     "the cores with it, and their timings would be wrong).")
+                                : QString();
+    });
     connect(reproduceDialog_, &ReproduceDialog::runFinished, runs_, &RunsPanel::refresh);
+    connect(reproduceDialog_, &ReproduceDialog::suiteFinished, this, [this] { updateActions(); });
     connect(reproduceDialog_, &ReproduceDialog::reportWritten, this,
             [this](const QString& path) { statusBar()->showMessage(tr("Suite report written: %1").arg(path), 8000); });
   }
@@ -334,6 +342,10 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   }
   saveSettings();
   bridge_->stop();
+  if (reproduceDialog_ && reproduceDialog_->running()) {
+    statusBar()->showMessage(tr("Stopping the claim suite after its current step…"));
+    reproduceDialog_->cancelAndWait();  // what finished is kept; the suite resumes next time
+  }
   event->accept();
 }
 

@@ -8,6 +8,7 @@
 #include <QCheckBox>
 #include <QDesktopServices>
 #include <QDialogButtonBox>
+#include <QEventLoop>
 #include <QDir>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -54,7 +55,7 @@ ReproduceDialog::ReproduceDialog(std::shared_ptr<RunStore> store, QString report
       const Suite s = Suite::load(file);
       auto* item = new QListWidgetItem(QString::fromStdString(s.title), list_);
       item->setData(Qt::UserRole, QString::fromStdString(file));
-      item->setToolTip(QString::fromStdString(s.claim));
+      item->setToolTip(QString::fromStdString(s.claim).toHtmlEscaped());
     } catch (const std::exception& e) {
       auto* item = new QListWidgetItem(tr("%1 (cannot be read)").arg(QString::fromStdString(file)), list_);
       item->setData(Qt::UserRole + 1, QString::fromStdString(e.what()));
@@ -74,6 +75,7 @@ ReproduceDialog::ReproduceDialog(std::shared_ptr<RunStore> store, QString report
   progress_->setValue(0);
   status_ = new QLabel(tr("Pick a suite."));
   status_->setWordWrap(true);
+  status_->setTextFormat(Qt::PlainText);  // reasons and errors are text, never markup
   run_ = new QPushButton(tr("&Run"));
   cancel_ = new QPushButton(tr("&Cancel"));
   report_ = new QPushButton(tr("Write &Report"));
@@ -144,6 +146,8 @@ void ReproduceDialog::updateButtons() {
 
 QString ReproduceDialog::start() {
   if (running()) return tr("A suite is running; cancel it first.");
+  if (startCheck_)
+    if (const QString why = startCheck_(); !why.isEmpty()) return why;
   const QListWidgetItem* item = list_->currentItem();
   if (!item || item->data(Qt::UserRole + 1).isValid()) return tr("Pick a suite that can be read.");
   Suite suite;
@@ -173,6 +177,8 @@ QString ReproduceDialog::start() {
         status = tr("finished, %1 runs failed or stopped").arg(outcome.unsuccessful);
     } catch (const std::exception& e) {
       status = QStringLiteral("failed: ") + QString::fromStdString(e.what());
+    } catch (...) {
+      status = QStringLiteral("failed: an unexpected error");
     }
     QMetaObject::invokeMethod(
         this, [this, status] { onDone(status); }, Qt::QueuedConnection);
@@ -185,6 +191,14 @@ void ReproduceDialog::cancel() {
   if (!runner_ || !running()) return;
   runner_->cancel();
   status_->setText(tr("Stopping after the current step; finished runs are kept and a later run resumes."));
+}
+
+void ReproduceDialog::cancelAndWait() {
+  if (!running()) return;
+  cancel();
+  QEventLoop loop;
+  connect(this, &ReproduceDialog::suiteFinished, &loop, &QEventLoop::quit);
+  if (running()) loop.exec();
 }
 
 void ReproduceDialog::onEvent(const SuiteRunEvent& e) {
@@ -236,10 +250,7 @@ QString ReproduceDialog::writeReport(QString* error) {
     const SuiteResults results = collectSuiteResults(*store_, suite, seeds_->value(), quick_->isChecked());
     const QString dir =
         QDir(reportRoot_).filePath(QString::fromStdString(suite.name) + (quick_->isChecked() ? "-quick" : ""));
-    const auto charts = suiteCharts(results);
-    const auto drawn = report::drawCharts(charts, dir.toStdString());
-    const QString path = QString::fromStdString(
-        writeSuiteReport(results, charts, drawn, "the PNG file could not be written", dir.toStdString()));
+    const QString path = QString::fromStdString(report::writeReport(results, dir.toStdString()));
     Q_EMIT reportWritten(path);
     if (openReports_) QDesktopServices::openUrl(QUrl::fromLocalFile(path));
     return path;

@@ -4,7 +4,7 @@
 // chart adapter) and opens it. The suite's runs go into the app's store like any others and show in the runs table.
 #include <QDialog>
 
-#include <atomic>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -35,9 +35,14 @@ class ReproduceDialog : public QDialog {
   QSpinBox* seeds() const { return seeds_; }
   QCheckBox* quick() const { return quick_; }
   bool running() const { return worker_.joinable(); }
-  // Starts the selected suite; an error text (bad suite, already running), empty when started.
+  // Starts the selected suite; an error text (bad suite, already running, another run training), empty when started.
   QString start();
   void cancel();
+  // Cancels a running suite and waits for it, the event loop turning meanwhile (the window stays responsive).
+  void cancelAndWait();
+  // Asked before a suite starts: an empty text, or why not now (the window's own run is training: both would share
+  // the cores, and the suite's timings would be wrong).
+  void setStartCheck(std::function<QString()> check) { startCheck_ = std::move(check); }
   // Writes the selected suite's report from what the store holds; the path of report.html, or an error.
   QString writeReport(QString* error = nullptr);
 
@@ -67,6 +72,7 @@ class ReproduceDialog : public QDialog {
   QPushButton *run_, *cancel_, *report_;
   std::unique_ptr<SuiteRunner> runner_;
   std::thread worker_;
+  std::function<QString()> startCheck_;
 };
 
 }  // namespace ps::ui
