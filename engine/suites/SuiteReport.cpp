@@ -96,6 +96,21 @@ std::string html(const std::string& s) {
   return out;
 }
 
+// A Markdown table cell: a '|' would end the cell and a line break the row.
+std::string cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+const char* kMixedVersions =
+    "these runs were made by more than one version of the code, so a verdict may compare results of different code; "
+    "run the suite again with one build to judge like with like";
+
 std::string base64(const std::string& bytes) {
   static const char* table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
@@ -206,6 +221,7 @@ void writeMarkdown(const SuiteResults& r, const std::vector<Verdict>& verdicts, 
       << "` (" << s.path << ")\n- **Code:** " << (f.versions.empty() ? "n/a" : f.versions) << "\n- **Written:** "
       << f.date << "\n";
   if (!f.missing.empty()) out << "- **Incomplete:** " << f.missing << "\n";
+  if (f.versions.find(", ") != std::string::npos) out << "- **Warning:** " << kMixedVersions << "\n";
   out << "\n## Verdicts\n\n| claim tested | the paper | measured (mean ± std over seeds) | verdict | runs |\n"
       << "|---|---|---|---|---|\n";
   for (size_t i = 0; i < s.rules.size(); ++i) {
@@ -213,8 +229,8 @@ void writeMarkdown(const SuiteResults& r, const std::vector<Verdict>& verdicts, 
     std::string runs;
     for (int64_t id : std::set<int64_t>(v.runs.begin(), v.runs.end()))
       runs += (runs.empty() ? "" : ", ") + std::to_string(id);
-    out << "| " << s.rules[i].text << " | " << s.rules[i].paper << " | " << measuredText(s.rules[i], v) << " | **"
-        << verdictName(v.kind) << "**: " << v.why << " | " << runs << " |\n";
+    out << "| " << cell(s.rules[i].text) << " | " << cell(s.rules[i].paper) << " | " << cell(measuredText(s.rules[i], v))
+        << " | **" << verdictName(v.kind) << "**: " << cell(v.why) << " | " << runs << " |\n";
   }
   if (!s.notes.empty()) out << "\n" << s.notes << "\n";
   out << "\nA verdict holds or fails only when the mean margin over seeds is more than two standard deviations from "
@@ -228,7 +244,7 @@ void writeMarkdown(const SuiteResults& r, const std::vector<Verdict>& verdicts, 
     for (size_t i = 0; i < v.runs.size(); ++i)
       runs +=
           (i ? ", " : "") + std::to_string(v.runs[i]) + (v.statuses[i] == "finished" ? "" : " (" + v.statuses[i] + ")");
-    out << "| " << v.label << " | " << v.final << " | " << v.wire << " | " << v.emulated << " | " << v.target << " | "
+    out << "| " << cell(v.label) << " | " << v.final << " | " << v.wire << " | " << v.emulated << " | " << v.target << " | "
         << v.codec << " | " << (runs.empty() ? "not run" : runs) << " |\n";
   }
   out << "\n## Charts\n\n";
@@ -271,6 +287,7 @@ void writeHtml(const SuiteResults& r, const std::vector<Verdict>& verdicts, cons
       << "</li><li><b>Suite:</b> <code>" << html(s.name) << "</code></li><li><b>Code:</b> "
       << html(f.versions.empty() ? "n/a" : f.versions) << "</li><li><b>Written:</b> " << f.date << "</li>";
   if (!f.missing.empty()) out << "<li><b>Incomplete:</b> " << html(f.missing) << "</li>";
+  if (f.versions.find(", ") != std::string::npos) out << "<li><b>Warning:</b> " << html(kMixedVersions) << "</li>";
   out << "</ul>\n<h2>Verdicts</h2>\n<table><tr><th>claim tested</th><th>the paper</th><th>measured (mean ± std over "
          "seeds)</th><th>verdict</th><th>runs</th></tr>\n";
   for (size_t i = 0; i < s.rules.size(); ++i) {

@@ -105,6 +105,14 @@ TEST(SuiteReport, CollectsTheStoresRunsByConfigurationAndWritesBothDocuments) {
   EXPECT_NE(md.find("1 of 6 planned runs are missing"), std::string::npos);
   EXPECT_NE(md.find("![" + charts[0].title + "](charts/curve.png)"), std::string::npos);
   EXPECT_NE(md.find("(not drawn: no Qt here)"), std::string::npos);
+  EXPECT_EQ(md.find("Warning:"), std::string::npos) << "one code version: nothing to warn about";
+  // Runs of two code versions are flagged.
+  RunStore mixed((dir / "mixed.sqlite").string());
+  record(mixed, plan[0], 0.9);
+  const int64_t id = mixed.createRun("r", plan[1].config.dump(), "test-2", "");
+  mixed.finishRun(id, "finished", "", R"({"eval_accuracy":0.9})");
+  writeSuiteReport(collectSuiteResults(mixed, suite, 1, true), charts, {false, false, false}, "x", (dir / "m").string());
+  EXPECT_NE(slurp(dir / "m" / "report.md").find("more than one version of the code"), std::string::npos);
 }
 
 }  // namespace
