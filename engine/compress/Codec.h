@@ -2,7 +2,8 @@
 // A codec turns a tensor into a payload of real bytes and back. Small and strategy-shaped:
 // error compensation and links wrap codecs; they never look inside one.
 #include "engine/compress/Payload.h"
-#include "engine/runs/config/Config.h"
+#include "engine/compress/spec/CompressionOptions.h"
+#include "engine/runs/config/ConfigError.h"
 
 #include <torch/types.h>
 

@@ -178,41 +178,6 @@ void crossCheck(const Config& c, const std::string& source) {
 
 }  // namespace
 
-Json CompressionOptions::toJson() const {
-  return {{"method", method}, {"k", k},       {"bits", bits},       {"rounding", rounding},     {"scale", scale},
-          {"bucket", bucket}, {"range", range}, {"levels", levels}, {"value_bits", value_bits}, {"trim", trim},
-          {"scaled", scaled}, {"sample", sample}, {"feedback", feedback}, {"alpha", alpha},     {"p", p},
-          {"adapt", adapt},   {"theta_min", theta_min}, {"theta_max", theta_max}, {"adapt_policy", adapt_policy},
-          {"epsilon", epsilon}, {"omega", omega}, {"window", window}, {"eta", eta}};
-}
-
-CompressionOptions CompressionOptions::fromJson(const Json& j, CompressionOptions o) {
-  o.method = j.value("method", o.method);
-  o.k = j.value("k", o.k);
-  o.bits = j.value("bits", o.bits);
-  o.rounding = j.value("rounding", o.rounding);
-  o.scale = j.value("scale", o.scale);
-  o.bucket = j.value("bucket", o.bucket);
-  o.range = j.value("range", o.range);
-  o.levels = j.value("levels", o.levels);
-  o.value_bits = j.value("value_bits", o.value_bits);
-  o.trim = j.value("trim", o.trim);
-  o.scaled = j.value("scaled", o.scaled);
-  o.sample = j.value("sample", o.sample);
-  o.feedback = j.value("feedback", o.feedback);
-  o.alpha = j.value("alpha", o.alpha);
-  o.p = j.value("p", o.p);
-  o.adapt = j.value("adapt", o.adapt);
-  o.theta_min = j.value("theta_min", o.theta_min);
-  o.theta_max = j.value("theta_max", o.theta_max);
-  o.adapt_policy = j.value("adapt_policy", o.adapt_policy);
-  o.epsilon = j.value("epsilon", o.epsilon);
-  o.omega = j.value("omega", o.omega);
-  o.window = j.value("window", o.window);
-  o.eta = j.value("eta", o.eta);
-  return o;
-}
-
 Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
   if (!user.is_object()) throw ConfigError(source + ": a configuration must be a JSON object");
   const auto& schema = ConfigSchema::instance();

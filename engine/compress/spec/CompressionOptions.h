@@ -1,0 +1,40 @@
+#pragma once
+// The options of one compressed direction: codec, error compensation and adaptive factor. Plain data that
+// round-trips through JSON (the config keys compression.<direction>.<option>), shared by the torch-free config and
+// run store and by the codecs, which no longer need the whole run configuration.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace ps {
+
+// One direction's compressor and error compensation (docs/algorithms.md). Round-trips through JSON.
+struct CompressionOptions {
+  std::string method = "none";   // none fp16 bf16 quantize qsgd sign topk randk gaussiank sampledk
+  double k = 0.1;                // fraction kept by a sparsifier
+  int bits = 8;                  // 1..8, or 16 for an fp16 cast
+  std::string rounding = "nearest", scale = "bucket", range = "maxabs";
+  int64_t bucket = 512;
+  int levels = 16;               // QSGD
+  int value_bits = 32;           // a sparsifier's values: 32 float32, 16 fp16, 1..8 quantized again
+  bool trim = false, scaled = false;
+  double sample = 0.01;          // sampled threshold
+  std::string feedback = "none"; // none ef ef21 diana randdiana aqsgd
+  double alpha = 0, p = 0.1;
+  std::string adapt = "none";          // none gravac accordion (engine/compress/Adaptive.h)
+  double theta_min = 0.1, theta_max = 1e-4, epsilon = 0.75, omega = 0.05, eta = 0.2;
+  std::string adapt_policy = "geometric";
+  int64_t window = 25;
+
+  bool sparse() const { return method == "topk" || method == "randk" || method == "gaussiank" || method == "sampledk"; }
+  nlohmann::json toJson() const;
+  // Reads the keys present in `j` over `base` (a boundary override over its direction).
+  static CompressionOptions fromJson(const nlohmann::json& j, CompressionOptions base);
+  static CompressionOptions fromJson(const nlohmann::json& j);
+  bool operator==(const CompressionOptions& o) const { return toJson() == o.toJson(); }
+  bool operator!=(const CompressionOptions& o) const { return !(*this == o); }
+};
+inline CompressionOptions CompressionOptions::fromJson(const nlohmann::json& j) { return fromJson(j, CompressionOptions()); }
+
+}  // namespace ps
