@@ -1,6 +1,7 @@
 #pragma once
 // A codec turns a tensor into a payload of real bytes and back. Small and strategy-shaped:
 // error compensation and links wrap codecs; they never look inside one.
+#include "engine/compress/ByteIo.h"
 #include "engine/compress/Payload.h"
 #include "engine/compress/spec/CompressionOptions.h"
 #include "engine/runs/config/ConfigError.h"
@@ -20,13 +21,17 @@ struct CodecContext {
   uint64_t stream() const { return seed * 0x9E3779B97F4A7C15ULL + uint64_t(boundary) * 131 + uint64_t(direction); }
 };
 
+// A codec writes its body after a header naming it and the tensor's shape; the base class does what every codec
+// would repeat: the float32 CPU view of the input, the header, and on the way back the header's checks, a bounds-
+// checked reader over the body, the check that nothing trails it, kernel errors reported as malformed payloads and
+// the move to the device.
 class Codec {
  public:
   virtual ~Codec() = default;
   // Encodes a float tensor of any shape (moved to the CPU as float32 if needed).
-  virtual Payload encode(const torch::Tensor& x) = 0;
+  Payload encode(const torch::Tensor& x);
   // Validates the payload (untrusted input) and decodes it onto `device`.
-  virtual torch::Tensor decode(const Payload& payload, const torch::Device& device) = 0;
+  torch::Tensor decode(const Payload& payload, const torch::Device& device);
   virtual std::string describe() const = 0;
   // True when decode(encode(x)) == x exactly, so error measurement can be skipped.
   virtual bool lossless() const { return false; }
@@ -35,6 +40,13 @@ class Codec {
   virtual double omega(c10::IntArrayRef /*shape*/) const { return -1; }
 
  protected:
+  explicit Codec(CodecId id) : id_(id) {}
+  // The body of x (float32, on the CPU, contiguous) after the header; `p.values` is x's size unless set here.
+  virtual void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) = 0;
+  // The tensor of the body's values, on the CPU, shaped as the header says; reading past the end, kernel errors and
+  // trailing bytes are the base class's to report.
+  virtual torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r) = 0;
+  CodecId id() const { return id_; }
   // The float32 CPU tensor a decoder writes into: the previous call's buffer when nothing outside this codec
   // still holds its storage and the element count matches (fresh large allocations page-fault on every call,
   // which costs more than the decode itself), otherwise a new one. Callers get their own TensorImpl, so flags
@@ -42,6 +54,7 @@ class Codec {
   torch::Tensor outputTensor(c10::IntArrayRef shape);
 
  private:
+  CodecId id_;
   torch::Tensor output_;
 };
 

@@ -2,6 +2,7 @@
 #include "engine/compress/DenseCodecs.h"
 #include "engine/compress/IdentityCodec.h"
 #include "engine/compress/SparseCodec.h"
+#include "engine/kernels/KernelError.h"
 
 #include <torch/torch.h>
 
@@ -27,6 +28,33 @@ PayloadHeader readHeader(const Payload& p, CodecId expected, size_t& offset) {
     throw PayloadError("codec id " + std::to_string(int(h.codec)) + " where " + std::to_string(int(expected)) +
                        " was expected; both ends must use the same compression settings");
   return h;
+}
+
+Payload Codec::encode(const torch::Tensor& input) {
+  const torch::Tensor x = cpuFloat(input);
+  Payload p;
+  PayloadHeader h;
+  h.codec = id_;
+  h.shape = x.sizes().vec();
+  h.writeTo(p.bytes);
+  p.values = uint64_t(x.numel());
+  ByteWriter w(p.bytes);
+  encodeBody(x, p, w);
+  return p;
+}
+
+torch::Tensor Codec::decode(const Payload& p, const torch::Device& device) {
+  size_t offset = 0;
+  const PayloadHeader h = readHeader(p, id_, offset);
+  ByteReader r(p.bytes, offset);
+  torch::Tensor out;
+  try {
+    out = decodeBody(h, r);
+  } catch (const kernels::KernelError& e) {
+    throw PayloadError(e.what());
+  }
+  r.expectEnd();
+  return onDevice(out, device);
 }
 
 torch::Tensor Codec::outputTensor(c10::IntArrayRef shape) {

@@ -15,46 +15,29 @@
 namespace ps {
 namespace {
 
-Payload start(CodecId id, const torch::Tensor& x) {
-  Payload p;
-  PayloadHeader h;
-  h.codec = id;
-  h.shape = x.sizes().vec();
-  h.writeTo(p.bytes);
-  p.values = uint64_t(x.numel());
-  return p;
-}
-
 // Channel-major view: the channel dimension first, so each channel's values are contiguous.
 int64_t channelDim(const std::vector<int64_t>& shape) { return shape.size() == 4 ? 1 : int64_t(shape.size()) - 1; }
 
 }  // namespace
 
 // ---- fp16 / bf16 ----
-Payload HalfCodec::encode(const torch::Tensor& input) {
-  auto x = cpuFloat(input);
-  Payload p = start(bf16_ ? CodecId::Bf16 : CodecId::Half, x);
+void HalfCodec::encodeBody(const torch::Tensor& x, Payload&, ByteWriter& w) {
   const size_t n = size_t(x.numel());
-  ByteWriter w(p.bytes);
   auto* out = reinterpret_cast<uint16_t*>(w.grow(2 * n));
   bf16_ ? kernels::floatToBf16(x.data_ptr<float>(), n, out) : kernels::floatToHalf(x.data_ptr<float>(), n, out);
-  return p;
 }
 
-torch::Tensor HalfCodec::decode(const Payload& p, const torch::Device& device) {
-  size_t offset = 0;
-  auto h = readHeader(p, bf16_ ? CodecId::Bf16 : CodecId::Half, offset);
-  ByteReader r(p.bytes, offset);
+torch::Tensor HalfCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {
   const size_t n = size_t(h.numel());
   auto in = reinterpret_cast<const uint16_t*>(r.take(2 * n, "half values"));
-  r.expectEnd();
   auto out = outputTensor(h.shape);
   bf16_ ? kernels::bf16ToFloat(in, n, out.data_ptr<float>()) : kernels::halfToFloat(in, n, out.data_ptr<float>());
-  return onDevice(out, device);
+  return out;
 }
 
 // ---- Q_b ----
-QuantizeCodec::QuantizeCodec(const CompressionOptions& o, const CodecContext& c) : scale_(o.scale), stream_(c.stream()) {
+QuantizeCodec::QuantizeCodec(const CompressionOptions& o, const CodecContext& c)
+    : Codec(CodecId::Quantize), scale_(o.scale), stream_(c.stream()) {
   format_.bits = o.bits;
   format_.minmax = o.range == "minmax";
   format_.stochastic = o.rounding == "stochastic";
@@ -87,23 +70,17 @@ double QuantizeCodec::omega(c10::IntArrayRef shape) const {
   return quantizerOmega(format_, std::min(groupOf(shape, mode), n));
 }
 
-Payload QuantizeCodec::encode(const torch::Tensor& input) {
-  auto x = cpuFloat(input);
-  Payload p = start(CodecId::Quantize, x);
-  ByteWriter w(p.bytes);
+void QuantizeCodec::encodeBody(const torch::Tensor& input, Payload&, ByteWriter& w) {
+  torch::Tensor x = input;
   ValueFormat f = format_;
   uint8_t mode = 0;
   f.group = groupOf(x.sizes(), mode);
   if (mode == 2) x = x.movedim(channelDim(x.sizes().vec()), 0).contiguous();
   w.put<uint8_t>(mode);
   encodeValues(x.data_ptr<float>(), size_t(x.numel()), f, kernels::splitmix64(stream_ + messages_++), w);
-  return p;
 }
 
-torch::Tensor QuantizeCodec::decode(const Payload& p, const torch::Device& device) {
-  size_t offset = 0;
-  auto h = readHeader(p, CodecId::Quantize, offset);
-  ByteReader r(p.bytes, offset);
+torch::Tensor QuantizeCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {
   const uint8_t mode = r.get<uint8_t>("scale mode");
   if (mode > 2 || (mode == 2 && h.shape.size() < 2)) throw PayloadError("bad scale mode " + std::to_string(mode));
   std::vector<int64_t> stored = h.shape;
@@ -114,24 +91,20 @@ torch::Tensor QuantizeCodec::decode(const Payload& p, const torch::Device& devic
   }
   auto out = outputTensor(stored);  // per-channel scales: a scratch buffer, moved to its dimension below
   decodeValues(r, size_t(out.numel()), out.data_ptr<float>());
-  r.expectEnd();
   if (mode == 2) out = out.movedim(0, channelDim(h.shape)).contiguous();
-  return onDevice(out, device);
+  return out;
 }
 
 // ---- QSGD ----
 QsgdCodec::QsgdCodec(const CompressionOptions& o, const CodecContext& c)
-    : levels_(o.levels), bucket_(o.bucket), stream_(c.stream()) {}
+    : Codec(CodecId::Qsgd), levels_(o.levels), bucket_(o.bucket), stream_(c.stream()) {}
 
 double QsgdCodec::omega(c10::IntArrayRef shape) const {
   const double d = double(std::min<int64_t>(c10::multiply_integers(shape), bucket_));
   return std::min(d / (levels_ * levels_), std::sqrt(d) / levels_);  // Alistarh et al., Lemma 3.1
 }
 
-Payload QsgdCodec::encode(const torch::Tensor& input) {
-  auto x = cpuFloat(input);
-  Payload p = start(CodecId::Qsgd, x);
-  ByteWriter w(p.bytes);
+void QsgdCodec::encodeBody(const torch::Tensor& x, Payload&, ByteWriter& w) {
   const uint64_t n = uint64_t(x.numel()), bucket = uint64_t(std::max<int64_t>(1, bucket_));
   const int bits = kernels::qsgdBits(levels_);
   w.put<uint8_t>(uint8_t(levels_));
@@ -142,13 +115,9 @@ Payload QsgdCodec::encode(const torch::Tensor& input) {
   uint8_t* block = w.grow(buckets * 4 + kernels::packedBytes(n, bits));  // norms, then the packed codes
   kernels::qsgdEncode(x.data_ptr<float>(), n, bucket, levels_, seed, norms_.data(), block + buckets * 4);
   if (buckets) std::memcpy(block, norms_.data(), buckets * 4);  // the payload's bytes carry no float alignment
-  return p;
 }
 
-torch::Tensor QsgdCodec::decode(const Payload& p, const torch::Device& device) {
-  size_t offset = 0;
-  auto h = readHeader(p, CodecId::Qsgd, offset);
-  ByteReader r(p.bytes, offset);
+torch::Tensor QsgdCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {
   const int s = r.get<uint8_t>("levels");
   const uint64_t bucket = r.get<uint32_t>("bucket");
   const uint64_t n = uint64_t(h.numel());
@@ -162,21 +131,13 @@ torch::Tensor QsgdCodec::decode(const Payload& p, const torch::Device& device) {
     if (!std::isfinite(norm) || norm < 0) throw PayloadError("a QSGD norm is not a finite non-negative number");
   const size_t packed = kernels::packedBytes(n, bits);
   const uint8_t* codes = r.take(packed, "codes");
-  r.expectEnd();
   auto out = outputTensor(h.shape);
-  try {
-    kernels::qsgdDecode(codes, packed, n, bucket, s, norms_.data(), out.data_ptr<float>());
-  } catch (const kernels::KernelError& e) {
-    throw PayloadError(e.what());
-  }
-  return onDevice(out, device);
+  kernels::qsgdDecode(codes, packed, n, bucket, s, norms_.data(), out.data_ptr<float>());
+  return out;
 }
 
 // ---- scaled sign ----
-Payload SignCodec::encode(const torch::Tensor& input) {
-  auto x = cpuFloat(input);
-  Payload p = start(CodecId::Sign, x);
-  ByteWriter w(p.bytes);
+void SignCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) {
   const uint64_t n = uint64_t(x.numel());
   p.bytes.reserve(p.bytes.size() + 4 + kernels::packedBytes(n, 1));
   const size_t at = p.bytes.size();
@@ -184,26 +145,17 @@ Payload SignCodec::encode(const torch::Tensor& input) {
   const double l1 = kernels::signPack(x.data_ptr<float>(), n, w.grow(kernels::packedBytes(n, 1)));
   const float scale = n ? float(l1 / double(n)) : 0.f;
   std::memcpy(p.bytes.data() + at, &scale, 4);
-  return p;
 }
 
-torch::Tensor SignCodec::decode(const Payload& p, const torch::Device& device) {
-  size_t offset = 0;
-  auto h = readHeader(p, CodecId::Sign, offset);
-  ByteReader r(p.bytes, offset);
+torch::Tensor SignCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {
   const float scale = r.get<float>("scale");
   if (!std::isfinite(scale) || scale < 0) throw PayloadError("the sign scale is not a finite non-negative number");
   const uint64_t n = uint64_t(h.numel());
   const size_t bytes = kernels::packedBytes(n, 1);
   const uint8_t* bits = r.take(bytes, "sign bits");
-  r.expectEnd();
   auto out = outputTensor(h.shape);
-  try {
-    kernels::signUnpack(bits, bytes, n, scale, out.data_ptr<float>());
-  } catch (const kernels::KernelError& e) {
-    throw PayloadError(e.what());
-  }
-  return onDevice(out, device);
+  kernels::signUnpack(bits, bytes, n, scale, out.data_ptr<float>());
+  return out;
 }
 
 }  // namespace ps

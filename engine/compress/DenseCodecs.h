@@ -9,12 +9,12 @@ namespace ps {
 
 class HalfCodec final : public Codec {
  public:
-  explicit HalfCodec(bool bf16) : bf16_(bf16) {}
-  Payload encode(const torch::Tensor& x) override;
-  torch::Tensor decode(const Payload& p, const torch::Device& device) override;
+  explicit HalfCodec(bool bf16) : Codec(bf16 ? CodecId::Bf16 : CodecId::Half), bf16_(bf16) {}
   std::string describe() const override { return bf16_ ? "bf16" : "fp16"; }
 
  private:
+  void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
+  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r) override;
   bool bf16_;
 };
 
@@ -22,12 +22,12 @@ class HalfCodec final : public Codec {
 class QuantizeCodec final : public Codec {
  public:
   QuantizeCodec(const CompressionOptions& o, const CodecContext& c);
-  Payload encode(const torch::Tensor& x) override;
-  torch::Tensor decode(const Payload& p, const torch::Device& device) override;
   std::string describe() const override;
   double omega(c10::IntArrayRef shape) const override;
 
  private:
+  void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
+  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r) override;
   // Values per scale group for a tensor of this shape, and how they are laid out (0 tensor, 1 bucket, 2 channel).
   uint64_t groupOf(c10::IntArrayRef shape, uint8_t& mode) const;
 
@@ -40,12 +40,12 @@ class QuantizeCodec final : public Codec {
 class QsgdCodec final : public Codec {
  public:
   QsgdCodec(const CompressionOptions& o, const CodecContext& c);
-  Payload encode(const torch::Tensor& x) override;
-  torch::Tensor decode(const Payload& p, const torch::Device& device) override;
   std::string describe() const override { return "qsgd s=" + std::to_string(levels_); }
   double omega(c10::IntArrayRef shape) const override;
 
  private:
+  void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
+  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r) override;
   int levels_;
   int64_t bucket_;
   uint64_t stream_, messages_ = 0;
@@ -55,9 +55,12 @@ class QsgdCodec final : public Codec {
 // Scaled sign: x_hat = (|x|_1 / n) sign(x), one bit per element.
 class SignCodec final : public Codec {
  public:
-  Payload encode(const torch::Tensor& x) override;
-  torch::Tensor decode(const Payload& p, const torch::Device& device) override;
+  SignCodec() : Codec(CodecId::Sign) {}
   std::string describe() const override { return "sign"; }
+
+ private:
+  void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
+  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r) override;
 };
 
 }  // namespace ps

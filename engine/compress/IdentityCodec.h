@@ -6,10 +6,13 @@ namespace ps {
 // Sends float32 values as they are: the uncompressed baseline every ratio is measured against.
 class IdentityCodec final : public Codec {
  public:
-  Payload encode(const torch::Tensor& x) override;
-  torch::Tensor decode(const Payload& payload, const torch::Device& device) override;
+  IdentityCodec() : Codec(CodecId::Identity) {}
   std::string describe() const override { return "none"; }
   bool lossless() const override { return true; }
+
+ private:
+  void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
+  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r) override;
 };
 
 }  // namespace ps

@@ -23,7 +23,8 @@ SparseCodec::Kind kindOf(const std::string& method) {
 }  // namespace
 
 SparseCodec::SparseCodec(const CompressionOptions& o, const CodecContext& c)
-    : kind_(kindOf(o.method)), K_(o.k), sample_(o.sample), trim_(o.trim), scaled_(o.scaled), stream_(c.stream()) {
+    : Codec(kindOf(o.method) == Kind::RandK ? CodecId::RandK : CodecId::Sparse),
+      kind_(kindOf(o.method)), K_(o.k), sample_(o.sample), trim_(o.trim), scaled_(o.scaled), stream_(c.stream()) {
   values_.bits = o.value_bits;
   values_.stochastic = o.rounding == "stochastic";
   values_.minmax = o.range == "minmax";
@@ -71,18 +72,11 @@ void SparseCodec::selectRandom(uint64_t n, uint64_t k, uint64_t seed) {
   kernels::setBitPositions(bitmap_.data(), n, indices_.data());  // exactly k bits are set below n
 }
 
-Payload SparseCodec::encode(const torch::Tensor& input) {
-  auto x = cpuFloat(input);
+void SparseCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) {
   const uint64_t n = uint64_t(x.numel());
   if (n > 0xffffffffULL) throw std::invalid_argument("sparse payloads address at most 2^32 elements");
   const float* v = x.data_ptr<float>();
   const uint64_t k = keep(K_, n);
-  Payload p;
-  PayloadHeader h;
-  h.codec = kind_ == Kind::RandK ? CodecId::RandK : CodecId::Sparse;
-  h.shape = x.sizes().vec();
-  h.writeTo(p.bytes);
-  ByteWriter w(p.bytes);
   const uint64_t seed = kernels::splitmix64(stream_ + messages_++);
 
   uint64_t count = 0;
@@ -142,14 +136,10 @@ Payload SparseCodec::encode(const torch::Tensor& input) {
   }
   encodeValues(picked_.data(), count, values_, seed ^ 0xA5A5A5A5ULL, w);
   p.values = count;
-  return p;
 }
 
-torch::Tensor SparseCodec::decode(const Payload& p, const torch::Device& device) {
-  size_t offset = 0;
+torch::Tensor SparseCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {
   const bool randk = kind_ == Kind::RandK;
-  auto h = readHeader(p, randk ? CodecId::RandK : CodecId::Sparse, offset);
-  ByteReader r(p.bytes, offset);
   const uint64_t n = uint64_t(h.numel());
   if (n > 0xffffffffULL) throw PayloadError("a sparse payload addresses at most 2^32 elements");
   uint64_t count = 0;
@@ -168,16 +158,10 @@ torch::Tensor SparseCodec::decode(const Payload& p, const torch::Device& device)
     if (count > 8 * r.remaining()) throw PayloadError("count " + std::to_string(count) + " needs more bytes than sent");
     indices_.resize(count);
     const uint32_t length = r.get<uint32_t>("index block length");
-    const uint8_t* block = r.take(length, "indices");
-    try {
-      kernels::decodeIndices(block, length, count, n, indices_.data());
-    } catch (const kernels::KernelError& e) {
-      throw PayloadError(e.what());
-    }
+    kernels::decodeIndices(r.take(length, "indices"), length, count, n, indices_.data());
   }
   picked_.resize(count);
   decodeValues(r, count, picked_.data());
-  r.expectEnd();
   auto out = outputTensor(h.shape);
   float* o = out.data_ptr<float>();
   if (randk) {  // RandK's indices come from its seed, in draw order
@@ -186,7 +170,7 @@ torch::Tensor SparseCodec::decode(const Payload& p, const torch::Device& device)
   } else {  // ascending (checked by decodeIndices): zeros and values in one streaming pass
     kernels::scatterSorted(indices_.data(), picked_.data(), count, o, n);
   }
-  return onDevice(out, device);
+  return out;
 }
 
 }  // namespace ps

@@ -11,14 +11,14 @@ class SparseCodec final : public Codec {
  public:
   enum class Kind : uint8_t { TopK = 0, GaussianK = 1, SampledK = 2, RandK = 3 };
   SparseCodec(const CompressionOptions& o, const CodecContext& c);
-  Payload encode(const torch::Tensor& x) override;
-  torch::Tensor decode(const Payload& p, const torch::Device& device) override;
   std::string describe() const override;
   double omega(c10::IntArrayRef shape) const override;
   // k = max(1, round(K n)), as docs/algorithms.md defines it.
   static uint64_t keep(double K, uint64_t n);
 
  private:
+  void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
+  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r) override;
   void selectRandom(uint64_t n, uint64_t k, uint64_t seed);  // fills indices_ ascending
 
   Kind kind_;
