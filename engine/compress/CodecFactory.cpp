@@ -1,4 +1,5 @@
 #include "engine/compress/Codec.h"
+#include "engine/compress/CodecList.h"
 #include "engine/compress/DenseCodecs.h"
 #include "engine/compress/IdentityCodec.h"
 #include "engine/compress/SparseCodec.h"
@@ -8,16 +9,55 @@
 
 namespace ps {
 
+std::unique_ptr<Codec> IdentityEntry::make(const CompressionOptions&, const CodecContext&) {
+  return std::make_unique<IdentityCodec>();
+}
+std::unique_ptr<Codec> Fp16Entry::make(const CompressionOptions&, const CodecContext&) {
+  return std::make_unique<HalfCodec>(false);
+}
+std::unique_ptr<Codec> Bf16Entry::make(const CompressionOptions&, const CodecContext&) {
+  return std::make_unique<HalfCodec>(true);
+}
+std::unique_ptr<Codec> QuantizeEntry::make(const CompressionOptions& o, const CodecContext& c) {
+  if (o.bits == 16) return std::make_unique<HalfCodec>(false);  // the bits slider's last position
+  return std::make_unique<QuantizeCodec>(o, c);
+}
+std::unique_ptr<Codec> QsgdEntry::make(const CompressionOptions& o, const CodecContext& c) {
+  return std::make_unique<QsgdCodec>(o, c);
+}
+std::unique_ptr<Codec> SignEntry::make(const CompressionOptions&, const CodecContext&) {
+  return std::make_unique<SignCodec>();
+}
+std::unique_ptr<Codec> TopKEntry::make(const CompressionOptions& o, const CodecContext& c) {
+  return std::make_unique<SparseCodec>(o, c);
+}
+std::unique_ptr<Codec> RandKEntry::make(const CompressionOptions& o, const CodecContext& c) {
+  return std::make_unique<SparseCodec>(o, c);
+}
+std::unique_ptr<Codec> GaussianKEntry::make(const CompressionOptions& o, const CodecContext& c) {
+  return std::make_unique<SparseCodec>(o, c);
+}
+std::unique_ptr<Codec> SampledKEntry::make(const CompressionOptions& o, const CodecContext& c) {
+  return std::make_unique<SparseCodec>(o, c);
+}
+
 std::unique_ptr<Codec> makeCodec(const CompressionOptions& o, const CodecContext& c) {
-  const std::string& m = o.method;
-  if (m == "none") return std::make_unique<IdentityCodec>();
-  if (m == "fp16" || (m == "quantize" && o.bits == 16)) return std::make_unique<HalfCodec>(false);
-  if (m == "bf16") return std::make_unique<HalfCodec>(true);
-  if (m == "quantize") return std::make_unique<QuantizeCodec>(o, c);
-  if (m == "qsgd") return std::make_unique<QsgdCodec>(o, c);
-  if (m == "sign") return std::make_unique<SignCodec>();
-  if (o.sparse()) return std::make_unique<SparseCodec>(o, c);
-  throw ConfigError("unknown compression method '" + m + "'");
+  std::unique_ptr<Codec> codec;
+  CodecList::any([&](auto entry) {
+    using Entry = decltype(entry);
+    if (Entry::spec().name != o.method) return false;
+    codec = Entry::make(o, c);
+    return true;
+  });
+  if (!codec)
+    throw ConfigError("unknown compression method '" + o.method + "' (known: " +
+                      [] {
+                        std::string s;
+                        for (const auto& n : catalogue::names(catalogue::codecs())) s += (s.empty() ? "" : ", ") + n;
+                        return s;
+                      }() +
+                      ")");
+  return codec;
 }
 
 torch::Tensor cpuFloat(const torch::Tensor& x) { return x.detach().to(torch::kCPU, torch::kFloat32).contiguous(); }

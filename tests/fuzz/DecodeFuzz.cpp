@@ -2,6 +2,7 @@
 // PayloadError; it never crashes or reads out of bounds (built with ASan + UBSan).
 //   build/fuzz/fuzz_decode -max_total_time=60 tests/fuzz/corpus
 #include "engine/compress/Codec.h"
+#include "engine/compress/spec/Catalogue.h"
 
 #include <torch/torch.h>
 
@@ -14,9 +15,9 @@ namespace {
 std::vector<std::unique_ptr<ps::Codec>>& codecs() {
   static auto* all = [] {
     auto* v = new std::vector<std::unique_ptr<ps::Codec>>();
-    for (const char* m : {"none", "fp16", "bf16", "quantize", "qsgd", "sign", "topk", "randk", "gaussiank"}) {
+    for (const auto& spec : ps::catalogue::codecs()) {  // every registered codec, at its defaults
       ps::CompressionOptions o;
-      o.method = m;
+      o.method = spec.name;
       v->push_back(ps::makeCodec(o));
     }
     return v;

@@ -1,5 +1,7 @@
 #include "app/ui/runs/RunRow.h"
 
+#include "engine/compress/spec/Catalogue.h"
+
 #include <QDateTime>
 
 #include <algorithm>
@@ -60,7 +62,8 @@ QString duration(double s) {
 }
 
 bool sparse(const std::string& m) {
-  return m == "topk" || m == "randk" || m == "gaussiank" || m == "sampledk";
+  const MethodSpec* spec = catalogue::codec(m);
+  return spec && spec->sparse;
 }
 
 // Bits per sent value where the method has such a thing: the quantizer's bits, a sparsifier's value bits.

@@ -1,13 +1,46 @@
 #include "engine/compress/spec/CompressionOptions.h"
 
+#include "engine/compress/spec/Catalogue.h"
+
+#include <algorithm>
+#include <stdexcept>
+
 namespace ps {
+namespace {
+
+// The options CompressionOptions has fields for; the catalogue's others live in `extra`.
+bool hasField(const std::string& name) {
+  static const char* const fields[] = {"method",    "k",         "bits",         "rounding", "scale",   "bucket",
+                                       "range",     "levels",    "value_bits",   "trim",     "scaled",  "sample",
+                                       "feedback",  "alpha",     "p",            "adapt",    "theta_min",
+                                       "theta_max", "adapt_policy", "epsilon",   "omega",    "window",  "eta"};
+  return std::any_of(std::begin(fields), std::end(fields), [&](const char* f) { return name == f; });
+}
+
+}  // namespace
+
+bool CompressionOptions::sparse() const {
+  const MethodSpec* m = catalogue::codec(method);
+  return m && m->sparse;
+}
+
+const nlohmann::json& CompressionOptions::value(const std::string& option) const {
+  auto it = extra.find(option);
+  if (it != extra.end()) return it->second;
+  const OptionSpec* spec = catalogue::option(option);
+  if (!spec) throw std::invalid_argument("no compression option is called '" + option + "'");
+  return spec->fallback;
+}
 
 nlohmann::json CompressionOptions::toJson() const {
-  return {{"method", method}, {"k", k},       {"bits", bits},       {"rounding", rounding},     {"scale", scale},
+  nlohmann::json j = {{"method", method}, {"k", k},       {"bits", bits},       {"rounding", rounding},     {"scale", scale},
           {"bucket", bucket}, {"range", range}, {"levels", levels}, {"value_bits", value_bits}, {"trim", trim},
           {"scaled", scaled}, {"sample", sample}, {"feedback", feedback}, {"alpha", alpha},     {"p", p},
           {"adapt", adapt},   {"theta_min", theta_min}, {"theta_max", theta_max}, {"adapt_policy", adapt_policy},
           {"epsilon", epsilon}, {"omega", omega}, {"window", window}, {"eta", eta}};
+  for (const auto& o : catalogue::options())
+    if (!hasField(o.name)) j[o.name] = value(o.name);
+  return j;
 }
 
 CompressionOptions CompressionOptions::fromJson(const nlohmann::json& j, CompressionOptions o) {
@@ -34,6 +67,8 @@ CompressionOptions CompressionOptions::fromJson(const nlohmann::json& j, Compres
   o.omega = j.value("omega", o.omega);
   o.window = j.value("window", o.window);
   o.eta = j.value("eta", o.eta);
+  for (const auto& spec : catalogue::options())
+    if (!hasField(spec.name) && j.contains(spec.name)) o.extra[spec.name] = j.at(spec.name);
   return o;
 }
 

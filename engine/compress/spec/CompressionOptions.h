@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace ps {
@@ -26,8 +27,14 @@ struct CompressionOptions {
   double theta_min = 0.1, theta_max = 1e-4, epsilon = 0.75, omega = 0.05, eta = 0.2;
   std::string adapt_policy = "geometric";
   int64_t window = 25;
+  // Options of codecs added since (engine/compress/CodecList.h), by name: what a direction's JSON gave; the
+  // catalogue's default for the rest.
+  std::map<std::string, nlohmann::json> extra;
 
-  bool sparse() const { return method == "topk" || method == "randk" || method == "gaussiank" || method == "sampledk"; }
+  // The value of one of `extra`'s options (the catalogue's default where none was given).
+  const nlohmann::json& value(const std::string& option) const;
+  // The codec sends a subset of the elements (the catalogue's word for `method`).
+  bool sparse() const;
   nlohmann::json toJson() const;
   // Reads the keys present in `j` over `base` (a boundary override over its direction).
   static CompressionOptions fromJson(const nlohmann::json& j, CompressionOptions base);

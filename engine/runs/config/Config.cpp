@@ -1,5 +1,6 @@
 #include "engine/runs/config/Config.h"
 
+#include "engine/compress/spec/Catalogue.h"
 #include "engine/runs/config/ConfigSchema.h"
 
 #include <cerrno>
@@ -102,6 +103,13 @@ CompressionOptions overrideOf(const Json& j, const std::string& dotted, Compress
   return j.contains(ptr) ? CompressionOptions::fromJson(j.at(ptr), base) : base;
 }
 
+std::string sparseCodecs() {
+  std::string s;
+  for (const auto& m : catalogue::codecs())
+    if (m.sparse) s += (s.empty() ? "" : ", ") + m.name;
+  return s;
+}
+
 void crossCheck(const Config& c, const std::string& source) {
   const auto& p = c.pipeline;
   if (p.balance == "explicit") {
@@ -130,7 +138,7 @@ void crossCheck(const Config& c, const std::string& source) {
   auto checkDirection = [&](const CompressionOptions& o, const std::string& where, bool forward) {
     if (o.adapt != "none" && !o.sparse())
       throw ConfigError(source + ": " + where + ".adapt = " + o.adapt + " adapts a sparsifier's K, but " + where +
-                        ".method is " + o.method + "; use topk, gaussiank, randk or sampledk");
+                        ".method is " + o.method + "; use one of " + sparseCodecs());
     if (o.adapt == "gravac" && o.theta_max >= o.theta_min)
       throw ConfigError(source + ": " + where + ".theta_max must be below " + where + ".theta_min (GraVAC explores "
                         "from the mildest factor theta_min down to theta_max)");
@@ -144,7 +152,8 @@ void crossCheck(const Config& c, const std::string& source) {
     if (o.value_bits > 8 && o.value_bits != 16 && o.value_bits != 32)
       throw ConfigError(source + ": " + where + ".value_bits = " + std::to_string(o.value_bits) +
                         " is not allowed: use 1..8, 16 (fp16) or 32 (float32)");
-    if (o.feedback == "aqsgd" && !forward)
+    const MethodSpec* compensation = catalogue::compensation(o.feedback);
+    if (compensation && compensation->forwardOnly && !forward)
       throw ConfigError(source + ": " + where + ".feedback = aqsgd applies to forward activations only; backward "
                         "gradients on an AQ-SGD link use their own compressor (choose none, ef, ef21, diana or randdiana)");
   };

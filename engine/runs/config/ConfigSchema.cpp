@@ -1,5 +1,7 @@
 #include "engine/runs/config/ConfigSchema.h"
 
+#include "engine/compress/spec/Catalogue.h"
+
 #include <algorithm>
 #include <cctype>
 #include <sstream>
@@ -56,39 +58,27 @@ KeySpec choice(std::string path, std::string def, std::vector<std::string> choic
   return {std::move(path), Type::Enum, json(std::move(def)), 0, 0, std::move(choices), std::move(help)};
 }
 
-// The settings of one compressed direction (forward activations, backward gradients, a boundary's override).
-// Keys under a boundary override have no default: what is not given there comes from the direction.
+// The settings of one compressed direction (forward activations, backward gradients, a boundary's override), read
+// from the compression catalogue: a codec added there has its keys here. Keys under a boundary override have no
+// default: what is not given there comes from the direction.
+KeySpec fromCatalogue(const std::string& path, const OptionSpec& o) {
+  switch (o.type) {
+    case OptionSpec::Type::Int: return {path, Type::Int, o.fallback, o.min, o.max, {}, o.help};
+    case OptionSpec::Type::Double: return {path, Type::Double, o.fallback, o.min, o.max, {}, o.help};
+    case OptionSpec::Type::Bool: return {path, Type::Bool, o.fallback, 0, 0, {}, o.help};
+    case OptionSpec::Type::Choice: return {path, Type::Enum, o.fallback, 0, 0, o.choices, o.help};
+  }
+  return {};
+}
+
 void addDirection(std::vector<KeySpec>& keys, const std::string& prefix, bool withDefaults) {
   std::vector<KeySpec> d;
-  d.push_back(choice(prefix + ".method", "none",
-                     {"none", "fp16", "bf16", "quantize", "qsgd", "sign", "topk", "randk", "gaussiank", "sampledk"},
-                     "codec for this direction"));
-  d.push_back(real(prefix + ".k", 0.1, 1e-6, 1, "fraction of the elements a sparsifier keeps"));
-  d.push_back(integer(prefix + ".bits", 8, 1, 16, "quantization bits (1..8; 16 means an fp16 cast)"));
-  d.push_back(choice(prefix + ".rounding", "nearest", {"nearest", "stochastic"}, "quantization rounding"));
-  d.push_back(choice(prefix + ".scale", "bucket", {"tensor", "channel", "bucket"}, "quantization scale groups"));
-  d.push_back(integer(prefix + ".bucket", 512, 8, 1 << 24, "values per scale bucket"));
-  d.push_back(choice(prefix + ".range", "maxabs", {"maxabs", "minmax"}, "symmetric max-abs or asymmetric min-max"));
-  d.push_back(integer(prefix + ".levels", 16, 1, 127, "QSGD levels s"));
-  d.push_back(integer(prefix + ".value_bits", 32, 1, 32,
-                      "bits of a sparsifier's values (32: float32, 16: fp16, 1..8: quantized again)"));
-  d.push_back(boolean(prefix + ".trim", false, "GaussianK: trim the survivors to exactly k"));
-  d.push_back(boolean(prefix + ".scaled", false, "RandK: scale the kept values by n/k (unbiased)"));
-  d.push_back(real(prefix + ".sample", 0.01, 1e-4, 1, "sampled threshold: fraction of the elements sampled"));
-  d.push_back(choice(prefix + ".feedback", "none", {"none", "ef", "ef21", "diana", "randdiana", "aqsgd"},
+  d.push_back(choice(prefix + ".method", "none", catalogue::names(catalogue::codecs()), "codec for this direction"));
+  d.push_back(choice(prefix + ".feedback", "none", catalogue::names(catalogue::compensations()),
                      "error compensation wrapped around the codec"));
-  d.push_back(real(prefix + ".alpha", 0, 0, 1, "DIANA shift step (0: 1/(omega+1) where omega is known, else 1)"));
-  d.push_back(real(prefix + ".p", 0.1, 0, 1, "Rand-DIANA: probability of sending uncompressed"));
-  d.push_back(choice(prefix + ".adapt", "none", {"none", "gravac", "accordion"},
+  d.push_back(choice(prefix + ".adapt", "none", catalogue::names(catalogue::controllers()),
                      "adapt a sparsifier's K during the run (GraVAC, Accordion); every change is an event"));
-  d.push_back(real(prefix + ".theta_min", 0.1, 1e-6, 1, "adaptive K: the mildest factor (Accordion's mild factor)"));
-  d.push_back(real(prefix + ".theta_max", 1e-4, 1e-6, 1, "GraVAC: the most aggressive factor"));
-  d.push_back(choice(prefix + ".adapt_policy", "geometric", {"geometric", "exponential"},
-                     "GraVAC candidates: x0.5 each (geometric) or a step that squares each time (exponential)"));
-  d.push_back(real(prefix + ".epsilon", 0.75, 0, 1, "GraVAC: gain a factor must keep to be sent"));
-  d.push_back(real(prefix + ".omega", 0.05, 0, 1, "GraVAC: settle when the two best throughputs differ by less"));
-  d.push_back(integer(prefix + ".window", 25, 1, 100000, "adaptive K: steps per EWMA window and exploration interval"));
-  d.push_back(real(prefix + ".eta", 0.2, 0, 10, "Accordion: relative gradient-norm change marking a critical phase"));
+  for (const auto& o : catalogue::options()) d.push_back(fromCatalogue(prefix + "." + o.name, o));
   for (auto& k : d) {
     if (!withDefaults) k.fallback = nullptr;
     keys.push_back(std::move(k));

@@ -1,0 +1,71 @@
+#pragma once
+// The lab's compressors as data: every codec, error compensation and adaptive controller, with the options each
+// reads (type, default, range, help and the control that edits it in the app). The config schema and presets
+// validation, the app's compressor editor, the runs table and the settings diff read them from here, and the
+// engine's registries (engine/compress/Registry.h) pair each entry with the code that builds it. Torch-free.
+//
+// A codec's entry comes from the codec list (engine/compress/CodecList.h): adding a codec is its own file plus
+// one line there. Compensations and controllers are listed in Catalogue.cpp beside the options they share.
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace ps {
+
+struct OptionSpec {
+  enum class Type { Int, Double, Bool, Choice };
+  // How the app edits it: a spin box, a slider over an integer range, K's logarithmic slider, the bits slider
+  // (1..8 and 16), a combo box of the choices, a check box.
+  enum class Control { Spin, Slider, LogSlider, BitsSlider, Combo, Check };
+
+  std::string name;  // the key under compression.<direction>.
+  Type type = Type::Double;
+  nlohmann::json fallback;           // the default
+  double min = 0, max = 0;           // Int and Double
+  std::vector<std::string> choices;  // Choice
+  std::string label, help;
+  Control control = Control::Spin;
+
+  // Checks a value of this option; returns what is wrong ("" when it is fine).
+  std::string check(const nlohmann::json& value) const;
+  std::string allowed() const;  // "an integer in 1 .. 64", "one of a, b"
+};
+
+// Helpers that keep the tables short.
+OptionSpec intOption(std::string name, long long fallback, double min, double max, std::string label, std::string help,
+                     OptionSpec::Control control = OptionSpec::Control::Spin);
+OptionSpec realOption(std::string name, double fallback, double min, double max, std::string label, std::string help);
+OptionSpec boolOption(std::string name, bool fallback, std::string label, std::string help);
+OptionSpec choiceOption(std::string name, std::string fallback, std::vector<std::string> choices, std::string label,
+                        std::string help);
+
+// One codec, compensation or controller.
+struct MethodSpec {
+  std::string name, label, help;
+  std::vector<std::string> options;  // the options it reads: shared ones by name
+  std::vector<OptionSpec> own;       // options no other method has (they appear in `options` too)
+  bool sparse = false;               // codecs: sends a subset of the elements (K applies; K can adapt)
+  bool forwardOnly = false;          // compensations: activations only (AQ-SGD keeps per-sample buffers)
+  bool reads(const std::string& option) const;
+};
+
+namespace catalogue {
+
+// Options several methods read (K, bits, rounding, ...), in the order the editor shows them.
+const std::vector<OptionSpec>& sharedOptions();
+// Every option of a direction: the shared ones, then each method's own, each once. Excludes method, feedback and
+// adapt, which choose among codecs(), compensations() and controllers().
+const std::vector<OptionSpec>& options();
+const OptionSpec* option(const std::string& name);
+
+const std::vector<MethodSpec>& codecs();
+const std::vector<MethodSpec>& compensations();
+const std::vector<MethodSpec>& controllers();
+const MethodSpec* codec(const std::string& name);
+const MethodSpec* compensation(const std::string& name);
+const MethodSpec* controller(const std::string& name);
+std::vector<std::string> names(const std::vector<MethodSpec>& methods);
+
+}  // namespace catalogue
+}  // namespace ps

@@ -1,0 +1,86 @@
+// The compression catalogue: the one list of codecs, compensations, controllers and their options that the config
+// schema, presets, the app's editor and the engine's registry read.
+#include "engine/compress/spec/Catalogue.h"
+#include "engine/compress/spec/CompressionOptions.h"
+#include "engine/runs/config/Config.h"
+#include "engine/runs/config/ConfigError.h"
+#include "engine/runs/config/ConfigSchema.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace ps {
+namespace {
+
+TEST(Catalogue, EveryOptionAMethodReadsExistsAndNamesAreUnique) {
+  std::set<std::string> options;
+  for (const auto& o : catalogue::options()) {
+    EXPECT_TRUE(options.insert(o.name).second) << o.name << " twice";
+    EXPECT_FALSE(o.label.empty()) << o.name;
+    EXPECT_FALSE(o.help.empty()) << o.name;
+    EXPECT_EQ(o.check(o.fallback), "") << o.name << "'s default is outside its own range";
+  }
+  for (const auto* list : {&catalogue::codecs(), &catalogue::compensations(), &catalogue::controllers()}) {
+    std::set<std::string> names;
+    for (const auto& m : *list) {
+      EXPECT_TRUE(names.insert(m.name).second) << m.name << " twice";
+      for (const auto& o : m.options) EXPECT_TRUE(catalogue::option(o)) << m.name << " reads unknown " << o;
+    }
+    EXPECT_TRUE(names.count("none")) << "every list starts from doing nothing";
+  }
+  EXPECT_TRUE(catalogue::codec("topk")->sparse);
+  EXPECT_FALSE(catalogue::codec("quantize")->sparse);
+  EXPECT_TRUE(catalogue::compensation("aqsgd")->forwardOnly);
+}
+
+TEST(Catalogue, OptionChecksNameWhatIsWrong) {
+  const OptionSpec* bits = catalogue::option("bits");
+  ASSERT_TRUE(bits);
+  EXPECT_EQ(bits->check(4), "");
+  EXPECT_NE(bits->check(4.5), "");
+  EXPECT_NE(bits->check(0), "");
+  EXPECT_NE(bits->check("eight"), "");
+  const OptionSpec* rounding = catalogue::option("rounding");
+  EXPECT_EQ(rounding->check("stochastic"), "");
+  EXPECT_NE(rounding->check("up"), "");
+  EXPECT_EQ(rounding->allowed(), "one of nearest, stochastic");
+}
+
+TEST(Catalogue, TheSchemaHasAKeyForEveryOptionOfEveryDirection) {
+  const auto& schema = ConfigSchema::instance();
+  for (const char* dir : {"forward", "backward", "gradients"}) {
+    const std::string prefix = std::string("compression.") + dir + ".";
+    for (const auto& o : catalogue::options()) EXPECT_TRUE(schema.find(prefix + o.name)) << prefix << o.name;
+    const KeySpec* method = schema.find(prefix + "method");
+    ASSERT_TRUE(method);
+    EXPECT_EQ(method->choices, catalogue::names(catalogue::codecs()));
+    EXPECT_EQ(schema.find(prefix + "feedback")->choices, catalogue::names(catalogue::compensations()));
+    EXPECT_EQ(schema.find(prefix + "adapt")->choices, catalogue::names(catalogue::controllers()));
+  }
+  EXPECT_TRUE(schema.find("compression.boundaries.2.forward.bits"));
+}
+
+TEST(Catalogue, OptionsWithoutAFieldRoundTripThroughJson) {
+  CompressionOptions o;
+  EXPECT_THROW(o.value("no_such_option"), std::invalid_argument);
+  // Every catalogue option is written out, so a stored config says what every option was.
+  const auto j = o.toJson();
+  for (const auto& spec : catalogue::options()) EXPECT_TRUE(j.contains(spec.name)) << spec.name;
+  EXPECT_EQ(CompressionOptions::fromJson(j), o);
+}
+
+TEST(Catalogue, AdaptingANonSparsifierNamesTheSparsifiers) {
+  nlohmann::json j = {{"compression", {{"forward", {{"method", "quantize"}, {"adapt", "gravac"}}}}}};
+  try {
+    Config::fromJson(j, "test");
+    FAIL() << "adaptive K on a quantizer was accepted";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    for (const auto& m : catalogue::codecs())
+      if (m.sparse) EXPECT_NE(what.find(m.name), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace ps
