@@ -1,107 +1,187 @@
 #include "app/ui/CompressorEditor.h"
 
 #include "app/ui/SliderScales.h"
+#include "engine/compress/spec/Catalogue.h"
 
+#include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QEvent>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSlider>
+#include <QSpinBox>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
 
 namespace ps::ui {
 namespace {
 
-const QStringList kMethods = {"none", "fp16", "bf16", "quantize", "qsgd", "sign", "topk", "randk", "gaussiank", "sampledk"};
-const QStringList kFeedback = {"none", "ef", "ef21", "diana", "randdiana", "aqsgd"};
+using Control = OptionSpec::Control;
 
-bool isSparse(const QString& m) { return m == "topk" || m == "randk" || m == "gaussiank" || m == "sampledk"; }
+QString qs(const std::string& s) { return QString::fromStdString(s); }
 
-QSlider* makeSlider(int lo, int hi) {
-  auto* s = new QSlider(Qt::Horizontal);
-  s->setRange(lo, hi);
-  s->setTracking(true);
-  return s;
+QComboBox* methodCombo(const std::vector<MethodSpec>& methods, const QString& tip, bool forward) {
+  auto* box = new QComboBox;
+  for (const auto& m : methods) {
+    if (m.forwardOnly && !forward) continue;
+    box->addItem(qs(m.name));
+    box->setItemData(box->count() - 1, qs(m.label + ": " + m.help), Qt::ToolTipRole);
+  }
+  box->setToolTip(tip);
+  return box;
 }
+
+// Decimals enough to show the smallest value of the range.
+int decimalsFor(const OptionSpec& s) {
+  const double smallest = s.min > 0 ? s.min : 0.001;
+  return std::clamp(int(std::ceil(-std::log10(smallest))) + 1, 2, 8);
+}
+
+double toDouble(const nlohmann::json& v, double fallback) { return v.is_number() ? v.get<double>() : fallback; }
 
 }  // namespace
 
 CompressorEditor::CompressorEditor(const QString& direction, const QString& title, QWidget* parent)
     : QGroupBox(title, parent), prefix_("compression." + direction + ".") {
-  method_ = new QComboBox;
-  method_->addItems(kMethods);
-  method_->setToolTip(tr("Codec applied to everything crossing a stage boundary in this direction"));
-  k_ = makeSlider(0, kSliderSteps);
-  k_->setPageStep(10);  // a decade
-  k_->setToolTip(tr("Fraction of elements a sparsifier keeps (logarithmic, 0.1% to 100%)"));
-  kLabel_ = new QLabel;
-  kLabel_->setMinimumWidth(48);
-  bits_ = makeSlider(1, kBitsPositions);
-  bits_->setPageStep(1);
-  bits_->setTickPosition(QSlider::TicksBelow);
-  bits_->setToolTip(tr("Bits per quantized element: 1 to 8, or 16 (fp16)"));
-  bitsLabel_ = new QLabel;
-  bitsLabel_->setMinimumWidth(48);
-  rounding_ = new QComboBox;
-  rounding_->addItems({"nearest", "stochastic"});
-  feedback_ = new QComboBox;
-  feedback_->addItems(kFeedback);
-  feedback_->setToolTip(tr("Error compensation around the codec (ef, ef21, diana, randdiana; aqsgd for activations)"));
-  if (direction == "backward") feedback_->removeItem(feedback_->findText("aqsgd"));
-  adapt_ = new QComboBox;
-  adapt_->addItems({"none", "gravac", "accordion"});
-  adapt_->setToolTip(tr("Let GraVAC or Accordion choose a sparsifier's K during the run; every change is a marker"));
+  const bool forward = direction == "forward";
+  method_ = methodCombo(catalogue::codecs(), tr("Codec applied to everything crossing a boundary in this direction"),
+                        forward);
+  feedback_ = methodCombo(catalogue::compensations(), tr("Error compensation around the codec"), forward);
+  adapt_ = methodCombo(catalogue::controllers(),
+                       tr("Let an adaptive controller choose a sparsifier's K during the run; every change is a marker"),
+                       forward);
 
-  auto row = [](QWidget* a, QWidget* b) {
-    auto* w = new QWidget;
-    auto* l = new QHBoxLayout(w);
-    l->setContentsMargins(0, 0, 0, 0);
-    l->addWidget(a, 1);
-    l->addWidget(b);
-    return w;
+  form_ = new QFormLayout(this);
+  form_->addRow(tr("Method"), method_);
+  for (const auto& spec : catalogue::options()) {
+    Row row = makeRow(spec);
+    row.control->setToolTip(qs(spec.help) + " (" + qs(spec.allowed()) + ")");
+    form_->addRow(qs(spec.label), row.field);
+    rows_[spec.name] = std::move(row);
+  }
+  form_->addRow(tr("Compensation"), feedback_);
+  form_->addRow(tr("Adaptive K"), adapt_);
+
+  auto chooser = [this](QComboBox* box, const QString& leaf) {
+    connect(box, &QComboBox::currentTextChanged, this, [this, leaf](const QString& v) {
+      updateShown();
+      emitChange(leaf, v);
+    });
   };
-  auto* form = new QFormLayout(this);
-  form->addRow(tr("Method"), method_);
-  form->addRow(tr("K"), row(k_, kLabel_));
-  form->addRow(tr("Bits"), row(bits_, bitsLabel_));
-  form->addRow(tr("Rounding"), rounding_);
-  form->addRow(tr("Compensation"), feedback_);
-  form->addRow(tr("Adaptive K"), adapt_);
-
-  connect(method_, &QComboBox::currentTextChanged, this, [this](const QString& m) {
-    updateEnabled();
-    emitChange("method", m);
-  });
-  // Sliders report when released (or moved by keyboard), not on every pixel of a drag: each report is a command
-  // to the running session and a marker on the charts.
-  connect(k_, &QSlider::valueChanged, this, [this](int v) {
-    showK(kFromSlider(v));
-    if (!k_->isSliderDown()) emitChange("k", kFromSlider(v));
-  });
-  // A click without a move changes nothing: only a release at another position is a change.
-  connect(k_, &QSlider::sliderPressed, this, [this] { pressedK_ = k_->value(); });
-  connect(k_, &QSlider::sliderReleased, this, [this] {
-    if (k_->value() != pressedK_) emitChange("k", kFromSlider(k_->value()));
-  });
-  connect(bits_, &QSlider::valueChanged, this, [this](int v) {
-    showBits(bitsFromSlider(v));
-    if (!bits_->isSliderDown()) emitChange("bits", bitsFromSlider(v));
-  });
-  connect(bits_, &QSlider::sliderPressed, this, [this] { pressedBits_ = bits_->value(); });
-  connect(bits_, &QSlider::sliderReleased, this, [this] {
-    if (bits_->value() != pressedBits_) emitChange("bits", bitsFromSlider(bits_->value()));
-  });
+  chooser(method_, "method");
+  chooser(feedback_, "feedback");
+  chooser(adapt_, "adapt");
   // Scrolling the settings dock must not change a codec under the pointer: wheel input only once focused.
-  for (QWidget* w : std::initializer_list<QWidget*>{method_, k_, bits_, rounding_, feedback_, adapt_}) {
+  std::vector<QWidget*> inputs = {method_, feedback_, adapt_};
+  for (const auto& [name, row] : rows_) inputs.push_back(row.control);
+  for (QWidget* w : inputs) {
     w->setFocusPolicy(Qt::StrongFocus);
     w->installEventFilter(this);
   }
-  connect(rounding_, &QComboBox::currentTextChanged, this, [this](const QString& r) { emitChange("rounding", r); });
-  connect(feedback_, &QComboBox::currentTextChanged, this, [this](const QString& f) { emitChange("feedback", f); });
-  connect(adapt_, &QComboBox::currentTextChanged, this, [this](const QString& a) { emitChange("adapt", a); });
-  showK(kFromSlider(k_->value()));
-  showBits(bitsFromSlider(bits_->value()));
-  updateEnabled();
+  loading_ = true;
+  for (const auto& spec : catalogue::options()) rows_[spec.name].show(spec.fallback);
+  loading_ = false;
+  updateShown();
+}
+
+CompressorEditor::Row CompressorEditor::makeRow(const OptionSpec& spec) {
+  const QString leaf = qs(spec.name);
+  switch (spec.control) {
+    case Control::LogSlider:
+      k_ = new QSlider(Qt::Horizontal);
+      k_->setRange(0, kSliderSteps);
+      k_->setPageStep(10);  // a decade
+      return sliderRow(
+          spec, k_, [](int p) { return QVariant(kFromSlider(p)); },
+          [](const nlohmann::json& v) { return sliderFromK(toDouble(v, 0.1)); },
+          [](const nlohmann::json& v) { return QString::number(toDouble(v, 0.1) * 100.0, 'g', 3) + "%"; });
+    case Control::BitsSlider:
+      bits_ = new QSlider(Qt::Horizontal);
+      bits_->setRange(1, kBitsPositions);
+      bits_->setTickPosition(QSlider::TicksBelow);
+      return sliderRow(
+          spec, bits_, [](int p) { return QVariant(bitsFromSlider(p)); },
+          [](const nlohmann::json& v) { return sliderFromBits(int(toDouble(v, 8))); },
+          [this](const nlohmann::json& v) { return tr("%1 bit").arg(int(toDouble(v, 8))); });
+    case Control::Slider: {
+      auto* s = new QSlider(Qt::Horizontal);
+      s->setRange(int(spec.min), int(spec.max));
+      const double fallback = toDouble(spec.fallback, spec.min);
+      return sliderRow(
+          spec, s, [](int p) { return QVariant(p); },
+          [fallback](const nlohmann::json& v) { return int(std::lround(toDouble(v, fallback))); },
+          [fallback](const nlohmann::json& v) { return QString::number(std::lround(toDouble(v, fallback))); });
+    }
+    case Control::Combo: {
+      auto* box = new QComboBox;
+      for (const auto& c : spec.choices) box->addItem(qs(c));
+      connect(box, &QComboBox::currentTextChanged, this, [this, leaf](const QString& v) { emitChange(leaf, v); });
+      return {box, box, [box](const nlohmann::json& v) {
+                if (v.is_string()) box->setCurrentText(qs(v.get<std::string>()));
+              }};
+    }
+    case Control::Check: {
+      auto* box = new QCheckBox;
+      connect(box, &QCheckBox::toggled, this, [this, leaf](bool on) { emitChange(leaf, on); });
+      return {box, box, [box](const nlohmann::json& v) {
+                if (v.is_boolean()) box->setChecked(v.get<bool>());
+              }};
+    }
+    case Control::Spin: break;
+  }
+  if (spec.type == OptionSpec::Type::Int) {
+    auto* box = new QSpinBox;
+    box->setRange(int(std::max(spec.min, -2e9)), int(std::min(spec.max, 2e9)));
+    box->setKeyboardTracking(false);  // typed digits count once the value is entered, not per keystroke
+    connect(box, qOverload<int>(&QSpinBox::valueChanged), this, [this, leaf](int v) { emitChange(leaf, v); });
+    return {box, box, [box](const nlohmann::json& v) {
+              if (v.is_number()) box->setValue(int(std::lround(v.get<double>())));
+            }};
+  }
+  auto* box = new QDoubleSpinBox;
+  box->setDecimals(decimalsFor(spec));
+  box->setRange(spec.min, spec.max);
+  box->setSingleStep(std::max(spec.min, (spec.max - spec.min) / 100.0));
+  box->setKeyboardTracking(false);
+  connect(box, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this, leaf](double v) { emitChange(leaf, v); });
+  return {box, box, [box](const nlohmann::json& v) {
+            if (v.is_number()) box->setValue(v.get<double>());
+          }};
+}
+
+// Sliders report when released (or moved by keyboard), not on every pixel of a drag: each report is a command to
+// the running session and a marker on the charts. A click without a move changes nothing.
+CompressorEditor::Row CompressorEditor::sliderRow(const OptionSpec& spec, QSlider* slider,
+                                                   std::function<QVariant(int)> value,
+                                                   std::function<int(const nlohmann::json&)> position,
+                                                   std::function<QString(const nlohmann::json&)> text) {
+  const QString leaf = qs(spec.name);
+  slider->setTracking(true);
+  auto* label = new QLabel;
+  label->setMinimumWidth(48);
+  auto* field = new QWidget;
+  auto* layout = new QHBoxLayout(field);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(slider, 1);
+  layout->addWidget(label);
+  auto pressed = std::make_shared<int>(-1);
+  connect(slider, &QSlider::valueChanged, this, [=](int p) {
+    label->setText(text(nlohmann::json(value(p).toDouble())));
+    if (!slider->isSliderDown()) emitChange(leaf, value(p));
+  });
+  connect(slider, &QSlider::sliderPressed, this, [=] { *pressed = slider->value(); });
+  connect(slider, &QSlider::sliderReleased, this, [=] {
+    if (slider->value() != *pressed) emitChange(leaf, value(slider->value()));
+  });
+  auto show = [=](const nlohmann::json& v) {
+    if (!slider->isSliderDown()) slider->setValue(position(v));  // never yank a slider out of the user's hand
+    label->setText(text(v));  // the exact configured value, not the slider's rounding of it
+  };
+  return {field, slider, show};
 }
 
 bool CompressorEditor::eventFilter(QObject* watched, QEvent* event) {
@@ -119,36 +199,41 @@ void CompressorEditor::load(const nlohmann::json& config) {
   loading_ = true;
   const std::string dir = prefix_.section('.', 1, 1).toStdString();
   const auto& c = config.at("compression").at(dir);
-  method_->setCurrentText(QString::fromStdString(c.value("method", "none")));
-  const double k = c.value("k", 0.1);
-  if (!k_->isSliderDown()) k_->setValue(sliderFromK(k));  // never yank a slider out of the user's hand
-  showK(k);  // the exact configured value, not the slider's rounding of it
-  const int bits = c.value("bits", 8);
-  if (!bits_->isSliderDown()) bits_->setValue(sliderFromBits(bits));
-  showBits(bits);
-  rounding_->setCurrentText(QString::fromStdString(c.value("rounding", "nearest")));
-  feedback_->setCurrentText(QString::fromStdString(c.value("feedback", "none")));
-  adapt_->setCurrentText(QString::fromStdString(c.value("adapt", "none")));
-  updateEnabled();
+  method_->setCurrentText(qs(c.value("method", "none")));
+  feedback_->setCurrentText(qs(c.value("feedback", "none")));
+  adapt_->setCurrentText(qs(c.value("adapt", "none")));
+  for (const auto& spec : catalogue::options()) rows_[spec.name].show(c.value(spec.name, spec.fallback));
+  updateShown();
   loading_ = false;
+}
+
+QWidget* CompressorEditor::optionControl(const std::string& name) const {
+  auto it = rows_.find(name);
+  return it == rows_.end() ? nullptr : it->second.control;
+}
+
+bool CompressorEditor::optionShown(const std::string& name) const {
+  auto it = rows_.find(name);
+  return it != rows_.end() && form_->isRowVisible(it->second.field);
 }
 
 void CompressorEditor::emitChange(const QString& leaf, const QVariant& value) {
   if (!loading_) Q_EMIT changed(prefix_ + leaf, value);
 }
 
-void CompressorEditor::showK(double k) { kLabel_->setText(QString::number(k * 100.0, 'g', 3) + "%"); }
-void CompressorEditor::showBits(int bits) { bitsLabel_->setText(tr("%1 bit").arg(bits)); }
-
-void CompressorEditor::updateEnabled() {
-  const QString m = method_->currentText();
-  k_->setEnabled(isSparse(m));
-  kLabel_->setEnabled(isSparse(m));
-  const bool quantized = m == "quantize";
-  bits_->setEnabled(quantized);
-  bitsLabel_->setEnabled(quantized);
-  rounding_->setEnabled(quantized || m == "qsgd");
-  adapt_->setEnabled(isSparse(m));
+// A row shows while the chosen codec, compensation or controller reads its option; a controller only adapts a
+// sparsifier.
+void CompressorEditor::updateShown() {
+  const MethodSpec* codec = catalogue::codec(method_->currentText().toStdString());
+  const bool sparse = codec && codec->sparse;
+  adapt_->setEnabled(sparse);
+  const MethodSpec* feedback = catalogue::compensation(feedback_->currentText().toStdString());
+  const MethodSpec* adapt = sparse ? catalogue::controller(adapt_->currentText().toStdString()) : nullptr;
+  for (auto& [name, row] : rows_) {
+    const bool read = (codec && codec->reads(name)) || (feedback && feedback->reads(name)) || (adapt && adapt->reads(name));
+    form_->setRowVisible(row.field, read);
+    row.control->setEnabled(read);
+  }
 }
 
 }  // namespace ps::ui

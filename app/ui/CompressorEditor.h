@@ -1,23 +1,35 @@
 #pragma once
-// ps::ui::CompressorEditor: the controls for one direction's compressor (forward activations or backward
-// gradients): method, K (log slider), bits, rounding, error compensation and adaptive K (GraVAC, Accordion). It edits the config keys under
-// `compression.<direction>.` and reports each change as (key, value); whether that goes to the next run or to the
-// running session is the window's business.
+// ps::ui::CompressorEditor: the controls for one direction's compressor (forward activations, backward gradients,
+// replicas' weight gradients), generated from the compression catalogue (engine/compress/spec/Catalogue.h): a
+// codec, compensation and adaptive controller chooser, and one row per option with the control its spec names (K's
+// logarithmic slider, the bits slider, a slider, a spin box, a combo or a check box), its range and its help as
+// tooltip. A row shows only while the chosen codec, compensation or controller reads its option. It edits the
+// config keys under `compression.<direction>.` and reports each change as (key, value); whether that goes to the
+// next run or to the running session is the window's business.
 #include <QGroupBox>
 #include <QVariant>
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+#include <map>
+#include <string>
+
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QSlider;
+
+namespace ps {
+struct OptionSpec;
+}
 
 namespace ps::ui {
 
 class CompressorEditor : public QGroupBox {
   Q_OBJECT
  public:
-  // direction: "forward" or "backward".
+  // direction: "forward", "backward" or "gradients".
   CompressorEditor(const QString& direction, const QString& title, QWidget* parent = nullptr);
 
   // Shows the values of a full config without emitting changes.
@@ -29,6 +41,9 @@ class CompressorEditor : public QGroupBox {
   QComboBox* methodBox() const { return method_; }
   QComboBox* feedbackBox() const { return feedback_; }
   QComboBox* adaptBox() const { return adapt_; }
+  // The control of an option by its catalogue name (nullptr for an unknown name), and whether its row shows.
+  QWidget* optionControl(const std::string& name) const;
+  bool optionShown(const std::string& name) const;
 
  Q_SIGNALS:
   void changed(const QString& key, const QVariant& value);
@@ -37,22 +52,26 @@ class CompressorEditor : public QGroupBox {
   bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
-  void updateEnabled();
+  struct Row {
+    QWidget* field = nullptr;    // what the form holds: the control, or the control and its value label
+    QWidget* control = nullptr;  // what takes input
+    std::function<void(const nlohmann::json&)> show;  // sets the control without emitting
+  };
+  Row makeRow(const OptionSpec& spec);
+  Row sliderRow(const OptionSpec& spec, QSlider* slider, std::function<QVariant(int)> value,
+                std::function<int(const nlohmann::json&)> position, std::function<QString(const nlohmann::json&)> text);
+  void updateShown();
   void emitChange(const QString& leaf, const QVariant& value);
-  void showK(double k);
-  void showBits(int bits);
 
   QString prefix_;
+  QFormLayout* form_;
   QComboBox* method_;
-  QSlider* k_;
-  QLabel* kLabel_;
-  QSlider* bits_;
-  QLabel* bitsLabel_;
-  QComboBox* rounding_;
   QComboBox* feedback_;
   QComboBox* adapt_;
+  QSlider* k_ = nullptr;
+  QSlider* bits_ = nullptr;
+  std::map<std::string, Row> rows_;
   bool loading_ = false;
-  int pressedK_ = -1, pressedBits_ = -1;
 };
 
 }  // namespace ps::ui

@@ -13,10 +13,12 @@
 #include "app/ui/runs/RunExports.h"
 #include "app/ui/runs/RunsModel.h"
 #include "app/ui/runs/RunsPanel.h"
+#include "engine/compress/spec/Catalogue.h"
 #include "engine/runs/store/RunStore.h"
 
 #include <QComboBox>
 #include <QDir>
+#include <QDoubleSpinBox>
 #include <QFile>
 #include <QSlider>
 #include <QSpinBox>
@@ -126,6 +128,34 @@ class MainWindowTest : public QObject {
     fwd->methodBox()->setCurrentText("quantize");  // not a sparsifier: refused with the reason, settings kept
     QCOMPARE(w.controls()->config()["compression"]["forward"]["method"], "topk");
     QVERIFY(!fwd->adaptBox()->isEnabled() || fwd->methodBox()->currentText() == "topk");
+  }
+
+  // The editor is generated from the compression catalogue: every option of the chosen codec, compensation and
+  // controller has its control, with its range, and an edit lands in the settings under its own key.
+  void theCompressorEditorShowsWhatTheChosenMethodsRead() {
+    MainWindow w(options());
+    CompressorEditor* fwd = w.controls()->forwardEditor();
+    for (const auto& spec : ps::catalogue::options()) QVERIFY2(fwd->optionControl(spec.name), spec.name.c_str());
+    fwd->methodBox()->setCurrentText("quantize");
+    QVERIFY(fwd->optionShown("bits") && fwd->optionShown("scale") && fwd->optionShown("rounding"));
+    QVERIFY(!fwd->optionShown("k") && !fwd->optionShown("alpha"));
+    fwd->methodBox()->setCurrentText("topk");
+    QVERIFY(fwd->optionShown("k") && fwd->optionShown("value_bits") && !fwd->optionShown("bits"));
+    fwd->feedbackBox()->setCurrentText("diana");
+    QVERIFY(fwd->optionShown("alpha") && !fwd->optionShown("p"));
+    auto* alpha = qobject_cast<QDoubleSpinBox*>(fwd->optionControl("alpha"));
+    QVERIFY(alpha);
+    QCOMPARE(alpha->maximum(), 1.0);
+    alpha->setValue(0.25);
+    QCOMPARE(w.controls()->config()["compression"]["forward"]["alpha"].get<double>(), 0.25);
+    fwd->feedbackBox()->setCurrentText("randdiana");
+    QVERIFY(fwd->optionShown("alpha") && fwd->optionShown("p"));
+    auto* bucket = qobject_cast<QSpinBox*>(fwd->optionControl("bucket"));
+    QVERIFY(bucket);
+    QCOMPARE(bucket->minimum(), 8);
+    // AQ-SGD keeps per-sample activations: it is offered for the forward direction only.
+    QVERIFY(fwd->feedbackBox()->findText("aqsgd") >= 0);
+    QCOMPARE(w.controls()->backwardEditor()->feedbackBox()->findText("aqsgd"), -1);
   }
 
   void savedPresetsAreListedAndNeverOverwrittenSilently() {
