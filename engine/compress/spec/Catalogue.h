@@ -47,6 +47,9 @@ struct MethodSpec {
   std::vector<OptionSpec> own;       // options no other method has (they appear in `options` too)
   bool sparse = false;               // codecs: sends a subset of the elements (K applies; K can adapt)
   bool forwardOnly = false;          // compensations: activations only (AQ-SGD keeps per-sample buffers)
+  // Codecs: the id their payloads' header carries (engine/compress/Payload.h). Codecs share one only when they
+  // share the payload format, so that a receiver of either decodes both (TopK, GaussianK and the sampled threshold).
+  int payload = 0;
   bool reads(const std::string& option) const;
 };
 

@@ -150,6 +150,24 @@ TEST(Codec, EveryCodecRoundTripsShapeAndNoneIsExact) {
   EXPECT_LT(double(q8), 0.6 * double(f32));
 }
 
+// A payload names its codec by the id the codec's catalogue entry declares; codecs share an id only when they share
+// the payload format, so either decodes the other's payloads.
+TEST(Codec, PayloadsCarryTheirEntrysIdAndSharedIdsShareTheFormat) {
+  torch::manual_seed(9);
+  auto x = torch::randn({40, 50});
+  for (const auto& a : catalogue::codecs()) {
+    ASSERT_GT(a.payload, 0) << a.name;
+    const Payload p = makeCodec(opts(a.name))->encode(x);
+    size_t offset = 0;
+    EXPECT_EQ(int(PayloadHeader::read(p.bytes, offset).codec), a.payload) << a.name;
+    for (const auto& b : catalogue::codecs()) {
+      if (b.payload != a.payload || b.name == a.name) continue;
+      auto mine = makeCodec(opts(a.name))->decode(p, torch::kCPU);
+      EXPECT_TRUE(torch::equal(makeCodec(opts(b.name))->decode(p, torch::kCPU), mine)) << a.name << " by " << b.name;
+    }
+  }
+}
+
 TEST(Codec, DecodersReuseTheirOutputOnlyWhenNobodyElseHoldsIt) {
   torch::manual_seed(6);
   auto x = torch::randn({64, 32}), z = torch::randn({64, 32});
