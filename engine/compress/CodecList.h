@@ -3,6 +3,7 @@
 // free; the engine's makeCodec builds them. A codec here is everywhere: config keys and their validation, the
 // app's compressor editor, the codec CLI, the codec tests, the decoder fuzzer and bench_compress.
 #include "engine/compress/BuiltinCodecs.h"
+#include "engine/compress/PowerSgdCodec.h"
 
 #include <string>
 #include <vector>
@@ -20,6 +21,6 @@ struct CodecListOf {
 };
 
 using CodecList = CodecListOf<IdentityEntry, Fp16Entry, Bf16Entry, QuantizeEntry, QsgdEntry, SignEntry, TopKEntry,
-                              RandKEntry, GaussianKEntry, SampledKEntry>;
+                              RandKEntry, GaussianKEntry, SampledKEntry, PowerSgdEntry>;
 
 }  // namespace ps

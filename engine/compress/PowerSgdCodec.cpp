@@ -1,0 +1,148 @@
+#include "engine/compress/PowerSgdCodec.h"
+
+#include "engine/compress/Codec.h"
+#include "engine/kernels/GroupStats.h"
+#include "engine/kernels/Random.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace ps {
+namespace {
+
+// Body: u8 r, then either (r = 0) the float32 values as they are, or the factors P (n x r) and Q (m x r),
+// row-major float32, so that the tensor viewed as n x m is P Q^T.
+class PowerSgdCodec final : public Codec {
+ public:
+  PowerSgdCodec(const CompressionOptions& o, const CodecContext& c)
+      : Codec(CodecId(PowerSgdEntry::spec().payload)),
+        rank_(o.value("rank").get<int64_t>()),
+        minSize_(o.value("min_size").get<int64_t>()),
+        stream_(c.stream()) {
+    if (rank_ < 1 || rank_ > kMaxRank) throw ConfigError("powersgd rank must be 1..64, got " + std::to_string(rank_));
+  }
+  std::string describe() const override { return "powersgd rank " + std::to_string(rank_); }
+
+ private:
+  static constexpr int64_t kMaxRank = 64;
+
+  void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override {
+    const int64_t numel = x.numel(), n = rows(x.sizes().vec()), m = n ? numel / n : 0;
+    const int64_t r = std::min({rank_, n, m});
+    if (numel < minSize_ || !worthIt(r, n, m)) {
+      w.put<uint8_t>(0);
+      std::memcpy(w.grow(size_t(numel) * 4), x.data_ptr<float>(), size_t(numel) * 4);
+      return;
+    }
+    w.put<uint8_t>(uint8_t(r));
+    const torch::Tensor M = x.view({n, m});
+    torch::Tensor P = torch::mm(M, warmStart(m, r));  // one power-iteration step from the last message's Q
+    orthonormalizeColumns(P);
+    q_ = torch::mm(M.t(), P).contiguous();  // sent, and the next message's start
+    std::memcpy(w.grow(size_t(n * r) * 4), P.data_ptr<float>(), size_t(n * r) * 4);
+    std::memcpy(w.grow(size_t(m * r) * 4), q_.data_ptr<float>(), size_t(m * r) * 4);
+    p.values = uint64_t(r * (n + m));
+    if (!kernels::allFinite(q_.data_ptr<float>(), size_t(m * r))) q_ = torch::Tensor();  // start afresh next time
+  }
+
+  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& in) override {
+    const int64_t numel = h.numel(), n = rows(h.shape), m = n ? numel / n : 0;
+    const int64_t r = in.get<uint8_t>("rank");
+    if (r == 0) {
+      const uint8_t* values = in.take(size_t(numel) * 4, "values");
+      auto out = outputTensor(h.shape);
+      std::memcpy(out.data_ptr<float>(), values, size_t(numel) * 4);
+      return out;
+    }
+    if (r > kMaxRank || r > std::min(n, m) || !worthIt(r, n, m))
+      throw PayloadError("rank " + std::to_string(r) + " cannot come from a PowerSGD encoder for a " +
+                         std::to_string(n) + " x " + std::to_string(m) + " matrix");
+    // Both factors are checked against the bytes present before the output is allocated.
+    const uint8_t* pBytes = in.take(size_t(n * r) * 4, "factor P");
+    const uint8_t* qBytes = in.take(size_t(m * r) * 4, "factor Q");
+    auto P = torch::empty({n, r}), Q = torch::empty({m, r});
+    std::memcpy(P.data_ptr<float>(), pBytes, size_t(n * r) * 4);
+    std::memcpy(Q.data_ptr<float>(), qBytes, size_t(m * r) * 4);
+    if (!kernels::allFinite(P.data_ptr<float>(), size_t(n * r)) || !kernels::allFinite(Q.data_ptr<float>(), size_t(m * r)))
+      throw PayloadError("a PowerSGD factor holds a value that is not finite");
+    auto out = outputTensor(h.shape);
+    auto matrix = out.view({n, m});
+    torch::mm_out(matrix, P, Q.t());
+    return out;
+  }
+
+  // Rows of the matrix view: the first dimension (a batch, or a layer's outputs); a scalar is 1 x 1.
+  static int64_t rows(const std::vector<int64_t>& shape) { return shape.empty() ? 1 : shape[0]; }
+  // The factors must be smaller than the matrix.
+  static bool worthIt(int64_t r, int64_t n, int64_t m) { return r >= 1 && r * (n + m) < n * m; }
+
+  // Q of the last message when its shape fits, else standard normal values from this codec's seeded stream; a
+  // column of Q that is zero (nothing of M lay along it) is drawn afresh, or P would keep it at zero for good.
+  const torch::Tensor& warmStart(int64_t m, int64_t r) {
+    const bool fits = q_.defined() && q_.size(0) == m && q_.size(1) == r;
+    if (!fits) q_ = torch::zeros({m, r});
+    const auto peaks = q_.abs().amax(0);
+    for (int64_t c = 0; c < r; ++c)
+      if (peaks[c].item<float>() == 0) drawColumn(c);
+    return q_;
+  }
+
+  void drawColumn(int64_t c) {  // Box-Muller from the counter-based stream: the same draws on every machine
+    const int64_t m = q_.size(0), r = q_.size(1);
+    float* q = q_.data_ptr<float>();
+    uint64_t state = kernels::splitmix64(stream_ ^ (0x5eed0000ULL + draws_++));
+    for (int64_t i = 0; i < m; i += 2) {
+      state = kernels::splitmix64(state);
+      const double u1 = (double(state >> 11) + 1.0) * 0x1.0p-53;  // (0, 1]
+      state = kernels::splitmix64(state);
+      const double u2 = double(state >> 11) * 0x1.0p-53;
+      const double radius = std::sqrt(-2.0 * std::log(u1)), angle = 2.0 * M_PI * u2;
+      q[i * r + c] = float(radius * std::cos(angle));
+      if (i + 1 < m) q[(i + 1) * r + c] = float(radius * std::sin(angle));
+    }
+  }
+
+  // Modified Gram-Schmidt on the columns of P (n x r, r small), in double, each column orthogonalised twice ("twice
+  // is enough" in float). A column that loses all but 1e-4 of its norm lies in the span of the ones before (the
+  // matrix has rank below r): it becomes zero rather than normalised rounding noise, which would point anywhere.
+  static void orthonormalizeColumns(torch::Tensor& P) {
+    torch::Tensor cols = P.t().contiguous();  // row i = column i
+    const int64_t r = cols.size(0), n = cols.size(1);
+    float* a = cols.data_ptr<float>();
+    auto norm = [n](const float* c) {
+      double s = 0;
+      for (int64_t k = 0; k < n; ++k) s += double(c[k]) * c[k];
+      return std::sqrt(s);
+    };
+    for (int64_t i = 0; i < r; ++i) {
+      float* ci = a + i * n;
+      const double before = norm(ci);
+      for (int pass = 0; pass < 2; ++pass)
+        for (int64_t j = 0; j < i; ++j) {
+          const float* cj = a + j * n;
+          double dot = 0;
+          for (int64_t k = 0; k < n; ++k) dot += double(ci[k]) * cj[k];
+          for (int64_t k = 0; k < n; ++k) ci[k] = float(ci[k] - dot * cj[k]);
+        }
+      const double after = norm(ci);
+      const double scale = std::isfinite(after) && after > 1e-4 * before && after > 1e-30 ? 1.0 / after : 0.0;
+      for (int64_t k = 0; k < n; ++k) ci[k] = float(ci[k] * scale);
+    }
+    P = cols.t().contiguous();
+  }
+
+  int64_t rank_, minSize_;
+  uint64_t stream_, draws_ = 0;
+  torch::Tensor q_;  // [m, r]
+};
+
+}  // namespace
+
+std::unique_ptr<Codec> PowerSgdEntry::make(const CompressionOptions& options, const CodecContext& context) {
+  return std::make_unique<PowerSgdCodec>(options, context);
+}
+
+}  // namespace ps
