@@ -141,6 +141,8 @@ int main(int argc, char** argv) {
                        "compression.gradients.feedback=ef"}},
       {"gaussiank-sgd-1%", {"compression.gradients.method=gaussiank", "compression.gradients.k=0.01",
                             "compression.gradients.feedback=ef"}},
+      {"powersgd-r4", {"compression.gradients.method=powersgd", "compression.gradients.rank=4",
+                       "compression.gradients.feedback=ef"}},
       {"gravac", {"compression.gradients.method=topk", "compression.gradients.feedback=ef",
                   "compression.gradients.adapt=gravac", "compression.gradients.theta_min=0.1",
                   "compression.gradients.theta_max=0.001", "compression.gradients.window=25"}},

@@ -153,6 +153,16 @@ class MainWindowTest : public QObject {
     auto* bucket = qobject_cast<QSpinBox*>(fwd->optionControl("bucket"));
     QVERIFY(bucket);
     QCOMPARE(bucket->minimum(), 8);
+    // A codec added to the catalogue brings its controls: PowerSGD's rank is a slider over 1..64.
+    fwd->feedbackBox()->setCurrentText("ef");
+    fwd->methodBox()->setCurrentText("powersgd");
+    QVERIFY(fwd->optionShown("rank") && fwd->optionShown("min_size") && !fwd->optionShown("k"));
+    auto* rank = qobject_cast<QSlider*>(fwd->optionControl("rank"));
+    QVERIFY(rank);
+    QCOMPARE(rank->minimum(), 1);
+    QCOMPARE(rank->maximum(), 64);
+    rank->setValue(8);
+    QCOMPARE(w.controls()->config()["compression"]["forward"]["rank"].get<int>(), 8);
     // AQ-SGD keeps per-sample activations: it is offered for the forward direction only.
     QVERIFY(fwd->feedbackBox()->findText("aqsgd") >= 0);
     QCOMPARE(w.controls()->backwardEditor()->feedbackBox()->findText("aqsgd"), -1);
