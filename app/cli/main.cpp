@@ -1,4 +1,5 @@
 // pipesqueeze-cli: the headless face of the engine.
+#include "app/cli/CodecCommand.h"
 #include "app/cli/RunsCommand.h"
 #include "app/cli/SuiteCommand.h"
 #include "app/cli/TrainCommand.h"
@@ -18,6 +19,8 @@ int main(int argc, char** argv) {
   ps::cli::addRunsCommand(app, runs);
   ps::cli::SuiteOptions suites;
   ps::cli::addSuiteCommand(app, suites);
+  ps::cli::CodecOptions codec;
+  ps::cli::addCodecCommand(app, codec);
   app.add_subcommand("keys", "Print every configuration key as a Markdown table");
   try {
     app.parse(argc, argv);
@@ -27,6 +30,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("train") || app.got_subcommand("launch")) return ps::cli::runTrain(train);
     if (app.got_subcommand("suite")) return ps::cli::runSuite(app, suites);
+    if (app.got_subcommand("codec")) return ps::cli::runCodec(codec);
     if (app.got_subcommand("keys")) {
       std::cout << ps::ConfigSchema::instance().markdown();
       return 0;
