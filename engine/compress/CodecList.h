@@ -4,23 +4,11 @@
 // app's compressor editor, the codec CLI, the codec tests, the decoder fuzzer and bench_compress.
 #include "engine/compress/BuiltinCodecs.h"
 #include "engine/compress/PowerSgdCodec.h"
-
-#include <string>
-#include <vector>
+#include "engine/compress/spec/EntryList.h"
 
 namespace ps {
 
-template <class... Entries>
-struct CodecListOf {
-  static std::vector<MethodSpec> specs() { return {Entries::spec()...}; }
-  // Calls visit(Entry{}) for each entry until it returns true; says whether one did.
-  template <class Visit>
-  static bool any(Visit&& visit) {
-    return (visit(Entries{}) || ...);
-  }
-};
-
-using CodecList = CodecListOf<IdentityEntry, Fp16Entry, Bf16Entry, QuantizeEntry, QsgdEntry, SignEntry, TopKEntry,
+using CodecList = EntryList<IdentityEntry, Fp16Entry, Bf16Entry, QuantizeEntry, QsgdEntry, SignEntry, TopKEntry,
                               RandKEntry, GaussianKEntry, SampledKEntry, PowerSgdEntry>;
 
 }  // namespace ps

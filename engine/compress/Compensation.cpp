@@ -1,5 +1,6 @@
 #include "engine/compress/Compensation.h"
 
+#include "engine/compress/CompensationList.h"
 #include "engine/compress/IdentityCodec.h"
 #include "engine/kernels/Random.h"
 
@@ -12,11 +13,164 @@ namespace {
 
 double sq(const torch::Tensor& t) { return t.pow(2).sum().item<double>(); }
 
+// The payload's codec decodes it: the identity for a whole tensor, the compensator's codec otherwise.
+torch::Tensor decodeAny(Compensator& c, const Payload& p, bool whole) {
+  return whole ? c.identity().decode(p, torch::kCPU) : c.codec().decode(p, torch::kCPU);
+}
+
+// None: what the codec gives is used as it is.
+class NoCompensation final : public CompensationRule {
+ public:
+  Payload send(Compensator& c, const torch::Tensor& x, const MessageMeta&, SendReport& report, torch::Tensor& used) override {
+    Payload p = c.codec().encode(x);
+    used = c.codec().lossless() ? x : c.codec().decode(p, torch::kCPU);
+    const double xx = sq(x);
+    report.comp_num += sq(used - x), report.comp_den += xx;
+    return p;
+  }
+  // A stateless receiver takes a whole tensor from any sender (GraVAC sends dense when no factor keeps enough).
+  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta&) override {
+    return decodeAny(c, p, whole);
+  }
+};
+
+// EF: e <- x + e - D(C(x + e)); the receiver keeps nothing.
+class ErrorFeedback final : public CompensationRule {
+ public:
+  Payload send(Compensator& c, const torch::Tensor& x, const MessageMeta& meta, SendReport& report,
+               torch::Tensor& used) override {
+    auto& e = c.slotState(meta.slot, x, report.reset);
+    auto q = x + e;
+    Payload p = c.codec().encode(q);
+    used = c.codec().decode(p, torch::kCPU);
+    e = q - used;
+    report.comp_num += sq(e), report.comp_den += sq(q);
+    return p;
+  }
+  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta&) override {
+    return decodeAny(c, p, whole);
+  }
+};
+
+// EF21, DIANA and Rand-DIANA compress the difference to a shift h that both ends keep: EF21 moves h by the whole
+// decoded difference and uses h, DIANA uses h + d and moves h by alpha d, Rand-DIANA sends x whole with probability p
+// and then sets h = x.
+class Shifted final : public CompensationRule {
+ public:
+  enum class Kind { Ef21, Diana, RandDiana };
+  explicit Shifted(Kind kind) : kind_(kind) {}
+
+  Payload send(Compensator& c, const torch::Tensor& x, const MessageMeta& meta, SendReport& report,
+               torch::Tensor& used) override {
+    auto& h = c.slotState(meta.slot, x, report.reset);
+    if (kind_ == Kind::RandDiana && c.fullThisTime()) {
+      h = x.clone();
+      used = x;
+      return c.identity().encode(x);
+    }
+    auto diff = x - h;
+    Payload p = c.codec().encode(diff);
+    auto d = c.codec().decode(p, torch::kCPU);
+    report.comp_num += sq(d - diff), report.comp_den += sq(diff);
+    used = step(c, h, d);
+    return p;
+  }
+
+  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta) override {
+    const bool full = kind_ == Kind::RandDiana && c.fullThisTime();
+    if (!c.codec().lossless() && full != whole)
+      throw PayloadError("Rand-DIANA ends disagree on the coin; both ends must share the run seed");
+    auto d = decodeAny(c, p, full);
+    std::string ignored;
+    auto& h = c.slotState(meta.slot, d, ignored);
+    if (!full) return step(c, h, d);
+    h = d.clone();
+    return d;
+  }
+
+ private:
+  torch::Tensor step(Compensator& c, torch::Tensor& h, const torch::Tensor& d) const {
+    if (kind_ == Kind::Ef21) {
+      h += d;
+      return h.clone();
+    }
+    auto used = h + d;
+    h += c.alphaFor(d.sizes()) * d;
+    return used;
+  }
+
+  Kind kind_;
+};
+
+// AQ-SGD: per training sample, the change of its activation since the last epoch is compressed; warm-up epochs and
+// samples seen for the first time travel whole.
+class Aqsgd final : public CompensationRule {
+ public:
+  Payload send(Compensator& c, const torch::Tensor& x, const MessageMeta& meta, SendReport& report,
+               torch::Tensor& used) override {
+    checkSamples(meta, &x);
+    if (c.ensureBuffers(x.numel() / x.size(0))) report.reset = "AQ-SGD buffers reset: activation size changed";
+    auto ids = torch::tensor(*meta.samples, torch::kInt64);
+    Payload p;
+    if (!c.warm(meta) || c.codec().lossless()) {  // warm-up, a sample seen for the first time, or nothing to gain
+      p = c.identity().encode(x);
+      used = x;
+    } else {
+      auto m = c.buffered(ids, x.sizes());
+      auto diff = x - m;
+      p = c.codec().encode(diff);
+      auto d = c.codec().decode(p, torch::kCPU);
+      report.comp_num += sq(d - diff), report.comp_den += sq(diff);
+      used = m + d;
+    }
+    c.remember(*meta.samples, ids, used);
+    return p;
+  }
+
+  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta) override {
+    checkSamples(meta, nullptr);
+    auto x = decodeAny(c, p, whole);
+    c.ensureBuffers(x.numel() / std::max<int64_t>(1, x.size(0)));
+    auto ids = torch::tensor(*meta.samples, torch::kInt64);
+    if (!whole) x = c.buffered(ids, x.sizes()) + x;
+    c.remember(*meta.samples, ids, x);
+    return x;
+  }
+
+ private:
+  static void checkSamples(const MessageMeta& meta, const torch::Tensor* x) {
+    if (!meta.samples || (x && int64_t(meta.samples->size()) != x->size(0)))
+      throw std::logic_error("AQ-SGD needs the sample ids of every micro-batch");
+  }
+};
+
+std::unique_ptr<CompensationRule> makeRule(const std::string& feedback) {
+  std::unique_ptr<CompensationRule> rule;
+  CompensationList::any([&](auto entry) {
+    using Entry = decltype(entry);
+    if (Entry::spec().name != feedback) return false;
+    rule = Entry::make();
+    return true;
+  });
+  if (!rule) throw ConfigError("unknown feedback '" + feedback + "'");
+  return rule;
+}
+
 }  // namespace
 
+std::unique_ptr<CompensationRule> NoCompensationEntry::make() { return std::make_unique<NoCompensation>(); }
+std::unique_ptr<CompensationRule> ErrorFeedbackEntry::make() { return std::make_unique<ErrorFeedback>(); }
+std::unique_ptr<CompensationRule> Ef21Entry::make() { return std::make_unique<Shifted>(Shifted::Kind::Ef21); }
+std::unique_ptr<CompensationRule> DianaEntry::make() { return std::make_unique<Shifted>(Shifted::Kind::Diana); }
+std::unique_ptr<CompensationRule> RandDianaEntry::make() { return std::make_unique<Shifted>(Shifted::Kind::RandDiana); }
+std::unique_ptr<CompensationRule> AqsgdEntry::make() { return std::make_unique<Aqsgd>(); }
+
 Compensator::Compensator(const CompressionOptions& o, const CodecContext& c, const AqsgdOptions& aqsgd)
-    : options_(o), context_(c), feedback_(o.feedback), codec_(makeCodec(o, c)), identity_(std::make_unique<IdentityCodec>()),
-      aqsgd_(aqsgd), coinSeed_(kernels::splitmix64(c.stream() ^ 0xC0C0ULL)) {}
+    : options_(o), context_(c), feedback_(o.feedback), rule_(makeRule(o.feedback)), stateless_(o.feedback == "none"),
+      codec_(makeCodec(o, c)), identity_(std::make_unique<IdentityCodec>()), aqsgd_(aqsgd),
+      coinSeed_(kernels::splitmix64(c.stream() ^ 0xC0C0ULL)) {}
+
+Compensator::~Compensator() = default;
 
 std::string Compensator::describe() const {
   return feedback_ == "none" ? codec_->describe() : codec_->describe() + " + " + feedback_;
@@ -69,63 +223,9 @@ void Compensator::remember(const std::vector<int64_t>& samples, const torch::Ten
 
 Payload Compensator::send(const torch::Tensor& input, const MessageMeta& meta, SendReport& report) {
   const auto x = cpuFloat(input);
-  const double xx = sq(x);
-  report.err_den += xx;
-  Payload p;
+  report.err_den += sq(x);
   torch::Tensor used;  // what the receiver will use
-  if (feedback_ == "none") {
-    p = codec_->encode(x);
-    used = codec_->lossless() ? x : codec_->decode(p, torch::kCPU);
-    report.comp_num += sq(used - x), report.comp_den += xx;
-  } else if (feedback_ == "ef") {
-    auto& e = slotState(meta.slot, x, report.reset);
-    auto q = x + e;
-    p = codec_->encode(q);
-    used = codec_->decode(p, torch::kCPU);
-    e = q - used;
-    report.comp_num += sq(e), report.comp_den += sq(q);
-  } else if (feedback_ == "ef21" || feedback_ == "diana" || feedback_ == "randdiana") {
-    auto& h = slotState(meta.slot, x, report.reset);
-    if (feedback_ == "randdiana" && fullThisTime()) {
-      p = identity_->encode(x);
-      h = x.clone();
-      used = x;
-    } else {
-      auto diff = x - h;
-      p = codec_->encode(diff);
-      auto d = codec_->decode(p, torch::kCPU);
-      report.comp_num += sq(d - diff), report.comp_den += sq(diff);
-      if (feedback_ == "ef21") {
-        h += d;
-        used = h.clone();
-      } else {
-        used = h + d;
-        h += alphaFor(x.sizes()) * d;
-      }
-    }
-  } else if (feedback_ == "aqsgd") {
-    if (!meta.samples || int64_t(meta.samples->size()) != x.size(0))
-      throw std::logic_error("AQ-SGD needs the sample ids of every micro-batch");
-    const int64_t per = x.numel() / x.size(0);
-    if (ensureBuffers(per)) report.reset = "AQ-SGD buffers reset: activation size changed";
-    auto ids = torch::tensor(*meta.samples, torch::kInt64);
-    bool warm = meta.epoch >= aqsgd_.warmup_epochs;
-    for (int64_t id : *meta.samples) warm = warm && filled_.at(size_t(id));
-    if (!warm || codec_->lossless()) {  // warm-up, a sample seen for the first time, or nothing to gain
-      p = identity_->encode(x);
-      used = x;
-    } else {
-      auto m = buffers_.index_select(0, ids).to(torch::kFloat32).reshape(x.sizes());
-      auto diff = x - m;
-      p = codec_->encode(diff);
-      auto d = codec_->decode(p, torch::kCPU);
-      report.comp_num += sq(d - diff), report.comp_den += sq(diff);
-      used = m + d;
-    }
-    remember(*meta.samples, ids, used);
-  } else {
-    throw ConfigError("unknown feedback '" + feedback_ + "'");
-  }
+  Payload p = rule_->send(*this, x, meta, report, used);
   report.err_num += sq(used - x);
   if (measureOutput_) report.out_norm += std::sqrt(sq(used));
   report.values += p.values;
@@ -135,36 +235,18 @@ Payload Compensator::send(const torch::Tensor& input, const MessageMeta& meta, S
 torch::Tensor Compensator::receive(const Payload& payload, const torch::Device& device, const MessageMeta& meta) {
   size_t offset = 0;
   const bool whole = PayloadHeader::read(payload.bytes, offset).codec == CodecId::Identity;
-  // A stateless receiver takes a whole tensor from any sender (GraVAC sends dense when no factor keeps enough).
-  if (feedback_ == "none" || feedback_ == "ef") return whole ? identity_->decode(payload, device) : codec_->decode(payload, device);
-  std::string ignored;
-  if (feedback_ == "aqsgd") {
-    if (!meta.samples) throw std::logic_error("AQ-SGD needs the sample ids of every micro-batch");
-    auto x = whole ? identity_->decode(payload, torch::kCPU) : codec_->decode(payload, torch::kCPU);
-    const int64_t per = x.numel() / std::max<int64_t>(1, x.size(0));
-    ensureBuffers(per);
-    auto ids = torch::tensor(*meta.samples, torch::kInt64);
-    if (!whole) x = buffers_.index_select(0, ids).to(torch::kFloat32).reshape(x.sizes()) + x;
-    remember(*meta.samples, ids, x);
-    return onDevice(x, device);
-  }
-  // EF21, DIANA, Rand-DIANA: the receiver mirrors the sender's shift.
-  const bool full = feedback_ == "randdiana" && fullThisTime();
-  if (!codec_->lossless() && full != whole) throw PayloadError("Rand-DIANA ends disagree on the coin; both ends must share the run seed");
-  auto d = full ? identity_->decode(payload, torch::kCPU) : codec_->decode(payload, torch::kCPU);
-  auto& h = slotState(meta.slot, d, ignored);
-  torch::Tensor used;
-  if (full) {
-    h = d.clone();
-    used = d;
-  } else if (feedback_ == "ef21") {
-    h += d;
-    used = h.clone();
-  } else {
-    used = h + d;
-    h += alphaFor(d.sizes()) * d;
-  }
-  return onDevice(used, device);
+  return onDevice(rule_->receive(*this, payload, whole, meta), device);
+}
+
+torch::Tensor Compensator::buffered(const torch::Tensor& ids, c10::IntArrayRef like) {
+  return buffers_.index_select(0, ids).to(torch::kFloat32).reshape(like);
+}
+
+bool Compensator::warm(const MessageMeta& meta) const {
+  if (meta.epoch < aqsgd_.warmup_epochs) return false;
+  for (int64_t id : *meta.samples)
+    if (!filled_.at(size_t(id))) return false;
+  return true;
 }
 
 }  // namespace ps

@@ -31,9 +31,25 @@ struct SendReport {
   std::string reset;                        // non-empty: state was reset, and why
 };
 
+class Compensator;
+
+// One error compensation's algorithm (engine/compress/CompensationList.h registers them): what the sender sends for
+// x and what the receiver uses for a payload. The state it works on (residuals, shifts, AQ-SGD's buffers, the codec)
+// belongs to the Compensator, so that a new codec (a new K) keeps it.
+class CompensationRule {
+ public:
+  virtual ~CompensationRule() = default;
+  // Sender: the payload for x (float32 on the CPU); sets `used` to what the receiver will use.
+  virtual Payload send(Compensator& c, const torch::Tensor& x, const MessageMeta& meta, SendReport& report,
+                       torch::Tensor& used) = 0;
+  // Receiver: what it uses, on the CPU. `whole`: the payload is a whole uncompressed tensor.
+  virtual torch::Tensor receive(Compensator& c, const Payload& payload, bool whole, const MessageMeta& meta) = 0;
+};
+
 class Compensator {
  public:
   Compensator(const CompressionOptions& options, const CodecContext& context, const AqsgdOptions& aqsgd);
+  ~Compensator();
   // Sender side: compresses x (updating the sender's state) and reports the error.
   Payload send(const torch::Tensor& x, const MessageMeta& meta, SendReport& report);
   // Receiver side: decodes (updating the receiver's state) and returns what the receiver uses.
@@ -44,23 +60,32 @@ class Compensator {
   void retarget(const CompressionOptions& options);
   // Also sums |D(C(p))| into SendReport::out_norm (one more pass over each message; GraVAC's gains need it).
   void measureOutput(bool on) { measureOutput_ = on; }
-  bool lossless() const { return feedback_ == "none" && codec_->lossless(); }
+  bool lossless() const { return stateless_ && codec_->lossless(); }
   Codec& codec() { return *codec_; }
   // Bytes the AQ-SGD buffers of one end need for `samples` samples of `elements` values each.
   static double aqsgdBytes(int64_t samples, int64_t elements) { return double(samples) * double(elements) * 2.0; }
 
- private:
+  // ---- for the rules (engine/compress/Compensation.cpp) ----
+  Codec& identity() { return *identity_; }
+  // The state of one micro-batch slot (EF's residual, EF21's and DIANA's shift): zeros at first, and zeros again,
+  // with `reset` saying why, when the tensor's shape changes.
   torch::Tensor& slotState(int slot, const torch::Tensor& like, std::string& reset);
-  double alphaFor(c10::IntArrayRef shape) const;
-  bool fullThisTime();  // Rand-DIANA's coin, shared by both ends through the seed
+  double alphaFor(c10::IntArrayRef shape) const;  // DIANA's step: alpha, else 1/(omega+1) of the codec
+  bool fullThisTime();                            // Rand-DIANA's coin, shared by both ends through the seed
   // AQ-SGD: (re)allocates the buffers for activations of `perSample` values; true when old ones were dropped.
   bool ensureBuffers(int64_t perSample);
+  // AQ-SGD: the buffers of these samples, shaped like `like`; whether every sample has one and warm-up is over.
+  torch::Tensor buffered(const torch::Tensor& ids, c10::IntArrayRef like);
+  bool warm(const MessageMeta& meta) const;
   // AQ-SGD: stores what the receiver uses as the samples' new buffers.
   void remember(const std::vector<int64_t>& samples, const torch::Tensor& ids, const torch::Tensor& used);
 
+ private:
   CompressionOptions options_;
   CodecContext context_;
   std::string feedback_;
+  std::unique_ptr<CompensationRule> rule_;
+  bool stateless_ = false;  // no state at either end (none): the link may skip measuring and decode directly
   std::unique_ptr<Codec> codec_, identity_;
   AqsgdOptions aqsgd_;
   uint64_t coinSeed_, coins_ = 0;

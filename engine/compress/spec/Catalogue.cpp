@@ -1,6 +1,7 @@
 #include "engine/compress/spec/Catalogue.h"
 
 #include "engine/compress/CodecList.h"
+#include "engine/compress/CompensationList.h"
 
 #include <algorithm>
 #include <cmath>
@@ -52,20 +53,6 @@ std::vector<OptionSpec> makeShared() {
       intOption("window", 25, 1, 100000, "Window", "adaptive K: steps per EWMA window and exploration interval"),
       realOption("eta", 0.2, 0, 10, "Critical η", "Accordion: relative gradient-norm change marking a critical phase"),
   };
-}
-
-std::vector<MethodSpec> makeCompensations() {
-  std::vector<MethodSpec> m(6);
-  m[0] = {"none", "none", "the codec's output is used as it is", {}, {}, false, false};
-  m[1] = {"ef", "EF", "error feedback: the residual of each message is added to the next", {}, {}, false, false};
-  m[2] = {"ef21", "EF21", "compresses the change of a shift both ends keep (Richtárik et al.)", {}, {}, false, false};
-  m[3] = {"diana", "DIANA", "compresses the difference to a shift that moves by α times it", {"alpha"}, {}, false,
-          false};
-  m[4] = {"randdiana", "Rand-DIANA", "DIANA whose shift is refreshed uncompressed with probability p",
-          {"alpha", "p"}, {}, false, false};
-  m[5] = {"aqsgd", "AQ-SGD", "activations: compresses the change of each sample's activation between epochs", {}, {},
-          false, true};
-  return m;
 }
 
 std::vector<MethodSpec> makeControllers() {
@@ -169,7 +156,7 @@ const std::vector<MethodSpec>& codecs() {
   return list;
 }
 const std::vector<MethodSpec>& compensations() {
-  static const std::vector<MethodSpec> list = makeCompensations();
+  static const std::vector<MethodSpec> list = CompensationList::specs();
   return list;
 }
 const std::vector<MethodSpec>& controllers() {

@@ -4,8 +4,9 @@
 // validation, the app's compressor editor, the runs table and the settings diff read them from here, and the
 // engine's registries (engine/compress/Registry.h) pair each entry with the code that builds it. Torch-free.
 //
-// A codec's entry comes from the codec list (engine/compress/CodecList.h): adding a codec is its own file plus
-// one line there. Compensations and controllers are listed in Catalogue.cpp beside the options they share.
+// A codec's entry comes from the codec list (engine/compress/CodecList.h) and a compensation's from
+// engine/compress/CompensationList.h: adding one is its own code plus one line there. Controllers and the options
+// several methods share are listed in Catalogue.cpp.
 #include <nlohmann/json.hpp>
 
 #include <string>

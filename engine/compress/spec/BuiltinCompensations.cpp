@@ -1,0 +1,27 @@
+// Catalogue entries of the error compensations (their rules are in engine/compress/Compensation.cpp).
+#include "engine/compress/CompensationList.h"
+
+namespace ps {
+
+MethodSpec NoCompensationEntry::spec() { return {"none", "none", "the codec's output is used as it is", {}, {}}; }
+MethodSpec ErrorFeedbackEntry::spec() {
+  return {"ef", "EF", "error feedback: the residual of each message is added to the next", {}, {}};
+}
+MethodSpec Ef21Entry::spec() {
+  return {"ef21", "EF21", "compresses the change of a shift both ends keep (Richtárik et al.)", {}, {}};
+}
+MethodSpec DianaEntry::spec() {
+  return {"diana", "DIANA", "compresses the difference to a shift that moves by α times it", {"alpha"}, {}};
+}
+MethodSpec RandDianaEntry::spec() {
+  return {"randdiana", "Rand-DIANA", "DIANA whose shift is refreshed uncompressed with probability p", {"alpha", "p"},
+          {}};
+}
+MethodSpec AqsgdEntry::spec() {
+  MethodSpec m{"aqsgd", "AQ-SGD", "activations: compresses the change of each sample's activation between epochs", {},
+               {}};
+  m.forwardOnly = true;
+  return m;
+}
+
+}  // namespace ps

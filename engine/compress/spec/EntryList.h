@@ -1,0 +1,21 @@
+#pragma once
+// A compile-time list of registry entries (codecs, compensations): each entry type has a static spec() (the
+// catalogue's data, torch-free) and a static make() (the code, in the engine). Iterating the list reads only what a
+// caller uses, so torch-free code can list specs without linking a factory.
+#include "engine/compress/spec/Catalogue.h"
+
+#include <vector>
+
+namespace ps {
+
+template <class... Entries>
+struct EntryList {
+  static std::vector<MethodSpec> specs() { return {Entries::spec()...}; }
+  // Calls visit(Entry{}) for each entry until it returns true; says whether one did.
+  template <class Visit>
+  static bool any(Visit&& visit) {
+    return (visit(Entries{}) || ...);
+  }
+};
+
+}  // namespace ps
