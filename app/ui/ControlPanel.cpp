@@ -1,6 +1,7 @@
 #include "app/ui/ControlPanel.h"
 
 #include "app/ui/CompressorEditor.h"
+#include "engine/telemetry/Metrics.h"
 #include "engine/runs/config/Config.h"
 #include "engine/runs/config/ConfigSchema.h"
 
@@ -69,7 +70,10 @@ ControlPanel::ControlPanel(PresetLibrary library, QWidget* parent) : QWidget(par
   preset_ = new QComboBox;
   preset_->setToolTip(tr("Bundled presets and your own (File ▸ Save Settings as Preset)"));
   task_ = new QComboBox;
-  task_->addItems({"fashion_mnist", "brown_lm", "synthetic"});
+  for (const auto& t : tasks()) {
+    task_->addItem(QString::fromUtf8(t.name));
+    task_->setItemData(task_->count() - 1, QString::fromUtf8(t.help), Qt::ToolTipRole);
+  }
   stages_ = fromSchema(intSpin(1, 8), "pipeline.stages");
   microbatches_ = fromSchema(intSpin(1, 64), "pipeline.microbatches");
   schedule_ = new QComboBox;

@@ -21,18 +21,6 @@ constexpr int kRedrawMs = 33;        // ~30 Hz when painting is cheap
 constexpr int kSlowestRedrawMs = 500;
 constexpr double kPaintBudget = 0.04;  // fraction of one core that live chart painting may take
 
-// "link1/bwd/wire_bytes" -> boundary 1, direction 1; "link0/grad/..." -> stage 0's replicas' weight-gradient
-// exchange, direction 2; false for other keys.
-bool parseLinkKey(const std::string& key, int& boundary, int& direction, std::string& leaf) {
-  static const QRegularExpression re(QStringLiteral("^link(\\d+)/(fwd|bwd|grad)/(.+)$"));
-  const auto m = re.match(QString::fromStdString(key));
-  if (!m.hasMatch()) return false;
-  boundary = m.captured(1).toInt();
-  direction = m.captured(2) == QLatin1String("bwd") ? 1 : m.captured(2) == QLatin1String("grad") ? 2 : 0;
-  leaf = m.captured(3).toStdString();
-  return true;
-}
-
 }  // namespace
 
 LivePanel::LivePanel(QWidget* parent) : QWidget(parent) {
@@ -79,34 +67,25 @@ void LivePanel::reset(const nlohmann::json& config) {
   pendingHistograms_.clear();
   pendingMarkers_.clear();
   linkMethods_.clear();
-  cumulativeRaw_ = cumulativeWire_ = 0;
   lastStep_ = 0;
   paintMark_ = PlotWidget::paintSecondsTotal();
   frameCost_ = 0;
   redraw_.setInterval(kRedrawMs);
 
-  const bool lm = config.value("task", std::string()) == "brown_lm";
-  lossPlot_ = addPlot(tr("Loss"), tr("loss"));
-  metricPlot_ = addPlot(lm ? tr("Perplexity") : tr("Accuracy"), lm ? tr("perplexity") : tr("accuracy"), lm);
-  bytesPlot_ = addPlot(tr("Bytes per step"), tr("bytes"), true);
-  cumulativePlot_ = addPlot(tr("Cumulative bytes"), tr("bytes"));
-  errorPlot_ = addPlot(tr("Compression error"), tr("‖x̂ − x‖ / ‖x‖"));
-  splitPlot_ = addPlot(tr("Step time split"), tr("seconds"));
-  timePlot_ = addPlot(tr("Step time: measured and emulated network"), tr("seconds"));
-
-  route("train/loss", lossPlot_, tr("train"), 0);
-  route("eval/loss", lossPlot_, tr("eval"), 1);
-  route("eval/loss_uncompressed", lossPlot_, tr("eval, uncompressed"), 2, true);
-  route("train/accuracy", metricPlot_, tr("train"), 0);
-  route("eval/accuracy", metricPlot_, tr("eval"), 1);
-  route("eval/accuracy_uncompressed", metricPlot_, tr("eval, uncompressed"), 2, true);
-  route("eval/perplexity", metricPlot_, tr("eval"), 1);
-  route("eval/perplexity_uncompressed", metricPlot_, tr("eval, uncompressed"), 2, true);
-  route("time/compute_s", splitPlot_, tr("compute"), 0);
-  route("time/codec_s", splitPlot_, tr("compression"), 1);
-  route("time/link_s", splitPlot_, tr("link (modelled)"), 2);
-  route("time/step_s", timePlot_, tr("measured step"), 0);
-  route("time/emulated_step_s", timePlot_, tr("emulated at the link's bandwidth"), 3);
+  // The chart table's live charts for this task; the replicas' gradient charts only when there are replicas.
+  const TaskKind kind = taskKind(config.value("task", std::string())).value_or(TaskKind::Classifier);
+  const bool replicas = config.contains("parallel") && config["parallel"].value("replicas", 1) > 1;
+  charts_.clear();
+  for (const ChartSpec& spec : ps::charts()) {
+    if (!spec.live() || !spec.shows(kind)) continue;
+    if (!replicas && !spec.linkLeaf.empty() && spec.directions == std::vector<Direction>{Direction::Gradients}) continue;
+    PlotWidget* plot = addPlot(tr(spec.title.c_str()), tr(spec.unit.c_str()), spec.logY);
+    charts_.emplace_back(&spec, plot);
+    for (size_t i = 0; i < spec.series.size(); ++i) {
+      const ChartSeries& s = spec.series[i];
+      route(s.key, plot, tr(s.label.c_str()), spec.cumulative && s.dashed ? 7 : int(i), s.dashed, spec.cumulative);
+    }
+  }
 
   const int stages = config.contains("pipeline") ? config["pipeline"].value("stages", 1) : 0;
   const int row = (int(plots_.size()) + 1) / 2;
@@ -119,26 +98,32 @@ void LivePanel::reset(const nlohmann::json& config) {
   redraw_.start();
 }
 
-void LivePanel::route(const std::string& key, PlotWidget* plot, const QString& label, int colour, bool dashed) {
-  routes_[key] = Route{plot, QString::fromStdString(key), label, colour, dashed};
+void LivePanel::route(const std::string& key, PlotWidget* plot, const QString& label, int colour, bool dashed,
+                      bool cumulative) {
+  Route r{plot, QString::fromStdString(key), label, colour, dashed, cumulative};
+  routes_[key].push_back(r);
 }
 
-// Link keys are routed the first time they are seen: the number of links follows the stage count.
-const LivePanel::Route* LivePanel::routeFor(const std::string& key) {
+// Link keys are routed the first time they are seen (the number of links follows the stage count), to every live
+// chart that draws their leaf for their direction; a key no chart draws is remembered with no route.
+std::vector<LivePanel::Route>& LivePanel::routesFor(const std::string& key) {
   auto it = routes_.find(key);
-  if (it != routes_.end()) return it->second.plot ? &it->second : nullptr;
-  int boundary = 0, direction = 0;
-  std::string leaf;
-  if (!parseLinkKey(key, boundary, direction, leaf)) return nullptr;
-  const QString link = direction == 2 ? tr("stage %1 grads").arg(boundary)
-                                      : tr("link %1 %2").arg(boundary).arg(direction ? tr("bwd") : tr("fwd"));
-  const int colour = direction == 2 ? 16 + boundary : boundary * 2 + direction;
-  if (leaf == "wire_bytes") route(key, bytesPlot_, link, colour);
-  else if (leaf == "raw_bytes") route(key, bytesPlot_, link + tr(" raw"), colour, true);
-  else if (leaf == "rel_error") route(key, errorPlot_, link, colour);
-  else if (leaf == "rel_error_compensated") route(key, errorPlot_, link + tr(" compensated"), colour, true);
-  else route(key, nullptr, {}, 0);  // not charted: remembered so the key is parsed once
-  return routes_.at(key).plot ? &routes_.at(key) : nullptr;
+  if (it != routes_.end()) return it->second;
+  auto& out = routes_[key];
+  const auto link = metric::parseLinkKey(key);
+  if (!link) return out;
+  const int b = link->boundary;
+  const bool grads = link->direction == Direction::Gradients;
+  const QString name = grads ? tr("stage %1 grads").arg(b)
+                             : tr("link %1 %2").arg(b).arg(link->direction == Direction::Backward ? tr("bwd") : tr("fwd"));
+  const int colour = grads ? 16 + b : b * 2 + int(link->direction);
+  for (const auto& [spec, plot] : charts_) {
+    if (!spec->takes(link->direction)) continue;
+    if (link->leaf == spec->linkLeaf) out.push_back(Route{plot, QString::fromStdString(key), name, colour, false});
+    else if (link->leaf == spec->linkDashed)
+      out.push_back(Route{plot, QString::fromStdString(key), name + " " + tr(spec->linkDashedLabel.c_str()), colour, true});
+  }
+  return out;
 }
 
 void LivePanel::queue(const MetricPoint& point) { pending_.push_back(point); }
@@ -148,7 +133,7 @@ void LivePanel::addStep(const StepRecord& step) {
   RunStoreSink::stepMetrics(step, points);
   for (const auto& p : points) queue(p);
   for (const auto& l : step.links)
-    linkMethods_["link" + std::to_string(l.boundary) + "/" + directionName(l.direction)] = l.method;
+    linkMethods_[metric::linkName(l.boundary, l.direction)] = l.method;
   lastStep_ = step.step;
 }
 
@@ -175,22 +160,12 @@ void LivePanel::flush() {
   frameCost_ = frameCost_ == 0 ? cost : 0.8 * frameCost_ + 0.2 * cost;
   redraw_.setInterval(std::clamp(int(1000.0 * frameCost_ / kPaintBudget), kRedrawMs, kSlowestRedrawMs));
   for (const MetricPoint& p : pending_) {
-    const double x = double(p.step);
-    if (p.key == "bytes/raw" || p.key == "bytes/wire") {
-      double& total = p.key == "bytes/raw" ? cumulativeRaw_ : cumulativeWire_;
-      total += p.value;
-      const bool raw = p.key == "bytes/raw";
-      const QString id = QString::fromStdString(p.key);
-      if (!cumulativePlot_->hasSeries(id))
-        cumulativePlot_->setSeries(id, raw ? tr("raw (float32)") : tr("sent on the wire"), {},
-                                   SeriesStyle{paletteColor(raw ? 7 : 0), false, raw});
-      cumulativePlot_->appendPoint(id, QPointF(x, total));
-      continue;
+    for (Route& r : routesFor(p.key)) {
+      if (!r.plot->hasSeries(r.id))
+        r.plot->setSeries(r.id, r.label, {}, SeriesStyle{paletteColor(r.colour), false, r.dashed});
+      r.total += p.value;
+      r.plot->appendPoint(r.id, QPointF(double(p.step), r.cumulative ? r.total : p.value));
     }
-    const Route* r = routeFor(p.key);
-    if (!r) continue;
-    if (!r->plot->hasSeries(r->id)) r->plot->setSeries(r->id, r->label, {}, SeriesStyle{paletteColor(r->colour), false, r->dashed});
-    r->plot->appendPoint(r->id, QPointF(x, p.value));
   }
   pending_.clear();
   for (const HistogramRecord& h : pendingHistograms_) {

@@ -9,6 +9,7 @@
 #include "app/ui/TelemetryTypes.h"
 #include "app/ui/charts/PlotWidget.h"
 #include "app/ui/runs/RunSeries.h"
+#include "engine/telemetry/Charts.h"
 
 #include <QHash>
 #include <QTimer>
@@ -54,30 +55,26 @@ class LivePanel : public QWidget {
     QString id, label;
     int colour;
     bool dashed;
+    bool cumulative = false;
+    double total = 0;  // a cumulative route's running sum
   };
   PlotWidget* addPlot(const QString& title, const QString& yLabel, bool logY = false);
-  void route(const std::string& key, PlotWidget* plot, const QString& label, int colour, bool dashed = false);
-  const Route* routeFor(const std::string& key);
+  void route(const std::string& key, PlotWidget* plot, const QString& label, int colour, bool dashed = false,
+             bool cumulative = false);
+  std::vector<Route>& routesFor(const std::string& key);
   void queue(const MetricPoint& point);
 
   QGridLayout* grid_;
   QWidget* canvas_;
   std::map<QString, PlotWidget*> plots_;  // by title
   std::vector<HeatmapWidget*> heatmaps_;
-  std::map<std::string, Route> routes_;
-  PlotWidget* lossPlot_ = nullptr;
-  PlotWidget* metricPlot_ = nullptr;
-  PlotWidget* bytesPlot_ = nullptr;
-  PlotWidget* cumulativePlot_ = nullptr;
-  PlotWidget* errorPlot_ = nullptr;
-  PlotWidget* splitPlot_ = nullptr;
-  PlotWidget* timePlot_ = nullptr;
+  std::vector<std::pair<const ChartSpec*, PlotWidget*>> charts_;  // the chart table's live charts for this run
+  std::map<std::string, std::vector<Route>> routes_;              // every key seen, with where it is drawn
 
   std::vector<MetricPoint> pending_;
   std::vector<HistogramRecord> pendingHistograms_;
   std::vector<Marker> pendingMarkers_;
   std::map<std::string, std::string> linkMethods_;
-  double cumulativeRaw_ = 0, cumulativeWire_ = 0;
   int64_t lastStep_ = 0;
   QTimer redraw_;
   double paintMark_ = 0, frameCost_ = 0;  // paint seconds at the last flush; smoothed cost of one frame

@@ -1,5 +1,7 @@
 #include "engine/pipeline/Link.h"
 
+#include "engine/telemetry/Metrics.h"
+
 #include "engine/tensors/Histogram.h"
 
 #include <torch/torch.h>
@@ -60,7 +62,7 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
   Side& s = side(d);
   if (histogramBins_ > 0 && !s.histogram)
     s.histogram = histogramOf({x}, histogramBins_,
-                              "link" + std::to_string(boundary_) + "/" + directionName(d) + "/values", histogramStep_);
+                              metric::linkKey(boundary_, d, metric::leaf::kValues), histogramStep_);
   const auto t0 = Clock::now();
   Message m;
   if (s.gravac) {
@@ -112,7 +114,7 @@ torch::Tensor Link::receive(Direction d, const torch::Device& device, double& cl
   s.decode_s += decode;
   if (histogramBins_ > 0 && !s.decoded)
     s.decoded = histogramOf({x}, histogramBins_,
-                            "link" + std::to_string(boundary_) + "/" + directionName(d) + "/decoded", histogramStep_);
+                            metric::linkKey(boundary_, d, metric::leaf::kDecoded), histogramStep_);
   clock = std::max(clock, m.emulated_arrival) + decode;
   return x;
 }

@@ -1,45 +1,49 @@
 #include "engine/session/RunStoreSink.h"
 
+#include "engine/telemetry/Metrics.h"
+
 namespace ps {
 
 RunStoreSink::RunStoreSink(std::shared_ptr<RunStore> store, int64_t runId) : store_(std::move(store)), run_(runId) {}
 
 void RunStoreSink::stepMetrics(const StepRecord& s, std::vector<MetricPoint>& out) {
+  namespace m = metric;
   auto add = [&](std::string key, double v) { out.push_back({s.step, std::move(key), v, s.wall_s, s.emulated_s}); };
-  add("train/loss", s.loss);
-  if (s.accuracy >= 0) add("train/accuracy", s.accuracy);
-  add("train/lr", s.lr);
-  add("train/epoch", double(s.epoch));
-  add("time/step_s", s.step_s);
-  add("time/compute_s", s.compute_s);
-  add("time/codec_s", s.codec_s);
-  add("time/link_s", s.link_s);
-  add("time/emulated_step_s", s.emulated_step_s);
+  add(m::kTrainLoss, s.loss);
+  if (s.accuracy >= 0) add(m::kTrainAccuracy, s.accuracy);
+  add(m::kTrainLr, s.lr);
+  add(m::kTrainEpoch, double(s.epoch));
+  add(m::kStepSeconds, s.step_s);
+  add(m::kComputeSeconds, s.compute_s);
+  add(m::kCodecSeconds, s.codec_s);
+  add(m::kLinkSeconds, s.link_s);
+  add(m::kEmulatedStepSeconds, s.emulated_step_s);
   uint64_t raw = 0, wire = 0;
   for (const auto& l : s.links) {
-    const std::string p = "link" + std::to_string(l.boundary) + "/" + directionName(l.direction) + "/";
-    add(p + "raw_bytes", double(l.raw_bytes));
-    add(p + "wire_bytes", double(l.wire_bytes));
-    add(p + "ratio", l.ratio());
-    add(p + "bits_per_element", l.bitsPerElement());
-    add(p + "density", l.density());
-    add(p + "rel_error", l.rel_error);
-    add(p + "rel_error_compensated", l.rel_error_compensated);
-    add(p + "codec_s", l.encode_s + l.decode_s);
-    add(p + "modelled_s", l.modelled_s);
+    auto link = [&](const char* leaf, double v) { add(m::linkKey(l.boundary, l.direction, leaf), v); };
+    link(m::leaf::kRawBytes, double(l.raw_bytes));
+    link(m::leaf::kWireBytes, double(l.wire_bytes));
+    link(m::leaf::kRatio, l.ratio());
+    link(m::leaf::kBitsPerElement, l.bitsPerElement());
+    link(m::leaf::kDensity, l.density());
+    link(m::leaf::kRelError, l.rel_error);
+    link(m::leaf::kRelErrorCompensated, l.rel_error_compensated);
+    link(m::leaf::kCodecSeconds, l.encode_s + l.decode_s);
+    link(m::leaf::kModelledSeconds, l.modelled_s);
     raw += l.raw_bytes;
     wire += l.wire_bytes;
   }
-  add("bytes/raw", double(raw));
-  add("bytes/wire", double(wire));
+  add(m::kRawBytes, double(raw));
+  add(m::kWireBytes, double(wire));
 }
 
 void RunStoreSink::evalMetrics(const EvalRecord& e, std::vector<MetricPoint>& out) {
-  const std::string suffix = e.compressed ? "" : "_uncompressed";
-  auto add = [&](std::string key, double v) { out.push_back({e.step, std::move(key) + suffix, v, e.wall_s, e.emulated_s}); };
-  add("eval/loss", e.loss);
-  if (e.accuracy >= 0) add("eval/accuracy", e.accuracy);
-  if (e.perplexity >= 0) add("eval/perplexity", e.perplexity);
+  auto add = [&](std::string key, double v) {
+    out.push_back({e.step, e.compressed ? key : metric::uncompressed(key), v, e.wall_s, e.emulated_s});
+  };
+  add(metric::kEvalLoss, e.loss);
+  if (e.accuracy >= 0) add(metric::kEvalAccuracy, e.accuracy);
+  if (e.perplexity >= 0) add(metric::kEvalPerplexity, e.perplexity);
 }
 
 void RunStoreSink::consume(const Telemetry& item) {

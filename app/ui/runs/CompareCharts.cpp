@@ -1,5 +1,7 @@
 #include "app/ui/runs/CompareCharts.h"
 
+#include "engine/telemetry/Charts.h"
+
 #include <QLocale>
 #include <QSaveFile>
 
@@ -14,16 +16,15 @@ namespace {
 
 bool isLanguageModel(const RunSeries& run) {
   auto task = run.config.find("task");
-  if (task != run.config.end() && task->is_string()) return task->get<std::string>() == "brown_lm";
-  return run.has("eval/perplexity") && !run.has("eval/accuracy");
+  if (task != run.config.end() && task->is_string())
+    if (auto kind = taskKind(task->get<std::string>())) return *kind == TaskKind::LanguageModel;
+  return run.has(metric::kEvalPerplexity) && !run.has(metric::kEvalAccuracy);
 }
 
-// "link3/fwd/rel_error" matches suffix "/fwd/rel_error" with a boundary number.
+// "link3/fwd/rel_error" has suffix "/fwd/rel_error".
 bool isLinkKey(const std::string& key, const std::string& suffix) {
-  if (key.rfind("link", 0) != 0 || key.size() <= 4 + suffix.size()) return false;
-  if (key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0) return false;
-  const std::string middle = key.substr(4, key.size() - 4 - suffix.size());
-  return !middle.empty() && std::all_of(middle.begin(), middle.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const auto link = metric::parseLinkKey(key);
+  return link && "/" + std::string(directionName(link->direction)) + "/" + link->leaf == suffix;
 }
 
 QString csvField(const QString& text) {
@@ -41,31 +42,30 @@ QString csvNumber(double v) {
 
 }  // namespace
 
+// The chart table's compare charts: one line per run, the first of a chart's keys the run has, or the mean over a
+// run's links of the chart's leaf in its direction.
 std::vector<CompareChart> compareCharts(const std::vector<const RunSeries*>& runs) {
   bool anyLm = false, anyClassifier = runs.empty();
   for (const RunSeries* r : runs) (isLanguageModel(*r) ? anyLm : anyClassifier) = true;
   using Kind = CompareChart::Kind;
   std::vector<CompareChart> charts;
-  charts.push_back({QStringLiteral("Train loss"), QStringLiteral("loss"), Kind::Line, {"train/loss"}, {}});
-  charts.push_back({QStringLiteral("Eval loss"), QStringLiteral("loss"), Kind::Line, {"eval/loss"}, {}});
-  if (anyClassifier)
-    charts.push_back({QStringLiteral("Eval accuracy"), QStringLiteral("accuracy"), Kind::Line, {"eval/accuracy"}, {}});
-  if (anyLm)
-    charts.push_back(
-        {QStringLiteral("Eval perplexity"), QStringLiteral("perplexity"), Kind::Line, {"eval/perplexity"}, {}});
-  charts.push_back({QStringLiteral("Wire bytes per step"), QStringLiteral("bytes"), Kind::Line, {"bytes/wire"}, {}});
-  charts.push_back({QStringLiteral("Compression error, forward"),
-                    QStringLiteral("relative error"),
-                    Kind::Line,
-                    {},
-                    "/fwd/rel_error"});
-  charts.push_back({QStringLiteral("Compression error, backward"),
-                    QStringLiteral("relative error"),
-                    Kind::Line,
-                    {},
-                    "/bwd/rel_error"});
-  charts.push_back({QStringLiteral("Step time"), QStringLiteral("seconds"), Kind::Line, {"time/step_s"}, {}});
-  charts.push_back({QStringLiteral("Eval loss vs wire bytes"), QStringLiteral("eval loss"), Kind::Pareto, {}, {}});
+  for (const ChartSpec& spec : ps::charts()) {
+    if (!spec.compare()) continue;
+    if (spec.kinds == ChartSpec::Kinds::Classifier && !anyClassifier) continue;
+    if (spec.kinds == ChartSpec::Kinds::LanguageModel && !anyLm) continue;
+    CompareChart c{QString::fromStdString(spec.title), QString::fromStdString(spec.unit),
+                   spec.pareto ? Kind::Pareto : Kind::Line, {}, {}};
+    for (const auto& s : spec.series) c.keys.push_back(s.key);
+    if (c.keys.empty() && !spec.linkLeaf.empty() && spec.directions.size() == 1) {
+      c.linkSuffix = "/" + std::string(directionName(spec.directions.front())) + "/" + spec.linkLeaf;
+      // The replicas' gradients only where a run has them; forward and backward always (a run without them is
+      // uncompressed there, which the chart shows as no line).
+      if (spec.directions.front() == Direction::Gradients &&
+          std::none_of(runs.begin(), runs.end(), [&](const RunSeries* r) { return !chartKeys(c, *r).empty(); }))
+        continue;
+    }
+    charts.push_back(std::move(c));
+  }
   return charts;
 }
 

@@ -1,6 +1,7 @@
 #include "app/ui/runs/RunRow.h"
 
 #include "engine/compress/spec/Catalogue.h"
+#include "engine/telemetry/Metrics.h"
 
 #include <QDateTime>
 
@@ -128,8 +129,9 @@ RunRow RunRow::read(const RunStore& store, const RunInfo& info, const RunRow* pr
   row.config = parseObject(info.config_json);
   row.summary = parseObject(info.summary_json);
   const json& task = at(row.config, "task");
-  row.languageModel = (task.is_string() && task.get<std::string>() == "brown_lm") ||
-                      (row.summary.contains("eval_perplexity") && !row.summary.contains("eval_accuracy"));
+  const auto kind = task.is_string() ? taskKind(task.get<std::string>()) : std::nullopt;
+  row.languageModel = kind ? *kind == TaskKind::LanguageModel
+                           : row.summary.contains("eval_perplexity") && !row.summary.contains("eval_accuracy");
 
   // A finished run's metrics no longer change: reuse what the last refresh read.
   if (previous && previous->info.id == info.id && previous->info.status == info.status && info.status != "running") {

@@ -1,6 +1,7 @@
 #include "engine/runs/config/ConfigSchema.h"
 
 #include "engine/compress/spec/Catalogue.h"
+#include "engine/telemetry/Metrics.h"
 
 #include <algorithm>
 #include <cctype>
@@ -116,7 +117,9 @@ std::string KeySpec::allowed() const {
 
 ConfigSchema::ConfigSchema() {
   auto& k = keys_;
-  k.push_back(choice("task", "fashion_mnist", {"fashion_mnist", "brown_lm", "synthetic"}, "what to train"));
+  std::vector<std::string> taskNames;
+  for (const auto& t : tasks()) taskNames.push_back(t.name);
+  k.push_back(choice("task", "fashion_mnist", taskNames, "what to train"));
 
   k.push_back(text("run.name", "", "run name shown in the runs table (default: task and stage count)"));
   k.push_back(text("run.tags", "", "comma-separated tags"));

@@ -39,8 +39,8 @@ class CompareViewTest : public QObject {
     view.setRuns(t_->store, {a_, b_});
     QCOMPARE(view.runIds(), (QList<qint64>{a_, b_}));
     QVERIFY(view.plots().size() >= 8);
-    QVERIFY(view.plot(QStringLiteral("Eval accuracy")));
-    QVERIFY(!view.plot(QStringLiteral("Eval perplexity")));
+    QVERIFY(view.plot(QStringLiteral("Accuracy")));
+    QVERIFY(!view.plot(QStringLiteral("Perplexity")));
     for (PlotWidget* p : view.plots())
       for (qint64 id : {a_, b_}) {
         QVERIFY2(p->hasSeries(sid(id)), qPrintable(p->title()));
@@ -82,7 +82,7 @@ class CompareViewTest : public QObject {
     CompareView view;
     view.setRuns(t_->store, {a_, b_});
     view.setSmoothing(0);
-    PlotWidget* loss = view.plot(QStringLiteral("Train loss"));
+    PlotWidget* loss = view.plot(QStringLiteral("Loss"));
     QCOMPARE(loss->points(sid(a_))[2].x(), 3.0);
     view.setXAxis(XAxis::Bytes);
     QCOMPARE(view.xAxis(), XAxis::Bytes);
@@ -104,7 +104,7 @@ class CompareViewTest : public QObject {
     CompareView view;
     view.setRuns(t_->store, {a_, b_});
     view.setSmoothing(0);
-    PlotWidget* loss = view.plot(QStringLiteral("Train loss"));
+    PlotWidget* loss = view.plot(QStringLiteral("Loss"));
     QVERIFY(!loss->hasSeries(sid(a_) + QStringLiteral("/raw")));
     const int plain = loss->seriesCount();
     const auto raw = loss->points(sid(a_));
@@ -167,7 +167,7 @@ class CompareViewTest : public QObject {
     view.setRuns(t_->store, {a_, b_});
     const QString dir = t_->dir.filePath(QStringLiteral("png"));
     QCOMPARE(view.exportAllPng(dir), int(view.plots().size()));
-    QVERIFY(QFile::exists(dir + QStringLiteral("/train-loss.png")));
+    QVERIFY(QFile::exists(dir + QStringLiteral("/loss.png")));
     QVERIFY(QFile::exists(dir + QStringLiteral("/compression-error-forward.png")));
     for (const QFileInfo& file : QDir(dir).entryInfoList(QDir::Files)) {
       QVERIFY(file.size() > 0);
@@ -180,14 +180,14 @@ class CompareViewTest : public QObject {
     const auto lm = t_->addRun("lm", ps::test::runConfig(0.1, "brown_lm"), 10);
     CompareView view;
     view.setRuns(t_->store, {a_, lm});
-    QVERIFY(view.plot(QStringLiteral("Eval perplexity")));
-    QVERIFY(view.plot(QStringLiteral("Eval accuracy")));  // a mix shows both
-    QVERIFY(view.plot(QStringLiteral("Eval perplexity"))->hasSeries(sid(lm)));
+    QVERIFY(view.plot(QStringLiteral("Perplexity")));
+    QVERIFY(view.plot(QStringLiteral("Accuracy")));  // a mix shows both
+    QVERIFY(view.plot(QStringLiteral("Perplexity"))->hasSeries(sid(lm)));
     view.setRunVisible(lm, false);
     for (PlotWidget* p : view.plots()) QVERIFY(!p->hasSeries(sid(lm)));
-    QVERIFY(view.plot(QStringLiteral("Train loss"))->hasSeries(sid(a_)));
+    QVERIFY(view.plot(QStringLiteral("Loss"))->hasSeries(sid(a_)));
     view.setRunVisible(lm, true);
-    QVERIFY(view.plot(QStringLiteral("Train loss"))->hasSeries(sid(lm)));
+    QVERIFY(view.plot(QStringLiteral("Loss"))->hasSeries(sid(lm)));
     // A deleted run is reported and left out.
     QSignalSpy errors(&view, &CompareView::errorOccurred);
     view.setRuns(t_->store, {a_, 9999});

@@ -1,0 +1,108 @@
+#pragma once
+// The names of what a run records, in one place: the metric keys the run store holds, the link-key format
+// ("link<boundary>/<fwd|bwd|grad>/<leaf>") that links, the store sink, the live panel and the compare view build and
+// parse, and what kind of model a task trains. Torch-free and header-only: the Qt views include it too.
+#include "engine/telemetry/Telemetry.h"
+
+#include <cctype>
+#include <optional>
+#include <string>
+
+namespace ps::metric {
+
+inline constexpr const char* kTrainLoss = "train/loss";
+inline constexpr const char* kTrainAccuracy = "train/accuracy";
+inline constexpr const char* kTrainLr = "train/lr";
+inline constexpr const char* kTrainEpoch = "train/epoch";
+inline constexpr const char* kEvalLoss = "eval/loss";
+inline constexpr const char* kEvalAccuracy = "eval/accuracy";
+inline constexpr const char* kEvalPerplexity = "eval/perplexity";
+inline constexpr const char* kStepSeconds = "time/step_s";
+inline constexpr const char* kComputeSeconds = "time/compute_s";
+inline constexpr const char* kCodecSeconds = "time/codec_s";
+inline constexpr const char* kLinkSeconds = "time/link_s";
+inline constexpr const char* kEmulatedStepSeconds = "time/emulated_step_s";
+inline constexpr const char* kRawBytes = "bytes/raw";
+inline constexpr const char* kWireBytes = "bytes/wire";
+// An evaluation without compression records its metrics under the same key with this suffix.
+inline constexpr const char* kUncompressedSuffix = "_uncompressed";
+inline std::string uncompressed(const std::string& evalKey) { return evalKey + kUncompressedSuffix; }
+
+// Per link and direction, after "link<b>/<dir>/".
+namespace leaf {
+inline constexpr const char* kRawBytes = "raw_bytes";
+inline constexpr const char* kWireBytes = "wire_bytes";
+inline constexpr const char* kRatio = "ratio";
+inline constexpr const char* kBitsPerElement = "bits_per_element";
+inline constexpr const char* kDensity = "density";
+inline constexpr const char* kRelError = "rel_error";
+inline constexpr const char* kRelErrorCompensated = "rel_error_compensated";
+inline constexpr const char* kCodecSeconds = "codec_s";
+inline constexpr const char* kModelledSeconds = "modelled_s";
+inline constexpr const char* kValues = "values";    // histogram of what was sent
+inline constexpr const char* kDecoded = "decoded";  // histogram of what arrived
+}  // namespace leaf
+
+// "link1/bwd": one direction of one boundary (for Gradients, of one stage's replica exchange).
+inline std::string linkName(int boundary, Direction d) { return "link" + std::to_string(boundary) + "/" + directionName(d); }
+inline std::string linkKey(int boundary, Direction d, const std::string& leafName) {
+  return linkName(boundary, d) + "/" + leafName;
+}
+
+struct LinkKey {
+  int boundary = 0;
+  Direction direction = Direction::Forward;
+  std::string leaf;
+};
+
+// The parts of a link key; nullopt for any other key.
+inline std::optional<LinkKey> parseLinkKey(const std::string& key) {
+  if (key.rfind("link", 0) != 0) return std::nullopt;
+  size_t i = 4;
+  int boundary = 0;
+  const size_t digits = i;
+  while (i < key.size() && std::isdigit(static_cast<unsigned char>(key[i])) && i - digits < 4)
+    boundary = boundary * 10 + (key[i++] - '0');
+  if (i == digits || i >= key.size() || key[i] != '/') return std::nullopt;
+  const size_t slash = key.find('/', i + 1);
+  if (slash == std::string::npos || slash + 1 >= key.size()) return std::nullopt;
+  const std::string dir = key.substr(i + 1, slash - i - 1);
+  LinkKey k;
+  k.boundary = boundary;
+  if (dir == "fwd") k.direction = Direction::Forward;
+  else if (dir == "bwd") k.direction = Direction::Backward;
+  else if (dir == "grad") k.direction = Direction::Gradients;
+  else return std::nullopt;
+  k.leaf = key.substr(slash + 1);
+  return k;
+}
+
+}  // namespace ps::metric
+
+namespace ps {
+
+// What a task trains, which decides the charts and columns that make sense (accuracy or perplexity).
+enum class TaskKind { Classifier, LanguageModel };
+
+struct TaskInfo {
+  const char* name;
+  TaskKind kind;
+  const char* help;
+};
+
+inline const TaskInfo (&tasks())[3] {
+  static const TaskInfo all[3] = {
+      {"fashion_mnist", TaskKind::Classifier, "Fashion-MNIST images, a residual CNN"},
+      {"brown_lm", TaskKind::LanguageModel, "the Brown corpus, a character-level transformer"},
+      {"synthetic", TaskKind::Classifier, "a small synthetic classification task (tests, smoke runs)"},
+  };
+  return all;
+}
+
+inline std::optional<TaskKind> taskKind(const std::string& task) {
+  for (const auto& t : tasks())
+    if (task == t.name) return t.kind;
+  return std::nullopt;
+}
+
+}  // namespace ps

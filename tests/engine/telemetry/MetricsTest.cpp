@@ -1,0 +1,69 @@
+// Metric keys, the link-key format and the chart table: what the store sink writes is what the charts read.
+#include "engine/session/RunStoreSink.h"
+#include "engine/telemetry/Charts.h"
+#include "engine/telemetry/Metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace ps {
+namespace {
+
+TEST(Metrics, LinkKeysRoundTripAndOtherKeysAreNotLinks) {
+  for (Direction d : {Direction::Forward, Direction::Backward, Direction::Gradients})
+    for (int b : {0, 7, 123}) {
+      const auto parsed = metric::parseLinkKey(metric::linkKey(b, d, "rel_error_compensated"));
+      ASSERT_TRUE(parsed);
+      EXPECT_EQ(parsed->boundary, b);
+      EXPECT_EQ(parsed->direction, d);
+      EXPECT_EQ(parsed->leaf, "rel_error_compensated");
+    }
+  EXPECT_EQ(metric::linkName(2, Direction::Backward), "link2/bwd");
+  for (const char* other : {"train/loss", "link/fwd/x", "linkx/fwd/x", "link1/sideways/x", "link1/fwd/", "link1/fwd",
+                            "link12345/fwd/x", "bytes/wire", ""})
+    EXPECT_FALSE(metric::parseLinkKey(other)) << other;
+}
+
+TEST(Metrics, EveryTaskHasAKind) {
+  EXPECT_EQ(taskKind("brown_lm"), TaskKind::LanguageModel);
+  EXPECT_EQ(taskKind("fashion_mnist"), TaskKind::Classifier);
+  EXPECT_FALSE(taskKind("imagenet"));
+}
+
+// Every key a chart of the table names is one the run store is given, so no chart waits for a key nobody writes.
+TEST(Metrics, TheChartTableReadsOnlyKeysTheStoreSinkWrites) {
+  StepRecord step;
+  step.accuracy = 0.5;
+  for (Direction d : {Direction::Forward, Direction::Backward, Direction::Gradients}) {
+    LinkTraffic l;
+    l.direction = d;
+    step.links.push_back(l);
+  }
+  std::vector<MetricPoint> points;
+  RunStoreSink::stepMetrics(step, points);
+  for (bool compressed : {true, false}) {
+    EvalRecord e;
+    e.compressed = compressed;
+    e.accuracy = 0.5;
+    e.perplexity = 3;
+    RunStoreSink::evalMetrics(e, points);
+  }
+  std::set<std::string> keys, leaves;
+  for (const auto& p : points) {
+    keys.insert(p.key);
+    if (auto link = metric::parseLinkKey(p.key)) leaves.insert(link->leaf);
+  }
+  std::set<std::string> titles;
+  for (const ChartSpec& c : charts()) {
+    EXPECT_TRUE(titles.insert(c.title).second) << c.title << " twice";
+    EXPECT_TRUE(c.live() || c.compare()) << c.title;
+    for (const auto& s : c.series) EXPECT_TRUE(keys.count(s.key)) << c.title << ": " << s.key;
+    if (!c.linkLeaf.empty()) EXPECT_TRUE(leaves.count(c.linkLeaf)) << c.title << ": " << c.linkLeaf;
+    if (!c.linkDashed.empty()) EXPECT_TRUE(leaves.count(c.linkDashed)) << c.title << ": " << c.linkDashed;
+    EXPECT_TRUE(!c.series.empty() || !c.linkLeaf.empty() || c.pareto) << c.title << " draws nothing";
+  }
+}
+
+}  // namespace
+}  // namespace ps
