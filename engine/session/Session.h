@@ -15,6 +15,9 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace ps {
 
@@ -46,7 +49,25 @@ class Session {
   const Config& config() const { return config_; }
 
  private:
-  struct Progress;
+  // Where the run is: the step loop's state, the figures the summary reports.
+  struct Progress {
+    int64_t step = 0, epoch = 0;
+    double emulated = 0;
+    uint64_t raw = 0, wire = 0;
+    std::deque<double> recentLoss;  // last 50
+    std::optional<EvalRecord> evalCompressed, evalPlain;
+    std::string status = "running", reason;
+  };
+  // The steps of run() (SessionRun.cpp): record the run and announce it, train one step, publish what it measured,
+  // evaluate when due, finish (final evaluation, checkpoint), wait for the other ranks, summarise.
+  void openRun();
+  nlohmann::json stagesDescription() const;
+  bool trainStep(Progress& p, const std::vector<int64_t>& order, int64_t batch);  // false: the loss diverged
+  void publishStep(StepRecord rec, std::vector<HistogramRecord> histograms, Progress& p);
+  void finishTraining(Progress& p);
+  void saveCheckpointIfAsked(const Progress& p);
+  void awaitRanks(Progress& p);
+  nlohmann::json summarize(const Progress& p);
   void prepare();
   std::vector<size_t> stageStarts(BlockModel& model);
   bool handleCommands(int64_t step, double wall);  // false: stop

@@ -1,0 +1,259 @@
+// Session::run as a short loop over named steps: apply commands, train a step, publish it, evaluate when due, then
+// finish, wait for the other ranks and summarise.
+#include "engine/session/Session.h"
+
+#include "engine/runs/CodeVersion.h"
+#include "engine/session/Checkpoint.h"
+#include "engine/session/RunStoreSink.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <numeric>
+#include <random>
+
+namespace ps {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Test hook for fault handling: PIPESQUEEZE_FAULT=RANK:STEP:kill|hang makes that rank die (SIGKILL) or hang
+// (SIGSTOP) when it reaches that step, as a crashed or wedged machine would.
+void injectFault(int rank, int64_t step) {
+  static const char* spec = std::getenv("PIPESQUEEZE_FAULT");
+  if (!spec || !*spec) return;
+  int r = -1;
+  long long at = -1;
+  char what[8] = {0};
+  if (std::sscanf(spec, "%d:%lld:%7s", &r, &at, what) != 3 || r != rank || at != step) return;
+  std::fprintf(stderr, "rank %d: PIPESQUEEZE_FAULT: %s at step %lld\n", rank, what, at);
+  std::raise(std::string(what) == "hang" ? SIGSTOP : SIGKILL);
+}
+
+}  // namespace
+
+json Session::run() {
+  start_ = Clock::now();
+  prepare();  // configuration and data errors propagate: nothing has been recorded yet
+  openRun();
+  Progress p;
+  std::mt19937_64 shuffleRng(config_.train.seed ^ 0x5eed5eedULL);
+  const int64_t n = data_.trainSize();
+  const int64_t batch = std::min<int64_t>(n, config_.train.batch_size);
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  try {
+    setupAdapters(0, elapsed());  // inside the try: a controller that refuses its options fails the run, recorded
+    while (p.step < totalSteps_) {
+      if (p.step % stepsPerEpoch_ == 0) {  // a new epoch: a new order of the samples
+        p.epoch = p.step / stepsPerEpoch_;
+        std::iota(order.begin(), order.end(), 0);
+        std::shuffle(order.begin(), order.end(), shuffleRng);
+      }
+      if (cluster_) injectFault(cluster_->rank(), p.step + 1);
+      if (!handleCommands(p.step, elapsed())) {
+        p.status = "stopped";
+        p.reason = "stopped by the user at step " + std::to_string(p.step);
+        break;
+      }
+      if (!trainStep(p, order, batch)) break;
+      if (config_.eval.every_steps > 0 && p.step % config_.eval.every_steps == 0 && p.step < totalSteps_) evaluate(p);
+    }
+    finishTraining(p);
+  } catch (const std::exception& e) {
+    p.status = "failed";
+    p.reason = failureReason(e.what());
+  }
+  awaitRanks(p);
+  return summarize(p);
+}
+
+// The run's record in the store (rank 0) and its start event: data, stages, threads, processes.
+void Session::openRun() {
+  if (store_) {
+    const std::string name = config_.run.name.empty() ? config_.task + " " + std::to_string(config_.pipeline.stages) + "-stage"
+                                                       : config_.run.name;
+    runId_ = store_->createRun(name, config_.json.dump(), codeVersion(), config_.run.tags, config_.run.notes);
+    bus_.addSink(std::make_shared<RunStoreSink>(store_, runId_));
+  }
+  bus_.publish(StatusRecord{runId_, "running", "", json::object()});
+  bus_.publish(EventRecord{0, elapsed(), "start",
+                           json{{"data", data_.description}, {"train_samples", data_.trainSize()},
+                                {"eval_samples", data_.evalSize()}, {"stages", stagesDescription()},
+                                {"threads_per_stage", threadsPerStage_}, {"total_steps", totalSteps_},
+                                {"aqsgd", aqsgdNote_},
+                                {"parallel", {{"processes", cluster_ ? cluster_->world() : 1},
+                                              {"replicas", config_.parallel.replicas},
+                                              {"launched", launcher_ != nullptr}}}}});
+}
+
+json Session::stagesDescription() const {
+  json stages = json::array();
+  for (int s = 0; s < pipeline_->stages(); ++s) {
+    const size_t first = pipeline_->starts()[size_t(s)];
+    const size_t last = s + 1 < pipeline_->stages() ? pipeline_->starts()[size_t(s) + 1] : pipeline_->model().size();
+    int64_t params = 0;
+    json names = json::array();
+    for (size_t b = first; b < last; ++b) {
+      params += pipeline_->model().parameterCount(b);
+      names.push_back(pipeline_->model().names[b]);
+    }
+    stages.push_back({{"blocks", names}, {"parameters", params}});
+  }
+  return stages;
+}
+
+// One optimizer step on the next batch of `order`; false when the loss is no longer finite (the run diverged).
+bool Session::trainStep(Progress& p, const std::vector<int64_t>& order, int64_t batch) {
+  const int64_t at = (p.step % stepsPerEpoch_) * batch;
+  auto index = torch::from_blob(const_cast<int64_t*>(order.data()) + at, {batch}, torch::kInt64);
+  auto x = data_.train_x.index_select(0, index), y = data_.train_y.index_select(0, index);
+  const int64_t step = p.step + 1;
+  const double lr = learningRate(step);
+  pipeline_->setLearningRate(lr);
+  const int64_t every = config_.telemetry.histogram_every;
+  const bool histogram = every > 0 && (step % every == 0 || step == 1);
+  const auto t0 = Clock::now();
+  StepResult r = pipeline_->step(x, y, step, histogram ? int(config_.telemetry.histogram_bins) : 0, index, p.epoch);
+
+  StepRecord rec;
+  rec.step = step;
+  rec.epoch = p.epoch;
+  rec.samples = batch;
+  rec.loss = r.loss;
+  if (pipeline_->kind() == TaskKind::Classifier) rec.accuracy = double(r.correct) / double(r.predictions);
+  rec.lr = lr;
+  rec.step_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  rec.wall_s = elapsed();
+  rec.compute_s = r.compute_s;
+  rec.emulated_step_s = r.emulated_s;
+  rec.links = std::move(r.traffic);
+  publishStep(std::move(rec), std::move(r.histograms), p);
+  if (std::isfinite(r.loss)) return true;
+  p.status = "diverged";
+  p.reason = "the training loss became " + std::to_string(r.loss) + " at step " + std::to_string(step) +
+             "; lower train.lr or change the compression";
+  return false;
+}
+
+// Sums the step into the run's totals, lets adaptive compression decide what the next step sends, and publishes
+// the step, its state resets and its histograms.
+void Session::publishStep(StepRecord rec, std::vector<HistogramRecord> histograms, Progress& p) {
+  for (const auto& l : rec.links) {
+    for (const auto& why : l.resets)
+      bus_.publish(EventRecord{rec.step, elapsed(), "reset",
+                               json{{"boundary", l.boundary}, {"direction", directionName(l.direction)},
+                                    {"reason", why}}});
+    rec.codec_s += l.encode_s + l.decode_s;
+    rec.link_s += l.modelled_s;
+    p.raw += l.raw_bytes;
+    p.wire += l.wire_bytes;
+  }
+  p.emulated += rec.emulated_step_s;
+  rec.emulated_s = p.emulated;
+  p.step = rec.step;
+  p.recentLoss.push_back(rec.loss);
+  if (p.recentLoss.size() > 50) p.recentLoss.pop_front();
+  adapt(rec);  // adaptive compression decides what the next step sends
+  bus_.publish(std::move(rec));
+  for (auto& h : histograms) bus_.publish(std::move(h));
+}
+
+// The final evaluation, the run's status and the checkpoint it asked for.
+void Session::finishTraining(Progress& p) {
+  if (p.status != "diverged") evaluate(p);
+  if (p.status == "running") p.status = "finished";
+  if (config_.run.save_checkpoint && p.status != "diverged") saveCheckpointIfAsked(p);
+}
+
+void Session::saveCheckpointIfAsked(const Progress& p) {
+  if (cluster_) {
+    bus_.publish(EventRecord{p.step, elapsed(), "checkpoint",
+                             json{{"skipped", "a multi-process run keeps each stage's parameters in its own process; "
+                                              "train with parallel.mode=threads to save a checkpoint"}}});
+    return;
+  }
+  namespace fs = std::filesystem;
+  fs::path dir = config_.run.checkpoint_dir.empty()
+                     ? (store_ ? fs::path(store_->path()).parent_path() / "checkpoints" : fs::path("checkpoints"))
+                     : fs::path(config_.run.checkpoint_dir);
+  const std::string name =
+      config_.run.checkpoint_file.empty() ? "run-" + std::to_string(runId_) + ".pt" : config_.run.checkpoint_file;
+  const std::string file = (dir / name).string();  // an absolute checkpoint_file replaces the folder
+  saveCheckpoint(file, pipeline_->namedParameters(), data_.vocab, config_.json.dump());
+  if (store_) store_->addCheckpoint(runId_, {p.step, file});
+  bus_.publish(EventRecord{p.step, elapsed(), "checkpoint", json{{"path", file}}});
+}
+
+// The other ranks end with this step; a failed run does not wait for stragglers. A rank that does not end well
+// fails the run.
+void Session::awaitRanks(Progress& p) {
+  if (!launcher_) return;
+  for (const auto& problem : launcher_->finish(p.status == "failed" ? 2.0 : config_.parallel.timeout_s))
+    if (p.status != "failed") {
+      p.status = "failed";
+      p.reason = problem;
+    }
+}
+
+// The summary the CLI prints and the store keeps, published as the run's last status.
+json Session::summarize(const Progress& p) {
+  json summary;
+  summary["run_id"] = runId_;
+  summary["status"] = p.status;
+  if (!p.reason.empty()) summary["reason"] = p.reason;
+  summary["steps"] = p.step;
+  summary["train_loss"] = p.recentLoss.empty() ? json(nullptr)
+                                               : json(std::accumulate(p.recentLoss.begin(), p.recentLoss.end(), 0.0) /
+                                                      double(p.recentLoss.size()));
+  const bool classifier = pipeline_->kind() == TaskKind::Classifier;
+  // The headline eval figures follow compression.inference; both are always reported.
+  const auto& primary = config_.compression.inference ? p.evalCompressed : p.evalPlain;
+  auto figures = [&](const std::optional<EvalRecord>& e, const std::string& suffix) {
+    summary["eval_loss" + suffix] = e ? json(e->loss) : json(nullptr);
+    if (classifier) summary["eval_accuracy" + suffix] = e ? json(e->accuracy) : json(nullptr);
+    else summary["eval_perplexity" + suffix] = e ? json(e->perplexity) : json(nullptr);
+  };
+  figures(primary, "");
+  figures(p.evalCompressed, "_compressed");
+  figures(p.evalPlain, "_uncompressed");
+  summary["bytes_raw"] = p.raw;
+  summary["bytes_wire"] = p.wire;
+  summary["wall_seconds"] = elapsed();
+  summary["emulated_seconds"] = p.emulated;
+  bus_.publish(EventRecord{p.step, elapsed(), p.status, json{{"reason", p.reason}}});
+  bus_.publish(StatusRecord{runId_, p.status, p.reason, summary});
+  bus_.drain();
+  return summary;
+}
+
+std::string Session::failureReason(const std::string& local) {
+  if (!cluster_) return local;
+  cluster_->reportFault(local);
+  if (cluster_->rank() != 0) return local;
+  // Rank 0 names the rank that failed: the ones whose heartbeat stopped (killed, crashed or hung), else the ones
+  // that reported an error of their own rather than one seen on a peer.
+  const auto silent = cluster_->silentRanks(1.5);
+  const auto reports = cluster_->faults(silent.empty() ? std::min(5.0, config_.parallel.timeout_s) : 0.5);
+  std::string reason;
+  for (int r : silent) {
+    const std::string who = cluster_->describe(r);
+    bool reported = false;  // it failed on its own account and exited: not the culprit
+    for (const auto& report : reports) reported = reported || report.rfind(who + ":", 0) == 0;
+    if (!reported)
+      reason += (reason.empty() ? "" : "; ") + cluster_->describe(r) + " stopped responding (killed, crashed or hung)";
+  }
+  if (reason.empty())
+    for (const auto& r : reports)
+      if (r.find("closed its connection") == std::string::npos && r.find("sent nothing") == std::string::npos &&
+          r.find("another rank stopped") == std::string::npos)
+        reason += (reason.empty() ? "" : "; ") + r;
+  std::string details = cluster_->describe(0) + ": " + local;
+  for (const auto& r : reports) details += " | " + r;
+  return reason.empty() ? details : reason + " [" + details + "]";
+}
+
+}  // namespace ps
