@@ -55,16 +55,28 @@ CompressorEditor::CompressorEditor(const QString& direction, const QString& titl
                        tr("Let an adaptive controller choose a sparsifier's K during the run; every change is a marker"),
                        forward);
 
+  // Each option's row sits under the first chooser whose methods read it: the codec's, the compensation's or the
+  // adaptive controller's.
+  auto readBy = [](const std::vector<MethodSpec>& methods, const std::string& option) {
+    return std::any_of(methods.begin(), methods.end(), [&](const MethodSpec& m) { return m.reads(option); });
+  };
+  const std::vector<MethodSpec>* sections[] = {&catalogue::codecs(), &catalogue::compensations(),
+                                               &catalogue::controllers()};
+  QComboBox* choosers[] = {method_, feedback_, adapt_};
+  const QString titles[] = {tr("Method"), tr("Compensation"), tr("Adaptive K")};
   form_ = new QFormLayout(this);
-  form_->addRow(tr("Method"), method_);
-  for (const auto& spec : catalogue::options()) {
-    Row row = makeRow(spec);
-    row.control->setToolTip(qs(spec.help) + " (" + qs(spec.allowed()) + ")");
-    form_->addRow(qs(spec.label), row.field);
-    rows_[spec.name] = std::move(row);
+  for (int section = 0; section < 3; ++section) {
+    form_->addRow(titles[section], choosers[section]);
+    for (const auto& spec : catalogue::options()) {
+      int home = 0;
+      while (home < 2 && !readBy(*sections[home], spec.name)) ++home;
+      if (home != section) continue;
+      Row row = makeRow(spec);
+      row.control->setToolTip(qs(spec.help) + " (" + qs(spec.allowed()) + ")");
+      form_->addRow(qs(spec.label), row.field);
+      rows_[spec.name] = std::move(row);
+    }
   }
-  form_->addRow(tr("Compensation"), feedback_);
-  form_->addRow(tr("Adaptive K"), adapt_);
 
   auto chooser = [this](QComboBox* box, const QString& leaf) {
     connect(box, &QComboBox::currentTextChanged, this, [this, leaf](const QString& v) {
@@ -143,6 +155,7 @@ CompressorEditor::Row CompressorEditor::makeRow(const OptionSpec& spec) {
             }};
   }
   auto* box = new QDoubleSpinBox;
+  if (!spec.atMinimum.empty()) box->setSpecialValueText(qs(spec.atMinimum));
   box->setDecimals(decimalsFor(spec));
   box->setRange(spec.min, spec.max);
   box->setSingleStep(std::max(spec.min, (spec.max - spec.min) / 100.0));

@@ -42,7 +42,12 @@ std::vector<OptionSpec> makeShared() {
       boolOption("trim", false, "Trim", "GaussianK: trim the survivors to exactly k"),
       boolOption("scaled", false, "Scaled", "RandK: scale the kept values by n/k (unbiased)"),
       realOption("sample", 0.01, 1e-4, 1, "Sample", "sampled threshold: fraction of the elements sampled"),
-      realOption("alpha", 0, 0, 1, "Shift step α", "DIANA shift step (0: 1/(omega+1) where omega is known, else 1)"),
+      [] {
+        OptionSpec a = realOption("alpha", 0, 0, 1, "Shift step α",
+                                  "DIANA shift step (0: 1/(omega+1) where omega is known, else 1)");
+        a.atMinimum = "auto: 1/(ω+1)";
+        return a;
+      }(),
       realOption("p", 0.1, 0, 1, "Dense probability p", "Rand-DIANA: probability of sending uncompressed"),
       realOption("theta_min", 0.1, 1e-6, 1, "Mildest factor", "adaptive K: the mildest factor (Accordion's mild factor)"),
       realOption("theta_max", 1e-4, 1e-6, 1, "Strongest factor", "GraVAC: the most aggressive factor"),

@@ -27,6 +27,7 @@ struct OptionSpec {
   std::vector<std::string> choices;  // Choice
   std::string label, help;
   Control control = Control::Spin;
+  std::string atMinimum;  // what the minimum means, when it is a setting of its own ("auto" for DIANA's alpha 0)
 
   // Checks a value of this option; returns what is wrong ("" when it is fine).
   std::string check(const nlohmann::json& value) const;

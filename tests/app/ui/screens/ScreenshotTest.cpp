@@ -1,12 +1,14 @@
 // Screenshots for people: the main window during a run and the compare view, written as PNGs to the build's
 // screenshots/ folder (test output, never committed). Runs under xvfb-run where it is installed, so the window is a
 // real X11 window; offscreen otherwise.
+#include "app/ui/CompressorEditor.h"
 #include "app/ui/ControlPanel.h"
 #include "app/ui/LivePanel.h"
 #include "app/ui/MainWindow.h"
 #include "app/ui/SessionBridge.h"
 #include "app/ui/runs/CompareView.h"
 
+#include <QComboBox>
 #include <QDir>
 #include <QImage>
 #include <QScreen>
@@ -88,6 +90,37 @@ class ScreenshotTest : public QObject {
     QVERIFY(compare.save(out + "/compare-view.png"));
     QVERIFY2(colourVariety(compare) > 20, "the compare view grab looks blank");
     qInfo("screenshots written to %s", qPrintable(out));
+  }
+
+  // The compressor editor is generated from the catalogue: DIANA brings its alpha, PowerSGD its rank slider.
+  void compressorEditors() {
+    QStandardPaths::setTestModeEnabled(true);
+    QTemporaryDir dir;
+    MainWindowOptions options;
+    options.storePath = dir.filePath("runs.sqlite");
+    options.userPresetDir = dir.filePath("presets");
+    options.presetPath = QStringLiteral(PIPESQUEEZE_SOURCE_DIR "/presets/fashion-mnist-topk10.json");
+    options.restoreLayout = false;
+    MainWindow w(options);
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const QString out = QStringLiteral(PIPESQUEEZE_SCREENSHOT_DIR);
+    QVERIFY(QDir().mkpath(out));
+    CompressorEditor* fwd = w.controls()->forwardEditor();
+    fwd->methodBox()->setCurrentText("quantize");
+    fwd->feedbackBox()->setCurrentText("diana");
+    QVERIFY(fwd->optionShown("alpha"));
+    QTest::qWait(100);
+    QImage shot = fwd->grab().toImage();
+    QVERIFY(shot.save(out + "/compressor-diana.png"));
+    QVERIFY2(colourVariety(shot) > 5, "the editor grab looks blank");
+    fwd->feedbackBox()->setCurrentText("ef");
+    fwd->methodBox()->setCurrentText("powersgd");
+    QVERIFY(fwd->optionShown("rank"));
+    QTest::qWait(100);
+    shot = fwd->grab().toImage();
+    QVERIFY(shot.save(out + "/compressor-powersgd.png"));
   }
 };
 
