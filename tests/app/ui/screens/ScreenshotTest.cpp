@@ -31,6 +31,15 @@ int colourVariety(const QImage& image) {
   return int(colours.size());
 }
 
+MainWindowOptions optionsIn(const QTemporaryDir& dir, const QString& presetPath) {
+  MainWindowOptions options;
+  options.storePath = dir.filePath("runs.sqlite");
+  options.userPresetDir = dir.filePath("presets");
+  options.presetPath = presetPath;
+  options.restoreLayout = false;
+  return options;
+}
+
 }  // namespace
 
 class ScreenshotTest : public QObject {
@@ -49,12 +58,7 @@ class ScreenshotTest : public QObject {
     const QString presetPath = dir.filePath("shot.json");
     std::ofstream(presetPath.toStdString()) << preset.dump(2);
 
-    MainWindowOptions options;
-    options.storePath = dir.filePath("runs.sqlite");
-    options.userPresetDir = dir.filePath("presets");
-    options.presetPath = presetPath;
-    options.restoreLayout = false;
-    MainWindow w(options);
+    MainWindow w(optionsIn(dir, presetPath));
     w.resize(1600, 1000);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -96,12 +100,7 @@ class ScreenshotTest : public QObject {
   void compressorEditors() {
     QStandardPaths::setTestModeEnabled(true);
     QTemporaryDir dir;
-    MainWindowOptions options;
-    options.storePath = dir.filePath("runs.sqlite");
-    options.userPresetDir = dir.filePath("presets");
-    options.presetPath = QStringLiteral(PIPESQUEEZE_SOURCE_DIR "/presets/fashion-mnist-topk10.json");
-    options.restoreLayout = false;
-    MainWindow w(options);
+    MainWindow w(optionsIn(dir, QStringLiteral(PIPESQUEEZE_SOURCE_DIR "/presets/fashion-mnist-topk10.json")));
     w.resize(1600, 1000);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
