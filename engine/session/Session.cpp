@@ -41,14 +41,13 @@ void Session::post(Command command) {
                         command.key + "=aqsgd");
     json probe;
     {
-      std::lock_guard<std::mutex> lock(commandsMutex_);  // applySetting replaces config_ on the training thread
+      std::lock_guard<std::mutex> lock(configMutex_);  // applySetting replaces config_ on the training thread
       probe = config_.json;
     }
     setConfigValue(probe, command.key, command.value);
     Config::fromJson(probe, "setting");  // validates the whole before it is queued
   }
-  std::lock_guard<std::mutex> lock(commandsMutex_);
-  commands_.push_back(std::move(command));
+  commands_.push(std::move(command));
 }
 
 double Session::elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
@@ -217,7 +216,7 @@ void Session::checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& sta
 }
 
 void Session::replaceConfig(Config next) {
-  std::lock_guard<std::mutex> lock(commandsMutex_);  // post() reads config_ from other threads
+  std::lock_guard<std::mutex> lock(configMutex_);  // post() reads config_ from other threads
   config_ = std::move(next);
 }
 
@@ -254,51 +253,40 @@ void Session::applySetting(const Command& c, int64_t step, double wall) {
     setupAdapters(step, wall);
 }
 
+// The pause and resume of a turn are events of the run.
+void Session::announce(const CommandQueue::Turn& turn, int64_t step, double wall) {
+  for (Command::Kind k : turn.transitions)
+    k == Command::Kind::Pause ? bus_.publish(EventRecord{step, wall, "pause", json::object()})
+                              : bus_.publish(EventRecord{step, elapsed(), "resume", json::object()});
+}
+
 bool Session::handleClusterCommands(int64_t step, double wall) {
   // Rank 0 owns the command queue; every step it sends every rank what to do, so all ranks change settings,
   // pause and stop at the same step. While paused it repeats the message, which keeps the others from timing out.
   const bool root = cluster_->rank() == 0;
   for (;;) {
     json control;
-    if (root && externalStop_ && externalStop_->load()) stopRequested_ = true;
     if (root) {
-      std::deque<Command> pending;
-      {
-        std::lock_guard<std::mutex> lock(commandsMutex_);
-        pending.swap(commands_);
-      }
+      const CommandQueue::Turn turn = commands_.take();
+      announce(turn, step, wall);
       json sets = json::array();
-      for (const auto& c : pending) {
-        switch (c.kind) {
-          case Command::Kind::Stop: stopRequested_ = true; break;
-          case Command::Kind::Pause:
-            if (!paused_) bus_.publish(EventRecord{step, wall, "pause", json::object()});
-            paused_ = true;
-            break;
-          case Command::Kind::Resume:
-            if (paused_) bus_.publish(EventRecord{step, elapsed(), "resume", json::object()});
-            paused_ = false;
-            break;
-          case Command::Kind::Set: sets.push_back({c.key, c.value}); break;
-        }
-      }
-      control = {{"stop", stopRequested_.load()}, {"paused", paused_}, {"sets", sets}};
+      for (const auto& c : turn.sets) sets.push_back({c.key, c.value});
+      control = {{"stop", turn.stop}, {"paused", turn.paused}, {"sets", sets}};
     }
     const auto bytes = cluster_->broadcastWorld(root ? json::to_cbor(control) : std::vector<uint8_t>{});
     std::vector<Command> sets;
+    bool stop = false, paused = false;
     try {
       control = json::from_cbor(bytes);
       for (const auto& s : control.at("sets")) sets.push_back(Command::set(s.at(0), s.at(1)));
-      (void)control.at("stop").get<bool>(), (void)control.at("paused").get<bool>();
+      stop = control.at("stop").get<bool>(), paused = control.at("paused").get<bool>();
     } catch (const json::exception& e) {
       throw ClusterError(std::string("rank 0 sent malformed commands: ") + e.what());
     }
     for (const auto& c : sets) applySetting(c, step, wall);
-    if (control.at("stop").get<bool>()) {
-      stopRequested_ = true;
-      return false;
-    }
-    if (!control.at("paused").get<bool>()) return true;
+    commands_.follow(stop, paused);
+    if (stop) return false;
+    if (!paused) return true;
     if (root) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
 }
@@ -306,28 +294,11 @@ bool Session::handleClusterCommands(int64_t step, double wall) {
 bool Session::handleCommands(int64_t step, double wall) {
   if (cluster_) return handleClusterCommands(step, wall);
   for (;;) {
-    if (externalStop_ && externalStop_->load()) stopRequested_ = true;
-    std::deque<Command> pending;
-    {
-      std::lock_guard<std::mutex> lock(commandsMutex_);
-      pending.swap(commands_);
-    }
-    for (const auto& c : pending) {
-      switch (c.kind) {
-        case Command::Kind::Stop: stopRequested_ = true; break;
-        case Command::Kind::Pause:
-          if (!paused_) bus_.publish(EventRecord{step, wall, "pause", json::object()});
-          paused_ = true;
-          break;
-        case Command::Kind::Resume:
-          if (paused_) bus_.publish(EventRecord{step, elapsed(), "resume", json::object()});
-          paused_ = false;
-          break;
-        case Command::Kind::Set: applySetting(c, step, wall); break;
-      }
-    }
-    if (stopRequested_) return false;
-    if (!paused_) return true;
+    const CommandQueue::Turn turn = commands_.take();
+    announce(turn, step, wall);
+    for (const auto& c : turn.sets) applySetting(c, step, wall);
+    if (turn.stop) return false;
+    if (!turn.paused) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }

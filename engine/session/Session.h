@@ -8,6 +8,7 @@
 #include "engine/runs/config/Config.h"
 #include "engine/runs/store/RunStore.h"
 #include "engine/session/Command.h"
+#include "engine/session/CommandQueue.h"
 #include "engine/session/TaskData.h"
 #include "engine/telemetry/TelemetryBus.h"
 
@@ -31,9 +32,9 @@ class Session {
   // Validates and queues a command (throws ConfigError for a key that cannot change mid-run or a bad value).
   void post(Command command);
   // Async-signal-safe stop request (Ctrl-C).
-  void requestStop() { stopRequested_.store(true); }
+  void requestStop() { commands_.requestStop(); }
   // Also stops (at the next step) once *flag is true; the flag must outlive run(). For owners of several sessions.
-  void stopWhen(const std::atomic<bool>* flag) { externalStop_ = flag; }
+  void stopWhen(const std::atomic<bool>* flag) { commands_.stopWhen(flag); }
 
   // Multi-process runs: where this process is among the ranks. Without it the torchrun-style environment
   // (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) decides; with neither, a run whose config asks for processes
@@ -72,6 +73,7 @@ class Session {
   std::vector<size_t> stageStarts(BlockModel& model);
   bool handleCommands(int64_t step, double wall);  // false: stop
   bool handleClusterCommands(int64_t step, double wall);
+  void announce(const CommandQueue::Turn& turn, int64_t step, double wall);
   void connectCluster();
   std::string failureReason(const std::string& local);
   void applySetting(const Command& c, int64_t step, double wall);
@@ -114,11 +116,8 @@ class Session {
   std::unique_ptr<Launcher> launcher_;
   std::shared_ptr<Cluster> cluster_;
 
-  std::mutex commandsMutex_;
-  std::deque<Command> commands_;
-  std::atomic<bool> stopRequested_{false};
-  const std::atomic<bool>* externalStop_ = nullptr;
-  bool paused_ = false;
+  std::mutex configMutex_;  // config_ is replaced on the training thread and read by post()
+  CommandQueue commands_;
   std::chrono::steady_clock::time_point start_;
 };
 
