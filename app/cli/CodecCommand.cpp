@@ -3,6 +3,7 @@
 #include "engine/compress/Compensation.h"
 #include "engine/compress/spec/Catalogue.h"
 #include "engine/data/Npy.h"
+#include "engine/runs/config/BoundedJson.h"
 
 #include <torch/torch.h>
 
@@ -27,16 +28,7 @@ constexpr uint32_t kMaxHeader = 1 << 16;
 
 [[noreturn]] void badInput(const std::string& what) { throw ConfigError(what); }
 
-json parseBounded(const std::string& text, const std::string& source) {
-  try {
-    return json::parse(text, [&](int depth, json::parse_event_t, json&) {
-      if (depth > 8) badInput(source + ": nested deeper than a codec header can be; the file is damaged");
-      return true;
-    });
-  } catch (const json::exception& e) {
-    badInput(source + ": the header is not valid JSON (" + std::string(e.what()) + "); the file is damaged");
-  }
-}
+json parseBounded(const std::string& text, const std::string& source) { return parseJson(text, source); }
 
 // The direction's options as JSON from --method, --feedback and --set OPTION=V, each checked against the catalogue.
 json optionsJson(const CodecOptions& c) {

@@ -1,4 +1,5 @@
 #include "app/cli/RunsCommand.h"
+#include "engine/runs/config/BoundedJson.h"
 
 #include "engine/runs/store/RunStore.h"
 
@@ -22,12 +23,15 @@ RunInfo require(const RunStore& store, int64_t id) {
   return *run;
 }
 
+// Stored JSON is read with the same bounds as a file; what does not parse is shown as null.
+json stored(const std::string& text) {
+  json j = parseJsonOrDiscarded(text);
+  return j.is_discarded() ? json() : j;
+}
+
 json summaryOf(const RunInfo& r) {
-  try {
-    return r.summary_json.empty() ? json::object() : json::parse(r.summary_json);
-  } catch (const json::parse_error&) {
-    return json::object();
-  }
+  json j = r.summary_json.empty() ? json::object() : stored(r.summary_json);
+  return j.is_null() ? json::object() : j;
 }
 
 void list(const RunStore& store, bool asJson) {
@@ -60,10 +64,10 @@ void show(const RunStore& store, int64_t id) {
   json out = {{"id", r.id},           {"name", r.name},     {"status", r.status},
               {"reason", r.status_reason}, {"tags", r.tags}, {"notes", r.notes},
               {"created", r.created}, {"finished", r.finished}, {"code_version", r.code_version},
-              {"summary", summaryOf(r)}, {"config", json::parse(r.config_json)}};
+              {"summary", summaryOf(r)}, {"config", stored(r.config_json)}};
   json events = json::array();
   for (const auto& e : store.events(id))
-    events.push_back({{"step", e.step}, {"kind", e.kind}, {"detail", json::parse(e.detail_json)}});
+    events.push_back({{"step", e.step}, {"kind", e.kind}, {"detail", stored(e.detail_json)}});
   out["events"] = events;
   json checkpoints = json::array();
   for (const auto& c : store.checkpoints(id)) checkpoints.push_back({{"step", c.step}, {"path", c.path}});

@@ -1,4 +1,5 @@
 #include "engine/suites/SuiteMetrics.h"
+#include "engine/runs/config/BoundedJson.h"
 
 #include <cmath>
 #include <limits>
@@ -96,7 +97,7 @@ RunFigures loadRunFigures(const RunStore& store, const RunInfo& run) {
   f.code_version = run.code_version;
   f.name = run.name;
   f.summary =
-      run.summary_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(run.summary_json, nullptr, false);
+      run.summary_json.empty() ? nlohmann::json::object() : parseJsonOrDiscarded(run.summary_json);
   if (f.summary.is_discarded() || !f.summary.is_object()) f.summary = nlohmann::json::object();
   for (const auto& m : suiteMetrics()) {
     const auto it = f.summary.find(m.name);

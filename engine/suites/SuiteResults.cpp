@@ -1,4 +1,5 @@
 #include "engine/suites/SuiteResults.h"
+#include "engine/runs/config/BoundedJson.h"
 
 #include <cmath>
 #include <limits>
@@ -10,7 +11,7 @@ std::map<std::string, RunInfo> finishedRunsByIdentity(const RunStore& store, con
   for (auto& run : store.listRuns()) {  // newest first: the first seen of an identity is the latest
     if (run.status != "finished" && run.status != "diverged") continue;  // a divergence is a result too
     if (codeVersion && run.code_version != *codeVersion) continue;
-    const auto config = nlohmann::json::parse(run.config_json, nullptr, false);
+    const auto config = parseJsonOrDiscarded(run.config_json);
     if (config.is_discarded()) continue;
     out.emplace(configIdentity(config), std::move(run));
   }

@@ -290,5 +290,16 @@ TEST(Cli, CodecEncodesAndDecodesSavedTensorsWithAndWithoutState) {
   EXPECT_NE(r.err.find("cut.bin"), std::string::npos) << r.err;
 }
 
+// A preset nesting arrays 200,000 deep crashed the CLI with a segfault; it is refused as bad input (exit 2).
+TEST(Cli, ADeeplyNestedPresetIsBadInputNotACrash) {
+  const auto path = (fs::temp_directory_path() / ("pipesqueeze-deep-" + std::to_string(::getpid()) + ".json")).string();
+  std::ofstream(path) << "{\"train\":{\"lr\":" << std::string(200000, '[') << std::string(200000, ']') << "}}";
+  auto r = runCli({"train", "--preset", path, "--store", freshStore("deep")});
+  EXPECT_EQ(r.exitCode, 2) << r.err;
+  EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nests JSON"), std::string::npos) << r.err;
+  fs::remove(path);
+}
+
 }  // namespace
 }  // namespace ps::test

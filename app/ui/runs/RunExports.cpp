@@ -1,4 +1,5 @@
 #include "app/ui/runs/RunExports.h"
+#include "engine/runs/config/BoundedJson.h"
 
 #include <QSaveFile>
 
@@ -46,7 +47,7 @@ QString exportRunConfig(const RunStore& store, int64_t runId, const QString& pat
   } catch (const std::exception& e) {
     return storeError(runId, e);
   }
-  const auto config = nlohmann::json::parse(configText, nullptr, /*allow_exceptions=*/false);
+  const auto config = parseJsonOrDiscarded(configText);
   if (config.is_discarded() || !config.is_object())
     return QStringLiteral("Run %1 has no readable config in the store, so there is nothing to export.").arg(runId);
   return writeFile(path, config.dump(2) + "\n");

@@ -1,4 +1,5 @@
 #include "app/ui/runs/RunRow.h"
+#include "engine/runs/config/BoundedJson.h"
 
 #include "engine/compress/spec/Catalogue.h"
 #include "engine/telemetry/Metrics.h"
@@ -15,7 +16,7 @@ namespace {
 using json = nlohmann::json;
 
 json parseObject(const std::string& text) {
-  auto j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto j = parseJsonOrDiscarded(text);
   return (!j.is_discarded() && j.is_object()) ? j : json::object();
 }
 

@@ -1,4 +1,5 @@
 #include "app/ui/runs/RunSeries.h"
+#include "engine/runs/config/BoundedJson.h"
 
 #include <QRegularExpression>
 
@@ -46,7 +47,7 @@ QString compactKey(QString key) {
 }
 
 QString settingLabel(const std::string& kind, const std::string& detailJson) {
-  const auto detail = nlohmann::json::parse(detailJson, nullptr, /*allow_exceptions=*/false);
+  const auto detail = parseJsonOrDiscarded(detailJson);
   const bool object = !detail.is_discarded() && detail.is_object();
   if (kind == "setting" && object && detail.contains("key")) {
     const QString key = compactKey(plainValue(detail["key"]));
@@ -182,7 +183,7 @@ RunSeries RunSeries::load(const RunStore& store, int64_t runId) {
                      "; it may have been deleted: refresh the runs table");
   RunSeries s;
   s.info = *info;
-  auto parsed = nlohmann::json::parse(info->config_json, nullptr, /*allow_exceptions=*/false);
+  auto parsed = parseJsonOrDiscarded(info->config_json);
   s.config = (!parsed.is_discarded() && parsed.is_object()) ? std::move(parsed) : nlohmann::json::object();
   for (const auto& m : store.metrics(runId)) s.append(m);
   for (const auto& e : store.events(runId)) s.appendEvent(e);

@@ -1,6 +1,7 @@
 #include "engine/runs/config/Config.h"
 
 #include "engine/compress/spec/Catalogue.h"
+#include "engine/runs/config/BoundedJson.h"
 #include "engine/runs/config/ConfigSchema.h"
 
 #include <cerrno>
@@ -57,7 +58,8 @@ void flatten(const json& node, const std::string& prefix, std::vector<std::pair<
 }
 
 [[noreturn]] void badValue(const KeySpec& spec, const std::string& key, const json& value, const std::string& source) {
-  throw ConfigError(source + ": " + key + " = " + value.dump() + " is not allowed: expected " + spec.allowed());
+  const std::string shown = value.dump(-1, ' ', false, json::error_handler_t::replace);  // never throws on bad UTF-8
+  throw ConfigError(source + ": " + key + " = " + shown + " is not allowed: expected " + spec.allowed());
 }
 
 bool inRange(const KeySpec& spec, double v) { return std::isfinite(v) && v >= spec.min && v <= spec.max; }
@@ -76,6 +78,9 @@ json checkValue(const KeySpec& spec, const std::string& key, const json& v, cons
       if (v.is_boolean()) return v;
       break;
     case Type::String:
+      if (v.is_string() && !validUtf8(v.get<std::string>()))
+        throw ConfigError(source + ": " + key + " is not valid UTF-8 text; write it in UTF-8 (the run store and every "
+                          "export keep text as UTF-8)");
       if (v.is_string()) return v;
       break;
     case Type::Enum:
@@ -253,13 +258,14 @@ Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
 json readJsonFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError("cannot open '" + path + "': " + std::strerror(errno) + "; check the path");
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxJsonBytes)  // refused before it is read into memory
+    throw ConfigError("'" + path + "' holds " + std::to_string(size >> 20) + " MiB, more than the " +
+                      std::to_string(kMaxJsonBytes >> 20) + " MiB of JSON the lab reads; it is not a preset or a suite");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  try {
-    return json::parse(buffer.str());
-  } catch (const json::parse_error& e) {
-    throw ConfigError("'" + path + "' is not valid JSON (" + e.what() + "); fix the file or pick another preset");
-  }
+  return parseJson(buffer.str(), "'" + path + "'");
 }
 
 Config loadPreset(const std::string& path) { return Config::fromJson(readJsonFile(path), path); }
@@ -299,11 +305,8 @@ void applyOverride(json& config, const std::string& assignment) {
       else fail();
       break;
     case Type::IntList:
-      try {
-        value = json::parse(text.empty() || text.front() != '[' ? "[" + text + "]" : text);
-      } catch (const json::parse_error&) {
-        fail();
-      }
+      value = parseJsonOrDiscarded(text.empty() || text.front() != '[' ? "[" + text + "]" : text);
+      if (value.is_discarded()) fail();
       break;
     default: value = text;
   }

@@ -21,8 +21,10 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+// A boundary index as the lab writes it: canonical ("0", "12"; not "00" or "+1"), at most three digits.
 bool isIndex(const std::string& s) {
-  return !s.empty() && s.size() <= 3 && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(c); });
+  return !s.empty() && s.size() <= 3 && (s.size() == 1 || s[0] != '0') &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
 size_t editDistance(const std::string& a, const std::string& b) {
