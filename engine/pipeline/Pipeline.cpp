@@ -2,6 +2,7 @@
 
 #include "engine/compress/Codec.h"
 #include "engine/dist/ClusterChannel.h"
+#include "engine/telemetry/StepReport.h"
 
 #include <torch/torch.h>
 
@@ -13,54 +14,6 @@ namespace ps {
 namespace {
 
 using nlohmann::json;
-
-// Step reports between ranks: small, so JSON as CBOR; read as untrusted input.
-json toJson(const LinkTraffic& t) {
-  return {{"b", t.boundary},         {"d", int(t.direction)},     {"raw", t.raw_bytes},
-          {"wire", t.wire_bytes},    {"n", t.elements},           {"nz", t.nonzeros},
-          {"msgs", t.messages},      {"enc", t.encode_s},         {"dec", t.decode_s},
-          {"mod", t.modelled_s},     {"esq", t.err_sq},           {"rsq", t.ref_sq},
-          {"ecsq", t.err_sq_compensated},                         {"rcsq", t.ref_sq_compensated},
-          {"graw", t.gravac_norm_raw},                            {"gmin", t.gravac_norm_min},
-          {"gcur", t.gravac_norm_current},                        {"norm", t.norm},
-          {"method", t.method},      {"resets", t.resets}};
-}
-
-LinkTraffic trafficFromJson(const json& j) {
-  LinkTraffic t;
-  t.boundary = j.at("b").get<int>();
-  const int d = j.at("d").get<int>();
-  if (d < 0 || d > 2) throw std::runtime_error("direction " + std::to_string(d));
-  t.direction = Direction(d);
-  t.raw_bytes = j.at("raw");
-  t.wire_bytes = j.at("wire");
-  t.elements = j.at("n");
-  t.nonzeros = j.at("nz");
-  t.messages = j.at("msgs");
-  t.encode_s = j.at("enc");
-  t.decode_s = j.at("dec");
-  t.modelled_s = j.at("mod");
-  const double sums[4] = {j.at("esq"), j.at("rsq"), j.at("ecsq"), j.at("rcsq")};
-  for (double v : sums)
-    if (!(v >= 0) || !std::isfinite(v)) throw std::runtime_error("error sums must be finite and >= 0");
-  t.setErrorSums(sums[0], sums[1], sums[2], sums[3]);  // the errors follow from the sums
-  const double norms[3] = {j.at("graw"), j.at("gmin"), j.at("gcur")};
-  for (double v : norms)
-    if (!(v >= 0) || !std::isfinite(v)) throw std::runtime_error("GraVAC norms must be finite and >= 0");
-  t.gravac_norm_raw = norms[0], t.gravac_norm_min = norms[1], t.gravac_norm_current = norms[2];
-  t.norm = j.at("norm");
-  t.method = j.at("method");
-  t.resets = j.at("resets").get<std::vector<std::string>>();
-  return t;
-}
-
-json toJson(const HistogramRecord& h) {
-  return {{"step", h.step}, {"name", h.name}, {"lo", h.lo}, {"hi", h.hi}, {"counts", h.counts}};
-}
-
-HistogramRecord histogramFromJson(const json& j) {
-  return {j.at("step"), j.at("name"), j.at("lo"), j.at("hi"), j.at("counts").get<std::vector<float>>()};
-}
 
 // One rank's part of a step, merged on every rank: sums over both ends of a link and over replicas.
 struct TrafficMerge {
@@ -112,7 +65,7 @@ LinkTraffic mergeTraffic(const std::vector<LinkTraffic>& parts) {
   return m.finish();
 }
 
-LinkTraffic trafficThroughJson(const LinkTraffic& t) { return trafficFromJson(toJson(t)); }
+LinkTraffic trafficThroughJson(const LinkTraffic& t) { return report::trafficFromJson(report::toJson(t), 1 << 20); }
 
 Pipeline::Pipeline(BlockModel model, PipelineOptions options)
     : model_(std::move(model)), options_(std::move(options)), schedule_(makeSchedule(options_.schedule)) {
@@ -284,12 +237,12 @@ StepResult Pipeline::distributedStep(const torch::Tensor& x, const torch::Tensor
   json traffic = json::array(), histograms = json::array();
   for (int b : {me - 1, me}) {
     if (b < 0 || b + 1 >= stages()) continue;
-    for (Direction d : {Direction::Forward, Direction::Backward}) traffic.push_back(toJson(links_[size_t(b)]->takeTraffic(d)));
+    for (Direction d : {Direction::Forward, Direction::Backward}) traffic.push_back(report::toJson(links_[size_t(b)]->takeTraffic(d)));
     for (auto& h : links_[size_t(b)]->takeHistograms())
-      if (cluster.replica() == 0) histograms.push_back(toJson(h));
+      if (cluster.replica() == 0) histograms.push_back(report::toJson(h));
   }
-  if (exchange_) traffic.push_back(toJson(exchange_->takeTraffic()));
-  if (mine.gradients && cluster.replica() == 0) histograms.push_back(toJson(*mine.gradients));
+  if (exchange_) traffic.push_back(report::toJson(exchange_->takeTraffic()));
+  if (mine.gradients && cluster.replica() == 0) histograms.push_back(report::toJson(*mine.gradients));
   report["traffic"] = std::move(traffic);
   report["histograms"] = std::move(histograms);
 
@@ -300,22 +253,26 @@ StepResult Pipeline::distributedStep(const torch::Tensor& x, const torch::Tensor
   const double batch = double(x.size(0));
   for (size_t rank = 0; rank < reports.size(); ++rank) {
     try {
-      const json j = json::from_cbor(reports[rank]);
-      const int stage = j.at("stage"), replica = j.at("replica");
+      const json j = report::readCbor(reports[rank]);
+      const int stage = int(report::count(j, "stage")), replica = int(report::count(j, "replica"));
       if (stage != int(rank) % stages() || replica != int(rank) / stages())  // each rank speaks for itself only
         throw std::runtime_error("it claims stage " + std::to_string(stage) + ", replica " + std::to_string(replica));
       if (stage == stages() - 1) {  // the loss is the mean over the batch: each replica's shard mean, weighted
+        // A loss that is not finite is the run diverging, not a malformed report: the session ends it as such.
+        if (!j.at("loss").is_number()) throw report::ReportError("loss is not a number");
         r.loss += j.at("loss").get<double>() * double(shardOf(x, replicas, replica).size(0)) / batch;
-        r.correct += j.at("correct").get<int64_t>();
-        r.predictions += j.at("predictions").get<int64_t>();
+        r.correct += int64_t(report::count(j, "correct"));
+        r.predictions += int64_t(report::count(j, "predictions"));
       }
-      r.compute_s += j.at("compute").get<double>() / replicas;  // summed over stages, as one replica sees it
-      r.emulated_s = std::max(r.emulated_s, j.at("clock").get<double>());
+      r.compute_s += report::finite(j, "compute") / replicas;  // summed over stages, as one replica sees it
+      r.emulated_s = std::max(r.emulated_s, report::finite(j, "clock"));
+      if (!j.at("traffic").is_array() || !j.at("histograms").is_array())
+        throw report::ReportError("traffic and histograms must be lists");
       for (const auto& t : j.at("traffic")) {
-        LinkTraffic lt = trafficFromJson(t);
+        LinkTraffic lt = report::trafficFromJson(t, stages());
         merged[{lt.direction == Direction::Gradients ? 1 << 20 : 0, lt.boundary * 2 + int(lt.direction)}].add(lt);
       }
-      for (const auto& h : j.at("histograms")) r.histograms.push_back(histogramFromJson(h));
+      for (const auto& h : j.at("histograms")) r.histograms.push_back(report::histogramFromJson(h));
     } catch (const ClusterError&) {
       throw;
     } catch (const std::exception& e) {
@@ -362,11 +319,12 @@ EvalResult Pipeline::distributedEvaluate(const torch::Tensor& x, const torch::Te
   const auto reports = cluster.allGatherWorld(json::to_cbor(report));
   for (size_t rank = 0; rank < reports.size(); ++rank) {
     try {
-      const json j = json::from_cbor(reports[rank]);
+      const json j = report::readCbor(reports[rank]);
+      if (!j.at("loss").is_number()) throw report::ReportError("loss is not a number");
       r.loss_sum += j.at("loss").get<double>();
-      r.correct += j.at("correct").get<int64_t>();
-      r.predictions += j.at("predictions").get<int64_t>();
-      r.samples += j.at("samples").get<int64_t>();
+      r.correct += int64_t(report::count(j, "correct"));
+      r.predictions += int64_t(report::count(j, "predictions"));
+      r.samples += int64_t(report::count(j, "samples"));
     } catch (const std::exception& e) {
       throw ClusterError(cluster.describe(int(rank)) + " sent a malformed evaluation report (" + e.what() + ")");
     }

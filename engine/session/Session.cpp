@@ -6,6 +6,7 @@
 #include "engine/session/Checkpoint.h"
 #include "engine/session/RunStoreSink.h"
 #include "engine/session/Threads.h"
+#include "engine/telemetry/StepReport.h"
 
 #include <torch/torch.h>
 
@@ -133,7 +134,7 @@ void Session::prepare() {
   if (cluster_) {  // measured cuts differ between processes: rank 0's are everyone's
     const auto bytes = cluster_->broadcastWorld(cluster_->rank() == 0 ? json::to_cbor(json(o.starts)) : std::vector<uint8_t>{});
     try {
-      o.starts = json::from_cbor(bytes).get<std::vector<size_t>>();
+      o.starts = report::readCbor(bytes).get<std::vector<size_t>>();
     } catch (const std::exception& e) {
       throw ClusterError(std::string("rank 0 sent malformed stage cuts: ") + e.what());
     }
@@ -277,10 +278,10 @@ bool Session::handleClusterCommands(int64_t step, double wall) {
     std::vector<Command> sets;
     bool stop = false, paused = false;
     try {
-      control = json::from_cbor(bytes);
+      control = report::readCbor(bytes);
       for (const auto& s : control.at("sets")) sets.push_back(Command::set(s.at(0), s.at(1)));
       stop = control.at("stop").get<bool>(), paused = control.at("paused").get<bool>();
-    } catch (const json::exception& e) {
+    } catch (const std::exception& e) {
       throw ClusterError(std::string("rank 0 sent malformed commands: ") + e.what());
     }
     for (const auto& c : sets) applySetting(c, step, wall);

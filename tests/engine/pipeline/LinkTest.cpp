@@ -146,7 +146,7 @@ TEST(Link, MergedRelativeErrorIsOverAllMessagesNotAWeightedGuess) {
   Link::Settings settings;
   settings.forward.method = "topk";
   settings.forward.k = 0.1;
-  Link first(0, {0, 0, false}, settings), second(0, {0, 0, false}, settings);
+  Link first(0, {100, 0, false}, settings), second(0, {100, 0, false}, settings);  // figures must be finite
   torch::manual_seed(3);
   // a: dense noise (TopK drops much of it); b: a few large values TopK keeps whole, then small noise.
   const auto a = 100 * torch::randn({1000}), b = torch::randn({10000});
