@@ -45,6 +45,11 @@ class ByteReader {
     return p;
   }
   size_t remaining() const { return size_ - at_; }
+  // The next byte, not consumed.
+  uint8_t peek(const char* what) const {
+    if (at_ >= size_) throw PayloadError(std::string(what) + " runs past the end of the payload");
+    return data_[at_];
+  }
   size_t offset() const { return at_; }
   void expectEnd() const {
     if (at_ != size_) throw PayloadError(std::to_string(size_ - at_) + " trailing bytes after the body");

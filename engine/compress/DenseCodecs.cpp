@@ -89,6 +89,7 @@ torch::Tensor QuantizeCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {
     stored.erase(stored.begin() + c);
     stored.insert(stored.begin(), h.shape[size_t(c)]);
   }
+  requireValueBlock(r, size_t(h.numel()));  // before the output a hostile shape could make huge
   auto out = outputTensor(stored);  // per-channel scales: a scratch buffer, moved to its dimension below
   decodeValues(r, size_t(out.numel()), out.data_ptr<float>());
   if (mode == 2) out = out.movedim(0, channelDim(h.shape)).contiguous();

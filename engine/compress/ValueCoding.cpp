@@ -122,6 +122,15 @@ void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed,
   }
 }
 
+void requireValueBlock(const ByteReader& in, size_t n) {
+  const int bits = in.peek("value bits");
+  const int width = bits == 32 || bits == 16 ? bits : std::clamp(bits, 1, 8);
+  const uint64_t needed = 1 + (uint64_t(n) * uint64_t(width) + 7) / 8;
+  if (needed > in.remaining())
+    throw PayloadError(std::to_string(n) + " values of " + std::to_string(width) + " bits need " +
+                       std::to_string(needed) + " bytes, the payload has " + std::to_string(in.remaining()));
+}
+
 void decodeValues(ByteReader& in, size_t n, float* out) {
   const int bits = in.get<uint8_t>("value bits");
   if (bits == 32) {

@@ -16,6 +16,9 @@ struct ValueFormat {
 
 // Appends the block for x[0..n) to `out`; `seed` drives stochastic rounding.
 void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed, ByteWriter& out);
+// Throws unless the block that starts at `in` can hold n values in the bytes left: decoders call it before they
+// allocate the output a hostile header may size.
+void requireValueBlock(const ByteReader& in, size_t n);
 // Reads a block of exactly n values (validating every field) into `out`.
 void decodeValues(ByteReader& in, size_t n, float* out);
 

@@ -5,6 +5,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -152,11 +153,21 @@ IdxArray readIdx(const std::string& path, const std::string& fixHint) {
         out.dims.push_back(static_cast<int>(d));
     }
 
-    out.data.resize(static_cast<std::size_t>(elements));
-    const std::size_t got = readSome(file.get(), out.data.data(), out.data.size(), src);
-    if (got < out.data.size()) {
+    // The data grows with what the file really holds, a chunk at a time: a 16-byte file whose header declares two
+    // billion elements is found truncated without allocating for them first.
+    constexpr std::size_t kChunk = std::size_t{1} << 20;
+    while (out.data.size() < elements) {
+        const std::size_t at = out.data.size();
+        const std::size_t want = std::min<std::size_t>(kChunk, static_cast<std::size_t>(elements) - at);
+        out.data.resize(at + want);
+        const std::size_t got = readSome(file.get(), out.data.data() + at, want, src);
+        out.data.resize(at + got);
+        if (got < want) break;
+    }
+    if (out.data.size() < elements) {
         std::ostringstream msg;
-        msg << "truncated: the header declares " << elements << " data bytes but the file holds only " << got;
+        msg << "truncated: the header declares " << elements << " data bytes but the file holds only "
+            << out.data.size();
         src.fail(msg.str());
     }
 

@@ -2,6 +2,7 @@
 #include "engine/compress/spec/Catalogue.h"
 #include "engine/kernels/Threshold.h"
 #include "engine/compress/SparseCodec.h"
+#include "tests/engine/MemoryLimit.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -224,6 +225,39 @@ TEST(Codec, MalformedPayloadsAreRejectedNeverCrash) {
   // Another codec's payload is refused by the header check.
   auto topk = makeCodec(opts("topk"))->encode(x);
   EXPECT_THROW(makeCodec(opts("quantize"))->decode(topk, torch::kCPU), PayloadError);
+}
+
+}  // namespace
+}  // namespace ps
+
+namespace ps {
+namespace {
+
+// A quantize payload of a few bytes declaring 2^30 elements made the decoder allocate 4 GiB before it looked at the
+// body; it is now refused from the body's length first, within a 256 MiB allowance.
+TEST(Codec, AQuantizePayloadIsCheckedAgainstItsBodyBeforeTheOutputIsAllocated) {
+  CompressionOptions o;
+  o.method = "quantize";
+  Payload p;
+  PayloadHeader h;
+  h.codec = CodecId::Quantize;
+  h.shape = {int64_t(1) << 30};
+  h.writeTo(p.bytes);
+  for (uint8_t b : {uint8_t(1), uint8_t(8), uint8_t(0), uint8_t(0), uint8_t(2), uint8_t(0), uint8_t(0), uint8_t(0)})
+    p.bytes.push_back(b);  // bucket mode, 8-bit values, max-abs, ...: and then nothing
+  EXPECT_EXIT(
+      {
+        ps::test::limitMemoryGrowth(uint64_t(256) << 20);
+        try {
+          makeCodec(o)->decode(p, torch::kCPU);
+        } catch (const PayloadError&) {
+          std::_Exit(0);
+        } catch (...) {
+          std::_Exit(4);  // the allocation the header asked for failed first
+        }
+        std::_Exit(5);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "engine/data/IdxReader.h"
 
 #include "DataTestUtil.h"
+#include "tests/engine/MemoryLimit.h"
 
 #include <gtest/gtest.h>
 
@@ -182,3 +183,33 @@ TEST(IdxReader, RejectsNonGzipGarbage) {
 
 } // namespace
 } // namespace ps::data
+
+namespace ps::data {
+namespace {
+
+// A 16-byte file whose header declares two billion elements allocated 2.2 GB before noticing it is truncated; the
+// data now grows with what the file holds, so the read fails as truncated within a 256 MiB allowance.
+TEST(IdxReader, AHugeDeclaredSizeIsFoundTruncatedWithoutAllocatingIt) {
+    TempDir dir;
+    for (const bool gz : {false, true}) {
+        const std::string path = dir.file(gz ? "bomb.gz" : "bomb");
+        const Bytes bytes = {0, 0, 8, 3, 0, 0, 0x03, 0xE8, 0, 0, 0x03, 0xE8, 0, 0, 0x07, 0xD0};  // 1000 x 1000 x 2000
+        gz ? test::writeGz(path, bytes) : test::writePlain(path, bytes);
+        EXPECT_EXIT(
+            {
+                ps::test::limitMemoryGrowth(std::uint64_t(256) << 20);
+                try {
+                    readIdx(path);
+                } catch (const DataError& e) {
+                    std::_Exit(std::string(e.what()).find("truncated") != std::string::npos ? 0 : 3);
+                } catch (const std::bad_alloc&) {
+                    std::_Exit(4);  // it tried to allocate what the header declared
+                }
+                std::_Exit(5);
+            },
+            ::testing::ExitedWithCode(0), "");
+    }
+}
+
+}  // namespace
+}  // namespace ps::data
