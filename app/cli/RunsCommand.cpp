@@ -1,4 +1,5 @@
 #include "app/cli/RunsCommand.h"
+#include "engine/runs/AtomicFile.h"
 #include "engine/runs/config/BoundedJson.h"
 
 #include "engine/runs/store/RunStore.h"
@@ -107,12 +108,9 @@ int runRuns(const RunsOptions& o) {
   if (o.output.empty()) {
     store.exportCsv(o.id, std::cout);
   } else {
-    const std::string tmp = o.output + ".part";
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error("cannot write " + o.output + "; check the folder exists and is writable");
-    store.exportCsv(o.id, out);
-    out.close();
-    std::filesystem::rename(tmp, o.output);
+    AtomicFile out(o.output);  // never through a planted link; the old file stays until the new one is whole
+    store.exportCsv(o.id, out.stream());
+    out.commit();
   }
   return 0;
 }

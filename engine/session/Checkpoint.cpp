@@ -1,5 +1,7 @@
 #include "engine/session/Checkpoint.h"
 
+#include "engine/runs/AtomicFile.h"
+
 #include <torch/torch.h>
 
 #include <filesystem>
@@ -38,9 +40,9 @@ void saveCheckpoint(const std::string& path, const std::vector<std::pair<std::st
   for (const auto& [name, tensor] : parameters) archive.write(key(name), tensor.detach().cpu());
   archive.write("meta_vocab", c10::IValue(vocab));
   archive.write("meta_config", c10::IValue(configJson));
-  const std::string tmp = path + ".part";
-  archive.save_to(tmp);
-  std::filesystem::rename(tmp, path);  // a crash never leaves half a checkpoint under the real name
+  AtomicFile file(path);  // a crash never leaves half a checkpoint, and no planted link is written through
+  archive.save_to(file.stream());
+  file.commit();
 }
 
 std::string checkpointVocab(const std::string& path) {

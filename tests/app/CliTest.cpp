@@ -301,5 +301,25 @@ TEST(Cli, ADeeplyNestedPresetIsBadInputNotACrash) {
   fs::remove(path);
 }
 
+// A link planted at the export's old temporary name (out.csv.part) made `runs export -o out.csv` overwrite the
+// link's target; the export now never writes through a link.
+TEST(Cli, ExportNeverWritesThroughAPlantedLink) {
+  const auto store = freshStore("export-link");
+  auto r = runCli({"train", "--preset", kSmoke, "--store", store, "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto id = std::to_string(json::parse(r.lastLine())["run_id"].get<int64_t>());
+  const auto dir = fs::path(store).parent_path() / "export-link";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "victim") << "precious";
+  fs::create_symlink(dir / "victim", dir / "out.csv.part");
+  r = runCli({"runs", "export", id, "--csv", "-o", (dir / "out.csv").string(), "--store", store});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::ifstream victim(dir / "victim");
+  std::string text((std::istreambuf_iterator<char>(victim)), {});
+  EXPECT_EQ(text, "precious");
+  EXPECT_GT(fs::file_size(dir / "out.csv"), 100u);
+}
+
 }  // namespace
 }  // namespace ps::test
