@@ -120,7 +120,7 @@ void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& 
       const int64_t len = params[i].numel();
       MessageMeta slot;
       slot.slot = int(i);
-      auto part = flat_.narrow(0, at, len);
+      auto part = flat_.narrow(0, at, len).view(params[i].sizes());  // codecs see the tensor's shape (PowerSGD)
       Payload p = gravac_ ? gravac_->send(part, slot, report_) : sender_->send(part, slot, report_);
       if (!report_.reset.empty()) {
         resets_.push_back(std::move(report_.reset));

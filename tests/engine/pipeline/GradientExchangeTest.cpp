@@ -132,6 +132,34 @@ TEST(GradientExchange, ErrorFeedbackIsKeptPerReplica) {
           << "rank " << r << " step " << step;
 }
 
+// Each parameter reaches its codec in its own shape: PowerSGD compresses a weight matrix as a matrix (the exchange
+// used to flatten every gradient, so PowerSGD saw vectors and sent them all dense).
+TEST(GradientExchange, CodecsSeeEachParametersShape) {
+  CompressionOptions o;
+  o.method = "powersgd";
+  o.extra["rank"] = 2;
+  o.feedback = "ef";
+  std::vector<LinkTraffic> traffic(2);
+  std::vector<torch::Tensor> results(2);
+  onRanks(2, [&](int rank, std::shared_ptr<Cluster> cluster) {
+    GradientExchange exchange(cluster, 0, o, 7, LinkModel{100, 0});
+    auto w = torch::zeros({64, 80}, torch::requires_grad());
+    auto g = torch::mm(gradientOf(rank, 64 * 2).view({64, 2}), gradientOf(rank + 2, 2 * 80).view({2, 80}));
+    w.mutable_grad() = g.clone();  // rank 2 per replica: PowerSGD at rank 2 sends it exactly
+    double clock = 0;
+    exchange.reduce({w}, clock);
+    results[size_t(rank)] = w.grad().clone();
+    traffic[size_t(rank)] = exchange.takeTraffic();
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(traffic[size_t(r)].nonzeros, uint64_t(2 * (64 + 80))) << "rank " << r;
+    EXPECT_LT(traffic[size_t(r)].wire_bytes, uint64_t(64 * 80 * 4 / 4));
+  }
+  auto expected = (torch::mm(gradientOf(0, 128).view({64, 2}), gradientOf(2, 160).view({2, 80})) +
+                   torch::mm(gradientOf(1, 128).view({64, 2}), gradientOf(3, 160).view({2, 80}))) / 2;
+  EXPECT_TRUE(torch::allclose(results[0], expected, 1e-4, 1e-4));
+}
+
 TEST(GradientExchange, AMalformedPayloadFromAReplicaIsRejectedNamingIt) {
   CompressionOptions o;
   o.method = "topk";
