@@ -1,5 +1,6 @@
 // Claim suites from the CLI, as a user runs them: list, run (and resume), report, bad suites, Ctrl-C.
 #include "tests/app/CliRunner.h"
+#include "tests/TestFiles.h"
 
 #include "engine/runs/store/RunStore.h"
 
@@ -14,21 +15,9 @@ namespace ps::test {
 namespace {
 
 namespace fs = std::filesystem;
+fs::path suiteDir(const std::string& name) { return freshDir("pipesqueeze-suite-cli", name); }
 using nlohmann::json;
 
-fs::path freshDir(const std::string& name) {
-  auto dir = fs::temp_directory_path() / ("pipesqueeze-suite-cli-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Marks every run of a store as made by another build of the lab.
 void madeByOtherCode(const std::string& store) {
@@ -56,7 +45,7 @@ TEST(SuiteCli, ListsTheBundledSuitesWithTheirClaims) {
 }
 
 TEST(SuiteCli, RunResumesAndTheReportHasEveryChart) {
-  const auto dir = freshDir("resume");
+  const auto dir = suiteDir("resume");
   const std::string store = (dir / "runs.sqlite").string();
   auto first = runCli({"suite", "run", "smoke", "--quick", "--store", store, "--json"});
   ASSERT_EQ(first.exitCode, 0) << first.out << first.err;
@@ -95,7 +84,7 @@ TEST(SuiteCli, RunResumesAndTheReportHasEveryChart) {
 }
 
 TEST(SuiteCli, RunsOfOtherCodeAreNotTakenForThisCodesResults) {
-  const auto dir = freshDir("version");
+  const auto dir = suiteDir("version");
   const std::string store = (dir / "runs.sqlite").string();
   auto first = runCli({"suite", "run", "smoke", "--quick", "--seeds", "1", "--store", store, "--json"});
   ASSERT_EQ(first.exitCode, 0) << first.err;
@@ -108,7 +97,7 @@ TEST(SuiteCli, RunsOfOtherCodeAreNotTakenForThisCodesResults) {
 }
 
 TEST(SuiteCli, AnyVersionReusesRunsOfOtherCode) {
-  const auto dir = freshDir("anyversion");
+  const auto dir = suiteDir("anyversion");
   const std::string store = (dir / "runs.sqlite").string();
   ASSERT_EQ(runCli({"suite", "run", "smoke", "--quick", "--seeds", "1", "--store", store}).exitCode, 0);
   madeByOtherCode(store);
@@ -119,7 +108,7 @@ TEST(SuiteCli, AnyVersionReusesRunsOfOtherCode) {
 }
 
 TEST(SuiteCli, ABadSuiteFileIsRefusedNamingTheFileAndTheField) {
-  const auto dir = freshDir("bad");
+  const auto dir = suiteDir("bad");
   const auto file = dir / "typo.json";
   std::ofstream(file) << R"({"title":"t","claim":"c","citation":"x","scale":"s","base":"smoke",
     "variants":[{"name":"a"}],"rules":[{"text":"t","paper":"p","metric":"eval_acc","lhs":"a","rhs":"a"}]})";
@@ -134,7 +123,7 @@ TEST(SuiteCli, ABadSuiteFileIsRefusedNamingTheFileAndTheField) {
 }
 
 TEST(SuiteCli, InterruptStopsTheRunningRunAndStartsNoOther) {
-  const auto dir = freshDir("interrupt");
+  const auto dir = suiteDir("interrupt");
   const auto file = dir / "long.json";
   std::ofstream(file) << R"({"title":"t","claim":"c","citation":"x","scale":"s","base":"smoke",
     "set":["train.max_steps=1000000"],"variants":[{"name":"a"},{"name":"b"}],

@@ -1,5 +1,6 @@
 // Files the lab writes (exports, checkpoints) replace their target whole and never write through a planted link.
 #include "engine/runs/AtomicFile.h"
+#include "tests/TestFiles.h"
 
 #include <gtest/gtest.h>
 
@@ -11,20 +12,9 @@ namespace ps {
 namespace {
 
 namespace fs = std::filesystem;
+using test::slurp;
 
-fs::path freshDir() {
-  auto dir = fs::temp_directory_path() / ("pipesqueeze-atomic-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+fs::path freshDir() { return test::freshDir("pipesqueeze-atomic"); }
 
 TEST(AtomicFile, ReplacesTheTargetWholeAndLeavesNoTemporary) {
   const auto dir = freshDir();

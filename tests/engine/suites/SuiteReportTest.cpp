@@ -1,6 +1,7 @@
 #include "engine/runs/store/RunStore.h"
 #include "engine/suites/SuiteReport.h"
 #include "engine/suites/SuiteResults.h"
+#include "tests/TestFiles.h"
 
 #include <gtest/gtest.h>
 
@@ -14,21 +15,11 @@ namespace ps {
 namespace {
 
 namespace fs = std::filesystem;
+using test::slurp;
+
+fs::path tempDir(const std::string& name) { return test::freshDir("pipesqueeze-suite-test", name); }
 using nlohmann::json;
 
-fs::path tempDir(const std::string& name) {
-  const auto dir = fs::temp_directory_path() / ("pipesqueeze-suite-test-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A finished run of a planned configuration, with an accuracy curve that rises to `accuracy`.
 int64_t record(RunStore& store, const PlannedRun& p, double accuracy, const std::string& status = "finished") {
