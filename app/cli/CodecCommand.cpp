@@ -28,8 +28,6 @@ constexpr uint32_t kMaxHeader = 1 << 16;
 
 [[noreturn]] void badInput(const std::string& what) { throw ConfigError(what); }
 
-json parseBounded(const std::string& text, const std::string& source) { return parseJson(text, source); }
-
 // The direction's options as JSON from --method, --feedback and --set OPTION=V, each checked against the catalogue.
 json optionsJson(const CodecOptions& c) {
   if (!catalogue::codec(c.method)) {
@@ -100,7 +98,7 @@ size_t openState(const std::string& dir, const json& config) {
   if (fs::exists(file)) {
     std::ifstream in(file);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const json stored = parseBounded(text, file.string());
+    const json stored = parseJson(text, file.string());
     if (stored != config) {
       std::string differ;
       for (const auto& patch : json::diff(stored, config)) differ += (differ.empty() ? "" : ", ") + patch.value("path", "");
@@ -136,7 +134,7 @@ std::pair<json, Payload> readBin(const std::string& path) {
   uint32_t length = 0;
   for (int i = 0; i < 4; ++i) length |= uint32_t(static_cast<unsigned char>(bytes[size_t(8 + i)])) << (8 * i);
   if (length > kMaxHeader || 12 + uint64_t(length) > bytes.size()) badInput(path + ": the header length is impossible");
-  json header = parseBounded(bytes.substr(12, length), path);
+  json header = parseJson(bytes.substr(12, length), path);
   if (!header.is_object() || !header.contains("options") || !header["options"].is_object() ||
       !header.value("seed", json()).is_number_unsigned())
     badInput(path + ": the header lacks its options or seed; the file is damaged");
