@@ -4,7 +4,7 @@
 #include "engine/compress/ByteIo.h"
 #include "engine/compress/Payload.h"
 #include "engine/compress/spec/CompressionOptions.h"
-#include "engine/runs/config/ConfigError.h"
+#include "engine/errors/ConfigError.h"
 
 #include <torch/types.h>
 
@@ -30,8 +30,11 @@ class Codec {
   virtual ~Codec() = default;
   // Encodes a float tensor of any shape (moved to the CPU as float32 if needed).
   Payload encode(const torch::Tensor& x);
-  // Validates the payload (untrusted input) and decodes it onto `device`.
-  torch::Tensor decode(const Payload& payload, const torch::Device& device);
+  // Validates the payload (untrusted input) and decodes it onto `device`. `expected`: the shape the receiver waits
+  // for (links and the gradient exchange know it); a payload declaring another shape is refused before any of its
+  // body is read or anything is allocated. Without it only the header's own limits apply (kMaxElements).
+  torch::Tensor decode(const Payload& payload, const torch::Device& device,
+                       const std::vector<int64_t>* expected = nullptr);
   virtual std::string describe() const = 0;
   // True when decode(encode(x)) == x exactly, so error measurement can be skipped.
   virtual bool lossless() const { return false; }
@@ -68,7 +71,8 @@ inline std::unique_ptr<Codec> makeCodec(const std::string& method) {
 
 // Shared by codecs: the float32 CPU contiguous view of x, and the header every payload starts with.
 torch::Tensor cpuFloat(const torch::Tensor& x);
-PayloadHeader readHeader(const Payload& p, CodecId expected, size_t& offset);
+PayloadHeader readHeader(const Payload& p, CodecId expected, size_t& offset,
+                         const std::vector<int64_t>* expectedShape = nullptr);
 torch::Tensor onDevice(torch::Tensor cpu, const torch::Device& device);
 
 }  // namespace ps

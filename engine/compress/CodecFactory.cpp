@@ -3,6 +3,8 @@
 #include "engine/compress/DenseCodecs.h"
 #include "engine/compress/IdentityCodec.h"
 #include "engine/compress/SparseCodec.h"
+#include "engine/errors/DivergedError.h"
+#include "engine/kernels/GroupStats.h"
 #include "engine/kernels/KernelError.h"
 
 #include <torch/torch.h>
@@ -62,16 +64,23 @@ std::unique_ptr<Codec> makeCodec(const CompressionOptions& o, const CodecContext
 
 torch::Tensor cpuFloat(const torch::Tensor& x) { return x.detach().to(torch::kCPU, torch::kFloat32).contiguous(); }
 
-PayloadHeader readHeader(const Payload& p, CodecId expected, size_t& offset) {
+PayloadHeader readHeader(const Payload& p, CodecId expected, size_t& offset, const std::vector<int64_t>* expectedShape) {
   PayloadHeader h = PayloadHeader::read(p.bytes, offset);
   if (h.codec != expected)
     throw PayloadError("codec id " + std::to_string(int(h.codec)) + " where " + std::to_string(int(expected)) +
                        " was expected; both ends must use the same compression settings");
+  if (expectedShape && h.shape != *expectedShape)
+    throw PayloadError("shape " + shapeText(h.shape) + " where the receiver expects " + shapeText(*expectedShape));
   return h;
 }
 
 Payload Codec::encode(const torch::Tensor& input) {
   const torch::Tensor x = cpuFloat(input);
+  // One rule for every codec: non-finite values never travel. At the sender they are the run's divergence; in a
+  // payload they can only be malformed, and every decoder refuses them.
+  if (!kernels::allFinite(x.data_ptr<float>(), size_t(x.numel())))
+    throw DivergedError("a tensor of shape " + shapeText(x.sizes().vec()) +
+                        " to be sent holds values that are not finite (inf or NaN)");
   Payload p;
   PayloadHeader h;
   h.codec = id_;
@@ -83,9 +92,9 @@ Payload Codec::encode(const torch::Tensor& input) {
   return p;
 }
 
-torch::Tensor Codec::decode(const Payload& p, const torch::Device& device) {
+torch::Tensor Codec::decode(const Payload& p, const torch::Device& device, const std::vector<int64_t>* expected) {
   size_t offset = 0;
-  const PayloadHeader h = readHeader(p, id_, offset);
+  const PayloadHeader h = readHeader(p, id_, offset, expected);
   ByteReader r(p.bytes, offset);
   torch::Tensor out;
   try {

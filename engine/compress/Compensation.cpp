@@ -14,8 +14,8 @@ namespace {
 double sq(const torch::Tensor& t) { return t.pow(2).sum().item<double>(); }
 
 // The payload's codec decodes it: the identity for a whole tensor, the compensator's codec otherwise.
-torch::Tensor decodeAny(Compensator& c, const Payload& p, bool whole) {
-  return whole ? c.identity().decode(p, torch::kCPU) : c.codec().decode(p, torch::kCPU);
+torch::Tensor decodeAny(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta) {
+  return whole ? c.identity().decode(p, torch::kCPU, meta.shape) : c.codec().decode(p, torch::kCPU, meta.shape);
 }
 
 // None: what the codec gives is used as it is.
@@ -29,8 +29,8 @@ class NoCompensation final : public CompensationRule {
     return p;
   }
   // A stateless receiver takes a whole tensor from any sender (GraVAC sends dense when no factor keeps enough).
-  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta&) override {
-    return decodeAny(c, p, whole);
+  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta) override {
+    return decodeAny(c, p, whole, meta);
   }
 };
 
@@ -47,8 +47,8 @@ class ErrorFeedback final : public CompensationRule {
     report.comp_num += sq(e), report.comp_den += sq(q);
     return p;
   }
-  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta&) override {
-    return decodeAny(c, p, whole);
+  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta) override {
+    return decodeAny(c, p, whole, meta);
   }
 };
 
@@ -80,7 +80,7 @@ class Shifted final : public CompensationRule {
     const bool full = kind_ == Kind::RandDiana && c.fullThisTime();
     if (!c.codec().lossless() && full != whole)
       throw PayloadError("Rand-DIANA ends disagree on the coin; both ends must share the run seed");
-    auto d = decodeAny(c, p, full);
+    auto d = decodeAny(c, p, full, meta);
     std::string ignored;
     auto& h = c.slotState(meta.slot, d, ignored);
     if (!full) return step(c, h, d);
@@ -129,7 +129,7 @@ class Aqsgd final : public CompensationRule {
 
   torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta) override {
     checkSamples(meta, nullptr);
-    auto x = decodeAny(c, p, whole);
+    auto x = decodeAny(c, p, whole, meta);
     c.ensureBuffers(x.numel() / std::max<int64_t>(1, x.size(0)));
     auto ids = torch::tensor(*meta.samples, torch::kInt64);
     if (!whole) x = c.buffered(ids, x.sizes()) + x;

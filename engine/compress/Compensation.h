@@ -15,6 +15,7 @@ struct MessageMeta {
   int slot = 0;                                 // micro-batch index within the step
   const std::vector<int64_t>* samples = nullptr;  // data-loader sample ids (AQ-SGD)
   int64_t epoch = 0;
+  const std::vector<int64_t>* shape = nullptr;  // receiver: the shape it waits for (checked before decoding)
 };
 
 struct AqsgdOptions {

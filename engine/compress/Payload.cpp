@@ -1,8 +1,21 @@
 #include "engine/compress/Payload.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace ps {
+
+uint64_t maxPayloadBytes(const std::vector<int64_t>& shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= uint64_t(std::max<int64_t>(d, 0));
+  return 8 + 8 * shape.size() + 16 * n + 4096;
+}
+
+std::string shapeText(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
 
 int64_t PayloadHeader::numel() const {
   int64_t n = 1;

@@ -31,6 +31,13 @@ struct PayloadHeader {
   static PayloadHeader read(const std::vector<uint8_t>& bytes, size_t& offset);
 };
 
+// The most bytes any codec's payload takes for a tensor of this shape (its header, then at most 16 bytes per element
+// and 4 KiB of codec headers): a receiver that knows the shape refuses larger messages before receiving them.
+uint64_t maxPayloadBytes(const std::vector<int64_t>& shape);
+
+// "[64, 128]": a shape in error messages.
+std::string shapeText(const std::vector<int64_t>& shape);
+
 struct Payload {
   std::vector<uint8_t> bytes;
   uint64_t values = 0;  // how many values the bytes carry (density); set by the encoder, not sent

@@ -1,6 +1,7 @@
 #include "engine/dist/Cluster.h"
 
-#include "engine/runs/config/ConfigError.h"
+#include "engine/dist/Framing.h"
+#include "engine/errors/ConfigError.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -40,16 +41,6 @@ std::string envText(const char* name, const std::string& fallback) {
   return v && *v ? std::string(v) : fallback;
 }
 
-constexpr uint32_t kMagic = 0x47534d50;  // "PMSG"
-struct WireHeader {
-  uint32_t magic = kMagic;
-  uint32_t reserved = 0;
-  uint64_t bytes = 0;
-  double stamp = 0;
-  int64_t deliver_ns = 0;  // throttled links: steady clock (system-wide on one host) before which not to use it
-};
-static_assert(sizeof(WireHeader) == 32);
-
 at::Tensor bytesTensor(void* data, int64_t n) {
   return torch::from_blob(data, {n}, torch::TensorOptions().dtype(torch::kUInt8));
 }
@@ -85,7 +76,8 @@ struct Cluster::Impl {
     int peer = 0;
     WireHeader header;
     std::vector<uint8_t> bytes;
-    c10::intrusive_ptr<c10d::Work> head, body;
+    c10::intrusive_ptr<c10d::Work> head;
+    std::vector<c10::intrusive_ptr<c10d::Work>> body;  // one per chunk (engine/dist/Framing.h)
   };
   std::mutex sendsMutex;
   std::vector<std::unique_ptr<Pending>> sends;
@@ -177,9 +169,9 @@ void Cluster::send(int peer, int tag, std::vector<uint8_t> bytes, double stamp, 
   try {
     std::vector<at::Tensor> head{bytesTensor(&p->header, sizeof(WireHeader))};
     p->head = impl_->p2p->send(head, peer, 2 * tag);
-    if (!p->bytes.empty()) {
-      std::vector<at::Tensor> body{bytesTensor(p->bytes.data(), int64_t(p->bytes.size()))};
-      p->body = impl_->p2p->send(body, peer, 2 * tag + 1);
+    for (const auto& [at, size] : chunksOf(p->bytes.size())) {
+      std::vector<at::Tensor> chunk{bytesTensor(p->bytes.data() + at, int64_t(size))};
+      p->body.push_back(impl_->p2p->send(chunk, peer, 2 * tag + 1));
     }
   } catch (const std::exception& e) {
     throw ClusterError("sending to " + describe(peer) + " failed: " + e.what());
@@ -206,20 +198,19 @@ std::vector<uint8_t> Cluster::receive(int peer, int tag, double* stamp, int64_t*
   } catch (const std::exception& e) {
     throw fail(e);
   }
-  if (h.magic != kMagic || h.reserved != 0)
-    throw ClusterError(describe(peer) + " sent a message with a bad header (not a PipeSqueeze peer or a different "
-                       "version)");
-  if (h.bytes > std::min(limit, kMaxMessageBytes))
-    throw ClusterError(describe(peer) + " announced a message of " + std::to_string(h.bytes) + " bytes, above the " +
-                       std::to_string(std::min(limit, kMaxMessageBytes)) + " allowed");
-  std::vector<uint8_t> bytes(size_t(h.bytes));
-  if (!bytes.empty()) {
-    try {
-      std::vector<at::Tensor> body{bytesTensor(bytes.data(), int64_t(bytes.size()))};
-      impl_->p2p->recv(body, peer, 2 * tag + 1)->wait();
-    } catch (const std::exception& e) {
-      throw fail(e);
-    }
+  try {
+    checkHeader(h, std::min(limit, kMaxMessageBytes));
+  } catch (const FrameError& e) {
+    throw ClusterError(describe(peer) + " sent " + e.what());
+  }
+  std::vector<uint8_t> bytes;
+  try {
+    bytes = receiveChunked(h.bytes, [&](uint8_t* into, size_t size) {
+      std::vector<at::Tensor> chunk{bytesTensor(into, int64_t(size))};
+      impl_->p2p->recv(chunk, peer, 2 * tag + 1)->wait();
+    });
+  } catch (const std::exception& e) {
+    throw fail(e);
   }
   if (stamp) *stamp = h.stamp;
   if (deliverNs) {  // never later than the timeout: a peer cannot stall this rank past it
@@ -239,7 +230,7 @@ void Cluster::flushSends() {
   for (auto& s : sends) {
     try {
       s->head->wait();
-      if (s->body) s->body->wait();
+      for (auto& chunk : s->body) chunk->wait();
     } catch (const std::exception& e) {
       const std::string what = e.what();
       throw ClusterError(describe(s->peer) + (timedOut(what) ? " took nothing for " + std::to_string(int(options_.timeout_s)) +

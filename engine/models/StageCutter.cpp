@@ -1,6 +1,6 @@
 #include "engine/models/StageCutter.h"
 
-#include "engine/runs/config/ConfigError.h"
+#include "engine/errors/ConfigError.h"
 
 #include <algorithm>
 #include <limits>

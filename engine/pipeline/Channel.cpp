@@ -13,8 +13,8 @@ void Channel::push(Message m) {
   ready_.notify_one();
 }
 
-Message Channel::pop() {
-  if (remote_) return remote_->pop();
+Message Channel::pop(uint64_t limit) {
+  if (remote_) return remote_->pop(limit);
   Message m;
   {
     std::unique_lock<std::mutex> lock(mutex_);

@@ -23,18 +23,21 @@ struct Message {
   std::chrono::steady_clock::time_point deliver_at{};  // throttled mode: not before this wall time
 };
 
-// The other end of a channel in another process (engine/dist/ClusterChannel.h).
+// The other end of a channel in another process (engine/pipeline/ClusterChannel.h).
 class RemoteEnd {
  public:
   virtual ~RemoteEnd() = default;
   virtual void push(Message m) = 0;
-  virtual Message pop() = 0;
+  // A message whose payload would exceed `limit` bytes is refused before it is received.
+  virtual Message pop(uint64_t limit) = 0;
 };
 
 class Channel {
  public:
   void push(Message m);
-  Message pop();  // blocks; throws PipelineAborted once aborted
+  // Blocks; throws PipelineAborted once aborted. `limit`: the largest payload the receiver accepts (enforced on
+  // bytes from another process; this process's own messages are trusted).
+  Message pop(uint64_t limit = UINT64_MAX);
   void abort();
   void reset();  // clears messages and the abort flag between steps
   // From now on messages go to (and come from) another process.

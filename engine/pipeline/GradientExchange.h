@@ -48,6 +48,15 @@ class GradientExchange {
 
  private:
   CodecContext contextOf(int replica) const;
+  // The parts of reduce(): the CPU copy of the gradients, the two ways to sum them, and the mean written back.
+  void gatherGradients(const std::vector<torch::Tensor>& params, int64_t n);
+  torch::Tensor reduceDense(const std::vector<torch::Tensor>& params, int64_t n, bool onDevice, double& clock);
+  torch::Tensor reduceCompressed(const std::vector<torch::Tensor>& params, int64_t n, double& clock);
+  std::vector<uint8_t> encodeAll(const std::vector<torch::Tensor>& params);  // this replica's message
+  // Adds replica j's decoded gradients to sum_ (its bytes are untrusted); `start` becomes the latest clock seen.
+  void decodeFrom(int replica, const std::vector<uint8_t>& bytes, const std::vector<torch::Tensor>& params,
+                  double& start);
+  static void scatterMean(const std::vector<torch::Tensor>& params, const torch::Tensor& mean);
 
   std::shared_ptr<Cluster> cluster_;
   int stage_;

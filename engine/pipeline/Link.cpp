@@ -106,9 +106,9 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
 
 torch::Tensor Link::receive(Direction d, const torch::Device& device, double& clock, const MessageMeta& meta) {
   Side& s = side(d);
-  Message m = s.channel.pop();
+  Message m = s.channel.pop(meta.shape ? maxPayloadBytes(*meta.shape) : UINT64_MAX);
   const auto t0 = Clock::now();
-  auto x = s.receiver->lossless() ? s.receiver->codec().decode(m.payload, device)
+  auto x = s.receiver->lossless() ? s.receiver->codec().decode(m.payload, device, meta.shape)
                                   : s.receiver->receive(m.payload, device, meta);
   const double decode = since(t0);
   s.decode_s += decode;

@@ -1,7 +1,7 @@
 #include "engine/pipeline/Pipeline.h"
 
 #include "engine/compress/Codec.h"
-#include "engine/dist/ClusterChannel.h"
+#include "engine/pipeline/ClusterChannel.h"
 #include "engine/telemetry/StepReport.h"
 
 #include <torch/torch.h>
@@ -117,13 +117,14 @@ Pipeline::~Pipeline() {
 }
 
 std::shared_ptr<StepWork> Pipeline::makeWork(const torch::Tensor& x, const torch::Tensor& y, int64_t step,
-                                             int histogramBins, const torch::Tensor& samples, int64_t epoch) const {
+                                             int histogramBins, const torch::Tensor& samples, int64_t epoch) {
   const int m = std::max(1, std::min<int>(options_.microbatches, int(x.size(0))));
   auto work = std::make_shared<StepWork>();
   work->kind = model_.kind;
   work->inputs = x.tensor_split(m);
   work->targets = y.tensor_split(m);
   for (const auto& part : work->inputs) work->scales.push_back(double(part.size(0)) / double(x.size(0)));
+  if (stages() > 1 && x.size(0) > 0) work->boundary_samples = boundarySamples(x);
   work->histogram_bins = histogramBins;
   work->step = step;
   work->epoch = epoch;
@@ -133,6 +134,34 @@ std::shared_ptr<StepWork> Pipeline::makeWork(const torch::Tensor& x, const torch
       work->samples.emplace_back(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
     }
   return work;
+}
+
+const std::vector<std::vector<int64_t>>& Pipeline::boundarySamples(const torch::Tensor& x) {
+  auto input = x.sizes().vec();
+  input.erase(input.begin());
+  if (input == boundaryInput_ && !boundarySamples_.empty()) return boundarySamples_;
+  // Between steps, while no stage thread runs: one sample through every block in evaluation mode (nothing learns,
+  // no running statistics move), each block on its own device.
+  torch::NoGradGuard noGrad;
+  boundarySamples_.clear();
+  torch::Tensor h = x.narrow(0, 0, 1);
+  for (int s = 0; s + 1 < stages(); ++s) {
+    const size_t first = options_.starts[size_t(s)], last = options_.starts[size_t(s) + 1];
+    for (size_t b = first; b < last; ++b) {
+      auto module = model_.blocks[b].ptr();
+      const bool training = module->is_training();
+      const auto params = module->parameters();
+      if (!params.empty()) h = h.to(params.front().device());
+      module->eval();
+      h = model_.blocks[b].forward(h);
+      module->train(training);
+    }
+    auto shape = h.sizes().vec();
+    shape.erase(shape.begin());
+    boundarySamples_.push_back(std::move(shape));
+  }
+  boundaryInput_ = std::move(input);
+  return boundarySamples_;
 }
 
 StepResult Pipeline::step(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins,
@@ -296,9 +325,12 @@ EvalResult Pipeline::distributedEvaluate(const torch::Tensor& x, const torch::Te
     if (me == 0) {
       h = xs.to(w.device());
     } else {
+      std::vector<int64_t> expected{xs.size(0)};
+      const auto& sample = boundarySamples(xs)[size_t(me - 1)];
+      expected.insert(expected.end(), sample.begin(), sample.end());
       Payload p;
-      p.bytes = cluster.receive(cluster.rankOf(me - 1, replica), kEvalTag);
-      h = codec->decode(p, w.device());
+      p.bytes = cluster.receive(cluster.rankOf(me - 1, replica), kEvalTag, nullptr, nullptr, maxPayloadBytes(expected));
+      h = codec->decode(p, w.device(), &expected);
     }
     h = w.module().forward(h);
     if (me + 1 < stages()) {

@@ -83,10 +83,15 @@ class Pipeline {
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<std::unique_ptr<StageWorker>> workers_;  // null for stages other processes run
   std::unique_ptr<GradientExchange> exchange_;
+  // One sample's activation shape at every boundary, found by a one-sample forward pass (the model is the same on
+  // every rank), for the input sample shape it was found for.
+  std::vector<std::vector<int64_t>> boundarySamples_;
+  std::vector<int64_t> boundaryInput_;
+  const std::vector<std::vector<int64_t>>& boundarySamples(const torch::Tensor& x);
 
   bool local(int stage) const { return workers_[size_t(stage)] != nullptr; }
   std::shared_ptr<StepWork> makeWork(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins,
-                                     const torch::Tensor& samples, int64_t epoch) const;
+                                     const torch::Tensor& samples, int64_t epoch);
   StepResult distributedStep(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins,
                              const torch::Tensor& samples, int64_t epoch);
   EvalResult distributedEvaluate(const torch::Tensor& x, const torch::Tensor& y, bool compressed);

@@ -70,7 +70,17 @@ void StageWorker::post(std::function<void()> task) {
 
 std::future<StageStepResult> StageWorker::trainStep(std::vector<PipelineOp> ops, std::shared_ptr<const StepWork> work) {
   auto task = std::make_shared<std::packaged_task<StageStepResult()>>(
-      [this, ops = std::move(ops), work = std::move(work)] { return runStep(ops, *work); });
+      [this, ops = std::move(ops), work = std::move(work)] {
+        try {
+          return runStep(ops, *work);
+        } catch (...) {
+          // Wake the neighbours that wait on this stage; their own failure (PipelineAborted) wakes theirs, so a
+          // failing stage never leaves another blocked, whichever stage the pipeline collects first.
+          if (previous_) previous_->abort();
+          if (next_) next_->abort();
+          throw;
+        }
+      });
   auto future = task->get_future();
   post([task] { (*task)(); });
   return future;
@@ -94,7 +104,10 @@ StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const S
       if (first) {
         f.input = work.inputs[size_t(op.microbatch)].to(device_);
       } else {
-        f.input = previous_->receive(Direction::Forward, device_, r.clock, work.meta(op.microbatch)).requires_grad_(true);
+        auto meta = work.meta(op.microbatch);
+        const auto expected = work.activationShape(index_ - 1, op.microbatch);
+        if (!expected.empty()) meta.shape = &expected;
+        f.input = previous_->receive(Direction::Forward, device_, r.clock, meta).requires_grad_(true);
       }
       const auto t0 = Clock::now();
       auto out = module_->forward(f.input);
@@ -115,7 +128,12 @@ StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const S
       }
     } else {
       torch::Tensor grad;
-      if (!last) grad = next_->receive(Direction::Backward, device_, r.clock, work.meta(op.microbatch));
+      if (!last) {  // the gradient of what this stage sent forward: the same shape
+        auto meta = work.meta(op.microbatch);
+        const auto expected = f.output.sizes().vec();
+        meta.shape = &expected;
+        grad = next_->receive(Direction::Backward, device_, r.clock, meta);
+      }
       const auto t0 = Clock::now();
       if (last) f.output.backward();
       else torch::autograd::backward({f.output}, {grad});

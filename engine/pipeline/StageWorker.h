@@ -29,9 +29,21 @@ struct StepWork {
   std::vector<torch::Tensor> inputs, targets;  // per micro-batch (stage 0 reads inputs, the last stage targets)
   std::vector<double> scales;                  // micro-batch size / batch size
   std::vector<std::vector<int64_t>> samples;   // per micro-batch: sample ids (may be empty)
+  // Per boundary: one sample's activation shape there. A stage expects [micro-batch rows] + this from its
+  // previous stage, and refuses any other shape before decoding (bytes from another process are untrusted).
+  std::vector<std::vector<int64_t>> boundary_samples;
   int histogram_bins = 0;                      // > 0: report a gradient histogram this step
   int64_t step = 0, epoch = 0;
 
+  // What a stage receives forward at `boundary` for a micro-batch: its rows, then one sample's shape there; empty
+  // when unknown.
+  std::vector<int64_t> activationShape(int boundary, int microbatch) const {
+    if (size_t(boundary) >= boundary_samples.size() || size_t(microbatch) >= inputs.size()) return {};
+    std::vector<int64_t> shape{inputs[size_t(microbatch)].size(0)};
+    const auto& sample = boundary_samples[size_t(boundary)];
+    shape.insert(shape.end(), sample.begin(), sample.end());
+    return shape;
+  }
   MessageMeta meta(int microbatch) const {
     MessageMeta m;
     m.slot = microbatch;

@@ -1,6 +1,6 @@
 #include "engine/runs/config/BoundedJson.h"
 
-#include "engine/runs/config/ConfigError.h"
+#include "engine/errors/ConfigError.h"
 
 namespace ps {
 namespace {

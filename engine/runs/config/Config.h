@@ -2,7 +2,7 @@
 // A validated run configuration: the full JSON (every key, defaults filled in) plus typed views of it.
 // The JSON is what a run store keeps, so any run can be replayed exactly.
 #include "engine/compress/spec/CompressionOptions.h"
-#include "engine/runs/config/ConfigError.h"
+#include "engine/errors/ConfigError.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,6 @@
 #include "engine/compress/Codec.h"
 #include "engine/compress/spec/Catalogue.h"
+#include "engine/errors/DivergedError.h"
 #include "engine/kernels/Threshold.h"
 #include "engine/compress/SparseCodec.h"
 #include "tests/engine/MemoryLimit.h"
@@ -7,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <limits>
 #include <random>
 
 namespace ps {
@@ -258,6 +260,131 @@ TEST(Codec, AQuantizePayloadIsCheckedAgainstItsBodyBeforeTheOutputIsAllocated) {
         std::_Exit(5);
       },
       ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace ps
+
+namespace ps {
+namespace {
+
+// A receiver that knows the shape it waits for refuses any other before reading the body, for every codec.
+TEST(Codec, EveryDecoderRefusesAShapeOtherThanTheReceiverExpects) {
+  torch::manual_seed(6);
+  const auto x = torch::randn({64, 48});
+  const std::vector<int64_t> right{64, 48}, transposed{48, 64}, flat{64 * 48};
+  for (const auto& spec : catalogue::codecs()) {
+    auto codec = makeCodec(opts(spec.name));
+    const auto p = codec->encode(x);
+    EXPECT_EQ(codec->decode(p, torch::kCPU, &right).sizes(), x.sizes()) << spec.name;
+    for (const auto* wrong : {&transposed, &flat}) {
+      try {
+        codec->decode(p, torch::kCPU, wrong);
+        ADD_FAILURE() << spec.name << " decoded a payload of another shape than the receiver expects";
+      } catch (const PayloadError& e) {
+        EXPECT_NE(std::string(e.what()).find("shape [64, 48] where the receiver expects"), std::string::npos)
+            << spec.name << ": " << e.what();
+      }
+    }
+  }
+}
+
+// A sparse or RandK payload of a few bytes may declare 2^31 elements, every one zero: 8 GiB of output and a 256 MiB
+// bitmap. A receiver expecting 1000 elements refuses it having allocated nothing.
+TEST(Codec, AHugeDeclaredSparseTensorIsRefusedByAReceiverExpectingItsOwnShape) {
+  for (const std::string method : {"topk", "randk"}) {
+    auto codec = makeCodec(opts(method));
+    Payload p = codec->encode(torch::zeros({1000}));
+    // Rewrite the one dimension to 2^31 (the header's own limit), keeping the tiny body.
+    const uint64_t huge = uint64_t(1) << 31;
+    for (int b = 0; b < 8; ++b) p.bytes[8 + size_t(b)] = uint8_t(huge >> (8 * b));
+    const std::vector<int64_t> expected{1000};
+    EXPECT_EXIT(
+        {
+          ps::test::limitMemoryGrowth(uint64_t(256) << 20);
+          try {
+            makeCodec(opts(method))->decode(p, torch::kCPU, &expected);
+          } catch (const PayloadError& e) {
+            std::_Exit(std::string(e.what()).find("expects [1000]") != std::string::npos ? 0 : 3);
+          } catch (...) {
+            std::_Exit(4);  // an allocation sized by the header failed first
+          }
+          std::_Exit(5);
+        },
+        ::testing::ExitedWithCode(0), "")
+        << method;
+  }
+}
+
+TEST(Codec, TheLargestPayloadBoundHoldsForEveryCodec) {
+  torch::manual_seed(7);
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{1}, std::vector<int64_t>{3, 5}, std::vector<int64_t>{4096}}) {
+    const auto x = torch::randn(shape);
+    for (const auto& spec : catalogue::codecs())
+      for (int bits : {1, 8}) {
+        auto codec = makeCodec(opts(spec.name, [&](auto& o) { o.bits = bits, o.k = 1.0; }));
+        EXPECT_LE(codec->encode(x).size(), maxPayloadBytes(shape)) << spec.name << " " << shapeText(shape);
+      }
+  }
+}
+
+}  // namespace
+}  // namespace ps
+
+namespace ps {
+namespace {
+
+// One finiteness rule for every codec: a sender never encodes inf or NaN (that is the run diverging, said at the
+// sender), every decoder refuses them as malformed, and finite values at the edge of float's range travel as finite
+// values (saturating where a format or a step cannot hold them).
+TEST(Codec, NonFiniteInputIsDivergenceAtTheSenderForEveryCodec) {
+  for (float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    auto x = torch::randn({256});
+    x[17] = bad;
+    for (const auto& spec : catalogue::codecs()) {
+      try {
+        makeCodec(opts(spec.name))->encode(x);
+        ADD_FAILURE() << spec.name << " encoded a non-finite value";
+      } catch (const DivergedError& e) {
+        EXPECT_NE(std::string(e.what()).find("diverged: a tensor of shape [256]"), std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
+TEST(Codec, ExtremeFiniteValuesTravelAsFiniteValues) {
+  auto x = torch::randn({512});
+  x[0] = 3.0e38f, x[1] = -3.0e38f, x[2] = 1e5f;  // a min-max range above FLT_MAX; 1e5 is beyond fp16
+  for (const auto& spec : catalogue::codecs())
+    for (int bits : {1, 2, 8})
+      for (const char* range : {"maxabs", "minmax"})
+        for (const char* rounding : {"nearest", "stochastic"}) {
+          auto codec = makeCodec(opts(spec.name, [&](auto& o) { o.bits = bits, o.range = range, o.rounding = rounding; }));
+          torch::Tensor y;
+          try {
+            y = codec->decode(codec->encode(x), torch::kCPU);
+          } catch (const std::exception& e) {
+            ADD_FAILURE() << spec.name << " " << bits << " bits " << range << " " << rounding << ": " << e.what();
+            continue;
+          }
+          EXPECT_TRUE(torch::isfinite(y).all().item<bool>()) << spec.name << " " << bits << " " << range;
+        }
+}
+
+TEST(Codec, EveryDenseDecoderRefusesNonFiniteValues) {
+  for (const char* method : {"none", "fp16", "bf16"}) {
+    auto codec = makeCodec(opts(method));
+    Payload p = codec->encode(torch::ones({4}));
+    // The last value's bytes set to all ones in the exponent (and mantissa): NaN in every format.
+    const size_t width = std::string(method) == "none" ? 4 : 2;
+    for (size_t b = 0; b < width; ++b) p.bytes[p.bytes.size() - 1 - b] = 0xff;
+    try {
+      codec->decode(p, torch::kCPU);
+      ADD_FAILURE() << method << " decoded a NaN";
+    } catch (const PayloadError& e) {
+      EXPECT_NE(std::string(e.what()).find("a value is not finite"), std::string::npos) << method << ": " << e.what();
+    }
+  }
 }
 
 }  // namespace

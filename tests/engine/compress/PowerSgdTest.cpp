@@ -3,7 +3,7 @@
 #include "engine/compress/Compensation.h"
 #include "engine/compress/spec/Catalogue.h"
 #include "engine/runs/config/Config.h"
-#include "engine/runs/config/ConfigError.h"
+#include "engine/errors/ConfigError.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

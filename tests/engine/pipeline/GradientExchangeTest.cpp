@@ -1,7 +1,9 @@
 // The data-parallel gradient exchange with its ranks as threads of this process (each with its own Gloo
 // connections over loopback): unequal sparse payloads, per-replica error feedback, untrusted bytes.
 #include "engine/compress/Codec.h"
+#include "engine/dist/Framing.h"
 #include "engine/pipeline/GradientExchange.h"
+#include "engine/pipeline/GradientMessage.h"
 
 #include <gtest/gtest.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -187,12 +189,47 @@ TEST(GradientExchange, AMalformedPayloadFromAReplicaIsRejectedNamingIt) {
   }
 }
 
+// A replica whose message is well formed but carries a tensor of another shape than the parameter: refused before
+// decoding (a shape declared by a peer never sizes an allocation), naming the replica, the tensor and both shapes.
+TEST(GradientExchange, APayloadOfAnotherShapeThanTheParameterIsRefused) {
+  CompressionOptions o;
+  o.method = "topk";
+  o.k = 0.1;
+  std::vector<std::string> errors(2);
+  onRanks(2, [&](int rank, std::shared_ptr<Cluster> cluster) {
+    if (rank == 1) {
+      GradientMessageWriter rogue;
+      rogue.add(makeCodec(o)->encode(torch::zeros({999})).bytes);
+      cluster->allGatherReplicas(rogue.finish(0));
+      return;
+    }
+    GradientExchange exchange(cluster, 0, o, 7, LinkModel{});
+    auto w = torch::zeros({1000}, torch::requires_grad());
+    w.mutable_grad() = torch::randn({1000});
+    double clock = 0;
+    try {
+      exchange.reduce({w}, clock);
+    } catch (const ClusterError& e) {
+      errors[0] = e.what();
+    }
+  });
+  EXPECT_NE(errors[0].find("rank 1 (stage 0, replica 1) sent malformed gradients: tensor 0: malformed payload: shape "
+                           "[999] where the receiver expects [1000]"),
+            std::string::npos)
+      << errors[0];
+}
+
 TEST(Cluster, PointToPointMessagesKeepTheirOrderAndStampAndRejectAWrongWorld) {
   onRanks(2, [&](int rank, std::shared_ptr<Cluster> cluster) {
     if (rank == 0) {
       for (int i = 0; i < 5; ++i) cluster->send(1, 3, std::vector<uint8_t>(size_t(i * 1000), uint8_t(i)), 0.5 * i);
       cluster->send(1, 3, {});  // empty messages are messages too
+      std::vector<uint8_t> large(size_t(2 * kChunkBytes + 3));  // travels in three chunks
+      for (size_t i = 0; i < large.size(); i += 4096) large[i] = uint8_t(i / 4096);
+      cluster->send(1, 4, large, 9.0);
       cluster->flushSends();
+      cluster->send(1, 5, std::vector<uint8_t>(1001));  // refused by its header: never taken, never flushed
+      cluster->allGatherWorld({});                       // stays connected until rank 1 has refused it
     } else {
       for (int i = 0; i < 5; ++i) {
         double stamp = -1;
@@ -202,6 +239,21 @@ TEST(Cluster, PointToPointMessagesKeepTheirOrderAndStampAndRejectAWrongWorld) {
         EXPECT_EQ(stamp, 0.5 * i);
       }
       EXPECT_TRUE(cluster->receive(0, 3).empty());
+      double stamp = 0;
+      const auto large = cluster->receive(0, 4, &stamp);
+      ASSERT_EQ(large.size(), size_t(2 * kChunkBytes + 3));
+      for (size_t i = 0; i < large.size(); i += 4096) ASSERT_EQ(large[i], uint8_t(i / 4096)) << i;
+      EXPECT_EQ(stamp, 9.0);
+      try {  // a receiver expecting at most 1000 bytes refuses the header of a larger message
+        cluster->receive(0, 5, nullptr, nullptr, 1000);
+        ADD_FAILURE() << "accepted a message above the receiver's limit";
+      } catch (const ClusterError& e) {
+        EXPECT_NE(std::string(e.what()).find("rank 0 (stage 0, replica 0) sent a message announcing 1001 bytes, above "
+                                             "the 1000 this receiver accepts"),
+                  std::string::npos)
+            << e.what();
+      }
+      cluster->allGatherWorld({});
     }
   });
   ClusterOptions o;

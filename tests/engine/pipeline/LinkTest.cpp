@@ -208,3 +208,56 @@ TEST(Link, GravacSelectionSwitchesPayloadsWithoutDroppingTheResidual) {
 
 }  // namespace
 }  // namespace ps
+
+namespace ps {
+namespace {
+
+// The far end of a link in "another process": remembers the limit the receiver asked for.
+class RecordingRemote : public RemoteEnd {
+ public:
+  void push(Message m) override { held_.push_back(std::move(m)); }
+  Message pop(uint64_t limit) override {
+    limits.push_back(limit);
+    Message m = std::move(held_.front());
+    held_.erase(held_.begin());
+    return m;
+  }
+  std::vector<uint64_t> limits;
+
+ private:
+  std::vector<Message> held_;
+};
+
+// A stage knows what it waits for (the micro-batch's activation shape forward, the shape it sent backward): a
+// payload of another shape is refused before decoding, and a remote message larger than that shape's largest
+// payload before it is received.
+TEST(Link, AReceiverRefusesAnotherShapeThanItExpects) {
+  for (const std::string method : {"none", "topk"}) {
+    Link::Settings settings;
+    settings.forward.method = method;
+    settings.forward.feedback = method == "none" ? "none" : "ef";
+    Link link(0, LinkModel{}, settings);
+    auto remote = std::make_shared<RecordingRemote>();
+    link.connectRemote(Direction::Forward, remote);
+    double clock = 0;
+    const std::vector<int64_t> right{4, 8}, wrong{4, 9};
+    MessageMeta meta;
+    link.send(Direction::Forward, torch::randn({4, 8}), 0);
+    meta.shape = &right;
+    EXPECT_EQ(link.receive(Direction::Forward, torch::kCPU, clock, meta).sizes(), torch::IntArrayRef({4, 8}));
+    ASSERT_EQ(remote->limits.size(), 1u);
+    EXPECT_EQ(remote->limits[0], maxPayloadBytes(right)) << method;
+    link.send(Direction::Forward, torch::randn({4, 8}), 0);
+    meta.shape = &wrong;
+    try {
+      link.receive(Direction::Forward, torch::kCPU, clock, meta);
+      ADD_FAILURE() << method << ": decoded a payload of another shape";
+    } catch (const PayloadError& e) {
+      EXPECT_NE(std::string(e.what()).find("shape [4, 8] where the receiver expects [4, 9]"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ps

@@ -3,7 +3,7 @@
 #include "engine/compress/spec/Catalogue.h"
 #include "engine/compress/spec/CompressionOptions.h"
 #include "engine/runs/config/Config.h"
-#include "engine/runs/config/ConfigError.h"
+#include "engine/errors/ConfigError.h"
 #include "engine/runs/config/ConfigSchema.h"
 
 #include <gtest/gtest.h>

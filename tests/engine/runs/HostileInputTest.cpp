@@ -2,7 +2,7 @@
 // met, each with the clear error it must get instead of a crash, a hang or a silent misreading.
 #include "engine/runs/config/BoundedJson.h"
 #include "engine/runs/config/Config.h"
-#include "engine/runs/config/ConfigError.h"
+#include "engine/errors/ConfigError.h"
 
 #include <gtest/gtest.h>
 

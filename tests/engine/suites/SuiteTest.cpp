@@ -1,4 +1,4 @@
-#include "engine/runs/config/ConfigError.h"
+#include "engine/errors/ConfigError.h"
 #include "engine/suites/Suite.h"
 #include "engine/suites/SuitePlan.h"
 

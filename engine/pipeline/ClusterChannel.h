@@ -22,10 +22,10 @@ class ClusterChannel : public RemoteEnd {
                                 : std::chrono::duration_cast<std::chrono::nanoseconds>(m.deliver_at.time_since_epoch()).count();
     cluster_->send(peer_, tag_, std::move(m.payload.bytes), m.emulated_arrival, deliver);
   }
-  Message pop() override {
+  Message pop(uint64_t limit) override {
     Message m;
     int64_t deliver = 0;
-    m.payload.bytes = cluster_->receive(peer_, tag_, &m.emulated_arrival, &deliver);
+    m.payload.bytes = cluster_->receive(peer_, tag_, &m.emulated_arrival, &deliver, limit);
     if (deliver > 0)
       std::this_thread::sleep_until(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deliver)));
     return m;
