@@ -84,6 +84,7 @@ void checkJson(const std::string& text, const std::string& what) {
 }  // namespace
 
 RunStore::Impl::Impl(std::string path) : db(std::move(path)) {
+  checkRunStoreIdentity(db);  // before anything below writes to the file
   const std::string mode = db.queryText("PRAGMA journal_mode=WAL");
   if (mode != "wal" && mode != "memory")
     throw StoreError(db.path() + " could not be switched to WAL mode (SQLite kept '" + mode +

@@ -71,6 +71,8 @@ CREATE TABLE checkpoints(
 CREATE INDEX checkpoints_by_run_step ON checkpoints(run_id, step);
 )sql";
 
+constexpr const char* kApplicationId = "1347637586";  // 'PSQR', set by the first schema
+
 int userVersion(SqliteDb& db) { return std::stoi(db.queryText("PRAGMA user_version")); }
 
 void checkNotNewer(SqliteDb& db, int current, int latest) {
@@ -82,6 +84,15 @@ void checkNotNewer(SqliteDb& db, int current, int latest) {
 }
 
 }  // namespace
+
+void checkRunStoreIdentity(SqliteDb& db) {
+  const std::string id = db.queryText("PRAGMA application_id");
+  if (id == kApplicationId) return;
+  const bool empty = id == "0" && userVersion(db) == 0 && db.queryText("SELECT count(*) FROM sqlite_master") == "0";
+  if (empty) return;  // a new file: the first migration makes it ours
+  throw StoreError(db.path() + " is an SQLite database but not a PipeSqueeze run store (application id " + id +
+                   "); it was left as it was. Set PIPESQUEEZE_STORE to another file (or move this one aside).");
+}
 
 const std::vector<RunStoreMigration>& runStoreMigrations() {
   static const std::vector<RunStoreMigration> steps = {

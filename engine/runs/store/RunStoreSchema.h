@@ -15,6 +15,10 @@ struct RunStoreMigration {
 const std::vector<RunStoreMigration>& runStoreMigrations();
 int runStoreLatestVersion();
 
+// Refuses a database that is not a run store (nor a new, empty file) before anything changes it: no journal switch,
+// no migration, the file stays byte for byte as it was.
+void checkRunStoreIdentity(SqliteDb& db);
+
 // Brings `db` up to runStoreLatestVersion(), one transaction per step, so a crash mid-way
 // leaves the file at the last completed version. Throws StoreError if the file was written
 // by a newer PipeSqueeze than this one.

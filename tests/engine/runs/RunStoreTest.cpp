@@ -261,6 +261,28 @@ TEST(RunStore, ForeignSqliteFileIsNotTakenOver) {
   EXPECT_EQ(RunStoreRawDb(path).count("SELECT count(*) FROM sqlite_master"), 1);
 }
 
+// A foreign database that happens to say user_version = 1 (our schema's version) is refused by its application id,
+// and refused before anything is written: it keeps its rollback journal, no -wal file appears, every byte stays.
+TEST(RunStore, AForeignFileWithOurSchemaVersionIsRefusedAndLeftByteForByte) {
+  RunStoreTempDir dir;
+  const std::string path = dir.file("other.sqlite");
+  {
+    RunStoreRawDb raw(path);
+    raw.exec("CREATE TABLE runs(id INTEGER)");
+    raw.exec("PRAGMA user_version = 1");
+  }
+  auto bytesOf = [](const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string before = bytesOf(path);
+  const std::string msg = storeErrorOf([&] { RunStore store(path); });
+  EXPECT_NE(msg.find("not a PipeSqueeze run store (application id 0); it was left as it was"), std::string::npos)
+      << msg;
+  EXPECT_EQ(bytesOf(path), before) << "the refused file changed";
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal")) << "the refused file was switched to WAL";
+}
+
 TEST(RunStore, FolderAsPathGivesStoreError) {
   RunStoreTempDir dir;
   const std::string folder = dir.file("a-folder");
