@@ -1,6 +1,7 @@
 #include "engine/compress/DenseCodecs.h"
 
 #include "engine/kernels/BitPack.h"
+#include "engine/kernels/GroupStats.h"
 #include "engine/kernels/Half.h"
 #include "engine/kernels/KernelError.h"
 #include "engine/kernels/Qsgd.h"
@@ -25,6 +26,10 @@ void HalfCodec::encodeBody(const torch::Tensor& x, Payload&, ByteWriter& w) {
   const size_t n = size_t(x.numel());
   auto* out = reinterpret_cast<uint16_t*>(w.grow(2 * n));
   bf16_ ? kernels::floatToBf16(x.data_ptr<float>(), n, out) : kernels::floatToHalf(x.data_ptr<float>(), n, out);
+  // Finite values beyond the format's range saturate to its largest finite value instead of travelling as inf.
+  const uint16_t inf = bf16_ ? 0x7f80 : 0x7c00;
+  for (size_t i = 0; i < n; ++i)
+    if ((out[i] & 0x7fff) == inf) out[i] = uint16_t(out[i] - 1);
 }
 
 torch::Tensor HalfCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {
@@ -32,6 +37,7 @@ torch::Tensor HalfCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {
   auto in = reinterpret_cast<const uint16_t*>(r.take(2 * n, "half values"));
   auto out = outputTensor(h.shape);
   bf16_ ? kernels::bf16ToFloat(in, n, out.data_ptr<float>()) : kernels::halfToFloat(in, n, out.data_ptr<float>());
+  if (!kernels::allFinite(out.data_ptr<float>(), n)) throw PayloadError("a value is not finite");
   return out;
 }
 

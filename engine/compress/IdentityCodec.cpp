@@ -1,5 +1,7 @@
 #include "engine/compress/IdentityCodec.h"
 
+#include "engine/kernels/GroupStats.h"
+
 #include <torch/torch.h>
 
 #include <cstring>
@@ -17,6 +19,7 @@ torch::Tensor IdentityCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {
     throw PayloadError("body has " + std::to_string(r.remaining()) + " bytes, the shape needs " + std::to_string(body));
   auto out = outputTensor(h.shape);
   std::memcpy(out.data_ptr<float>(), r.take(body, "values"), body);
+  if (!kernels::allFinite(out.data_ptr<float>(), size_t(h.numel()))) throw PayloadError("a value is not finite");
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include "engine/kernels/Quantize.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -112,9 +113,9 @@ void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed,
   } else {
     std::vector<float> scale(groups);
     k::groupMaxAbs(x, n, group, scale.data());
-    const float stretch = float(scaleStretch(f));
-    if (stretch != 1.f)
-      for (float& s : scale) s *= stretch;
+    const double stretch = scaleStretch(f);
+    if (stretch != 1.0)  // saturating: a stretched scale beyond float's range stays finite (the edge clamps)
+      for (float& s : scale) s = float(std::min(double(s) * stretch, double(FLT_MAX)));
     const bool half = fitsHalf(scale);
     out.put<uint8_t>(half ? kScaleHalf : kScaleFloat);
     putScales(scale, half, true, out);
@@ -140,6 +141,7 @@ void decodeValues(ByteReader& in, size_t n, float* out) {
   }
   if (bits == 16) {
     k::halfToFloat(reinterpret_cast<const uint16_t*>(in.take(n * 2, "fp16 values")), n, out);
+    if (!k::allFinite(out, n)) throw PayloadError("a value is not finite");
     return;
   }
   if (bits < 1 || bits > 8) throw PayloadError("value width " + std::to_string(bits) + " bits; allowed 1..8, 16, 32");

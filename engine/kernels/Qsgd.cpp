@@ -9,6 +9,7 @@
 #include "engine/kernels/Simd.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <string>
 
@@ -63,11 +64,11 @@ PS_SIMD_CLONES uint32_t decodeRange(const uint8_t* packed, size_t n, size_t buck
     unpackCodes(packed + tile / 8 * size_t(bits), te - tile, bits, buf);
     for (size_t i = tile; i < te;) {
       const size_t g = i / bucket, e = std::min(te, groupEnd(n, bucket, g));
-      const float norm = norms[g];
+      const float unit = norms[g] / s;  // norm * (level / s) without the product norm * level leaving float's range
       for (size_t j = i; j < e; ++j) {
         const uint8_t c = buf[j - tile];
         bad |= uint32_t(c > top);
-        out[j] = norm * float(int32_t(c) - levels) / s;
+        out[j] = unit * float(int32_t(c) - levels);
       }
       i = e;
     }
@@ -99,7 +100,9 @@ void qsgdEncode(const float* x, size_t n, size_t bucket, int levels, uint64_t se
   const int nt = resolveThreads(threads, n);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (int64_t g = 0; g < int64_t(buckets); ++g)
-    norms[g] = float(std::sqrt(squareSum(x, size_t(g) * bucket, groupEnd(n, bucket, size_t(g)))));
+    // A norm beyond float's range (finite values near FLT_MAX) saturates: the payload stays finite, those
+    // elements clamp to the top level.
+    norms[g] = float(std::min(std::sqrt(squareSum(x, size_t(g) * bucket, groupEnd(n, bucket, size_t(g)))), double(FLT_MAX)));
   const uint64_t hseed = splitmix64(seed);
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
   for (int t = 0; t < nt; ++t) {

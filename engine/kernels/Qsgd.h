@@ -4,7 +4,8 @@
 // packed LSB first in bits = ceil(log2(2s + 1)) bits each (qsgdBits; BitPack.h's layout). ξ = floor(l) + Bernoulli(l - floor(l)) with l = |x| * (s / ‖x_b‖₂) in
 // float, clamped to [0, s]; the Bernoulli draw uses the counter-based 24-bit uniforms of Random.h, so the codes do
 // not depend on the thread count, and it is unbiased up to 2^-24 (exactly, for fractions on that grid). A zero norm
-// sends zeros; a non-finite norm is still sent (the decoder of the payload refuses it), never undefined behaviour.
+// sends zeros; a norm beyond float's range saturates to FLT_MAX (inf input too: codecs refuse it earlier, as divergence)
+// and NaN input gives a NaN norm (which the payload decoder refuses), never undefined behaviour.
 // Norms: sums of squares in double (BlockSum.h), per bucket in a fixed order.
 #include <cstddef>
 #include <cstdint>

@@ -45,8 +45,11 @@ struct Scheme {
       const double h = double(1 << (bits - 1));
       return {0.f, reciprocal(h, s), float(double(s) / h), 0.f};
     }
+    // Decoded about the range's middle, x = (2 code - top) * range / (2 top) + mid: every intermediate stays within
+    // float's range even when max - min itself does not (min and max near -FLT_MAX and FLT_MAX).
     const double range = double(maxs[g]) - double(mins[g]);
-    return {mins[g], reciprocal(double(top), range), float(range / double(top)), mins[g]};
+    return {mins[g], reciprocal(double(top), range), float(range / (2.0 * double(top))),
+            float(double(mins[g]) + range / 2)};
   }
 };
 
@@ -55,6 +58,7 @@ Scheme makeScheme(bool symmetric, int bits, const float* scales, const float* mi
   Scheme s{symmetric, bits, 0.f, float((1 << bits) - 1), 1, 0, scales, mins, maxs};
   if (symmetric && bits == 1) s.add = 0.5f, s.A = 2, s.C = 1;   // levels -s/2, +s/2
   else if (symmetric) s.add = float(h), s.A = 1, s.C = h;       // code = q + h
+  else s.A = 2, s.C = (1 << bits) - 1;                           // min-max: about the middle (GroupMap)
   return s;
 }
 

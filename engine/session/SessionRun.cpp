@@ -2,6 +2,8 @@
 // finish, wait for the other ranks and summarise.
 #include "engine/session/Session.h"
 
+#include "engine/errors/DivergedError.h"
+
 #include "engine/runs/CodeVersion.h"
 #include "engine/session/Checkpoint.h"
 #include "engine/session/RunStoreSink.h"
@@ -11,6 +13,7 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <cstring>
 #include <numeric>
 #include <random>
 
@@ -64,8 +67,9 @@ json Session::run() {
     }
     finishTraining(p);
   } catch (const std::exception& e) {
-    p.status = "failed";
     p.reason = failureReason(e.what());
+    // A rank whose values stopped being finite diverged: the run did, whichever rank saw it first.
+    p.status = p.reason.find(DivergedError::kPrefix) != std::string::npos ? "diverged" : "failed";
   }
   awaitRanks(p);
   return summarize(p);
@@ -117,7 +121,17 @@ bool Session::trainStep(Progress& p, const std::vector<int64_t>& order, int64_t 
   const int64_t every = config_.telemetry.histogram_every;
   const bool histogram = every > 0 && (step % every == 0 || step == 1);
   const auto t0 = Clock::now();
-  StepResult r = pipeline_->step(x, y, step, histogram ? int(config_.telemetry.histogram_bins) : 0, index, p.epoch);
+  StepResult r;
+  try {
+    r = pipeline_->step(x, y, step, histogram ? int(config_.telemetry.histogram_bins) : 0, index, p.epoch);
+  } catch (const DivergedError& e) {  // a sender met non-finite values before its loss could show them
+    const std::string reason = std::string(e.what()) + " at step " + std::to_string(step) +
+                               "; lower train.lr or change the compression";
+    if (cluster_) throw DivergedError(reason.substr(std::strlen(DivergedError::kPrefix)));  // the ranks' failure path
+    p.status = "diverged";
+    p.reason = reason;
+    return false;
+  }
 
   StepRecord rec;
   rec.step = step;

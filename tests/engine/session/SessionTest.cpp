@@ -264,6 +264,26 @@ TEST(Session, NonFiniteLossEndsTheRunAsDiverged) {
   EXPECT_EQ(store->metrics(session.runId(), "train/loss").size(), summary["steps"].get<size_t>());
 }
 
+// Quantize and QSGD used to meet the diverging activations first and send a non-finite scale, which the receiver
+// reported as a malformed payload: a protocol failure instead of what happened. The sender says it now.
+TEST(Session, DivergenceUnderQuantizationIsDivergenceNotAMalformedPayload) {
+  for (const char* backward : {"quantize", "qsgd"}) {
+    json cfg = smoke();
+    cfg["train"]["lr"] = 1000.0;
+    cfg["train"]["optimizer"] = "sgd";
+    cfg["train"]["max_steps"] = 200;
+    cfg["compression"]["forward"]["method"] = "quantize";
+    cfg["compression"]["forward"]["bits"] = 2;
+    cfg["compression"]["backward"]["method"] = backward;
+    Session session(Config::fromJson(cfg), std::make_shared<RunStore>(tempStore(std::string("diverged-") + backward)));
+    auto summary = session.run();
+    EXPECT_EQ(summary["status"], "diverged") << summary.dump();
+    const auto reason = summary.value("reason", std::string());
+    EXPECT_EQ(reason.find("malformed"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("lower train.lr"), std::string::npos) << reason;
+  }
+}
+
 TEST(Session, ComputeBalanceAndExplicitCutsBothRun) {
   for (const char* balance : {"compute", "explicit"}) {
     json cfg = smoke();
