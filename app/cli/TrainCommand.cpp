@@ -2,6 +2,7 @@
 
 #include "app/cli/ProgressPrinter.h"
 #include "app/cli/StopOnSignal.h"
+#include "engine/dist/Launcher.h"
 #include "engine/session/Session.h"
 
 #include <atomic>
@@ -35,6 +36,7 @@ CLI::App* commonOptions(CLI::App* cmd, TrainOptions& o) {
 }
 
 ClusterOptions clusterOptions(const TrainOptions& o) {
+  Launcher::followLauncher();  // a rank the launcher started ends with it
   ClusterOptions c = ClusterOptions::fromEnvironment();
   if (o.world >= 0) c.world = o.world;
   if (o.rank >= 0) c.rank = o.rank;

@@ -1,6 +1,6 @@
 #include "engine/dist/Launcher.h"
 
-#include "engine/runs/config/ConfigError.h"
+#include "engine/errors/ConfigError.h"
 
 #include <cerrno>
 #include <csignal>
@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <spawn.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -36,22 +38,18 @@ std::string Launcher::cliPath() {
 
 Launcher::Launcher(const nlohmann::json& config, int world, int port) {
   const std::string cli = cliPath();
-  {  // a fresh private file (mkstemp: 0600, never an existing path), read by every child when it starts
-    std::string path = (fs::temp_directory_path() / "pipesqueeze-launch-XXXXXX").string();
-    const int fd = ::mkstemp(path.data());
-    if (fd < 0) throw ConfigError("cannot create the launch configuration in " + fs::temp_directory_path().string() +
-                                  ": " + std::strerror(errno) + "; set TMPDIR to a writable folder");
-    configFile_ = path;
-    const std::string text = config.dump();
-    const bool ok = ::write(fd, text.data(), text.size()) == ssize_t(text.size());
+  // The configuration travels in an anonymous in-memory file the children inherit (/dev/fd/N): nothing is written to
+  // disk, so nothing is left behind however this process ends, and no other user can read or swap it.
+  const int fd = ::memfd_create("pipesqueeze-launch", 0);  // no close-on-exec: the children inherit it
+  if (fd < 0) throw ConfigError(std::string("cannot create the launch configuration in memory: ") + std::strerror(errno));
+  configFd_ = fd;
+  const std::string text = config.dump();
+  if (::write(fd, text.data(), text.size()) != ssize_t(text.size())) {
     ::close(fd);
-    if (!ok) {
-      std::error_code ec;
-      fs::remove(configFile_, ec);
-      throw ConfigError("cannot write the launch configuration to " + configFile_ + "; check the free space in TMPDIR");
-    }
+    configFd_ = -1;
+    throw ConfigError(std::string("cannot write the launch configuration: ") + std::strerror(errno));
   }
-  (void)port;
+  const std::string configPath = "/dev/fd/" + std::to_string(fd);
   std::vector<std::string> base;
   for (char** e = environ; *e; ++e) {
     const std::string v = *e;
@@ -68,10 +66,11 @@ Launcher::Launcher(const nlohmann::json& config, int world, int port) {
     env.push_back("LOCAL_WORLD_SIZE=" + std::to_string(world));
     env.push_back("MASTER_ADDR=127.0.0.1");
     env.push_back("MASTER_PORT=" + std::to_string(port));
+    env.push_back(std::string(kLauncherPidVariable) + "=" + std::to_string(::getpid()));
     std::vector<char*> envp;
     for (auto& v : env) envp.push_back(v.data());
     envp.push_back(nullptr);
-    std::vector<std::string> args = {cli, "train", "--preset", configFile_};
+    std::vector<std::string> args = {cli, "train", "--preset", configPath};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -96,6 +95,16 @@ Launcher::Launcher(const nlohmann::json& config, int world, int port) {
     }
     pids_.push_back(pid);
   }
+  ::close(configFd_);  // every child holds its own copy of the descriptor
+  configFd_ = -1;
+}
+
+void Launcher::followLauncher() {
+  const char* v = std::getenv(kLauncherPidVariable);
+  if (!v || !*v) return;
+  const pid_t launcher = pid_t(std::strtol(v, nullptr, 10));
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the launcher's death ends this rank at once
+  if (::getppid() != launcher) std::_Exit(3);  // it died before the line above: end now, as it would have made us
 }
 
 Launcher::~Launcher() { finish(0); }
@@ -127,8 +136,8 @@ std::vector<std::string> Launcher::finish(double seconds) {
     }
     pids_[i] = -1;
   }
-  std::error_code ec;
-  if (!configFile_.empty()) fs::remove(configFile_, ec);  // read by every child when it started
+  if (configFd_ >= 0) ::close(configFd_);
+  configFd_ = -1;
   return problems;
 }
 

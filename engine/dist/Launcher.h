@@ -1,8 +1,9 @@
 #pragma once
 // Starts the other ranks of a local multi-process run (what `pipesqueeze-cli launch` and the app do): ranks
 // 1..N-1 run as `pipesqueeze-cli train` child processes with the torchrun-style variables set, reading the
-// resolved configuration from a file; the calling process is rank 0 and keeps the run store. Children get their
-// own process group, so Ctrl-C reaches rank 0 only, which stops every rank at the next step.
+// resolved configuration from an inherited in-memory file; the calling process is rank 0 and keeps the run store.
+// Children get their own process group, so Ctrl-C reaches rank 0 only, which stops every rank at the next step;
+// and they die with the thread that launched them (a killed launcher leaves no rank behind).
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -25,9 +26,14 @@ class Launcher {
   // $PIPESQUEEZE_CLI, else pipesqueeze-cli next to this executable (or in ../app from a build tree's tests).
   static std::string cliPath();
 
+  // In a launched rank (the launcher sets kLauncherPidVariable): asks the kernel to kill this process when its
+  // launcher dies, and exits at once if that already happened. Call first thing in a child's main path.
+  static void followLauncher();
+  static constexpr const char* kLauncherPidVariable = "PIPESQUEEZE_LAUNCHER_PID";
+
  private:
   std::vector<pid_t> pids_;
-  std::string configFile_;
+  int configFd_ = -1;
 };
 
 }  // namespace ps

@@ -43,6 +43,7 @@ class CliProcess {
     }
   }
   void signal(int sig) const { ::kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
   CliResult wait() {
     int status = 0;
     waitpid(pid_, &status, 0);

@@ -8,6 +8,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <thread>
 
 namespace ps::test {
 namespace {
@@ -141,6 +145,61 @@ TEST(Distributed, AKilledRankEndsTheOthersWithinTheTimeoutAndTheStoreStaysReadab
   EXPECT_NE(runs[0].status_reason.find("rank 2 (stage 2, replica 0)"), std::string::npos) << runs[0].status_reason;
   EXPECT_EQ(s.metrics(runs[0].id, "train/loss").size(), 19u) << "every step before the failure is kept";
   EXPECT_EQ(s.integrityCheck(), "ok");
+}
+
+// The pids of the live (not zombie) processes whose parent is `parent`.
+std::vector<pid_t> childrenOf(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const auto close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(text.c_str() + close + 1, " %c %d", &state, &ppid) == 2 && ppid == parent && state != 'Z')
+      out.push_back(pid_t(std::stoi(name)));
+  }
+  return out;
+}
+
+bool alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), {});
+  const auto close = text.rfind(')');
+  return close != std::string::npos && text.size() > close + 2 && text[close + 2] != 'Z';
+}
+
+// A launcher killed with SIGKILL cannot clean up: its ranks must not live on until their timeout (here 60 s), and
+// no configuration file may stay behind in TMPDIR.
+TEST(Distributed, RanksDieWithinTwoSecondsOfAKilledLauncherAndLeaveNoFile) {
+  const auto tmp = fs::temp_directory_path() / ("pipesqueeze-dist-tmp-" + std::to_string(::getpid()));
+  fs::create_directories(tmp);
+  const auto store = freshStore("orphans");
+  CliProcess launcher({"launch", "--preset", preset("smoke"), "--store", store, "--set", "pipeline.stages=3", "--set",
+                       "train.max_steps=100000", "--set", "parallel.timeout_s=60"},
+                      {"TMPDIR=" + tmp.string()});
+  std::vector<pid_t> ranks;
+  for (int i = 0; i < 200 && ranks.size() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ranks = childrenOf(launcher.pid());
+  }
+  ASSERT_EQ(ranks.size(), 2u) << "the launcher did not start its two ranks";
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // training
+  EXPECT_TRUE(fs::is_empty(tmp)) << "a launch file was written to TMPDIR";
+  launcher.signal(SIGKILL);
+  launcher.wait();
+  const auto killed = std::chrono::steady_clock::now();
+  for (pid_t rank : ranks) {
+    while (alive(rank) && std::chrono::steady_clock::now() - killed < std::chrono::seconds(2))
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_FALSE(alive(rank)) << "rank process " << rank << " outlived its launcher by 2 s";
+    if (alive(rank)) ::kill(rank, SIGKILL);
+  }
+  EXPECT_TRUE(fs::is_empty(tmp));
+  fs::remove_all(tmp);
 }
 
 TEST(Distributed, AHungRankIsDeclaredFailedAfterTheTimeout) {
