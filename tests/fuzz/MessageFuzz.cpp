@@ -1,0 +1,39 @@
+// libFuzzer target for what ranks send each other besides payloads: the point-to-point frame header, the gradient
+// exchange's message and the CBOR step reports. Whatever the bytes, each parser returns or throws its own error.
+//   build/fuzz/fuzz_messages -max_total_time=60 tests/fuzz/corpus/messages
+#include "engine/dist/Framing.h"
+#include "engine/pipeline/GradientMessage.h"
+#include "engine/telemetry/StepReport.h"
+
+#include <cstdint>
+#include <vector>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  const std::vector<uint8_t> bytes(data + 1, data + size);
+  switch (data[0] % 3) {
+    case 0:
+      try {
+        ps::parseHeader(bytes.data(), bytes.size(), uint64_t(1) << 34);
+      } catch (const ps::FrameError&) {
+      }
+      break;
+    case 1:
+      try {  // the expected tensor count from the first byte: any count the receiver could hold
+        ps::GradientMessage::parse(bytes, data[0] / 3);
+      } catch (const ps::GradientMessageError&) {
+      }
+      break;
+    default:
+      try {
+        const auto j = ps::report::readCbor(bytes);
+        if (j.is_object() && j.contains("links") && j["links"].is_array())
+          for (const auto& l : j["links"]) ps::report::trafficFromJson(l, 8);
+        if (j.is_object() && j.contains("histograms") && j["histograms"].is_array())
+          for (const auto& h : j["histograms"]) ps::report::histogramFromJson(h);
+      } catch (const ps::report::ReportError&) {
+      } catch (const nlohmann::json::exception&) {
+      }
+  }
+  return 0;
+}
