@@ -135,7 +135,8 @@ void requireValueBlock(const ByteReader& in, size_t n) {
 void decodeValues(ByteReader& in, size_t n, float* out) {
   const int bits = in.get<uint8_t>("value bits");
   if (bits == 32) {
-    std::memcpy(out, in.take(n * 4, "float32 values"), n * 4);
+    const uint8_t* values = in.take(n * 4, "float32 values");
+    if (n > 0) std::memcpy(out, values, n * 4);  // an empty block may come with no buffer at all
     if (!k::allFinite(out, n)) throw PayloadError("a value is not finite");
     return;
   }
