@@ -1,7 +1,5 @@
 #include "engine/pipeline/GradientExchange.h"
 
-#include "engine/pipeline/GradientMessage.h"
-
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -60,11 +58,15 @@ void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& 
   const bool dense = !gravac_ && sender_->lossless();
   const bool onDevice = useNccl_ && dense && params.front().device().is_cuda();
   if (!onDevice) gatherGradients(params, n);  // NCCL reduces the gradients where they are
-  const double r = double(cluster_->replicas());
-  raw_ += uint64_t(2.0 * (r - 1) / r * 4.0 * double(n));  // a dense float32 ring all-reduce, per replica
+  raw_ += ringBytes(n);
   elements_ += uint64_t(n);
   messages_ += 1;
   scatterMean(params, dense ? reduceDense(params, n, onDevice, clock) : reduceCompressed(params, n, clock));
+}
+
+uint64_t GradientExchange::ringBytes(int64_t n) const {
+  const double r = double(cluster_->replicas());
+  return uint64_t(2.0 * (r - 1) / r * 4.0 * double(n));  // a dense float32 ring all-reduce, per replica
 }
 
 void GradientExchange::gatherGradients(const std::vector<torch::Tensor>& params, int64_t n) {
@@ -125,8 +127,7 @@ torch::Tensor GradientExchange::reduceDense(const std::vector<torch::Tensor>& pa
   }
   const double modelled =
       2.0 * (r - 1) * (model_.latencySeconds() + model_.transferSeconds(uint64_t(4.0 * double(n) / r)));
-  const auto ring = uint64_t(2.0 * (r - 1) / r * 4.0 * double(n));
-  wire_ += ring;
+  wire_ += ringBytes(n);
   nonzeros_ += uint64_t(n);
   modelled_s_ += modelled;  // no codec: nothing counts as encode or decode time
   clock = start + modelled;
@@ -136,8 +137,7 @@ torch::Tensor GradientExchange::reduceDense(const std::vector<torch::Tensor>& pa
 // Every parameter tensor is compressed on its own (its own K, its own error-feedback residual: the compensators
 // keep state per slot), as TopK-SGD implementations do, so layers with small gradients are not starved by layers
 // with large ones.
-std::vector<uint8_t> GradientExchange::encodeAll(const std::vector<torch::Tensor>& params) {
-  GradientMessageWriter message;
+void GradientExchange::encodeAll(const std::vector<torch::Tensor>& params, GradientMessageWriter& message) {
   int64_t at = 0;
   for (size_t i = 0; i < params.size(); ++i) {
     MessageMeta slot;
@@ -153,7 +153,6 @@ std::vector<uint8_t> GradientExchange::encodeAll(const std::vector<torch::Tensor
     nonzeros_ += p.values;
     at += params[i].numel();
   }
-  return message.finish(0);
 }
 
 void GradientExchange::decodeFrom(int replica, const std::vector<uint8_t>& bytes,
@@ -190,11 +189,12 @@ void GradientExchange::decodeFrom(int replica, const std::vector<uint8_t>& bytes
 
 torch::Tensor GradientExchange::reduceCompressed(const std::vector<torch::Tensor>& params, int64_t n, double& clock) {
   const auto t0 = Clock::now();
-  auto message = encodeAll(params);
+  GradientMessageWriter writer;
+  encodeAll(params, writer);
   const double encode = since(t0);
   encode_s_ += encode;
   clock += encode;
-  std::memcpy(message.data(), &clock, 8);  // the clock once encoding is done
+  const auto message = writer.finish(clock);  // stamped with the clock once encoding is done
   const uint64_t sent = message.size();
   const auto all = cluster_->allGatherReplicas(message, GradientMessage::maxBytes(uint64_t(n), uint32_t(params.size())));
   const auto t1 = Clock::now();

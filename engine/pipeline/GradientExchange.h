@@ -16,6 +16,7 @@
 #include "engine/dist/Cluster.h"
 #include "engine/dist/nccl/NcclGroup.h"
 #include "engine/compress/GravacCompressors.h"
+#include "engine/pipeline/GradientMessage.h"
 #include "engine/pipeline/LinkModel.h"
 #include "engine/telemetry/Telemetry.h"
 
@@ -52,7 +53,8 @@ class GradientExchange {
   void gatherGradients(const std::vector<torch::Tensor>& params, int64_t n);
   torch::Tensor reduceDense(const std::vector<torch::Tensor>& params, int64_t n, bool onDevice, double& clock);
   torch::Tensor reduceCompressed(const std::vector<torch::Tensor>& params, int64_t n, double& clock);
-  std::vector<uint8_t> encodeAll(const std::vector<torch::Tensor>& params);  // this replica's message
+  void encodeAll(const std::vector<torch::Tensor>& params, GradientMessageWriter& message);  // this replica's
+  uint64_t ringBytes(int64_t n) const;  // what a dense float32 ring all-reduce of n values sends per replica
   // Adds replica j's decoded gradients to sum_ (its bytes are untrusted); `start` becomes the latest clock seen.
   void decodeFrom(int replica, const std::vector<uint8_t>& bytes, const std::vector<torch::Tensor>& params,
                   double& start);
