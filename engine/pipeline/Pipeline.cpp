@@ -325,9 +325,7 @@ EvalResult Pipeline::distributedEvaluate(const torch::Tensor& x, const torch::Te
     if (me == 0) {
       h = xs.to(w.device());
     } else {
-      std::vector<int64_t> expected{xs.size(0)};
-      const auto& sample = boundarySamples(xs)[size_t(me - 1)];
-      expected.insert(expected.end(), sample.begin(), sample.end());
+      const auto expected = activationShape(xs.size(0), boundarySamples(xs)[size_t(me - 1)]);
       Payload p;
       p.bytes = cluster.receive(cluster.rankOf(me - 1, replica), kEvalTag, nullptr, nullptr, maxPayloadBytes(expected));
       h = codec->decode(p, w.device(), &expected);

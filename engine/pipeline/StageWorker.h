@@ -23,6 +23,13 @@ struct OptimizerOptions {
   double lr = 1e-3, momentum = 0.9, weight_decay = 0;
 };
 
+// An activation's shape at a boundary: a micro-batch's rows, then one sample's shape there.
+inline std::vector<int64_t> activationShape(int64_t rows, const std::vector<int64_t>& sample) {
+  std::vector<int64_t> shape{rows};
+  shape.insert(shape.end(), sample.begin(), sample.end());
+  return shape;
+}
+
 // Inputs of one training step, shared read-only by every stage.
 struct StepWork {
   TaskKind kind = TaskKind::Classifier;
@@ -39,10 +46,7 @@ struct StepWork {
   // when unknown.
   std::vector<int64_t> activationShape(int boundary, int microbatch) const {
     if (size_t(boundary) >= boundary_samples.size() || size_t(microbatch) >= inputs.size()) return {};
-    std::vector<int64_t> shape{inputs[size_t(microbatch)].size(0)};
-    const auto& sample = boundary_samples[size_t(boundary)];
-    shape.insert(shape.end(), sample.begin(), sample.end());
-    return shape;
+    return ps::activationShape(inputs[size_t(microbatch)].size(0), boundary_samples[size_t(boundary)]);
   }
   MessageMeta meta(int microbatch) const {
     MessageMeta m;
