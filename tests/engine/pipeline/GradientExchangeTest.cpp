@@ -162,15 +162,16 @@ TEST(GradientExchange, CodecsSeeEachParametersShape) {
   EXPECT_TRUE(torch::allclose(results[0], expected, 1e-4, 1e-4));
 }
 
-TEST(GradientExchange, AMalformedPayloadFromAReplicaIsRejectedNamingIt) {
+// `world` replicas of one TopK 10% stage, the last of them rogue: it sends `rogue` instead of its gradients. Returns
+// the error each honest replica's reduce() ended with ("" if none).
+std::vector<std::string> errorsAgainstARogueReplica(int world, const std::vector<uint8_t>& rogue) {
   CompressionOptions o;
   o.method = "topk";
   o.k = 0.1;
-  std::vector<std::string> errors(3);
-  onRanks(3, [&](int rank, std::shared_ptr<Cluster> cluster) {
-    if (rank == 2) {  // a rogue replica: a clock and garbage where the payload belongs
-      std::vector<uint8_t> garbage(8 + 64, 0xAB);
-      cluster->allGatherReplicas(garbage);
+  std::vector<std::string> errors(size_t(world - 1));
+  onRanks(world, [&](int rank, std::shared_ptr<Cluster> cluster) {
+    if (rank == world - 1) {
+      cluster->allGatherReplicas(rogue);
       return;
     }
     GradientExchange exchange(cluster, 0, o, 7, LinkModel{});
@@ -183,6 +184,12 @@ TEST(GradientExchange, AMalformedPayloadFromAReplicaIsRejectedNamingIt) {
       errors[size_t(rank)] = e.what();
     }
   });
+  return errors;
+}
+
+TEST(GradientExchange, AMalformedPayloadFromAReplicaIsRejectedNamingIt) {
+  // A rogue replica: a clock and garbage where the payload belongs.
+  const auto errors = errorsAgainstARogueReplica(3, std::vector<uint8_t>(8 + 64, 0xAB));
   for (int r : {0, 1}) {
     EXPECT_NE(errors[size_t(r)].find("rank 2 (stage 0, replica 2) sent malformed gradients"), std::string::npos)
         << errors[size_t(r)];
@@ -195,24 +202,9 @@ TEST(GradientExchange, APayloadOfAnotherShapeThanTheParameterIsRefused) {
   CompressionOptions o;
   o.method = "topk";
   o.k = 0.1;
-  std::vector<std::string> errors(2);
-  onRanks(2, [&](int rank, std::shared_ptr<Cluster> cluster) {
-    if (rank == 1) {
-      GradientMessageWriter rogue;
-      rogue.add(makeCodec(o)->encode(torch::zeros({999})).bytes);
-      cluster->allGatherReplicas(rogue.finish(0));
-      return;
-    }
-    GradientExchange exchange(cluster, 0, o, 7, LinkModel{});
-    auto w = torch::zeros({1000}, torch::requires_grad());
-    w.mutable_grad() = torch::randn({1000});
-    double clock = 0;
-    try {
-      exchange.reduce({w}, clock);
-    } catch (const ClusterError& e) {
-      errors[0] = e.what();
-    }
-  });
+  GradientMessageWriter rogue;
+  rogue.add(makeCodec(o)->encode(torch::zeros({999})).bytes);
+  const auto errors = errorsAgainstARogueReplica(2, rogue.finish(0));
   EXPECT_NE(errors[0].find("rank 1 (stage 0, replica 1) sent malformed gradients: tensor 0: malformed payload: shape "
                            "[999] where the receiver expects [1000]"),
             std::string::npos)
