@@ -141,7 +141,14 @@ void decodeValues(ByteReader& in, size_t n, float* out) {
     return;
   }
   if (bits == 16) {
-    k::halfToFloat(reinterpret_cast<const uint16_t*>(in.take(n * 2, "fp16 values")), n, out);
+    const uint8_t* bytes = in.take(n * 2, "fp16 values");
+    // The block follows variable-length fields, so it may start at an odd byte; the kernel reads uint16_t.
+    std::vector<uint16_t> aligned;
+    if (n > 0 && reinterpret_cast<uintptr_t>(bytes) % alignof(uint16_t) != 0) {
+      aligned.resize(n);
+      std::memcpy(aligned.data(), bytes, n * 2);
+    }
+    k::halfToFloat(aligned.empty() ? reinterpret_cast<const uint16_t*>(bytes) : aligned.data(), n, out);
     if (!k::allFinite(out, n)) throw PayloadError("a value is not finite");
     return;
   }
