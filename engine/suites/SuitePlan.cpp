@@ -1,14 +1,36 @@
 #include "engine/suites/SuitePlan.h"
 
 #include "engine/runs/config/Config.h"
+#include "engine/runs/config/ConfigSchema.h"
 
 namespace ps {
 
 using nlohmann::json;
 
+namespace {
+
+// Drops every leaf that holds its key's default, and the objects left empty. A key added to the schema later (a new
+// codec's option, say) is absent from older stored configurations and at its default in new ones: both read the same.
+void dropDefaults(json& node, const std::string& prefix) {
+  for (auto it = node.begin(); it != node.end();) {
+    const std::string dotted = prefix.empty() ? it.key() : prefix + "." + it.key();
+    if (it->is_object()) {
+      dropDefaults(*it, dotted);
+      it = it->empty() ? node.erase(it) : std::next(it);
+      continue;
+    }
+    const KeySpec* spec = ConfigSchema::instance().find(dotted);
+    it = spec && !spec->fallback.is_null() && *it == spec->fallback ? node.erase(it) : std::next(it);
+  }
+}
+
+}  // namespace
+
 std::string configIdentity(const json& config) {
   json j = config;
-  if (j.is_object()) j.erase("run");
+  if (!j.is_object()) return j.dump();
+  j.erase("run");
+  dropDefaults(j, "");
   return j.dump();
 }
 

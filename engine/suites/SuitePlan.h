@@ -11,14 +11,15 @@ struct PlannedRun {
   std::string variant;
   uint64_t seed = 0;
   nlohmann::json config;  // complete and validated (Config::fromJson(config).json)
-  std::string identity;   // what makes two runs the same run: the config without its "run" section
+  std::string identity;   // what makes two runs the same run: the config without its "run" section and its defaults
 };
 
 // Throws ConfigError naming the suite file and the variant when a configuration is invalid.
 std::vector<PlannedRun> planSuite(const Suite& suite, int seeds, bool quick);
 // A prepare step's configuration (quick adds its quick overrides).
 nlohmann::json planPrepare(const Suite& suite, const SuitePrepare& step, bool quick);
-// The identity of a stored or planned configuration.
+// The identity of a stored or planned configuration: every setting except the run's name, tags and notes, and except
+// those at their default, so runs stored before a key was added are still found.
 std::string configIdentity(const nlohmann::json& config);
 // The tags of a suite's run: suite:NAME, variant:NAME, seed:N and "quick" for --quick runs.
 std::string suiteTags(const Suite& suite, const std::string& variant, uint64_t seed, bool quick);

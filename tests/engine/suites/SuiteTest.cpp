@@ -142,6 +142,24 @@ TEST(Suite, PlansSeedBySeedWithTheOverridesInOrder) {
   EXPECT_NE(plan[0].identity, planSuite(s, 1, false)[0].identity) << "quick runs are other runs";
 }
 
+TEST(Suite, IdentityIgnoresKeysAtTheirDefaultSoOlderStoredRunsAreFound) {
+  const Suite s = Suite::fromJson(minimal(), "ok", "suites/ok.json");
+  const json planned = planSuite(s, 1, false)[0].config;
+  // A run stored before an option existed has no such key; the planned configuration holds its default.
+  json older = planned;
+  ASSERT_TRUE(older["compression"]["forward"].contains("rank"));
+  older["compression"]["forward"].erase("rank");
+  older["compression"]["forward"].erase("min_size");
+  EXPECT_EQ(configIdentity(older), configIdentity(planned));
+  // Any setting away from its default still tells runs apart, also when it is set back to a default elsewhere.
+  json other = planned;
+  other["compression"]["forward"]["rank"] = planned["compression"]["forward"]["rank"].get<int>() + 1;
+  EXPECT_NE(configIdentity(other), configIdentity(planned));
+  json otherSeed = planned;
+  otherSeed["train"]["seed"] = planned["train"]["seed"].get<int>() + 1;
+  EXPECT_NE(configIdentity(otherSeed), configIdentity(planned));
+}
+
 TEST(Suite, ResolvesByNameOrPathAndListsWhatItTried) {
   EXPECT_NO_THROW(resolveSuite("smoke"));
   EXPECT_NO_THROW(resolveSuite("smoke.json"));
