@@ -1,17 +1,12 @@
 #include "engine/dist/Cluster.h"
 
 #include "engine/dist/Framing.h"
+#include "engine/dist/RendezvousStore.h"
 #include "engine/errors/ConfigError.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/torch.h>
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -64,14 +59,14 @@ ClusterOptions ClusterOptions::fromEnvironment() {
   o.master_port = envInt("MASTER_PORT", o.master_port, 1, 65535);
   o.local_world = envInt("LOCAL_WORLD_SIZE", 0, 0, 4096);
   o.bind = envText("PIPESQUEEZE_BIND", o.bind);
+  o.token = envText(kStoreTokenVariable, "");
   return o;
 }
 
 struct Cluster::Impl {
-  c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> p2p, all, replicas;
-  milliseconds timeout{0};
-
+  // Members are destroyed bottom up: the process groups go first, while the rendezvous server (rank 0's) and the
+  // buffers of pending sends, which Gloo may still be reading, are still there.
+  std::unique_ptr<KeyValueServer> server;
   struct Pending {
     int peer = 0;
     WireHeader header;
@@ -81,6 +76,10 @@ struct Cluster::Impl {
   };
   std::mutex sendsMutex;
   std::vector<std::unique_ptr<Pending>> sends;
+
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> p2p, all, replicas;
+  milliseconds timeout{0};
 
   // Liveness: a second store client, so beats never wait behind the session's store calls.
   std::thread heartbeat;
@@ -107,13 +106,13 @@ Cluster::Cluster(const ClusterOptions& options, int stages, int replicas)
   impl_->timeout = milliseconds(int64_t(options_.timeout_s * 1000));
   const std::string where = options_.master_addr + ":" + std::to_string(options_.master_port);
   try {
-    c10d::TCPStoreOptions so;
-    so.port = uint16_t(options_.master_port);
-    so.isServer = options_.rank == 0;
-    so.numWorkers = size_t(options_.world);
-    so.waitWorkers = true;
-    so.timeout = impl_->timeout;
-    impl_->store = c10::make_intrusive<c10d::TCPStore>(options_.master_addr, so);
+    // Rank 0 keeps the store, listening on MASTER_ADDR only (loopback for a run on one machine); two connections
+    // per rank, and room for ranks that reconnect.
+    if (options_.rank == 0)
+      impl_->server = std::make_unique<KeyValueServer>(options_.master_addr, options_.master_port, options_.token,
+                                                       size_t(4 * options_.world + 16));
+    impl_->store = c10::make_intrusive<RendezvousStore>(options_.master_addr, options_.master_port, options_.token,
+                                                        impl_->timeout);
   } catch (const std::exception& e) {
     throw ClusterError(describe(rank()) + ": rendezvous at " + where + " failed (" + e.what() +
                        "); check MASTER_ADDR/MASTER_PORT and that all " + std::to_string(options_.world) +
@@ -127,10 +126,7 @@ Cluster::Cluster(const ClusterOptions& options, int stages, int replicas)
       return c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>(prefix, impl_->store),
                                                          r, n, gloo);
     };
-    c10d::TCPStoreOptions beat;
-    beat.port = uint16_t(options_.master_port);
-    beat.timeout = impl_->timeout;
-    auto beatStore = c10::make_intrusive<c10d::TCPStore>(options_.master_addr, beat);
+    auto beatStore = c10::static_intrusive_pointer_cast<RendezvousStore>(impl_->store)->clone();
     impl_->heartbeat = std::thread([impl = impl_.get(), beatStore, key = "beat/" + std::to_string(rank())] {
       std::unique_lock<std::mutex> lock(impl->beatMutex);
       while (!impl->stopping) {
@@ -389,24 +385,6 @@ std::vector<int> Cluster::silentRanks(double seconds) noexcept {
   } catch (...) {
   }
   return silent;
-}
-
-int freeLoopbackPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error(std::string("socket(): ") + std::strerror(errno));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    const std::string why = std::strerror(errno);
-    ::close(fd);
-    throw std::runtime_error("cannot find a free port on 127.0.0.1: " + why);
-  }
-  ::close(fd);
-  return ntohs(a.sin_port);
 }
 
 }  // namespace ps

@@ -1,13 +1,16 @@
 #pragma once
-// The processes of a multi-process run on torch.distributed (c10d): rendezvous through a TCPStore, Gloo process
-// groups for CPU tensors. A run of S stages and R replicas has S x R ranks; rank = replica * S + stage, so rank 0
-// is the first stage of the first replica and keeps the run store.
+// The processes of a multi-process run on torch.distributed (c10d): rendezvous through rank 0's store (listening on
+// MASTER_ADDR only, and answering only ranks that present the run's token), Gloo process groups for CPU tensors.
+// A run of S stages and R replicas has S x R ranks; rank = replica * S + stage, so rank 0 is the first stage of the
+// first replica and keeps the run store.
 //
 // Three process groups keep traffic apart, each used by one thread at a time: point-to-point messages between
 // stages (the stage thread; the session thread for evaluation), collectives among a stage's replicas (the stage
 // thread's gradient exchange) and collectives among all ranks (the session thread: commands and step reports).
 // Every byte received from another rank is untrusted: sizes are checked before anything is allocated.
 // No torch in this header, so the session and the CLI include it cheaply.
+#include "engine/dist/KeyValueStore.h"  // freeLoopbackPort, newStoreToken
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -29,10 +32,12 @@ struct ClusterOptions {
   int rank = 0, world = 1;
   int local_world = 0;               // processes on this machine (0: all of them); shares the cores
   std::string bind = "127.0.0.1";    // address this rank's connections listen on
+  std::string token;                 // presented to the rendezvous store (rank 0 refuses connections without it)
   double timeout_s = 120;            // a peer silent for longer is declared failed
   bool active() const { return world > 1; }
 
-  // torchrun-style variables: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, LOCAL_WORLD_SIZE, and PIPESQUEEZE_BIND.
+  // torchrun-style variables: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, LOCAL_WORLD_SIZE, and PIPESQUEEZE_BIND and
+  // PIPESQUEEZE_STORE_TOKEN.
   // Unset: a single process. Half set or malformed: ConfigError naming the variable.
   static ClusterOptions fromEnvironment();
 };
@@ -92,7 +97,7 @@ class Cluster {
   std::unique_ptr<Impl> impl_;
 };
 
-// A free TCP port on the loopback interface (for a launcher's rendezvous).
-int freeLoopbackPort();
+// The variable that carries the rendezvous store's token to the ranks a launcher starts.
+constexpr const char* kStoreTokenVariable = "PIPESQUEEZE_STORE_TOKEN";
 
 }  // namespace ps

@@ -1,5 +1,6 @@
 #include "engine/dist/Launcher.h"
 
+#include "engine/dist/Cluster.h"
 #include "engine/errors/ConfigError.h"
 
 #include <cerrno>
@@ -36,7 +37,7 @@ std::string Launcher::cliPath() {
                     self.string() + "; set PIPESQUEEZE_CLI to its path");
 }
 
-Launcher::Launcher(const nlohmann::json& config, int world, int port) {
+Launcher::Launcher(const nlohmann::json& config, int world, int port, const std::string& storeToken) {
   const std::string cli = cliPath();
   // The configuration travels in an anonymous in-memory file the children inherit (/dev/fd/N): nothing is written to
   // disk, so nothing is left behind however this process ends, and no other user can read or swap it.
@@ -54,7 +55,8 @@ Launcher::Launcher(const nlohmann::json& config, int world, int port) {
   for (char** e = environ; *e; ++e) {
     const std::string v = *e;
     bool ours = false;
-    for (const char* drop : {"RANK=", "WORLD_SIZE=", "MASTER_ADDR=", "MASTER_PORT=", "LOCAL_WORLD_SIZE=", "LOCAL_RANK="})
+    for (const char* drop : {"RANK=", "WORLD_SIZE=", "MASTER_ADDR=", "MASTER_PORT=", "LOCAL_WORLD_SIZE=", "LOCAL_RANK=",
+                             "PIPESQUEEZE_STORE_TOKEN="})
       ours = ours || v.rfind(drop, 0) == 0;
     if (!ours) base.push_back(v);
   }
@@ -67,6 +69,7 @@ Launcher::Launcher(const nlohmann::json& config, int world, int port) {
     env.push_back("MASTER_ADDR=127.0.0.1");
     env.push_back("MASTER_PORT=" + std::to_string(port));
     env.push_back(std::string(kLauncherPidVariable) + "=" + std::to_string(::getpid()));
+    env.push_back(std::string(kStoreTokenVariable) + "=" + storeToken);  // /proc/PID/environ: owner-readable only
     std::vector<char*> envp;
     for (auto& v : env) envp.push_back(v.data());
     envp.push_back(nullptr);

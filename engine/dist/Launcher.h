@@ -14,7 +14,8 @@ namespace ps {
 
 class Launcher {
  public:
-  Launcher(const nlohmann::json& config, int world, int port);
+  // `storeToken` reaches the children in their environment, so only they can join rank 0's rendezvous store.
+  Launcher(const nlohmann::json& config, int world, int port, const std::string& storeToken);
   ~Launcher();  // kills what still runs
   Launcher(const Launcher&) = delete;
   Launcher& operator=(const Launcher&) = delete;

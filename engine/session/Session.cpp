@@ -97,7 +97,8 @@ void Session::connectCluster() {
     co = ClusterOptions{};
     co.world = co.local_world = workers;
     co.master_port = freeLoopbackPort();
-    launcher_ = std::make_unique<Launcher>(config_.json, workers, co.master_port);
+    co.token = newStoreToken();
+    launcher_ = std::make_unique<Launcher>(config_.json, workers, co.master_port, co.token);
   }
   if (!co.active()) return;
   if (co.world != workers)  // before any data is loaded

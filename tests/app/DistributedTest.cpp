@@ -1,6 +1,7 @@
 // Multi-process runs as a user starts them: `pipesqueeze-cli launch` with 2 to 4 processes on loopback (Gloo),
 // compared with the in-process pipeline through the run stores they leave.
 #include "engine/runs/store/RunStore.h"
+#include "tests/ListeningSockets.h"
 #include "tests/app/CliRunner.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <thread>
 
 namespace ps::test {
@@ -200,6 +202,33 @@ TEST(Distributed, RanksDieWithinTwoSecondsOfAKilledLauncherAndLeaveNoFile) {
   }
   EXPECT_TRUE(fs::is_empty(tmp));
   fs::remove_all(tmp);
+}
+
+TEST(Distributed, ASingleHostRunListensOnLoopbackOnly) {
+  // What `ss -ltnp` shows for the launcher and its ranks while they train: the rendezvous store and Gloo's
+  // listeners, every one of them on loopback (c10d's TCPStore listened on every interface).
+  const auto store = freshStore("listeners");
+  CliProcess launcher({"launch", "--preset", preset("smoke"), "--store", store, "--set", "pipeline.stages=3", "--set",
+                       "train.max_steps=100000", "--set", "parallel.timeout_s=60"});
+  std::vector<pid_t> ranks;
+  for (int i = 0; i < 200 && ranks.size() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ranks = childrenOf(launcher.pid());
+  }
+  ASSERT_EQ(ranks.size(), 2u) << "the launcher did not start its two ranks";
+  std::vector<pid_t> all = ranks;
+  all.push_back(launcher.pid());
+  std::set<int> ports;
+  for (int i = 0; i < 40 && ports.size() < 4; ++i) {  // the store and one Gloo listener per rank
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (const auto& l : test::listenersOf(all)) {
+      EXPECT_TRUE(l.loopback()) << "a rank listens on " << l.text();
+      ports.insert(l.port);
+    }
+  }
+  EXPECT_GE(ports.size(), 4u) << "saw only " << ports.size() << " listeners: did the ranks connect?";
+  launcher.signal(SIGINT);
+  EXPECT_EQ(launcher.wait().exitCode, 1) << "a stopped run exits with 1";
 }
 
 TEST(Distributed, AHungRankIsDeclaredFailedAfterTheTimeout) {

@@ -1,6 +1,6 @@
 #pragma once
 // NCCL for CUDA tensors, from the CUDA toolkit directly (Debian's LibTorch has no ProcessGroupNCCL): a
-// communicator among the replicas of a stage, its unique id passed through the run's TCPStore. Torch-free and
+// communicator among the replicas of a stage, its unique id passed through the run's rendezvous store. Torch-free and
 // CUDA-header-free, so the engine includes it in any build; without NCCL at build time every call says so.
 #include <cstddef>
 #include <cstdint>

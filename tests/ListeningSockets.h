@@ -1,0 +1,56 @@
+#pragma once
+// The TCP sockets some processes listen on, read the way `ss -ltnp` reads them: socket inodes from /proc/PID/fd,
+// listening entries from /proc/net/tcp and tcp6. For tests that check nothing listens outside loopback.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace ps::test {
+
+struct Listener {
+  std::string address;  // as /proc prints it: "0100007F" (127.0.0.1), "00000000" (every IPv4 interface), ...
+  int port = 0;
+  bool ipv6 = false;
+  bool loopback() const {
+    if (!ipv6) return address.size() == 8 && address.substr(6) == "7F";  // 127.0.0.0/8, little-endian hex
+    return address == "00000000000000000000000001000000";                  // ::1
+  }
+  std::string text() const { return (ipv6 ? "[" + address + "]" : address) + ":" + std::to_string(port); }
+};
+
+inline std::vector<Listener> listenersOf(const std::vector<pid_t>& pids) {
+  namespace fs = std::filesystem;
+  std::set<std::string> inodes;
+  for (pid_t pid : pids) {
+    std::error_code ec;
+    for (fs::directory_iterator it("/proc/" + std::to_string(pid) + "/fd", ec), end; !ec && it != end;
+         it.increment(ec)) {
+      std::error_code rl;
+      const std::string target = fs::read_symlink(it->path(), rl).string();
+      if (!rl && target.rfind("socket:[", 0) == 0) inodes.insert(target.substr(8, target.size() - 9));
+    }
+  }
+  std::vector<Listener> out;
+  for (const bool v6 : {false, true}) {
+    std::ifstream table(v6 ? "/proc/net/tcp6" : "/proc/net/tcp");
+    std::string line;
+    std::getline(table, line);  // column titles
+    while (std::getline(table, line)) {
+      std::istringstream in(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      in >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >> inode;
+      if (state != "0A" || !inodes.count(inode)) continue;  // 0A: LISTEN
+      const auto colon = local.find(':');
+      out.push_back({local.substr(0, colon), int(std::stoul(local.substr(colon + 1), nullptr, 16)), v6});
+    }
+  }
+  return out;
+}
+
+}  // namespace ps::test
