@@ -19,7 +19,7 @@ struct Listener {
   bool ipv6 = false;
   bool loopback() const {
     if (!ipv6) return address.size() == 8 && address.substr(6) == "7F";  // 127.0.0.0/8, little-endian hex
-    return address == "00000000000000000000000001000000";                  // ::1
+    return address == "00000000000000000000000001000000";                // ::1
   }
   std::string text() const { return (ipv6 ? "[" + address + "]" : address) + ":" + std::to_string(port); }
 };

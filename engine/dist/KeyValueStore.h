@@ -29,7 +29,7 @@ enum class Op : uint8_t { Hello = 1, Set, Get, Add, Check, Delete, NumKeys, Comp
 enum class Status : uint8_t { Ok = 0, Missing = 1, Refused = 2 };
 
 constexpr uint32_t kMaxKeyBytes = 4096;
-constexpr uint32_t kMaxValueBytes = uint32_t(64) << 20;   // one value (step reports travel on the process groups)
+constexpr uint32_t kMaxValueBytes = uint32_t(64) << 20;    // one value (step reports travel on the process groups)
 constexpr uint64_t kMaxStoredBytes = uint64_t(256) << 20;  // all values together
 constexpr size_t kMaxKeys = size_t(1) << 16;
 constexpr size_t kRequestHeaderBytes = 9;  // op (1), key length (4), value length (4), little-endian
@@ -39,8 +39,14 @@ struct RequestHeader {
   uint32_t keyBytes = 0, valueBytes = 0;
 };
 
-// Parses and checks a request header (a known operation, sizes within the limits). Throws RendezvousError naming what is
-// wrong. Pure, so the fuzzer reaches it.
+// Little-endian encodings of the wire format.
+void putU32(uint8_t* p, uint32_t v);
+uint32_t getU32(const uint8_t* p);
+std::vector<uint8_t> int64Bytes(int64_t v);
+int64_t bytesInt64(const std::vector<uint8_t>& b);  // throws RendezvousError unless 8 bytes
+
+// Parses and checks a request header (a known operation, sizes within the limits). Throws RendezvousError naming what
+// is wrong. Pure, so the fuzzer reaches it.
 RequestHeader parseRequestHeader(const uint8_t* bytes, size_t size);
 
 }  // namespace store
@@ -73,7 +79,7 @@ class KeyValueClient {
 
   void set(const std::string& key, const std::vector<uint8_t>& value);
   std::optional<std::vector<uint8_t>> get(const std::string& key);  // nullopt when the key is not there
-  int64_t add(const std::string& key, int64_t delta);              // counters are stored as decimal text
+  int64_t add(const std::string& key, int64_t delta);               // counters are stored as decimal text
   bool check(const std::string& key);
   bool erase(const std::string& key);
   int64_t numKeys();
@@ -88,7 +94,7 @@ class KeyValueClient {
 
  private:
   std::pair<store::Status, std::vector<uint8_t>> call(store::Op op, const std::string& key,
-                                                       const std::vector<uint8_t>& value);
+                                                      const std::vector<uint8_t>& value);
   std::string where() const;
 
   std::string address_;

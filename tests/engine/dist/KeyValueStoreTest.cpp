@@ -20,7 +20,9 @@ namespace {
 using namespace std::chrono_literals;
 using store::Op;
 
-std::vector<uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
+std::vector<uint8_t> bytes(const std::string& s) {
+  return {s.begin(), s.end()};
+}
 
 // A raw connection to the server, for sending what a well-behaved client never would.
 struct RawSocket {
