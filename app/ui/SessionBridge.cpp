@@ -80,6 +80,10 @@ QString SessionBridge::start(const nlohmann::json& config) {
       status = QStringLiteral("failed");
       reason = QString::fromStdString(e.what());
       started = false;
+    } catch (...) {  // nothing may leave a thread: std::terminate would take the window and its unsaved state
+      status = QStringLiteral("failed");
+      reason = QStringLiteral("the run ended with an error that is not a std::exception");
+      started = false;
     }
     QMetaObject::invokeMethod(
         this, [this, status, reason, started] { onThreadDone(status, reason, started); }, Qt::QueuedConnection);

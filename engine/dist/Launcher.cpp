@@ -126,8 +126,9 @@ std::vector<std::string> Launcher::finish(double seconds) {
       if (done != 0 || std::chrono::steady_clock::now() >= until) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    if (done < 0) {  // not our child any more (reaped elsewhere): make sure it is gone
-      ::kill(pids_[i], SIGKILL);
+    if (done < 0) {
+      // Reaped elsewhere, so its number may already belong to another process: it is never signalled.
+      problems.push_back(who + " was reaped by another part of this process; its exit status is unknown");
     } else if (done == 0) {
       ::kill(pids_[i], SIGKILL);
       ::waitpid(pids_[i], &status, 0);
