@@ -7,6 +7,8 @@
 #include <QMetaObject>
 #include <QPointer>
 
+#include <chrono>
+
 namespace ps::ui {
 
 void registerTelemetryTypes() {
@@ -23,15 +25,20 @@ class SessionBridge::Sink final : public TelemetrySink {
  public:
   explicit Sink(SessionBridge* bridge) : bridge_(bridge) {}
   void consume(const Telemetry& item) override {
-    if (auto s = std::get_if<StepRecord>(&item)) Q_EMIT bridge_->stepArrived(*s);
-    else if (auto e = std::get_if<EvalRecord>(&item)) Q_EMIT bridge_->evalArrived(*e);
-    else if (auto h = std::get_if<HistogramRecord>(&item)) Q_EMIT bridge_->histogramArrived(*h);
+    if (auto s = std::get_if<StepRecord>(&item))
+      Q_EMIT bridge_->stepArrived(*s);
+    else if (auto e = std::get_if<EvalRecord>(&item))
+      Q_EMIT bridge_->evalArrived(*e);
+    else if (auto h = std::get_if<HistogramRecord>(&item))
+      Q_EMIT bridge_->histogramArrived(*h);
     else if (auto ev = std::get_if<EventRecord>(&item)) {
       EventRecord copy = *ev;
-      QMetaObject::invokeMethod(bridge_, [b = bridge_, copy] { b->onEvent(copy); }, Qt::QueuedConnection);
+      QMetaObject::invokeMethod(
+          bridge_, [b = bridge_, copy] { b->onEvent(copy); }, Qt::QueuedConnection);
     } else if (auto st = std::get_if<StatusRecord>(&item)) {
       StatusRecord copy = *st;
-      QMetaObject::invokeMethod(bridge_, [b = bridge_, copy] { b->onStatus(copy); }, Qt::QueuedConnection);
+      QMetaObject::invokeMethod(
+          bridge_, [b = bridge_, copy] { b->onStatus(copy); }, Qt::QueuedConnection);
     }
   }
 
@@ -44,7 +51,13 @@ SessionBridge::SessionBridge(QString storePath, QObject* parent) : QObject(paren
 }
 
 SessionBridge::~SessionBridge() {
-  if (session_) session_->requestStop();
+  if (session_) {
+    session_->requestStop();
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (threadDone_ && !*threadDone_ && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (threadDone_ && !*threadDone_) session_->abortLaunchedRanks();
+  }
   join();
 }
 
@@ -69,7 +82,8 @@ QString SessionBridge::start(const nlohmann::json& config) {
   runId_ = 0;
   paused_ = false;
   Session* session = session_.get();
-  thread_ = std::thread([this, session] {
+  threadDone_ = std::make_shared<std::atomic<bool>>(false);
+  thread_ = std::thread([this, session, done = threadDone_] {
     QString status, reason;
     bool started = true;
     try {
@@ -85,6 +99,7 @@ QString SessionBridge::start(const nlohmann::json& config) {
       reason = QStringLiteral("the run ended with an error that is not a std::exception");
       started = false;
     }
+    *done = true;
     QMetaObject::invokeMethod(
         this, [this, status, reason, started] { onThreadDone(status, reason, started); }, Qt::QueuedConnection);
   });
@@ -93,8 +108,10 @@ QString SessionBridge::start(const nlohmann::json& config) {
 
 void SessionBridge::onThreadDone(const QString& status, const QString& reason, bool started) {
   join();
-  if (started) Q_EMIT runEnded(status, reason);
-  else Q_EMIT startFailed(reason);
+  if (started)
+    Q_EMIT runEnded(status, reason);
+  else
+    Q_EMIT startFailed(reason);
 }
 
 void SessionBridge::onStatus(const StatusRecord& status) {

@@ -9,6 +9,7 @@
 #include <QObject>
 #include <QString>
 
+#include <atomic>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -25,7 +26,9 @@ class SessionBridge : public QObject {
  public:
   // Runs are recorded in the store at `storePath`.
   explicit SessionBridge(QString storePath, QObject* parent = nullptr);
-  ~SessionBridge() override;  // stops a running session and waits for it
+  // Stops a running session and waits for it; ranks of a multi-process run that do not stop within a few seconds
+  // are killed, so closing the window never waits for parallel.timeout_s.
+  ~SessionBridge() override;
 
   bool running() const { return thread_.joinable(); }
   bool paused() const { return paused_; }
@@ -62,6 +65,7 @@ class SessionBridge : public QObject {
   QString storePath_;
   std::unique_ptr<Session> session_;
   std::thread thread_;
+  std::shared_ptr<std::atomic<bool>> threadDone_;  // set by the thread as it ends (the destructor waits on it)
   nlohmann::json config_ = nlohmann::json::object();
   qint64 runId_ = 0;
   bool paused_ = false;

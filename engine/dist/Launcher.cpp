@@ -3,18 +3,18 @@
 #include "engine/dist/Cluster.h"
 #include "engine/errors/ConfigError.h"
 
-#include <cerrno>
-#include <csignal>
-#include <cstring>
 #include <fcntl.h>
-#include <filesystem>
-#include <fstream>
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <thread>
 #include <unistd.h>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
 
 extern char** environ;
 
@@ -30,8 +30,9 @@ std::string Launcher::cliPath() {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (!ec)
-    for (const fs::path& candidate : {self.parent_path() / "pipesqueeze-cli", self.parent_path() / "../app/pipesqueeze-cli",
-                                      self.parent_path() / "../../app/pipesqueeze-cli"})
+    for (const fs::path& candidate :
+         {self.parent_path() / "pipesqueeze-cli", self.parent_path() / "../app/pipesqueeze-cli",
+          self.parent_path() / "../../app/pipesqueeze-cli"})
       if (::access(candidate.c_str(), X_OK) == 0) return fs::weakly_canonical(candidate).string();
   throw ConfigError("a multi-process run starts its other ranks with pipesqueeze-cli, which is not next to " +
                     self.string() + "; set PIPESQUEEZE_CLI to its path");
@@ -42,7 +43,8 @@ Launcher::Launcher(const nlohmann::json& config, int world, int port, const std:
   // The configuration travels in an anonymous in-memory file the children inherit (/dev/fd/N): nothing is written to
   // disk, so nothing is left behind however this process ends, and no other user can read or swap it.
   const int fd = ::memfd_create("pipesqueeze-launch", 0);  // no close-on-exec: the children inherit it
-  if (fd < 0) throw ConfigError(std::string("cannot create the launch configuration in memory: ") + std::strerror(errno));
+  if (fd < 0)
+    throw ConfigError(std::string("cannot create the launch configuration in memory: ") + std::strerror(errno));
   configFd_ = fd;
   const std::string text = config.dump();
   if (::write(fd, text.data(), text.size()) != ssize_t(text.size())) {
@@ -106,11 +108,19 @@ void Launcher::followLauncher() {
   const char* v = std::getenv(kLauncherPidVariable);
   if (!v || !*v) return;
   const pid_t launcher = pid_t(std::strtol(v, nullptr, 10));
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the launcher's death ends this rank at once
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);          // the launcher's death ends this rank at once
   if (::getppid() != launcher) std::_Exit(3);  // it died before the line above: end now, as it would have made us
 }
 
-Launcher::~Launcher() { finish(0); }
+Launcher::~Launcher() {
+  finish(0);
+}
+
+void Launcher::killAll() noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (pid_t pid : pids_)
+    if (pid > 0) ::kill(pid, SIGKILL);  // unreaped children only (finish() clears what it reaps under the lock)
+}
 
 std::vector<std::string> Launcher::finish(double seconds) {
   std::vector<std::string> problems;
@@ -121,7 +131,11 @@ std::vector<std::string> Launcher::finish(double seconds) {
     int status = 0;
     pid_t done = 0;
     for (;;) {
-      done = ::waitpid(pids_[i], &status, WNOHANG);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        done = ::waitpid(pids_[i], &status, WNOHANG);
+        if (done > 0) pids_[i] = -1;  // reaped: its number is free, killAll() must not signal it
+      }
       if (done < 0 && errno == EINTR) continue;
       if (done != 0 || std::chrono::steady_clock::now() >= until) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -130,7 +144,8 @@ std::vector<std::string> Launcher::finish(double seconds) {
       // Reaped elsewhere, so its number may already belong to another process: it is never signalled.
       problems.push_back(who + " was reaped by another part of this process; its exit status is unknown");
     } else if (done == 0) {
-      ::kill(pids_[i], SIGKILL);
+      std::lock_guard<std::mutex> lock(mutex_);
+      ::kill(pids_[i], SIGKILL);  // not reaped yet, so the number is still this child's
       ::waitpid(pids_[i], &status, 0);
       if (seconds > 0) problems.push_back(who + " did not end and was killed");
     } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
@@ -138,6 +153,7 @@ std::vector<std::string> Launcher::finish(double seconds) {
     } else if (WIFSIGNALED(status)) {
       problems.push_back(who + " was killed by signal " + std::to_string(WTERMSIG(status)));
     }
+    std::lock_guard<std::mutex> lock(mutex_);
     pids_[i] = -1;
   }
   if (configFd_ >= 0) ::close(configFd_);

@@ -6,6 +6,7 @@
 // and they die with the thread that launched them (a killed launcher leaves no rank behind).
 #include <nlohmann/json.hpp>
 
+#include <mutex>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -23,6 +24,9 @@ class Launcher {
   // Waits up to `seconds` for the children to end, then kills the rest. Returns one line per child that did not
   // end well ("rank 2 exited with status 1", "rank 3 was killed by signal 9").
   std::vector<std::string> finish(double seconds);
+  // Kills every rank still running, from any thread (a window closing on a run whose ranks hang): rank 0's
+  // process groups then fail at once instead of after the timeout.
+  void killAll() noexcept;
 
   // $PIPESQUEEZE_CLI, else pipesqueeze-cli next to this executable (or in ../app from a build tree's tests).
   static std::string cliPath();
@@ -33,6 +37,7 @@ class Launcher {
   static constexpr const char* kLauncherPidVariable = "PIPESQUEEZE_LAUNCHER_PID";
 
  private:
+  std::mutex mutex_;  // pids_: finish() reaps while killAll() may signal from another thread
   std::vector<pid_t> pids_;
   int configFd_ = -1;
 };

@@ -89,6 +89,11 @@ std::vector<size_t> Session::stageStarts(BlockModel& model) {
   return balanceCuts(cost, p.stages);
 }
 
+void Session::abortLaunchedRanks() noexcept {
+  std::lock_guard<std::mutex> lock(launcherMutex_);
+  if (launcher_) launcher_->killAll();
+}
+
 void Session::connectCluster() {
   ClusterOptions co = clusterSet_ ? clusterOptions_ : ClusterOptions::fromEnvironment();
   const int workers = config_.pipeline.stages * config_.parallel.replicas;
@@ -98,7 +103,9 @@ void Session::connectCluster() {
     co.world = co.local_world = workers;
     co.master_port = freeLoopbackPort();
     co.token = newStoreToken();
-    launcher_ = std::make_unique<Launcher>(config_.json, workers, co.master_port, co.token);
+    auto launcher = std::make_unique<Launcher>(config_.json, workers, co.master_port, co.token);
+    std::lock_guard<std::mutex> lock(launcherMutex_);
+    launcher_ = std::move(launcher);
   }
   if (!co.active()) return;
   if (co.world != workers)  // before any data is loaded

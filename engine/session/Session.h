@@ -35,6 +35,9 @@ class Session {
   void requestStop() { commands_.requestStop(); }
   // Also stops (at the next step) once *flag is true; the flag must outlive run(). For owners of several sessions.
   void stopWhen(const std::atomic<bool>* flag) { commands_.stopWhen(flag); }
+  // From any thread, when a stop did not end the run soon enough (its ranks hang): kills the ranks this session
+  // launched, so the run fails now instead of after parallel.timeout_s. Nothing happens for in-process runs.
+  void abortLaunchedRanks() noexcept;
 
   // Multi-process runs: where this process is among the ranks. Without it the torchrun-style environment
   // (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) decides; with neither, a run whose config asks for processes
@@ -113,6 +116,7 @@ class Session {
 
   ClusterOptions clusterOptions_;
   bool clusterSet_ = false;
+  std::mutex launcherMutex_;  // launcher_ is set on the training thread, read by abortLaunchedRanks()
   std::unique_ptr<Launcher> launcher_;
   std::shared_ptr<Cluster> cluster_;
 

@@ -28,6 +28,7 @@
 #include <QtTest>
 
 #include <fstream>
+#include <memory>
 
 using namespace ps::ui;
 
@@ -46,7 +47,9 @@ QString writeLongSmokePreset(const QString& dir) {
   return path;
 }
 
-int rowOfRun(RunsPanel* panel, qint64 id) { return panel->model()->rowOf(id); }
+int rowOfRun(RunsPanel* panel, qint64 id) {
+  return panel->model()->rowOf(id);
+}
 
 }  // namespace
 
@@ -290,8 +293,42 @@ class MainWindowTest : public QObject {
     QVERIFY(steps >= 10);
     QCOMPARE(w.store()->metrics(id, "link1/grad/wire_bytes").size(), steps);
     bool marked = false;
-    for (const auto& e : w.store()->events(id)) marked |= e.kind == "setting" && e.detail_json.find("gradients.k") != std::string::npos;
+    for (const auto& e : w.store()->events(id))
+      marked |= e.kind == "setting" && e.detail_json.find("gradients.k") != std::string::npos;
     QVERIFY(marked);
+  }
+
+  void closingDuringAHungMultiProcessRunDoesNotWaitForTheTimeout() {
+    // Rank 1 of three processes stops itself at step 5 (SIGSTOP), so rank 0 waits on it; closing the window then
+    // destroys the bridge, which must end the run in seconds, not after parallel.timeout_s = 120 s.
+    std::ifstream in(PIPESQUEEZE_SOURCE_DIR "/presets/smoke.json");
+    nlohmann::json j = nlohmann::json::parse(in);
+    j["train"]["max_steps"] = 100000;
+    j["pipeline"]["stages"] = 3;
+    j["parallel"]["mode"] = "processes";
+    j["parallel"]["timeout_s"] = 120;
+    qputenv("PIPESQUEEZE_FAULT", "1:5:hang");  // read by the ranks the session launches, not by this process
+    auto bridge = std::make_unique<SessionBridge>(dir_.path() + "/hung.sqlite");
+    QSignalSpy started(bridge.get(), &SessionBridge::runStarted);
+    QSignalSpy steps(bridge.get(), &SessionBridge::stepArrived);
+    const QString error = bridge->start(j);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    QVERIFY(started.wait(60000));  // the ranks are launched by now
+    qunsetenv("PIPESQUEEZE_FAULT");
+    QTRY_VERIFY_WITH_TIMEOUT(steps.count() >= 4, 60000);
+    QTest::qWait(2000);
+    const int reached = int(steps.count());
+    QTest::qWait(1000);
+    QCOMPARE(int(steps.count()), reached);  // no step for a second: rank 0 waits on the stopped rank
+    QVERIFY(bridge->running());
+    QElapsedTimer clock;
+    clock.start();
+    bridge.reset();
+    QVERIFY2(clock.elapsed() < 20000, qPrintable(QString("closing took %1 ms").arg(clock.elapsed())));
+    ps::RunStore store((dir_.path() + "/hung.sqlite").toStdString());
+    const auto runs = store.listRuns();
+    QCOMPARE(int(runs.size()), 1);
+    QVERIFY2(runs[0].status != "running", runs[0].status.c_str());  // the run is closed on record
   }
 
  private:
