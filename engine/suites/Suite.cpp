@@ -115,6 +115,105 @@ std::string SuiteOperand::describe() const {
   return metric.empty() ? s : s + " (" + metric + ")";
 }
 
+namespace {
+
+std::vector<uint64_t> readSeeds(const json& seeds, Fields& f) {
+  std::vector<uint64_t> out;
+  if (!seeds.is_array() || seeds.empty()) f.fail("must be a non-empty list of seeds", "seeds");
+  for (const auto& v : seeds) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0)
+      f.fail("must hold whole numbers >= 0, not " + v.dump(), "seeds");
+    if (std::find(out.begin(), out.end(), v.get<uint64_t>()) != out.end())
+      f.fail("repeats the seed " + v.dump() + " (one run of a seed would count twice)", "seeds");
+    out.push_back(v.get<uint64_t>());
+  }
+  return out;
+}
+
+std::vector<SuiteVariant> readVariants(Fields& f, const std::string& source) {
+  const json* variants = f.find("variants");
+  if (!variants || !variants->is_array() || variants->empty()) f.fail("must be a non-empty list", "variants");
+  std::vector<SuiteVariant> out;
+  std::set<std::string> names;
+  for (size_t i = 0; i < variants->size(); ++i) {
+    Fields v((*variants)[i], "variants[" + std::to_string(i) + "]", source);
+    SuiteVariant sv;
+    sv.name = validName(v.text("name", true), v, "name");
+    sv.label = v.text("label", false, sv.name);
+    sv.sets = v.strings("set");
+    checkSets(sv.sets, v, "set");
+    v.done();
+    if (!names.insert(sv.name).second) v.fail("repeats the variant name '" + sv.name + "'", "name");
+    out.push_back(std::move(sv));
+  }
+  return out;
+}
+
+// Checks that the names a suite's target and rules use are its variants'.
+struct VariantNames {
+  std::set<std::string> names;
+  void known(const std::string& variant, Fields& where, const std::string& field) const {
+    if (!names.count(variant)) where.fail("names '" + variant + "', which is not one of the suite's variants", field);
+  }
+  void side(const SuiteOperand& o, Fields& where, const std::string& field) const {
+    if (o.best.empty()) known(o.variant, where, field);
+    for (const auto& b : o.best) known(b, where, field + ".best");
+    if (!o.metric.empty()) checkMetric(o.metric, where, field + ".metric");
+  }
+};
+
+SuiteTarget readTarget(const json& target, const std::string& source, const VariantNames& variants) {
+  SuiteTarget out;
+  Fields t(target, "target", source);
+  out.metric = t.text("metric", false, out.metric);
+  checkMetric(out.metric, t, "metric");
+  if (out.metric.rfind("eval_", 0) != 0) t.fail("must be an evaluation metric (eval_...)", "metric");
+  out.fraction = t.number("fraction", out.fraction);
+  if (!(out.fraction > 0 && out.fraction <= 1)) t.fail("must be in (0, 1]", "fraction");
+  out.of = t.text("of", false);
+  if (!out.of.empty()) variants.known(out.of, t, "of");
+  t.done();
+  return out;
+}
+
+SuiteRule readRule(const json& j, const std::string& where, const std::string& source, const VariantNames& variants) {
+  Fields r(j, where, source);
+  SuiteRule rule;
+  rule.text = r.text("text", true);
+  rule.paper = r.text("paper", true);
+  rule.metric = r.text("metric", true);
+  checkMetric(rule.metric, r, "metric");
+  rule.op = r.text("op", false, rule.op);
+  if (rule.op != ">=" && rule.op != "<=") r.fail("must be \">=\" or \"<=\"", "op");
+  rule.scale = r.number("scale", 1);
+  rule.offset = r.number("offset", 0);
+  const json* lhs = r.find("lhs");
+  const json* rhs = r.find("rhs");
+  if (!lhs || !rhs) r.fail("needs both sides: lhs and rhs (a variant name, or {\"variant\"|\"best\", \"metric\"})");
+  rule.lhs = operand(*lhs, r.at("lhs"), source);
+  rule.rhs = operand(*rhs, r.at("rhs"), source);
+  variants.side(rule.lhs, r, "lhs");
+  variants.side(rule.rhs, r, "rhs");
+  r.done();
+  return rule;
+}
+
+SuitePrepare readPrepare(const json& j, const std::string& where, const std::string& source) {
+  Fields p(j, where, source);
+  SuitePrepare sp;
+  sp.preset = p.text("preset", true);
+  sp.sets = p.strings("set");
+  checkSets(sp.sets, p, "set");
+  sp.quick = p.strings("quick");
+  checkSets(sp.quick, p, "quick");
+  sp.creates = p.text("creates", true);
+  sp.quick_creates = p.text("quick_creates", false);
+  p.done();
+  return sp;
+}
+
+}  // namespace
+
 Suite Suite::fromJson(const json& j, const std::string& name, const std::string& source) {
   Suite s;
   Fields f(j, "", source);
@@ -131,89 +230,19 @@ Suite Suite::fromJson(const json& j, const std::string& name, const std::string&
   checkSets(s.quick, f, "quick");
   s.curve = f.text("curve", false, s.curve);
   if (s.curve.rfind("eval/", 0) != 0) f.fail("must name an evaluation metric such as eval/accuracy", "curve");
-  if (const json* seeds = f.find("seeds")) {
-    s.seeds.clear();
-    if (!seeds->is_array() || seeds->empty()) f.fail("must be a non-empty list of seeds", "seeds");
-    for (const auto& v : *seeds) {
-      if (!v.is_number_integer() || v.get<int64_t>() < 0)
-        f.fail("must hold whole numbers >= 0, not " + v.dump(), "seeds");
-      if (std::find(s.seeds.begin(), s.seeds.end(), v.get<uint64_t>()) != s.seeds.end())
-        f.fail("repeats the seed " + v.dump() + " (one run of a seed would count twice)", "seeds");
-      s.seeds.push_back(v.get<uint64_t>());
-    }
-  }
-  const json* variants = f.find("variants");
-  if (!variants || !variants->is_array() || variants->empty()) f.fail("must be a non-empty list", "variants");
-  std::set<std::string> names;
-  for (size_t i = 0; i < variants->size(); ++i) {
-    Fields v((*variants)[i], "variants[" + std::to_string(i) + "]", source);
-    SuiteVariant sv;
-    sv.name = validName(v.text("name", true), v, "name");
-    sv.label = v.text("label", false, sv.name);
-    sv.sets = v.strings("set");
-    checkSets(sv.sets, v, "set");
-    v.done();
-    if (!names.insert(sv.name).second) v.fail("repeats the variant name '" + sv.name + "'", "name");
-    s.variants.push_back(std::move(sv));
-  }
-  auto known = [&](const std::string& variant, Fields& where, const std::string& field) {
-    if (!names.count(variant)) where.fail("names '" + variant + "', which is not one of the suite's variants", field);
-  };
-  auto side = [&](const SuiteOperand& o, Fields& where, const std::string& field) {
-    if (o.best.empty()) known(o.variant, where, field);
-    for (const auto& b : o.best) known(b, where, field + ".best");
-    if (!o.metric.empty()) checkMetric(o.metric, where, field + ".metric");
-  };
-  if (const json* target = f.find("target")) {
-    Fields t(*target, "target", source);
-    s.target.metric = t.text("metric", false, s.target.metric);
-    checkMetric(s.target.metric, t, "metric");
-    if (s.target.metric.rfind("eval_", 0) != 0) t.fail("must be an evaluation metric (eval_...)", "metric");
-    s.target.fraction = t.number("fraction", s.target.fraction);
-    if (!(s.target.fraction > 0 && s.target.fraction <= 1)) t.fail("must be in (0, 1]", "fraction");
-    s.target.of = t.text("of", false);
-    if (!s.target.of.empty()) known(s.target.of, t, "of");
-    t.done();
-  }
+  if (const json* seeds = f.find("seeds")) s.seeds = readSeeds(*seeds, f);
+  s.variants = readVariants(f, source);
+  VariantNames variants;
+  for (const auto& v : s.variants) variants.names.insert(v.name);
+  if (const json* target = f.find("target")) s.target = readTarget(*target, source, variants);
   const json* rules = f.find("rules");
   if (!rules || !rules->is_array() || rules->empty()) f.fail("must be a non-empty list", "rules");
-  for (size_t i = 0; i < rules->size(); ++i) {
-    const std::string where = "rules[" + std::to_string(i) + "]";
-    Fields r((*rules)[i], where, source);
-    SuiteRule rule;
-    rule.text = r.text("text", true);
-    rule.paper = r.text("paper", true);
-    rule.metric = r.text("metric", true);
-    checkMetric(rule.metric, r, "metric");
-    rule.op = r.text("op", false, rule.op);
-    if (rule.op != ">=" && rule.op != "<=") r.fail("must be \">=\" or \"<=\"", "op");
-    rule.scale = r.number("scale", 1);
-    rule.offset = r.number("offset", 0);
-    const json* lhs = r.find("lhs");
-    const json* rhs = r.find("rhs");
-    if (!lhs || !rhs) r.fail("needs both sides: lhs and rhs (a variant name, or {\"variant\"|\"best\", \"metric\"})");
-    rule.lhs = operand(*lhs, r.at("lhs"), source);
-    rule.rhs = operand(*rhs, r.at("rhs"), source);
-    side(rule.lhs, r, "lhs");
-    side(rule.rhs, r, "rhs");
-    r.done();
-    s.rules.push_back(std::move(rule));
-  }
+  for (size_t i = 0; i < rules->size(); ++i)
+    s.rules.push_back(readRule((*rules)[i], "rules[" + std::to_string(i) + "]", source, variants));
   if (const json* prepare = f.find("prepare")) {
     if (!prepare->is_array()) f.fail("must be a list", "prepare");
-    for (size_t i = 0; i < prepare->size(); ++i) {
-      Fields p((*prepare)[i], "prepare[" + std::to_string(i) + "]", source);
-      SuitePrepare sp;
-      sp.preset = p.text("preset", true);
-      sp.sets = p.strings("set");
-      checkSets(sp.sets, p, "set");
-      sp.quick = p.strings("quick");
-      checkSets(sp.quick, p, "quick");
-      sp.creates = p.text("creates", true);
-      sp.quick_creates = p.text("quick_creates", false);
-      p.done();
-      s.prepare.push_back(std::move(sp));
-    }
+    for (size_t i = 0; i < prepare->size(); ++i)
+      s.prepare.push_back(readPrepare((*prepare)[i], "prepare[" + std::to_string(i) + "]", source));
   }
   f.done();
   return s;
