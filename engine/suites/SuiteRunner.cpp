@@ -15,16 +15,26 @@ nlohmann::json SuiteRunner::runOne(const nlohmann::json& config, const std::func
   return session.run();
 }
 
-SuiteOutcome SuiteRunner::run(const Suite& suite, int seeds, bool quick, const Listener& listener,
-                              const std::function<void(Session&)>& onSession) {
-  const auto plan = planSuite(suite, seeds, quick);  // every configuration is checked before anything runs
-  SuiteOutcome out;
-  auto notify = [&](const SuiteRunEvent& e) {
-    if (listener) listener(e);
-  };
-  using Clock = std::chrono::steady_clock;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A run's Finish event, from its summary.
+void fillFinish(SuiteRunEvent& e, nlohmann::json summary, Clock::time_point started) {
+  e.kind = SuiteRunEvent::Kind::Finish;
+  e.summary = std::move(summary);
+  e.run_id = e.summary.value("run_id", int64_t(0));
+  e.status = e.summary.value("status", std::string());
+  e.reason = e.summary.value("reason", std::string());
+  e.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+}
+
+}  // namespace
+
+void SuiteRunner::prepare(const Suite& suite, bool quick, const Listener& notify,
+                          const std::function<void(Session&)>& onSession) {
   for (const auto& step : suite.prepare) {
-    if (cancelled()) break;
+    if (cancelled()) return;
     const std::string& creates = step.output(quick);
     if (std::filesystem::exists(creates)) continue;
     SuiteRunEvent e;
@@ -37,57 +47,64 @@ SuiteOutcome SuiteRunner::run(const Suite& suite, int seeds, bool quick, const L
     nlohmann::json config = planPrepare(suite, step, quick);
     config["run"]["checkpoint_file"] = partial;
     const auto t0 = Clock::now();
-    e.summary = runOne(config, onSession);
-    e.kind = SuiteRunEvent::Kind::Finish;
-    e.run_id = e.summary.value("run_id", int64_t(0));
-    e.status = e.summary.value("status", std::string());
-    e.reason = e.summary.value("reason", std::string());
-    e.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    fillFinish(e, runOne(config, onSession), t0);
     std::error_code ec;
-    if (e.status == "finished" && std::filesystem::exists(partial)) std::filesystem::rename(partial, creates, ec);
-    else std::filesystem::remove(partial, ec);
+    if (e.status == "finished" && std::filesystem::exists(partial))
+      std::filesystem::rename(partial, creates, ec);
+    else
+      std::filesystem::remove(partial, ec);
     notify(e);
-    if (cancelled()) break;
+    if (cancelled()) return;
     if (e.status != "finished" || !std::filesystem::exists(creates))
       throw ConfigError(suite.path + ": the prepare step " + step.preset + " ended " + e.status +
                         (e.reason.empty() ? "" : " (" + e.reason + ")") + " without creating " + creates +
                         (ec ? " (" + ec.message() + ")" : ""));
   }
-  int index = 0;
-  for (const auto& p : plan) {
-    ++index;
-    if (cancelled()) break;
+}
+
+bool SuiteRunner::reuse(const PlannedRun& p, SuiteRunEvent& e) {
+  // Re-read every time: another process may have finished it meanwhile.
+  const std::string version = codeVersion();
+  const auto done = finishedRunsByIdentity(*store_, anyVersion_ ? nullptr : &version);
+  if (const auto it = done.find(p.identity); it != done.end()) {
+    e.kind = SuiteRunEvent::Kind::Skip;
+    e.run_id = it->second.id;
+    e.status = it->second.status;
+    return true;
+  }
+  if (!anyVersion_) {
+    const auto any = finishedRunsByIdentity(*store_);
+    if (const auto other = any.find(p.identity); other != any.end())
+      e.reason = "run " + std::to_string(other->second.id) + " has these settings but was made by code " +
+                 other->second.code_version + ", not " + version + "; --any-version would reuse it";
+  }
+  return false;
+}
+
+SuiteOutcome SuiteRunner::run(const Suite& suite, int seeds, bool quick, const Listener& listener,
+                              const std::function<void(Session&)>& onSession) {
+  const auto plan = planSuite(suite, seeds, quick);  // every configuration is checked before anything runs
+  const Listener notify = [&](const SuiteRunEvent& e) {
+    if (listener) listener(e);
+  };
+  prepare(suite, quick, notify, onSession);
+  SuiteOutcome out;
+  for (size_t i = 0; i < plan.size() && !cancelled(); ++i) {
+    const PlannedRun& p = plan[i];
     SuiteRunEvent e;
-    e.index = index;
+    e.index = int(i + 1);
     e.total = int(plan.size());
     e.variant = p.variant;
     e.seed = p.seed;
-    // Re-read every time: another process may have finished it meanwhile.
-    const std::string version = codeVersion();
-    const auto done = finishedRunsByIdentity(*store_, anyVersion_ ? nullptr : &version);
-    if (const auto it = done.find(p.identity); it != done.end()) {
-      e.kind = SuiteRunEvent::Kind::Skip;
-      e.run_id = it->second.id;
-      e.status = it->second.status;
+    if (reuse(p, e)) {
       ++out.skipped;
       notify(e);
       continue;
     }
     e.kind = SuiteRunEvent::Kind::Start;
-    if (!anyVersion_) {
-      const auto any = finishedRunsByIdentity(*store_);
-      if (const auto other = any.find(p.identity); other != any.end())
-        e.reason = "run " + std::to_string(other->second.id) + " has these settings but was made by code " +
-                   other->second.code_version + ", not " + version + "; --any-version would reuse it";
-    }
     notify(e);
     const auto t0 = Clock::now();
-    e.summary = runOne(p.config, onSession);
-    e.kind = SuiteRunEvent::Kind::Finish;
-    e.run_id = e.summary.value("run_id", int64_t(0));
-    e.status = e.summary.value("status", std::string());
-    e.reason = e.summary.value("reason", std::string());
-    e.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    fillFinish(e, runOne(p.config, onSession), t0);
     ++out.ran;
     if (e.status != "finished" && e.status != "diverged") ++out.unsuccessful;
     notify(e);

@@ -18,7 +18,7 @@ struct SuiteRunEvent {
   int index = 0, total = 0;  // position in the plan, from 1
   std::string variant;       // empty for a prepare step
   uint64_t seed = 0;
-  int64_t run_id = 0;  // Skip: the run reused; Finish: the new run
+  int64_t run_id = 0;          // Skip: the run reused; Finish: the new run
   std::string status, reason;  // Start: why a stored run of these settings was not reused, if one was found
   double seconds = 0;
   nlohmann::json summary;
@@ -44,6 +44,11 @@ class SuiteRunner {
 
  private:
   nlohmann::json runOne(const nlohmann::json& config, const std::function<void(Session&)>& onSession);
+  // Runs the suite's prepare steps whose output is missing (throws ConfigError when one ends without it).
+  void prepare(const Suite& suite, bool quick, const Listener& notify, const std::function<void(Session&)>& onSession);
+  // True (and `e` a Skip event) when the store holds a finished run of these settings; otherwise `e.reason` says
+  // when a run of other code has them.
+  bool reuse(const PlannedRun& p, SuiteRunEvent& e);
 
   std::shared_ptr<RunStore> store_;
   std::atomic<bool> cancelled_{false};
