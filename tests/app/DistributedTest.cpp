@@ -219,14 +219,16 @@ TEST(Distributed, ASingleHostRunListensOnLoopbackOnly) {
   std::vector<pid_t> all = ranks;
   all.push_back(launcher.pid());
   std::set<int> ports;
-  for (int i = 0; i < 40 && ports.size() < 4; ++i) {  // the store and one Gloo listener per rank
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Sampled through the rendezvous and the first steps: the store lives all run, Gloo's listeners while the ranks
+  // connect (their number depends on timing, so it is not asserted).
+  for (int i = 0; i < 100; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
     for (const auto& l : test::listenersOf(all)) {
       EXPECT_TRUE(l.loopback()) << "a rank listens on " << l.text();
       ports.insert(l.port);
     }
   }
-  EXPECT_GE(ports.size(), 4u) << "saw only " << ports.size() << " listeners: did the ranks connect?";
+  EXPECT_FALSE(ports.empty()) << "no listener seen at all: not even the rendezvous store";
   launcher.signal(SIGINT);
   EXPECT_EQ(launcher.wait().exitCode, 1) << "a stopped run exits with 1";
 }
