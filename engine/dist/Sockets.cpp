@@ -34,34 +34,41 @@ bool waitFor(int fd, short events, Clock::time_point deadline) {
   }
 }
 
-// Reads or writes exactly n bytes. False when the peer closed, an error occurred or the deadline passed.
-bool readExact(int fd, uint8_t* data, size_t n, Clock::time_point deadline) {
+namespace {
+
+// Moves exactly n bytes with `io` (recv or send), waiting for `events` before each call. A call that moves nothing
+// means the peer closed.
+template <class Io>
+bool transferExact(int fd, short events, size_t n, Clock::time_point deadline, Io io) {
   while (n > 0) {
-    if (!waitFor(fd, POLLIN, deadline)) return false;
-    const ssize_t r = ::recv(fd, data, n, 0);
+    if (!waitFor(fd, events, deadline)) return false;
+    const ssize_t r = io(n);
     if (r == 0) return false;
     if (r < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
       return false;
     }
-    data += r;
     n -= size_t(r);
   }
   return true;
 }
 
+}  // namespace
+
+bool readExact(int fd, uint8_t* data, size_t n, Clock::time_point deadline) {
+  return transferExact(fd, POLLIN, n, deadline, [&](size_t left) {
+    const ssize_t r = ::recv(fd, data, left, 0);
+    if (r > 0) data += r;
+    return r;
+  });
+}
+
 bool writeExact(int fd, const uint8_t* data, size_t n, Clock::time_point deadline) {
-  while (n > 0) {
-    if (!waitFor(fd, POLLOUT, deadline)) return false;
-    const ssize_t r = ::send(fd, data, n, MSG_NOSIGNAL);
-    if (r < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return false;
-    }
-    data += r;
-    n -= size_t(r);
-  }
-  return true;
+  return transferExact(fd, POLLOUT, n, deadline, [&](size_t left) {
+    const ssize_t r = ::send(fd, data, left, MSG_NOSIGNAL);
+    if (r > 0) data += r;
+    return r;
+  });
 }
 
 AddressList::AddressList(const std::string& host, int port) {
