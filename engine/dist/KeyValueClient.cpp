@@ -69,28 +69,21 @@ std::pair<Status, std::vector<uint8_t>> KeyValueClient::call(Op op, const std::s
   std::memcpy(out.data() + kRequestHeaderBytes, key.data(), key.size());
   if (!value.empty()) std::memcpy(out.data() + kRequestHeaderBytes + key.size(), value.data(), value.size());
   const auto deadline = Clock::now() + timeout_;
+  // A connection that failed mid-request is out of step with the server: it is closed for good.
+  auto broken = [&](const std::string& what) {
+    ::close(fd_);
+    fd_ = -1;
+    return RendezvousError("the rendezvous store at " + where() + " " + what);
+  };
   uint8_t head[5];
   const bool sent = writeExact(fd_, out.data(), out.size(), deadline);
-  if (!sent || !readExact(fd_, head, sizeof head, deadline)) {
-    const bool late = Clock::now() >= deadline;
-    ::close(fd_);
-    fd_ = -1;
-    throw RendezvousError(late ? "the rendezvous store at " + where() + " timed out (no answer within " +
-                                     std::to_string(timeout_.count()) + " ms)"
-                               : "the rendezvous store at " + where() + " closed the connection (rank 0 stopped)");
-  }
+  if (!sent || !readExact(fd_, head, sizeof head, deadline))
+    throw broken(Clock::now() >= deadline ? "timed out (no answer within " + std::to_string(timeout_.count()) + " ms)"
+                                          : std::string("closed the connection (rank 0 stopped)"));
   const uint32_t size = getU32(head + 1);
-  if (head[0] > uint8_t(Status::Refused) || size > kMaxValueBytes + 4096u) {
-    ::close(fd_);
-    fd_ = -1;
-    throw RendezvousError("the rendezvous store at " + where() + " sent a malformed answer");
-  }
+  if (head[0] > uint8_t(Status::Refused) || size > kMaxValueBytes + 4096u) throw broken("sent a malformed answer");
   std::vector<uint8_t> body(size);
-  if (!readExact(fd_, body.data(), body.size(), deadline)) {
-    ::close(fd_);
-    fd_ = -1;
-    throw RendezvousError("the rendezvous store at " + where() + " broke off an answer");
-  }
+  if (!readExact(fd_, body.data(), body.size(), deadline)) throw broken("broke off an answer");
   if (Status(head[0]) == Status::Refused)
     throw RendezvousError("the rendezvous store refused a request: " + std::string(body.begin(), body.end()));
   return {Status(head[0]), std::move(body)};
