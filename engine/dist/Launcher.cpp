@@ -55,11 +55,13 @@ Launcher::Launcher(const nlohmann::json& config, int world, int port, const std:
   const std::string configPath = "/dev/fd/" + std::to_string(fd);
   std::vector<std::string> base;
   for (char** e = environ; *e; ++e) {
+    // Every variable a rank is given below is dropped from the inherited environment, so none appears twice.
     const std::string v = *e;
+    const std::string name = v.substr(0, v.find('='));
     bool ours = false;
-    for (const char* drop : {"RANK=", "WORLD_SIZE=", "MASTER_ADDR=", "MASTER_PORT=", "LOCAL_WORLD_SIZE=", "LOCAL_RANK=",
-                             "PIPESQUEEZE_STORE_TOKEN="})
-      ours = ours || v.rfind(drop, 0) == 0;
+    for (const char* drop : {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_WORLD_SIZE", "LOCAL_RANK",
+                             kLauncherPidVariable, kStoreTokenVariable})
+      ours = ours || name == drop;
     if (!ours) base.push_back(v);
   }
   for (int rank = 1; rank < world; ++rank) {
