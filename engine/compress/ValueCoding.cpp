@@ -89,7 +89,7 @@ double quantizerOmega(const ValueFormat& f, uint64_t group) {
 void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed, ByteWriter& out) {
   out.put<uint8_t>(uint8_t(f.bits));
   if (f.bits == 32) {
-    std::memcpy(out.grow(n * 4), x, n * 4);
+    if (n) std::memcpy(out.grow(n * 4), x, n * 4);  // an empty selection has no data pointer to copy from
     return;
   }
   if (f.bits == 16) {
