@@ -1,5 +1,9 @@
 #pragma once
 // Runs pipesqueeze-cli as a child process, as a user would, capturing its output to files.
+#include "engine/runs/store/RunStore.h"
+
+#include <gtest/gtest.h>
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace ps::test {
@@ -69,6 +74,21 @@ class CliProcess {
 
 inline CliResult runCli(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
   return CliProcess(args, env).wait();
+}
+
+// Waits until the run in `store` has recorded at least `steps` steps.
+inline void waitForSteps(const std::string& store, size_t steps) {
+  for (int i = 0; i < 600; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!std::filesystem::exists(store)) continue;
+    try {
+      RunStore s(store);
+      auto runs = s.listRuns();
+      if (!runs.empty() && s.metrics(runs.front().id, "train/loss").size() >= steps) return;
+    } catch (const std::exception&) {
+    }
+  }
+  FAIL() << "the run never reached " << steps << " steps";
 }
 
 }  // namespace ps::test

@@ -28,21 +28,6 @@ const std::string kSmoke = std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets/smoke
 
 int lineCount(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
 
-// Waits until the run in `store` has recorded at least `steps` steps.
-void waitForSteps(const std::string& store, size_t steps) {
-  for (int i = 0; i < 600; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (!fs::exists(store)) continue;
-    try {
-      RunStore s(store);
-      auto runs = s.listRuns();
-      if (!runs.empty() && s.metrics(runs.front().id, "train/loss").size() >= steps) return;
-    } catch (const std::exception&) {
-    }
-  }
-  FAIL() << "the run never reached " << steps << " steps";
-}
-
 TEST(Cli, TrainPrintsAJsonSummaryLastAndExitsZero) {
   const auto store = freshStore("json");
   auto r = runCli({"train", "--preset", kSmoke, "--store", store, "--json", "--name", "cli smoke"});

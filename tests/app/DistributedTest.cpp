@@ -247,6 +247,26 @@ TEST(Distributed, AHungRankIsDeclaredFailedAfterTheTimeout) {
       << runs[0].status_reason;
 }
 
+TEST(Distributed, ASecondInterruptExitsAtOnceWhileARankHangs) {
+  // The first Ctrl-C asks for a clean stop, which needs every rank at the next step; a hung rank never gets there,
+  // so only the cluster timeout (60 s here) would end the run. The second Ctrl-C means "now".
+  const auto store = freshStore("second-interrupt");
+  const auto t0 = std::chrono::steady_clock::now();
+  CliProcess p({"launch", "--preset", preset("smoke"), "--store", store, "--set", "pipeline.stages=2", "--set",
+                "train.max_steps=1000", "--set", "parallel.timeout_s=60"},
+               {"PIPESQUEEZE_FAULT=1:3:hang"});
+  waitForSteps(store, 1);
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // rank 1 is stopped at step 3 by now; rank 0 waits on it
+  p.signal(SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  p.signal(SIGINT);
+  const auto r = p.wait();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exitCode, 128 + SIGINT) << "the second interrupt ends the launcher by the signal\n" << r.err;
+  EXPECT_LT(seconds, 30.0) << "not after the 60 s timeout";
+  EXPECT_EQ(RunStore(store).integrityCheck(), "ok");
+}
+
 TEST(Distributed, GravacMovesTheReplicasGradientFactorAndSettles) {
   // Small windows so the exploration ends within the run.
   const auto r = cli("launch", "smoke",
