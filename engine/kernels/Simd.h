@@ -12,6 +12,16 @@
 // the receiver never recomputes them. Helpers called from a cloned function get the wider code only when
 // inlined into it: mark them PS_ALWAYS_INLINE. Keep OpenMP pragmas out of cloned functions (their outlined bodies
 // would not be cloned); clone the per-chunk work they call instead.
+//
+// ThreadSanitizer instruments the loader's resolver functions, which run during relocation before its runtime is up,
+// so a TSan build crashes at load: such builds take the baseline paths only (the AVX2 ones are the same code, wider).
+#if defined(__SANITIZE_THREAD__)
+#define PS_NO_SIMD_CLONES 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PS_NO_SIMD_CLONES 1
+#endif
+#endif
 #if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(PS_NO_SIMD_CLONES)
 #define PS_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
