@@ -35,10 +35,14 @@ std::string tempStore(const std::string& name) {
 // Runs a callback on every step record, on the telemetry thread.
 struct StepHook : TelemetrySink {
   std::function<void(const StepRecord&)> onStep;
+  std::function<void(const EventRecord&)> onEvent;
   std::vector<EventRecord> events;
   void consume(const Telemetry& t) override {
     if (auto s = std::get_if<StepRecord>(&t)) onStep(*s);
-    if (auto e = std::get_if<EventRecord>(&t)) events.push_back(*e);
+    if (auto e = std::get_if<EventRecord>(&t)) {
+      events.push_back(*e);
+      if (onEvent) onEvent(*e);
+    }
   }
 };
 
@@ -99,13 +103,13 @@ TEST(Session, CommandsApplyAtTheNextStep) {
     if (s.step == 8) session.post(Command::pause());
     if (s.step == 20) session.post(Command::stop());
   };
+  // Resumed once the pause is seen: a resume on a timer could come before the pause on a slow machine (under a
+  // sanitizer, say), and the run would then wait paused for ever.
+  hook->onEvent = [&](const EventRecord& e) {
+    if (e.kind == "pause") session.post(Command::resume());
+  };
   session.telemetry().addSink(hook);
-  std::thread resumer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    session.post(Command::resume());
-  });
   auto summary = session.run();
-  resumer.join();
   EXPECT_EQ(summary["status"], "stopped");
   // Telemetry is asynchronous, so a command posted on seeing step N lands a few steps later, never before.
   EXPECT_GE(summary["steps"].get<int>(), 20);
