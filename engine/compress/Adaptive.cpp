@@ -1,5 +1,7 @@
 #include "engine/compress/Adaptive.h"
 
+#include "engine/compress/ControllerList.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -42,6 +44,15 @@ GravacController::GravacController(const AdaptOptions& options) : o_(options) {
   if (candidates_.empty()) candidates_.push_back(o_.theta_min);
   state_.resize(candidates_.size());
   ct_.resize(candidates_.size());
+}
+
+std::optional<AdaptDecision> GravacController::start() const {
+  // GraVAC sends θ_min while its first window of measurements comes in (the sender starts there).
+  AdaptDecision d;
+  d.k = d.explore = candidates_.front();
+  d.send = GravacSend::ThetaMin;
+  d.reason = "GraVAC starts at theta_min for its first window";
+  return d;
 }
 
 double GravacController::sending() const {
@@ -168,6 +179,25 @@ std::optional<AdaptDecision> AccordionController::observe(const AdaptObservation
   d.reason = std::string("Accordion: gradient norm changed ") + std::to_string(int(100 * change)) +
              "% over the interval, " + (critical ? "a critical phase: mild " : "steady: aggressive ") + percent(want);
   return d;
+}
+
+std::unique_ptr<AdaptiveController> FixedFactorEntry::make(const AdaptOptions&) { return nullptr; }
+std::unique_ptr<AdaptiveController> GravacEntry::make(const AdaptOptions& o) {
+  return std::make_unique<GravacController>(o);
+}
+std::unique_ptr<AdaptiveController> AccordionEntry::make(const AdaptOptions& o) {
+  return std::make_unique<AccordionController>(o);
+}
+
+std::unique_ptr<AdaptiveController> makeController(const AdaptOptions& options) {
+  std::unique_ptr<AdaptiveController> made;
+  ControllerList::any([&](auto entry) {
+    using Entry = decltype(entry);
+    if (Entry::spec().name != options.kind) return false;
+    made = Entry::make(options);
+    return true;
+  });
+  return made;
 }
 
 }  // namespace ps

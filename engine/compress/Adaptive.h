@@ -9,6 +9,7 @@
 // EWMA(sum ||D(C(p))||) / EWMA(sum ||g||), the norm of what it would send over the norm of the raw tensor, each
 // smoothed on its own. The compression throughput of a factor is the samples per second measured in the steps that
 // sent it, times its gain; a candidate never sent during its interval has no throughput and cannot win.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,7 +17,7 @@
 namespace ps {
 
 struct AdaptOptions {
-  std::string kind = "none";  // none | gravac | accordion
+  std::string kind = "none";  // a controller's name (engine/compress/ControllerList.h)
   double theta_min = 0.1;     // GraVAC's mildest factor (also Accordion's mild factor)
   double theta_max = 1e-4;    // GraVAC's most aggressive factor
   bool exponential = false;   // candidate steps: geometric (x0.5 each) or exponential (the step squares)
@@ -48,11 +49,27 @@ struct AdaptDecision {
   bool dense() const { return send == GravacSend::Dense; }
 };
 
-class GravacController {
+// A controller of one link direction (or of the replicas' gradients), registered in engine/compress/ControllerList.h.
+// How its decisions reach the sender follows from its catalogue entry: a controller with compressors of its own
+// (MethodSpec::ownCompressors) selects among their payloads; any other sets the direction's K.
+class AdaptiveController {
+ public:
+  virtual ~AdaptiveController() = default;
+  // What holds before the first observation, where the controller decides it (GraVAC starts at theta_min).
+  virtual std::optional<AdaptDecision> start() const { return std::nullopt; }
+  // One step's measurements; a decision when what is sent changes (or, for GraVAC, what is explored).
+  virtual std::optional<AdaptDecision> observe(const AdaptObservation& o) = 0;
+};
+
+// The controller `options.kind` names; nullptr for "none" (and for a name no entry has: the schema refuses those).
+std::unique_ptr<AdaptiveController> makeController(const AdaptOptions& options);
+
+class GravacController : public AdaptiveController {
  public:
   explicit GravacController(const AdaptOptions& options);
+  std::optional<AdaptDecision> start() const override;
   // One step's measurements; a decision when what is sent or explored changes, or when the search settles.
-  std::optional<AdaptDecision> observe(const AdaptObservation& o);
+  std::optional<AdaptDecision> observe(const AdaptObservation& o) override;
   const std::vector<double>& candidates() const { return candidates_; }
   double exploring() const { return candidates_[index_]; }
   bool settled() const { return settled_; }
@@ -86,10 +103,10 @@ class GravacController {
   bool settled_ = false;
 };
 
-class AccordionController {
+class AccordionController : public AdaptiveController {
  public:
   explicit AccordionController(const AdaptOptions& options);
-  std::optional<AdaptDecision> observe(const AdaptObservation& o);
+  std::optional<AdaptDecision> observe(const AdaptObservation& o) override;
   double sending() const { return sending_; }
 
  private:

@@ -2,6 +2,7 @@
 
 #include "engine/compress/CodecList.h"
 #include "engine/compress/CompensationList.h"
+#include "engine/compress/ControllerList.h"
 
 #include <algorithm>
 #include <cmath>
@@ -58,16 +59,6 @@ std::vector<OptionSpec> makeShared() {
       intOption("window", 25, 1, 100000, "Window", "adaptive K: steps per EWMA window and exploration interval"),
       realOption("eta", 0.2, 0, 10, "Critical η", "Accordion: relative gradient-norm change marking a critical phase"),
   };
-}
-
-std::vector<MethodSpec> makeControllers() {
-  std::vector<MethodSpec> m(3);
-  m[0] = {"none", "none", "K stays as configured", {}, {}, false, false};
-  m[1] = {"gravac", "GraVAC", "explores factors from theta_min to theta_max and sends the best gain per second",
-          {"theta_min", "theta_max", "adapt_policy", "epsilon", "omega", "window"}, {}, false, false};
-  m[2] = {"accordion", "Accordion", "mild factor in critical phases (the gradient norm moves), K otherwise",
-          {"theta_min", "window", "eta"}, {}, false, false};
-  return m;
 }
 
 std::vector<OptionSpec> makeOptions() {
@@ -165,7 +156,7 @@ const std::vector<MethodSpec>& compensations() {
   return list;
 }
 const std::vector<MethodSpec>& controllers() {
-  static const std::vector<MethodSpec> list = makeControllers();
+  static const std::vector<MethodSpec> list = ControllerList::specs();
   return list;
 }
 const MethodSpec* codec(const std::string& name) { return find(codecs(), name); }

@@ -30,11 +30,11 @@ CodecContext GradientExchange::contextOf(int replica) const {
 }
 
 void GradientExchange::setOptions(const CompressionOptions& options) {
-  const bool stateful = sender_ && (options_.feedback != "none" || options_.adapt == "gravac");
+  const bool stateful = sender_ && (options_.feedback != "none" || options_.adaptsWithOwnCompressors());
   options_ = options;
   sender_ = std::make_unique<Compensator>(options_, contextOf(cluster_->replica()), AqsgdOptions{});
   gravac_.reset();
-  if (options_.adapt == "gravac") {
+  if (options_.adaptsWithOwnCompressors()) {
     gravac_ = std::make_unique<GravacCompressors>(options_, contextOf(cluster_->replica()));
     options_.k = gravac_->sentK();
   }

@@ -35,7 +35,7 @@ void Link::build(Direction d, const CompressionOptions& options) {
   s.sender = std::make_unique<Compensator>(options, c, settings_.aqsgd);
   s.receiver = std::make_unique<Compensator>(options, c, settings_.aqsgd);
   s.gravac.reset();
-  if (options.adapt == "gravac") {
+  if (options.adaptsWithOwnCompressors()) {
     s.gravac = std::make_unique<GravacCompressors>(options, c);
     s.options.k = s.gravac->sentK();
   }

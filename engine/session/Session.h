@@ -87,10 +87,13 @@ class Session {
   // Adaptive compression (SessionAdapt.cpp): one controller per link direction whose options ask for one.
   void setupAdapters(int64_t step, double wall);
   void adapt(const StepRecord& rec);
-  // Accordion: a new K for the direction (its compressor is rebuilt). GraVAC: the sender's selection.
+  // A decision of the direction's controller: a selection among the sender's payloads for a controller with
+  // compressors of its own (GraVAC), otherwise a new K for the direction (its compressor is rebuilt: Accordion).
+  void applyDecision(int boundary, Direction d, const AdaptDecision& decision, int64_t step, double wall);
   void applyAdaptiveK(int boundary, Direction d, double k, const std::string& source, const std::string& reason,
                       int64_t step, double wall);
-  void applyGravac(int boundary, Direction d, const AdaptDecision& decision, int64_t step, double wall);
+  void applySelection(int boundary, Direction d, const AdaptDecision& decision, const std::string& source,
+                      int64_t step, double wall);
   // The config key of the factor sent and its event ("setting" when it changed, "adapt" otherwise); true if changed.
   bool recordAdaptiveK(int boundary, Direction d, double k, const std::string& source, const std::string& reason,
                        nlohmann::json detail, int64_t step, double wall);
@@ -109,8 +112,7 @@ class Session {
     int boundary;
     Direction direction;
     CompressionOptions base;  // the sparsifier being adapted, as configured
-    std::unique_ptr<GravacController> gravac;
-    std::unique_ptr<AccordionController> accordion;
+    std::unique_ptr<AdaptiveController> controller;
   };
   std::vector<Adapter> adapters_;  // boundary -1 with direction Gradients: the replicas' weight gradients
 

@@ -1,5 +1,5 @@
-// Adaptive compression in a session: GraVAC and Accordion controllers (engine/compress/Adaptive.h), one per link
-// direction that asks for one, fed after every step and applied between steps. Each change of the factor a link
+// Adaptive compression in a session: the registered controllers (engine/compress/ControllerList.h: GraVAC,
+// Accordion), one per link direction that asks for one, fed after every step and applied between steps. Each change of the factor a link
 // sends is a "setting" event of the run (source "gravac" or "accordion", with the reason), so charts mark it like a
 // manual change; a decision that keeps the factor sent (GraVAC exploring or settling) is an "adapt" event. A factor
 // change is written as the boundary's own key, compression.boundaries.N.<direction>.k. GraVAC's decisions select
@@ -68,25 +68,14 @@ void Session::setupAdapters(int64_t step, double wall) {
   if (pipeline_->gradientExchange()) places.emplace_back(-1, Direction::Gradients);
   for (const auto& [b, d] : places) {
     const CompressionOptions& o = optionsOf(config_, b, d);
-    Adapter a{b, d, o, nullptr, nullptr};
-    if (d == Direction::Gradients) pipeline_->gradientExchange()->measureNorm(false);
-    else pipeline_->link(b).measureNorm(d, false);
-    if (o.adapt == "none") continue;
-    const AdaptOptions options = adaptOptions(o);
-    if (o.adapt == "gravac") {
-      a.gravac = std::make_unique<GravacController>(options);
-      adapters_.push_back(std::move(a));
-      // GraVAC sends θ_min while its first window of measurements comes in (the sender starts there).
-      AdaptDecision start;
-      start.k = start.explore = o.theta_min;
-      start.reason = "GraVAC starts at theta_min for its first window";
-      applyGravac(b, d, start, step, wall);
-    } else {
-      a.accordion = std::make_unique<AccordionController>(options);
-      if (d == Direction::Gradients) pipeline_->gradientExchange()->measureNorm(true);
-      else pipeline_->link(b).measureNorm(d, true);
-      adapters_.push_back(std::move(a));
-    }
+    // The sender measures the norm of what crossed only for a controller that watches it.
+    if (d == Direction::Gradients) pipeline_->gradientExchange()->measureNorm(o.adaptsOnNorm());
+    else pipeline_->link(b).measureNorm(d, o.adaptsOnNorm());
+    Adapter a{b, d, o, makeController(adaptOptions(o))};
+    if (!a.controller) continue;  // K stays as configured
+    const auto start = a.controller->start();
+    adapters_.push_back(std::move(a));
+    if (start) applyDecision(b, d, *start, step, wall);
   }
 }
 
@@ -105,15 +94,19 @@ void Session::adapt(const StepRecord& rec) {
     o.norm_current = t->gravac_norm_current;
     o.samples_per_s = seconds > 0 ? double(rec.samples) / seconds : 0;
     o.norm = t->norm;
-    if (a.gravac) {
-      if (const auto decision = a.gravac->observe(o)) applyGravac(a.boundary, a.direction, *decision, rec.step, rec.wall_s);
-    } else if (const auto decision = a.accordion->observe(o)) {
-      applyAdaptiveK(a.boundary, a.direction, decision->k, "accordion", decision->reason, rec.step, rec.wall_s);
-    }
+    if (const auto decision = a.controller->observe(o))
+      applyDecision(a.boundary, a.direction, *decision, rec.step, rec.wall_s);
   }
 }
 
-void Session::applyGravac(int boundary, Direction d, const AdaptDecision& decision, int64_t step, double wall) {
+void Session::applyDecision(int boundary, Direction d, const AdaptDecision& decision, int64_t step, double wall) {
+  const CompressionOptions& o = optionsOf(config_, boundary, d);
+  if (o.adaptsWithOwnCompressors()) applySelection(boundary, d, decision, o.adapt, step, wall);
+  else applyAdaptiveK(boundary, d, decision.k, o.adapt, decision.reason, step, wall);
+}
+
+void Session::applySelection(int boundary, Direction d, const AdaptDecision& decision, const std::string& source,
+                             int64_t step, double wall) {
   // The sender switches payloads and retargets its current compressor; both residuals live on.
   if (d == Direction::Gradients) pipeline_->gradientExchange()->selectGravac(decision.send, decision.explore);
   else pipeline_->link(boundary).selectGravac(d, decision.send, decision.explore);
@@ -121,7 +114,7 @@ void Session::applyGravac(int boundary, Direction d, const AdaptDecision& decisi
                                     : decision.send == GravacSend::ThetaMin ? "theta_min"
                                                                             : "current"},
                            {"explore", decision.explore}};
-  recordAdaptiveK(boundary, d, decision.k, "gravac", decision.reason, detail, step, wall);
+  recordAdaptiveK(boundary, d, decision.k, source, decision.reason, detail, step, wall);
 }
 
 bool Session::recordAdaptiveK(int boundary, Direction d, double k, const std::string& source, const std::string& reason,

@@ -4,9 +4,9 @@
 // validation, the app's compressor editor, the runs table and the settings diff read them from here, and the
 // engine's registries (engine/compress/Registry.h) pair each entry with the code that builds it. Torch-free.
 //
-// A codec's entry comes from the codec list (engine/compress/CodecList.h) and a compensation's from
-// engine/compress/CompensationList.h: adding one is its own code plus one line there. Controllers and the options
-// several methods share are listed in Catalogue.cpp.
+// A codec's entry comes from the codec list (engine/compress/CodecList.h), a compensation's from
+// engine/compress/CompensationList.h and a controller's from engine/compress/ControllerList.h: adding one is its own
+// code plus one line there. The options several methods share are listed in Catalogue.cpp.
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -52,6 +52,10 @@ struct MethodSpec {
   // Codecs: the id their payloads' header carries (engine/compress/Payload.h). Codecs share one only when they
   // share the payload format, so that a receiver of either decodes both (TopK, GaussianK and the sampled threshold).
   int payload = 0;
+  // Controllers: the sender keeps compressors of the controller's own and sends one of their payloads (GraVAC); the
+  // link measures the norm of what crossed, which the controller watches (Accordion).
+  bool ownCompressors = false;
+  bool measuresNorm = false;
   bool reads(const std::string& option) const;
 };
 

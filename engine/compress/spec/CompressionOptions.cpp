@@ -24,6 +24,16 @@ bool CompressionOptions::sparse() const {
   return m && m->sparse;
 }
 
+bool CompressionOptions::adaptsWithOwnCompressors() const {
+  const MethodSpec* m = catalogue::controller(adapt);
+  return m && m->ownCompressors;
+}
+
+bool CompressionOptions::adaptsOnNorm() const {
+  const MethodSpec* m = catalogue::controller(adapt);
+  return m && m->measuresNorm;
+}
+
 const nlohmann::json& CompressionOptions::value(const std::string& option) const {
   auto it = extra.find(option);
   if (it != extra.end()) return it->second;

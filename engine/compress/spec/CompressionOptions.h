@@ -23,7 +23,7 @@ struct CompressionOptions {
   double sample = 0.01;          // sampled threshold
   std::string feedback = "none"; // none ef ef21 diana randdiana aqsgd
   double alpha = 0, p = 0.1;
-  std::string adapt = "none";          // none gravac accordion (engine/compress/Adaptive.h)
+  std::string adapt = "none";          // none gravac accordion (engine/compress/ControllerList.h)
   double theta_min = 0.1, theta_max = 1e-4, epsilon = 0.75, omega = 0.05, eta = 0.2;
   std::string adapt_policy = "geometric";
   int64_t window = 25;
@@ -35,6 +35,10 @@ struct CompressionOptions {
   const nlohmann::json& value(const std::string& option) const;
   // The codec sends a subset of the elements (the catalogue's word for `method`).
   bool sparse() const;
+  // The catalogue's words for `adapt`: the sender keeps the controller's own compressors (GraVAC); the link measures
+  // the norm of what crossed for it (Accordion). False for none.
+  bool adaptsWithOwnCompressors() const;
+  bool adaptsOnNorm() const;
   nlohmann::json toJson() const;
   // Reads the keys present in `j` over `base` (a boundary override over its direction).
   static CompressionOptions fromJson(const nlohmann::json& j, CompressionOptions base);

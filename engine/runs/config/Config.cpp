@@ -1,5 +1,6 @@
 #include "engine/runs/config/Config.h"
 
+#include "engine/compress/ControllerList.h"
 #include "engine/compress/spec/Catalogue.h"
 #include "engine/runs/config/BoundedJson.h"
 #include "engine/runs/config/ConfigSchema.h"
@@ -144,13 +145,7 @@ void crossCheck(const Config& c, const std::string& source) {
     if (o.adapt != "none" && !o.sparse())
       throw ConfigError(source + ": " + where + ".adapt = " + o.adapt + " adapts a sparsifier's K, but " + where +
                         ".method is " + o.method + "; use one of " + sparseCodecs());
-    if (o.adapt == "gravac" && o.theta_max >= o.theta_min)
-      throw ConfigError(source + ": " + where + ".theta_max must be below " + where + ".theta_min (GraVAC explores "
-                        "from the mildest factor theta_min down to theta_max)");
-    if (o.adapt == "gravac" && o.feedback != "none" && o.feedback != "ef")
-      throw ConfigError(source + ": " + where + ".feedback = " + o.feedback + " cannot go with " + where +
-                        ".adapt = gravac: GraVAC's two compressors keep error-feedback residuals of their own; use "
-                        "feedback ef (or none, which means the same under GraVAC)");
+    if (const std::string why = checkController(o, where); !why.empty()) throw ConfigError(source + ": " + why);
     if (o.bits > 8 && o.bits != 16)
       throw ConfigError(source + ": " + where + ".bits = " + std::to_string(o.bits) +
                         " is not allowed: use 1..8, or 16 for an fp16 cast");

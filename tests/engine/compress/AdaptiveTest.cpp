@@ -1,4 +1,5 @@
 #include "engine/compress/Adaptive.h"
+#include "engine/compress/spec/Catalogue.h"
 
 #include <gtest/gtest.h>
 
@@ -33,6 +34,26 @@ void run(GravacController& c, int steps, double min, double current, const std::
       EXPECT_DOUBLE_EQ(d->k, c.sending());
       if (reasons) reasons->push_back(d->reason);
     }
+}
+
+TEST(Adaptive, EveryRegisteredControllerIsBuiltFromItsNameAndNoneBuildsNothing) {
+  for (const auto& spec : catalogue::controllers()) {
+    AdaptOptions o;
+    o.kind = spec.name;
+    const auto controller = makeController(o);
+    EXPECT_EQ(controller == nullptr, spec.name == "none") << spec.name;
+  }
+  AdaptOptions o;
+  o.kind = "gravac";
+  o.theta_min = 0.2;
+  const auto gravac = makeController(o);
+  ASSERT_TRUE(gravac);
+  const auto start = gravac->start();  // GraVAC sends theta_min while its first window comes in
+  ASSERT_TRUE(start);
+  EXPECT_EQ(start->k, 0.2);
+  EXPECT_EQ(start->send, GravacSend::ThetaMin);
+  o.kind = "accordion";
+  EXPECT_FALSE(makeController(o)->start()) << "Accordion sends the configured K until it decides otherwise";
 }
 
 TEST(Adaptive, GravacCandidatesAreGeometricOrExponentialFromThetaMinToThetaMax) {

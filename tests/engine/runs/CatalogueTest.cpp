@@ -1,5 +1,6 @@
 // The compression catalogue: the one list of codecs, compensations, controllers and their options that the config
 // schema, presets, the app's editor and the engine's registry read.
+#include "engine/compress/ControllerList.h"
 #include "engine/compress/spec/Catalogue.h"
 #include "engine/compress/spec/CompressionOptions.h"
 #include "engine/runs/config/Config.h"
@@ -12,6 +13,51 @@
 
 namespace ps {
 namespace {
+
+TEST(Catalogue, ControllersComeFromTheirListWithWhatTheSenderMustDoForThem) {
+  // One entry per controller: the catalogue, the option checks and the sender's duties all read it, so nothing
+  // elsewhere compares the controller's name.
+  EXPECT_EQ(catalogue::names(catalogue::controllers()), (std::vector<std::string>{"none", "gravac", "accordion"}));
+  CompressionOptions o;
+  o.method = "topk";
+  EXPECT_FALSE(o.adaptsWithOwnCompressors());
+  EXPECT_FALSE(o.adaptsOnNorm());
+  o.adapt = "gravac";
+  EXPECT_TRUE(o.adaptsWithOwnCompressors());
+  EXPECT_FALSE(o.adaptsOnNorm());
+  o.adapt = "accordion";
+  EXPECT_FALSE(o.adaptsWithOwnCompressors());
+  EXPECT_TRUE(o.adaptsOnNorm());
+  o.adapt = "no-such-controller";
+  EXPECT_FALSE(o.adaptsWithOwnCompressors());
+  EXPECT_EQ(checkController(o, "compression.forward"), "");
+}
+
+TEST(Catalogue, AControllerChecksTheOptionsItNeeds) {
+  CompressionOptions o;
+  o.method = "topk";
+  o.adapt = "gravac";
+  o.theta_min = 0.01;
+  o.theta_max = 0.1;
+  EXPECT_NE(checkController(o, "compression.forward").find("compression.forward.theta_max must be below"),
+            std::string::npos);
+  o.theta_max = 0.001;
+  EXPECT_EQ(checkController(o, "compression.forward"), "");
+  o.feedback = "diana";
+  EXPECT_NE(checkController(o, "compression.forward").find("use feedback ef"), std::string::npos);
+  o.adapt = "accordion";  // Accordion rebuilds one compressor: any compensation goes
+  EXPECT_EQ(checkController(o, "compression.forward"), "");
+  // Through the config: the error names the source and the key.
+  nlohmann::json j = {{"compression", {{"backward", {{"method", "topk"}, {"adapt", "gravac"},
+                                                      {"theta_min", 0.01}, {"theta_max", 0.5}}}}}};
+  try {
+    Config::fromJson(j, "test.json");
+    FAIL() << "an inverted GraVAC range was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("test.json: compression.backward.theta_max must be below"), std::string::npos)
+        << e.what();
+  }
+}
 
 TEST(Catalogue, EveryOptionAMethodReadsExistsAndNamesAreUnique) {
   std::set<std::string> options;

@@ -1,0 +1,36 @@
+#pragma once
+// The adaptive controllers of the lab, one line each: specs and option checks in
+// engine/compress/BuiltinControllerSpecs.cpp (torch-free, read by the catalogue and the config checks), behaviour in
+// engine/compress/Adaptive.cpp. A controller here is a choice of every direction's `adapt` key.
+#include "engine/compress/spec/CompressionOptions.h"
+#include "engine/compress/spec/EntryList.h"
+
+#include <memory>
+#include <string>
+
+namespace ps {
+
+class AdaptiveController;
+struct AdaptOptions;
+
+// spec(): the catalogue's entry. check(): what is wrong with a direction's options under this controller, "" when
+// nothing is (`where` names the direction in the message). make(): the controller, nullptr for "none".
+#define PS_CONTROLLER_ENTRY(Type)                                                       \
+  struct Type {                                                                         \
+    static MethodSpec spec();                                                           \
+    static std::string check(const CompressionOptions& options, const std::string& where); \
+    static std::unique_ptr<AdaptiveController> make(const AdaptOptions& options);       \
+  }
+
+PS_CONTROLLER_ENTRY(FixedFactorEntry);
+PS_CONTROLLER_ENTRY(GravacEntry);
+PS_CONTROLLER_ENTRY(AccordionEntry);
+
+#undef PS_CONTROLLER_ENTRY
+
+using ControllerList = EntryList<FixedFactorEntry, GravacEntry, AccordionEntry>;
+
+// The check of the controller `options.adapt` names ("" when that name is not a controller: the schema says so).
+std::string checkController(const CompressionOptions& options, const std::string& where);
+
+}  // namespace ps
