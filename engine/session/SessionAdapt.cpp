@@ -1,12 +1,12 @@
-// Adaptive compression in a session: the registered controllers (engine/compress/ControllerList.h: GraVAC,
-// Accordion), one per link direction that asks for one, fed after every step and applied between steps. Each change of the factor a link
-// sends is a "setting" event of the run (source "gravac" or "accordion", with the reason), so charts mark it like a
+// Adaptive compression in a session: the registered controllers (engine/compress/ControllerList.h: GraVAC, Accordion),
+// one per link direction that asks for one, fed after every step and applied between steps. Each change of the factor a
+// link sends is a "setting" event of the run (source: the controller's name, with the reason), so charts mark it like a
 // manual change; a decision that keeps the factor sent (GraVAC exploring or settling) is an "adapt" event. A factor
-// change is written as the boundary's own key, compression.boundaries.N.<direction>.k. GraVAC's decisions select
-// a payload of the sender's two persistent compressors (no state is dropped); Accordion's rebuild the compressor.
-// The weight gradients of data-parallel replicas have one controller for the whole model (compression.gradients.k),
-// fed with the sums over every stage's exchange; every rank runs the same controllers on the same merged step
-// result, so all ranks decide the same.
+// change is written as the boundary's own key, compression.boundaries.N.<direction>.k. GraVAC's decisions select a
+// payload of the sender's two persistent compressors (no state is dropped); Accordion's rebuild the compressor. The
+// weight gradients of data-parallel replicas have one controller for the whole model (compression.gradients.k), fed
+// with the sums over every stage's exchange; every rank runs the same controllers on the same merged step result, so
+// all ranks decide the same.
 #include "engine/session/Session.h"
 
 #include <torch/torch.h>
