@@ -191,12 +191,7 @@ std::unique_ptr<AdaptiveController> AccordionEntry::make(const AdaptOptions& o) 
 
 std::unique_ptr<AdaptiveController> makeController(const AdaptOptions& options) {
   std::unique_ptr<AdaptiveController> made;
-  ControllerList::any([&](auto entry) {
-    using Entry = decltype(entry);
-    if (Entry::spec().name != options.kind) return false;
-    made = Entry::make(options);
-    return true;
-  });
+  ControllerList::named(options.kind, [&](auto entry) { made = decltype(entry)::make(options); });
   return made;
 }
 

@@ -37,12 +37,7 @@ std::string AccordionEntry::check(const CompressionOptions&, const std::string&)
 
 std::string checkController(const CompressionOptions& options, const std::string& where) {
   std::string why;
-  ControllerList::any([&](auto entry) {
-    using Entry = decltype(entry);
-    if (Entry::spec().name != options.adapt) return false;
-    why = Entry::check(options, where);
-    return true;
-  });
+  ControllerList::named(options.adapt, [&](auto entry) { why = decltype(entry)::check(options, where); });
   return why;
 }
 

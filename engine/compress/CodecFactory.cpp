@@ -45,12 +45,7 @@ std::unique_ptr<Codec> SampledKEntry::make(const CompressionOptions& o, const Co
 
 std::unique_ptr<Codec> makeCodec(const CompressionOptions& o, const CodecContext& c) {
   std::unique_ptr<Codec> codec;
-  CodecList::any([&](auto entry) {
-    using Entry = decltype(entry);
-    if (Entry::spec().name != o.method) return false;
-    codec = Entry::make(o, c);
-    return true;
-  });
+  CodecList::named(o.method, [&](auto entry) { codec = decltype(entry)::make(o, c); });
   if (!codec)
     throw ConfigError("unknown compression method '" + o.method + "' (known: " +
                       [] {

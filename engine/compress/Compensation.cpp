@@ -146,12 +146,7 @@ class Aqsgd final : public CompensationRule {
 
 std::unique_ptr<CompensationRule> makeRule(const std::string& feedback) {
   std::unique_ptr<CompensationRule> rule;
-  CompensationList::any([&](auto entry) {
-    using Entry = decltype(entry);
-    if (Entry::spec().name != feedback) return false;
-    rule = Entry::make();
-    return true;
-  });
+  CompensationList::named(feedback, [&](auto entry) { rule = decltype(entry)::make(); });
   if (!rule) throw ConfigError("unknown feedback '" + feedback + "'");
   return rule;
 }
