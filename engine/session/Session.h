@@ -111,7 +111,6 @@ class Session {
   struct Adapter {
     int boundary;
     Direction direction;
-    CompressionOptions base;  // the sparsifier being adapted, as configured
     std::unique_ptr<AdaptiveController> controller;
   };
   std::vector<Adapter> adapters_;  // boundary -1 with direction Gradients: the replicas' weight gradients

@@ -71,7 +71,7 @@ void Session::setupAdapters(int64_t step, double wall) {
     // The sender measures the norm of what crossed only for a controller that watches it.
     if (d == Direction::Gradients) pipeline_->gradientExchange()->measureNorm(o.adaptsOnNorm());
     else pipeline_->link(b).measureNorm(d, o.adaptsOnNorm());
-    Adapter a{b, d, o, makeController(adaptOptions(o))};
+    Adapter a{b, d, makeController(adaptOptions(o))};
     if (!a.controller) continue;  // K stays as configured
     const auto start = a.controller->start();
     adapters_.push_back(std::move(a));
