@@ -18,6 +18,9 @@ namespace ps::kernels {
 
 enum class IndexFormat : uint8_t { Absolute32 = 0, DeltaVarint = 1, Bitmap = 2 };
 
+// Index coding pays from fewer elements than streaming kernels: two threads from 2^16 indices.
+inline constexpr size_t kIndicesPerThread = size_t(1) << 15;
+
 // Size in bytes (format byte included) of the cheapest encoding of idx[0..k) and, in *best, which one it is.
 // Throws KernelError unless the indices are strictly ascending and < n (k <= n <= kMaxElements).
 size_t encodedIndexBytes(const uint32_t* idx, size_t k, size_t n, IndexFormat* best = nullptr);
