@@ -24,6 +24,100 @@ void widenDegenerate(double& lo, double& hi) {
   hi += pad;
 }
 
+// What the series hold, over all of them (kept per series, so this is O(series)).
+struct DataBounds {
+  bool empty = true;
+  double xMin = kInf, xMax = -kInf, minPositive = kInf;
+  bool anyScatter = false, anyBars = false;
+};
+
+DataBounds boundsOf(const std::vector<PlotSeries>& series) {
+  DataBounds d;
+  for (const PlotSeries& s : series) {
+    if (!s.any) continue;
+    d.empty = false;
+    d.xMin = std::min(d.xMin, s.xMin);
+    d.xMax = std::max(d.xMax, s.xMax);
+    d.minPositive = std::min(d.minPositive, s.minPositive);
+    d.anyScatter = d.anyScatter || s.style.scatter;
+    d.anyBars = d.anyBars || s.style.bars;
+  }
+  return d;
+}
+
+// The x range: the zoom, else every category, else the data (scatter plots get a margin so edge points are not cut
+// in half).
+void chooseXRange(PlotFrame& f, const DataBounds& d, const std::optional<std::pair<double, double>>& zoom,
+               qsizetype categories) {
+  if (zoom) {
+    f.x0 = zoom->first;
+    f.x1 = zoom->second;
+  } else if (categories > 0) {
+    f.x0 = -0.6;  // with room for half a bar either side
+    f.x1 = double(categories) - 0.4;
+  } else if (!d.empty) {
+    const double pad = d.anyScatter ? (d.xMax - d.xMin) * 0.03 : 0;
+    f.x0 = d.xMin - pad;
+    f.x1 = d.xMax + pad;
+  }
+  widenDegenerate(f.x0, f.x1);
+}
+
+// The y range of the visible values `ys` (transformed): outlier-robust, padded by 5%; one decade either side for a
+// constant log plot. Bars stand on zero.
+void chooseYRange(PlotFrame& f, std::vector<double>& ys, bool anyBars) {
+  if (anyBars && !f.logY) ys.push_back(0);
+  if (ys.empty()) {
+    f.y0 = 0;
+    f.y1 = 1;
+    return;
+  }
+  std::tie(f.y0, f.y1) = axis::robustRange(ys);
+  if (f.y1 - f.y0 > 1e-12 * std::max(1.0, std::fabs(f.y0))) {
+    const double pad = (f.y1 - f.y0) * 0.05;
+    f.y0 -= pad;
+    f.y1 += pad;
+  } else if (f.logY) {
+    f.y0 -= 0.5;
+    f.y1 += 0.5;
+  } else {
+    widenDegenerate(f.y0, f.y1);
+  }
+}
+
+// About `target` y ticks: decades on a log axis when two or more are in view, else nice linear values.
+void placeYTicks(PlotFrame& f, int target) {
+  double step = 1;
+  if (!f.logY) {
+    f.yTicks = axis::linearTicks(f.y0, f.y1, target, &step);
+    for (double v : f.yTicks) f.yTickLabels << axis::formatTick(v, step);
+    return;
+  }
+  const std::vector<double> decades = axis::decadeTicks(f.y0, f.y1, target);
+  for (double e : decades) {
+    f.yTicks.push_back(e);
+    f.yTickLabels << axis::formatTick(std::pow(10.0, e), std::pow(10.0, e));
+  }
+  if (!decades.empty()) return;
+  for (double v : axis::linearTicks(std::pow(10.0, f.y0), std::pow(10.0, f.y1), target, &step)) {
+    if (v <= 0) continue;
+    f.yTicks.push_back(std::log10(v));
+    f.yTickLabels << axis::formatTick(v, step);
+  }
+}
+
+// X ticks: one per category, else about one per 100 pixels of the plot.
+void placeXTicks(PlotFrame& f, const QStringList& categories) {
+  for (qsizetype i = 0; i < categories.size(); ++i) {
+    f.xTicks.push_back(double(i));
+    f.xTickLabels << categories[i];
+  }
+  if (!categories.isEmpty()) return;
+  double step = 1;
+  f.xTicks = axis::linearTicks(f.x0, f.x1, std::max(2, static_cast<int>(f.plot.width() / 100)), &step);
+  for (double v : f.xTicks) f.xTickLabels << axis::formatTick(v, step);
+}
+
 }  // namespace
 
 PlotFrame PlotWidget::Impl::computeFrame(QSize size, const QFont& font) {
@@ -32,39 +126,13 @@ PlotFrame PlotWidget::Impl::computeFrame(QSize size, const QFont& font) {
   const QFontMetricsF fm(font);
   const double lineH = fm.height();
 
-  // 1. Data bounds (kept per series, so this is O(series)).
-  double xMin = kInf, xMax = -kInf, minPositive = kInf;
-  bool anyScatter = false, anyBars = false;
-  for (const PlotSeries& s : series) {
-    if (!s.any) continue;
-    f.empty = false;
-    xMin = std::min(xMin, s.xMin);
-    xMax = std::max(xMax, s.xMax);
-    minPositive = std::min(minPositive, s.minPositive);
-    anyScatter = anyScatter || s.style.scatter;
-    anyBars = anyBars || s.style.bars;
-  }
-  f.logFloor = std::isfinite(minPositive) ? minPositive / 10 : 1e-12;
+  // 1. The x range and the log floor, from the zoom or the data.
+  const DataBounds data = boundsOf(series);
+  f.empty = data.empty;
+  f.logFloor = std::isfinite(data.minPositive) ? data.minPositive / 10 : 1e-12;
+  chooseXRange(f, data, xRange, categories.size());
 
-  // 2. The x range: the zoom, else the data (scatter plots get a margin so edge points are not cut in half).
-  if (xRange) {
-    f.x0 = xRange->first;
-    f.x1 = xRange->second;
-  } else if (!categories.isEmpty()) {
-    f.x0 = -0.6;  // every category, with room for half a bar either side
-    f.x1 = double(categories.size()) - 0.4;
-  } else if (!f.empty) {
-    f.x0 = xMin;
-    f.x1 = xMax;
-    if (anyScatter) {
-      const double pad = (xMax - xMin) * 0.03;
-      f.x0 -= pad;
-      f.x1 += pad;
-    }
-  }
-  widenDegenerate(f.x0, f.x1);
-
-  // 3. Vertical layout, and a first guess at the plot width (the y tick labels are not known yet).
+  // 2. Vertical layout, and a first guess at the plot width (the y tick labels are not known yet).
   f.titleHeight = title.isEmpty() ? 6 : lineH + 10;
   const double xAxisHeight = lineH + 8 + (xLabel.isEmpty() ? 0 : lineH + 2);
   const double yLabelWidth = yLabel.isEmpty() ? 0 : lineH + 4;
@@ -72,7 +140,7 @@ PlotFrame PlotWidget::Impl::computeFrame(QSize size, const QFont& font) {
   const double guessLeft = yLabelWidth + fm.horizontalAdvance(QStringLiteral("-8.88k")) + 10;
   const int columns = std::max(1, static_cast<int>(size.width() - guessLeft - kRightMargin));
 
-  // 4. Decimate the lines to the visible range and collect the visible y values (transformed).
+  // 3. Decimate the lines to the visible range and collect the visible y values (transformed).
   std::vector<double> ys;
   f.lines.resize(series.size());
   const auto collect = [&](const QPointF& p) {
@@ -90,68 +158,18 @@ PlotFrame PlotWidget::Impl::computeFrame(QSize size, const QFont& font) {
     for (const QPointF& p : f.lines[i]) collect(p);
   }
 
-  // 5. The y range: outlier-robust, padded by 5%; one decade either side for a constant log plot.
-  if (anyBars && !logY) ys.push_back(0);  // bars stand on zero
-  if (ys.empty()) {
-    f.y0 = 0;
-    f.y1 = 1;
-  } else {
-    std::tie(f.y0, f.y1) = axis::robustRange(ys);
-    if (f.y1 - f.y0 <= 1e-12 * std::max(1.0, std::fabs(f.y0))) {
-      if (logY) {
-        f.y0 -= 0.5;
-        f.y1 += 0.5;
-      } else {
-        widenDegenerate(f.y0, f.y1);
-      }
-    } else {
-      const double pad = (f.y1 - f.y0) * 0.05;
-      f.y0 -= pad;
-      f.y1 += pad;
-    }
-  }
+  // 4. The y range and its ticks.
+  chooseYRange(f, ys, data.anyBars);
+  placeYTicks(f, std::max(2, static_cast<int>(plotHeight / 50)));
 
-  // 6. Y ticks: decades on a log axis when two or more are in view, else nice linear values.
-  const int yTarget = std::max(2, static_cast<int>(plotHeight / 50));
-  if (logY) {
-    const std::vector<double> decades = axis::decadeTicks(f.y0, f.y1, yTarget);
-    if (!decades.empty()) {
-      for (double e : decades) {
-        f.yTicks.push_back(e);
-        f.yTickLabels << axis::formatTick(std::pow(10.0, e), std::pow(10.0, e));
-      }
-    } else {
-      double step = 1;
-      for (double v : axis::linearTicks(std::pow(10.0, f.y0), std::pow(10.0, f.y1), yTarget, &step)) {
-        if (v <= 0) continue;
-        f.yTicks.push_back(std::log10(v));
-        f.yTickLabels << axis::formatTick(v, step);
-      }
-    }
-  } else {
-    double step = 1;
-    f.yTicks = axis::linearTicks(f.y0, f.y1, yTarget, &step);
-    for (double v : f.yTicks) f.yTickLabels << axis::formatTick(v, step);
-  }
-
-  // 7. The plot rectangle, now that the widest y tick label is known.
+  // 5. The plot rectangle, now that the widest y tick label is known.
   double labelWidth = 0;
   for (const QString& s : f.yTickLabels) labelWidth = std::max(labelWidth, fm.horizontalAdvance(s));
   const double left = yLabelWidth + labelWidth + 10;
   f.plot = QRectF(left, f.titleHeight, std::max(1.0, size.width() - left - kRightMargin), plotHeight);
 
-  // 8. X ticks: one per category, else about one per 100 pixels.
-  if (!categories.isEmpty()) {
-    for (qsizetype i = 0; i < categories.size(); ++i) {
-      f.xTicks.push_back(double(i));
-      f.xTickLabels << categories[i];
-    }
-    return f;
-  }
-  const int xTarget = std::max(2, static_cast<int>(f.plot.width() / 100));
-  double step = 1;
-  f.xTicks = axis::linearTicks(f.x0, f.x1, xTarget, &step);
-  for (double v : f.xTicks) f.xTickLabels << axis::formatTick(v, step);
+  // 6. X ticks.
+  placeXTicks(f, categories);
   return f;
 }
 
