@@ -67,6 +67,15 @@ QSpinBox* intSpin(int lo, int hi, const QString& special = {}) {
 }  // namespace
 
 ControlPanel::ControlPanel(PresetLibrary library, QWidget* parent) : QWidget(parent), library_(std::move(library)) {
+  createControls();
+  layOut();
+  connectEdits();
+  config_ = Config::defaults().json;
+  reloadPresetList();
+}
+
+// One control per run setting, ranges and help from the config schema.
+void ControlPanel::createControls() {
   preset_ = new QComboBox;
   preset_->setToolTip(tr("Bundled presets and your own (File ▸ Save Settings as Preset)"));
   task_ = new QComboBox;
@@ -93,7 +102,10 @@ ControlPanel::ControlPanel(PresetLibrary library, QWidget* parent) : QWidget(par
                             "(Gloo on loopback), as `pipesqueeze-cli launch` does; this window is rank 0. "
                             "More than one replica always runs this way."));
   fixedDuringRun_ = {preset_, task_, stages_, microbatches_, schedule_, epochs_, maxSteps_, replicas_, processes_};
+}
 
+// The preset picker on top, then the run, the link and the three compressor editors in one scrolling column.
+void ControlPanel::layOut() {
   auto* run = new QGroupBox(tr("Run"));
   auto* runForm = new QFormLayout(run);
   runForm->addRow(tr("Task"), task_);
@@ -131,7 +143,10 @@ ControlPanel::ControlPanel(PresetLibrary library, QWidget* parent) : QWidget(par
   auto* outer = new QVBoxLayout(this);
   outer->setContentsMargins(0, 0, 0, 0);
   outer->addWidget(scroll);
+}
 
+// Every control edits its key of the panel's config, which checks it and announces the change (changed()).
+void ControlPanel::connectEdits() {
   connect(preset_, &QComboBox::activated, this, [this](int index) {
     const QString path = preset_->itemData(index).toString();
     const QString error = loadPresetFile(path);
@@ -156,9 +171,6 @@ ControlPanel::ControlPanel(PresetLibrary library, QWidget* parent) : QWidget(par
   connect(forward_, &CompressorEditor::changed, this, &ControlPanel::edit);
   connect(backward_, &CompressorEditor::changed, this, &ControlPanel::edit);
   connect(gradients_, &CompressorEditor::changed, this, &ControlPanel::edit);
-
-  config_ = Config::defaults().json;
-  reloadPresetList();
 }
 
 void ControlPanel::reloadPresetList() {

@@ -52,6 +52,9 @@ class ControlPanel : public QWidget {
   void errorOccurred(const QString& message);
 
  private:
+  void createControls();
+  void layOut();
+  void connectEdits();
   void edit(const QString& key, const QVariant& value);
   void showConfig();
 
