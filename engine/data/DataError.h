@@ -8,9 +8,9 @@ namespace ps::data {
 // Thrown by every reader in ps::data. The message always names the offending
 // file or folder and says what the user can do about it.
 class DataError : public std::runtime_error {
-public:
-    explicit DataError(const std::string& message);
-    ~DataError() override;
+ public:
+  explicit DataError(const std::string& message);
+  ~DataError() override;
 };
 
-} // namespace ps::data
+}  // namespace ps::data

@@ -9,11 +9,11 @@ namespace ps::data {
 // An IDX array of unsigned bytes (the format of MNIST / Fashion-MNIST).
 // `data` holds the elements in row-major order; its size is the product of `dims`.
 struct IdxArray {
-    std::vector<int> dims;
-    std::vector<uint8_t> data;
+  std::vector<int> dims;
+  std::vector<uint8_t> data;
 
-    // Number of elements (product of dims; 0 for an empty array).
-    std::size_t elementCount() const;
+  // Number of elements (product of dims; 0 for an empty array).
+  std::size_t elementCount() const;
 };
 
 // Reads a gzip-compressed or plain IDX file (zlib reads both transparently).
@@ -30,4 +30,4 @@ IdxArray readIdx(const std::string& path, const std::string& fixHint);
 // True when the file starts with the gzip magic bytes 1f 8b.
 bool isGzipFile(const std::string& path);
 
-} // namespace ps::data
+}  // namespace ps::data

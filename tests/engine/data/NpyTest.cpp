@@ -57,7 +57,8 @@ TEST(Npy, RoundTripsEveryShape) {
 }
 
 TEST(Npy, ReadsWhatNumpyWritesIncludingFloat64AndVersion2) {
-  auto a = readNpy(handMade("v1.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", floats({1, 2, 3, 4})));
+  auto a =
+      readNpy(handMade("v1.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", floats({1, 2, 3, 4})));
   EXPECT_EQ(a.shape, (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(a.values, (std::vector<float>{1, 2, 3, 4}));
   const double wide[3] = {0.5, -2, 1e-3};
