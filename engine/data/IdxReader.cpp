@@ -84,6 +84,78 @@ std::string describeKind(bool gz) {
   return gz ? "gzip-compressed" : "plain (not gzip-compressed)";
 }
 
+// Opens the file (gzip or plain) after checking it is there and is a file.
+GzHandle openIdx(const Source& src) {
+  std::error_code ec;
+  const auto status = fs::status(src.path, ec);
+  if (!fs::exists(status)) src.fail("file not found");
+  if (fs::is_directory(status)) src.fail("is a directory, expected a file");
+  errno = 0;
+  GzHandle file(gzopen(src.path.c_str(), "rb"));
+  if (!file) {
+    const int e = errno;
+    src.fail(std::string("cannot open for reading (") + (e ? std::strerror(e) : "out of memory") + ")");
+  }
+  gzbuffer(file.get(), 1u << 17);
+  return file;
+}
+
+// The magic bytes and the dimension sizes, each checked before the next is read: at most kMaxDims dimensions, none
+// zero, fewer than kMaxElements elements in all.
+std::vector<int> readHeader(gzFile file, bool gz, const Source& src) {
+  std::array<uint8_t, 4> magic{};
+  const std::size_t gotMagic = readSome(file, magic.data(), magic.size(), src);
+  if (gotMagic == 0) src.fail("file is empty (" + describeKind(gz) + ")");
+  if (gotMagic < magic.size())
+    src.fail("truncated: only " + std::to_string(gotMagic) + " bytes, too short for the 4-byte IDX header");
+  if (magic[0] != 0 || magic[1] != 0)
+    src.fail("not an IDX file: bad magic bytes " + hexBytes(magic.data(), 4) + " (expected 00 00 08 0N; file is " +
+             describeKind(gz) + ")");
+  if (magic[2] != kUnsignedByteType)
+    src.fail("unsupported IDX element type 0x" + hexBytes(&magic[2], 1) + " (only 0x08, unsigned byte, is supported)");
+  const int ndims = magic[3];
+  if (ndims < 1 || ndims > kMaxDims)
+    src.fail("wrong number of dimensions " + std::to_string(ndims) + " in the IDX header (expected 1 to " +
+             std::to_string(kMaxDims) + ")");
+
+  std::vector<uint8_t> dimBytes(static_cast<std::size_t>(ndims) * 4);
+  if (readSome(file, dimBytes.data(), dimBytes.size(), src) < dimBytes.size())
+    src.fail("truncated: the header declares " + std::to_string(ndims) +
+             " dimensions but the file ends inside the dimension sizes");
+  std::vector<int> dims;
+  uint64_t elements = 1;
+  for (int i = 0; i < ndims; ++i) {
+    const uint8_t* b = &dimBytes[static_cast<std::size_t>(i) * 4];
+    const uint64_t d = (uint64_t{b[0]} << 24) | (uint64_t{b[1]} << 16) | (uint64_t{b[2]} << 8) | uint64_t{b[3]};
+    if (d == 0) src.fail("dimension " + std::to_string(i) + " is 0 (every dimension must be positive)");
+    elements *= d;  // cannot overflow: elements < 2^31 and d < 2^32 before each check
+    if (elements >= kMaxElements)
+      src.fail("header declares an absurd size (dimension " + std::to_string(i) + " = " + std::to_string(d) +
+               " brings the element count to at least 2^31)");
+    dims.push_back(static_cast<int>(d));
+  }
+  return dims;
+}
+
+// The `elements` data bytes. The buffer grows with what the file really holds, a chunk at a time: a 16-byte file
+// whose header declares two billion elements is found truncated without allocating for them first.
+void readData(gzFile file, uint64_t elements, std::vector<uint8_t>& data, const Source& src) {
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  while (data.size() < elements) {
+    const std::size_t at = data.size();
+    const std::size_t want = std::min<std::size_t>(kChunk, static_cast<std::size_t>(elements) - at);
+    data.resize(at + want);
+    const std::size_t got = readSome(file, data.data() + at, want, src);
+    data.resize(at + got);
+    if (got < want) break;
+  }
+  if (data.size() < elements) {
+    std::ostringstream msg;
+    msg << "truncated: the header declares " << elements << " data bytes but the file holds only " << data.size();
+    src.fail(msg.str());
+  }
+}
+
 }  // namespace
 
 std::size_t IdxArray::elementCount() const {
@@ -106,69 +178,12 @@ IdxArray readIdx(const std::string& path) {
 
 IdxArray readIdx(const std::string& path, const std::string& fixHint) {
   const Source src{path, fixHint};
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (!fs::exists(status)) src.fail("file not found");
-  if (fs::is_directory(status)) src.fail("is a directory, expected a file");
-
+  const GzHandle file = openIdx(src);
   const bool gz = isGzipFile(path);
-  errno = 0;
-  GzHandle file(gzopen(path.c_str(), "rb"));
-  if (!file) {
-    const int e = errno;
-    src.fail(std::string("cannot open for reading (") + (e ? std::strerror(e) : "out of memory") + ")");
-  }
-  gzbuffer(file.get(), 1u << 17);
-
-  std::array<uint8_t, 4> magic{};
-  const std::size_t gotMagic = readSome(file.get(), magic.data(), magic.size(), src);
-  if (gotMagic == 0) src.fail("file is empty (" + describeKind(gz) + ")");
-  if (gotMagic < magic.size())
-    src.fail("truncated: only " + std::to_string(gotMagic) + " bytes, too short for the 4-byte IDX header");
-  if (magic[0] != 0 || magic[1] != 0)
-    src.fail("not an IDX file: bad magic bytes " + hexBytes(magic.data(), 4) + " (expected 00 00 08 0N; file is " +
-             describeKind(gz) + ")");
-  if (magic[2] != kUnsignedByteType)
-    src.fail("unsupported IDX element type 0x" + hexBytes(&magic[2], 1) + " (only 0x08, unsigned byte, is supported)");
-  const int ndims = magic[3];
-  if (ndims < 1 || ndims > kMaxDims)
-    src.fail("wrong number of dimensions " + std::to_string(ndims) + " in the IDX header (expected 1 to " +
-             std::to_string(kMaxDims) + ")");
-
-  std::vector<uint8_t> dimBytes(static_cast<std::size_t>(ndims) * 4);
-  if (readSome(file.get(), dimBytes.data(), dimBytes.size(), src) < dimBytes.size())
-    src.fail("truncated: the header declares " + std::to_string(ndims) +
-             " dimensions but the file ends inside the dimension sizes");
-
   IdxArray out;
-  uint64_t elements = 1;
-  for (int i = 0; i < ndims; ++i) {
-    const uint8_t* b = &dimBytes[static_cast<std::size_t>(i) * 4];
-    const uint64_t d = (uint64_t{b[0]} << 24) | (uint64_t{b[1]} << 16) | (uint64_t{b[2]} << 8) | uint64_t{b[3]};
-    if (d == 0) src.fail("dimension " + std::to_string(i) + " is 0 (every dimension must be positive)");
-    elements *= d;  // cannot overflow: elements < 2^31 and d < 2^32 before each check
-    if (elements >= kMaxElements)
-      src.fail("header declares an absurd size (dimension " + std::to_string(i) + " = " + std::to_string(d) +
-               " brings the element count to at least 2^31)");
-    out.dims.push_back(static_cast<int>(d));
-  }
-
-  // The data grows with what the file really holds, a chunk at a time: a 16-byte file whose header declares two
-  // billion elements is found truncated without allocating for them first.
-  constexpr std::size_t kChunk = std::size_t{1} << 20;
-  while (out.data.size() < elements) {
-    const std::size_t at = out.data.size();
-    const std::size_t want = std::min<std::size_t>(kChunk, static_cast<std::size_t>(elements) - at);
-    out.data.resize(at + want);
-    const std::size_t got = readSome(file.get(), out.data.data() + at, want, src);
-    out.data.resize(at + got);
-    if (got < want) break;
-  }
-  if (out.data.size() < elements) {
-    std::ostringstream msg;
-    msg << "truncated: the header declares " << elements << " data bytes but the file holds only " << out.data.size();
-    src.fail(msg.str());
-  }
+  out.dims = readHeader(file.get(), gz, src);
+  const uint64_t elements = out.elementCount();
+  readData(file.get(), elements, out.data, src);
 
   std::array<uint8_t, 1 << 16> scratch{};
   std::size_t trailing = 0;
