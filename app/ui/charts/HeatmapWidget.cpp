@@ -2,6 +2,7 @@
 
 #include "app/ui/charts/AxisTicks.h"
 
+#include <QFontMetricsF>
 #include <QImage>
 #include <QPainter>
 
@@ -29,6 +30,16 @@ QRgb viridis(double t) {
   };
   return qRgb(mix(0), mix(1), mix(2));
 }
+
+// The value axis both panels share: where it is drawn and its ticks.
+struct ValueAxis {
+  QRectF area;  // the heatmap's rectangle; the value axis runs up its height
+  double lo = 0, hi = 1;
+  std::vector<double> ticks;
+  QStringList labels;
+
+  double y(double v) const { return area.bottom() - (v - lo) / (hi - lo) * area.height(); }
+};
 
 struct Histogram {
   int64_t step = 0;
@@ -79,6 +90,8 @@ struct HeatmapWidget::Impl {
   }
 
   void paint(QPainter& p, QSize size, const QFont& font, const QPalette& pal);
+  void drawHeat(QPainter& p, const ValueAxis& axis, const QFontMetricsF& fm, const QColor& fg);
+  void drawLatest(QPainter& p, const ValueAxis& axis, const QRectF& bars, const QFontMetricsF& fm, const QColor& fg);
 };
 
 HeatmapWidget::HeatmapWidget(const QString& title, QWidget* parent) : QWidget(parent), d_(new Impl) {
@@ -177,35 +190,44 @@ void HeatmapWidget::Impl::paint(QPainter& p, QSize size, const QFont& font, cons
   bringImageUpToDate();
 
   // Value labels (shared by both panels), then the heatmap on the left ~70% and the latest histogram on the right.
+  ValueAxis axis;
   double step = 1;
-  const std::vector<double> ticks = axis::linearTicks(viewLo, viewHi, 4, &step);
-  QStringList labels;
+  axis.ticks = axis::linearTicks(viewLo, viewHi, 4, &step);
   double labelW = 0;
-  for (double v : ticks) {
-    labels << axis::formatTick(v, step);
-    labelW = std::max(labelW, fm.horizontalAdvance(labels.back()));
+  for (double v : axis.ticks) {
+    axis.labels << axis::formatTick(v, step);
+    labelW = std::max(labelW, fm.horizontalAdvance(axis.labels.back()));
   }
   const double left = labelW + 10, bottom = fm.height() + 8, gap = 12;
   const double usable = std::max(20.0, size.width() - left - 10 - gap);
-  const QRectF heat(left, titleH, usable * 0.7, std::max(10.0, size.height() - titleH - bottom));
-  const QRectF bars(heat.right() + gap, titleH, usable * 0.3, heat.height());
-  const auto yOf = [&](double v) { return heat.bottom() - (v - viewLo) / (viewHi - viewLo) * heat.height(); };
+  axis.area = QRectF(left, titleH, usable * 0.7, std::max(10.0, size.height() - titleH - bottom));
+  axis.lo = viewLo;
+  axis.hi = viewHi;
+  drawHeat(p, axis, fm, fg);
+  drawLatest(p, axis, QRectF(axis.area.right() + gap, titleH, usable * 0.3, axis.area.height()), fm, fg);
+}
 
+// The image of every column in `axis.area`, the value ticks on its left and the first and last steps under it.
+void HeatmapWidget::Impl::drawHeat(QPainter& p, const ValueAxis& axis, const QFontMetricsF& fm, const QColor& fg) {
+  const QRectF& heat = axis.area;
   p.drawImage(heat, image, QRectF(0, 0, static_cast<double>(columns.size()), kRows));
   p.setPen(QColor(fg.red(), fg.green(), fg.blue(), 200));
-  for (std::size_t i = 0; i < ticks.size(); ++i) {
-    const double y = yOf(ticks[i]);
+  for (std::size_t i = 0; i < axis.ticks.size(); ++i) {
+    const double y = axis.y(axis.ticks[i]);
     p.drawLine(QPointF(heat.left() - 4, y), QPointF(heat.left(), y));
     p.drawText(QRectF(0, y - fm.height() / 2, heat.left() - 6, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
-               labels[static_cast<qsizetype>(i)]);
+               axis.labels[static_cast<qsizetype>(i)]);
   }
   const QRectF under(heat.left(), heat.bottom() + 3, heat.width(), fm.height());
   p.drawText(under, Qt::AlignLeft | Qt::AlignTop, QObject::tr("step %1").arg(columns.front().step));
   if (columns.size() > 1) p.drawText(under, Qt::AlignRight | Qt::AlignTop, QString::number(columns.back().step));
   p.setPen(QColor(fg.red(), fg.green(), fg.blue(), 90));
   p.drawRect(heat);
+}
 
-  // The latest histogram as horizontal bars on the same value axis.
+// The latest histogram as horizontal bars in `bars`, on the heatmap's value axis.
+void HeatmapWidget::Impl::drawLatest(QPainter& p, const ValueAxis& axis, const QRectF& bars, const QFontMetricsF& fm,
+                                     const QColor& fg) {
   const Histogram& last = columns.back();
   const float maxCount = *std::max_element(last.counts.begin(), last.counts.end());
   const std::size_t n = last.counts.size();
@@ -214,7 +236,7 @@ void HeatmapWidget::Impl::paint(QPainter& p, QSize size, const QFont& font, cons
   for (std::size_t i = 0; i < n && maxCount > 0; ++i) {
     const float c = last.counts[i];
     if (!(c > 0) || !std::isfinite(c)) continue;
-    const double y0 = yOf(last.lo + i * width), y1 = yOf(last.lo + (i + 1) * width);
+    const double y0 = axis.y(last.lo + i * width), y1 = axis.y(last.lo + (i + 1) * width);
     const double h = std::max(1.0, y0 - y1);  // at least a pixel, also for lo == hi
     // Whole pixels, so neighbouring bars meet without hairline gaps.
     const QRectF bar(bars.left(), y0 - h, bars.width() * c / maxCount, h);
