@@ -48,7 +48,7 @@ DataBounds boundsOf(const std::vector<PlotSeries>& series) {
 // The x range: the zoom, else every category, else the data (scatter plots get a margin so edge points are not cut
 // in half).
 void chooseXRange(PlotFrame& f, const DataBounds& d, const std::optional<std::pair<double, double>>& zoom,
-               qsizetype categories) {
+                  qsizetype categories) {
   if (zoom) {
     f.x0 = zoom->first;
     f.x1 = zoom->second;
