@@ -124,14 +124,7 @@ void Session::prepare() {
   // eats into another's connect timeout.
   if (clusterSet_ && clusterOptions_.active())
     cluster_ = std::make_shared<Cluster>(clusterOptions_, config_.pipeline.stages, config_.parallel.replicas);
-  if (clusterSet_ && clusterOptions_.active()) {
-    // One stage per process; the processes on this machine share its cores.
-    const int total = config_.train.threads > 0 ? int(config_.train.threads) : hardwareThreads();
-    const int local = clusterOptions_.local_world > 0 ? clusterOptions_.local_world : clusterOptions_.world;
-    threadsPerStage_ = configureThreads(std::max(1, total / local), 1);
-  } else {
-    threadsPerStage_ = configureThreads(int(config_.train.threads), config_.pipeline.stages);
-  }
+  setStageThreads();
   const std::string& init = config_.model.init_checkpoint;
   data_ = loadTaskData(config_, init.empty() || config_.task != "brown_lm" ? "" : checkpointVocab(init));
   BlockModel model = buildModel(config_, data_.shape, config_.train.seed);
@@ -139,19 +132,8 @@ void Session::prepare() {
 
   PipelineOptions o;
   o.starts = stageStarts(model);
-  if (cluster_) {  // measured cuts differ between processes: rank 0's are everyone's
-    const auto bytes = cluster_->broadcastWorld(cluster_->rank() == 0 ? json::to_cbor(json(o.starts)) : std::vector<uint8_t>{});
-    try {
-      o.starts = report::readCbor(bytes).get<std::vector<size_t>>();
-    } catch (const std::exception& e) {
-      throw ClusterError(std::string("rank 0 sent malformed stage cuts: ") + e.what());
-    }
-    bool valid = int(o.starts.size()) == config_.pipeline.stages && o.starts.front() == 0;
-    for (size_t s = 1; valid && s < o.starts.size(); ++s) valid = o.starts[s] > o.starts[s - 1] && o.starts[s] < model.size();
-    if (!valid)
-      throw ClusterError("rank 0 sent stage cuts " + json(o.starts).dump() + " that do not cut this rank's " +
-                         std::to_string(model.size()) + " blocks into " + std::to_string(config_.pipeline.stages) +
-                         " stages");
+  if (cluster_) {
+    o.starts = agreedStageCuts(o.starts, model.size());
     o.cluster = cluster_;
   }
   o.gradients = config_.compression.gradients;
@@ -164,26 +146,7 @@ void Session::prepare() {
   o.seed = config_.train.seed;
   o.aqsgd = {config_.compression.aqsgd_warmup_epochs, data_.trainSize()};
   o.threads_per_stage = threadsPerStage_;
-  const bool cuda = config_.pipeline.device == "cuda" || (config_.pipeline.device == "auto" && torch::cuda::is_available());
-  if (cuda) {
-    const int gpus = int(torch::cuda::device_count());
-    if (gpus == 0)
-      throw ConfigError("pipeline.device = cuda but no CUDA device is visible; use pipeline.device=cpu or auto");
-    for (int s = 0; s < config_.pipeline.stages; ++s)
-      o.devices.emplace_back(torch::kCUDA, (cluster_ ? cluster_->rank() : s) % gpus);
-  }
-  const std::string& backend = config_.parallel.backend;
-  if (backend == "nccl") {
-    std::string why;
-    if (!cuda) throw ConfigError("parallel.backend = nccl reduces CUDA gradients, but the stages run on the CPU; set "
-                                 "pipeline.device=cuda or parallel.backend=gloo");
-    if (!NcclGroup::available(&why)) throw ConfigError("parallel.backend = nccl: " + why + "; use parallel.backend=gloo");
-  }
-  o.nccl = cuda && (backend == "nccl" || (backend == "auto" && NcclGroup::available()));
-  if (cluster_) {  // one choice for every rank: a replica on NCCL and another on Gloo would never meet
-    const auto choice = cluster_->broadcastWorld({uint8_t(o.nccl ? 1 : 0)});
-    o.nccl = !choice.empty() && choice[0] == 1;
-  }
+  placeStages(o);
   checkAqsgdMemory(model, o.starts);
   pipeline_ = std::make_unique<Pipeline>(std::move(model), std::move(o));
 
@@ -195,6 +158,64 @@ void Session::prepare() {
   stepsPerEpoch_ = std::max<int64_t>(1, n / std::min<int64_t>(n, config_.train.batch_size));
   totalSteps_ = config_.train.epochs > 0 ? config_.train.epochs * stepsPerEpoch_ : config_.train.max_steps;
   if (config_.train.max_steps > 0) totalSteps_ = std::min(totalSteps_, config_.train.max_steps);
+}
+
+// Threads per stage: the configured (or all) cores over the stages in this process.
+void Session::setStageThreads() {
+  if (clusterSet_ && clusterOptions_.active()) {  // one stage per process: those on this machine share its cores
+    const int total = config_.train.threads > 0 ? int(config_.train.threads) : hardwareThreads();
+    const int local = clusterOptions_.local_world > 0 ? clusterOptions_.local_world : clusterOptions_.world;
+    threadsPerStage_ = configureThreads(std::max(1, total / local), 1);
+  } else {
+    threadsPerStage_ = configureThreads(int(config_.train.threads), config_.pipeline.stages);
+  }
+}
+
+// Measured cuts differ between processes: rank 0's are everyone's, checked against this rank's model.
+std::vector<size_t> Session::agreedStageCuts(const std::vector<size_t>& mine, size_t blocks) {
+  std::vector<size_t> starts;
+  const auto bytes =
+      cluster_->broadcastWorld(cluster_->rank() == 0 ? json::to_cbor(json(mine)) : std::vector<uint8_t>{});
+  try {
+    starts = report::readCbor(bytes).get<std::vector<size_t>>();
+  } catch (const std::exception& e) {
+    throw ClusterError(std::string("rank 0 sent malformed stage cuts: ") + e.what());
+  }
+  bool valid = int(starts.size()) == config_.pipeline.stages && starts.front() == 0;
+  for (size_t s = 1; valid && s < starts.size(); ++s) valid = starts[s] > starts[s - 1] && starts[s] < blocks;
+  if (!valid)
+    throw ClusterError("rank 0 sent stage cuts " + json(starts).dump() + " that do not cut this rank's " +
+                       std::to_string(blocks) + " blocks into " + std::to_string(config_.pipeline.stages) + " stages");
+  return starts;
+}
+
+// The device of every stage (one GPU each, round robin, where the run asks for CUDA) and whether replicas reduce
+// gradients over NCCL; every rank makes the same choice.
+void Session::placeStages(PipelineOptions& o) {
+  const bool cuda =
+      config_.pipeline.device == "cuda" || (config_.pipeline.device == "auto" && torch::cuda::is_available());
+  if (cuda) {
+    const int gpus = int(torch::cuda::device_count());
+    if (gpus == 0)
+      throw ConfigError("pipeline.device = cuda but no CUDA device is visible; use pipeline.device=cpu or auto");
+    for (int s = 0; s < config_.pipeline.stages; ++s)
+      o.devices.emplace_back(torch::kCUDA, (cluster_ ? cluster_->rank() : s) % gpus);
+  }
+  const std::string& backend = config_.parallel.backend;
+  if (backend == "nccl") {
+    std::string why;
+    if (!cuda)
+      throw ConfigError(
+          "parallel.backend = nccl reduces CUDA gradients, but the stages run on the CPU; set "
+          "pipeline.device=cuda or parallel.backend=gloo");
+    if (!NcclGroup::available(&why))
+      throw ConfigError("parallel.backend = nccl: " + why + "; use parallel.backend=gloo");
+  }
+  o.nccl = cuda && (backend == "nccl" || (backend == "auto" && NcclGroup::available()));
+  if (cluster_) {  // one choice for every rank: a replica on NCCL and another on Gloo would never meet
+    const auto choice = cluster_->broadcastWorld({uint8_t(o.nccl ? 1 : 0)});
+    o.nccl = !choice.empty() && choice[0] == 1;
+  }
 }
 
 void Session::checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& starts) {

@@ -73,7 +73,10 @@ class Session {
   void awaitRanks(Progress& p);
   nlohmann::json summarize(const Progress& p);
   void prepare();
+  void setStageThreads();
   std::vector<size_t> stageStarts(BlockModel& model);
+  std::vector<size_t> agreedStageCuts(const std::vector<size_t>& mine, size_t blocks);
+  void placeStages(PipelineOptions& o);
   bool handleCommands(int64_t step, double wall);  // false: stop
   bool handleClusterCommands(int64_t step, double wall);
   void announce(const CommandQueue::Turn& turn, int64_t step, double wall);
