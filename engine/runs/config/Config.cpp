@@ -116,73 +116,102 @@ std::string sparseCodecs() {
   return s;
 }
 
-void crossCheck(const Config& c, const std::string& source) {
+// Explicit cuts: one per stage after the first, strictly increasing, and only with pipeline.balance = explicit.
+void checkCuts(const Config& c, const std::string& source) {
   const auto& p = c.pipeline;
-  if (p.balance == "explicit") {
-    if (static_cast<int>(p.cuts.size()) != p.stages - 1)
-      throw ConfigError(source + ": pipeline.cuts has " + std::to_string(p.cuts.size()) +
-                        " entries but pipeline.stages = " + std::to_string(p.stages) + " needs " +
-                        std::to_string(p.stages - 1) + " (the first block of each stage after the first)");
-    for (size_t i = 1; i < p.cuts.size(); ++i)
-      if (p.cuts[i] <= p.cuts[i - 1])
-        throw ConfigError(source + ": pipeline.cuts must be strictly increasing, got " +
-                          c.json["pipeline"]["cuts"].dump());
-  } else if (!p.cuts.empty()) {
-    throw ConfigError(source + ": pipeline.cuts is set but pipeline.balance is '" + p.balance +
-                      "'; set pipeline.balance=explicit to use explicit cut points");
+  if (p.balance != "explicit") {
+    if (!p.cuts.empty())
+      throw ConfigError(source + ": pipeline.cuts is set but pipeline.balance is '" + p.balance +
+                        "'; set pipeline.balance=explicit to use explicit cut points");
+    return;
   }
-  if (p.microbatches > c.train.batch_size)
-    throw ConfigError(source + ": pipeline.microbatches = " + std::to_string(p.microbatches) +
-                      " exceeds train.batch_size = " + std::to_string(c.train.batch_size) +
-                      "; every micro-batch needs at least one sample");
+  if (static_cast<int>(p.cuts.size()) != p.stages - 1)
+    throw ConfigError(source + ": pipeline.cuts has " + std::to_string(p.cuts.size()) +
+                      " entries but pipeline.stages = " + std::to_string(p.stages) + " needs " +
+                      std::to_string(p.stages - 1) + " (the first block of each stage after the first)");
+  for (size_t i = 1; i < p.cuts.size(); ++i)
+    if (p.cuts[i] <= p.cuts[i - 1])
+      throw ConfigError(source + ": pipeline.cuts must be strictly increasing, got " +
+                        c.json["pipeline"]["cuts"].dump());
+}
+
+// The batch splits into every replica's micro-batches, and the run has an end.
+void checkBatching(const Config& c, const std::string& source) {
+  const int64_t batch = c.train.batch_size, micro = c.pipeline.microbatches, replicas = c.parallel.replicas;
+  if (micro > batch)
+    throw ConfigError(source + ": pipeline.microbatches = " + std::to_string(micro) + " exceeds train.batch_size = " +
+                      std::to_string(batch) + "; every micro-batch needs at least one sample");
   if (c.train.epochs == 0 && c.train.max_steps == 0)
     throw ConfigError(source + ": train.epochs and train.max_steps are both 0; set one of them to end the run");
+  if (replicas > 1 && c.parallel.mode == "threads")
+    throw ConfigError(source + ": parallel.replicas = " + std::to_string(replicas) +
+                      " needs one process per stage and replica, but parallel.mode = threads; set parallel.mode=auto "
+                      "or processes");
+  if (replicas > 1 && batch % replicas != 0)
+    throw ConfigError(source + ": train.batch_size = " + std::to_string(batch) +
+                      " does not split evenly over parallel.replicas = " + std::to_string(replicas) +
+                      "; use a batch size that is a multiple of the replicas");
+  if (micro * replicas > batch)
+    throw ConfigError(source + ": pipeline.microbatches = " + std::to_string(micro) + " x parallel.replicas = " +
+                      std::to_string(replicas) + " exceeds train.batch_size = " + std::to_string(batch) +
+                      "; every replica's micro-batch needs at least one sample");
+}
+
+// The compensations that also work on gradients (every one but those for forward activations only).
+std::string backwardCompensations() {
+  std::string s;
+  for (const auto& m : catalogue::compensations())
+    if (!m.forwardOnly) s += (s.empty() ? "" : ", ") + m.name;
+  return s;
+}
+
+// One direction's compressor: the controller fits the codec, the bit widths exist, the compensation fits the
+// direction.
+void checkDirection(const CompressionOptions& o, const std::string& where, bool forward, const std::string& source) {
+  if (o.adapt != "none" && !o.sparse())
+    throw ConfigError(source + ": " + where + ".adapt = " + o.adapt + " adapts a sparsifier's K, but " + where +
+                      ".method is " + o.method + "; use one of " + sparseCodecs());
+  if (const std::string why = checkController(o, where); !why.empty()) throw ConfigError(source + ": " + why);
+  if (o.bits > 8 && o.bits != 16)
+    throw ConfigError(source + ": " + where + ".bits = " + std::to_string(o.bits) +
+                      " is not allowed: use 1..8, or 16 for an fp16 cast");
+  if (o.value_bits > 8 && o.value_bits != 16 && o.value_bits != 32)
+    throw ConfigError(source + ": " + where + ".value_bits = " + std::to_string(o.value_bits) +
+                      " is not allowed: use 1..8, 16 (fp16) or 32 (float32)");
+  const MethodSpec* compensation = catalogue::compensation(o.feedback);
+  if (compensation && compensation->forwardOnly && !forward)
+    throw ConfigError(source + ": " + where + ".feedback = " + o.feedback + " applies to forward activations only; " +
+                      "backward gradients use one of " + backwardCompensations());
+}
+
+// Every direction's compressor, the per-boundary ones included, and every boundary named exists.
+void checkCompression(const Config& c, const std::string& source) {
+  checkDirection(c.compression.forward, "compression.forward", true, source);
+  checkDirection(c.compression.backward, "compression.backward", false, source);
+  checkDirection(c.compression.gradients, "compression.gradients", false, source);
+  for (size_t i = 0; i < c.compression.boundary_forward.size(); ++i) {
+    const std::string at = "compression.boundaries." + std::to_string(i);
+    checkDirection(c.compression.boundary_forward[i], at + ".forward", true, source);
+    checkDirection(c.compression.boundary_backward[i], at + ".backward", false, source);
+  }
+  const int stages = c.pipeline.stages;
+  const json& b = c.json["compression"].value("boundaries", json::object());
+  for (auto it = b.begin(); it != b.end(); ++it)
+    if (std::stoi(it.key()) >= stages - 1)
+      throw ConfigError(source + ": compression.boundaries." + it.key() +
+                        " names a boundary that does not exist; with " + std::to_string(stages) +
+                        " stages the boundaries are 0.." + std::to_string(stages - 2));
+}
+
+// The rules between keys that no single key's range can express.
+void crossCheck(const Config& c, const std::string& source) {
+  checkCuts(c, source);
+  checkBatching(c, source);
   for (char g : c.data.genres + c.data.eval_genres)
     if (g < 'a' || g > 'r')
       throw ConfigError(source + ": data.genres/data.eval_genres contain '" + std::string(1, g) +
                         "'; Brown genres are the letters a..r");
-  auto checkDirection = [&](const CompressionOptions& o, const std::string& where, bool forward) {
-    if (o.adapt != "none" && !o.sparse())
-      throw ConfigError(source + ": " + where + ".adapt = " + o.adapt + " adapts a sparsifier's K, but " + where +
-                        ".method is " + o.method + "; use one of " + sparseCodecs());
-    if (const std::string why = checkController(o, where); !why.empty()) throw ConfigError(source + ": " + why);
-    if (o.bits > 8 && o.bits != 16)
-      throw ConfigError(source + ": " + where + ".bits = " + std::to_string(o.bits) +
-                        " is not allowed: use 1..8, or 16 for an fp16 cast");
-    if (o.value_bits > 8 && o.value_bits != 16 && o.value_bits != 32)
-      throw ConfigError(source + ": " + where + ".value_bits = " + std::to_string(o.value_bits) +
-                        " is not allowed: use 1..8, 16 (fp16) or 32 (float32)");
-    const MethodSpec* compensation = catalogue::compensation(o.feedback);
-    if (compensation && compensation->forwardOnly && !forward)
-      throw ConfigError(source + ": " + where + ".feedback = aqsgd applies to forward activations only; backward "
-                        "gradients on an AQ-SGD link use their own compressor (choose none, ef, ef21, diana or randdiana)");
-  };
-  checkDirection(c.compression.forward, "compression.forward", true);
-  checkDirection(c.compression.backward, "compression.backward", false);
-  checkDirection(c.compression.gradients, "compression.gradients", false);
-  const auto& par = c.parallel;
-  if (par.replicas > 1 && par.mode == "threads")
-    throw ConfigError(source + ": parallel.replicas = " + std::to_string(par.replicas) +
-                      " needs one process per stage and replica, but parallel.mode = threads; set parallel.mode=auto "
-                      "or processes");
-  if (par.replicas > 1 && c.train.batch_size % par.replicas != 0)
-    throw ConfigError(source + ": train.batch_size = " + std::to_string(c.train.batch_size) +
-                      " does not split evenly over parallel.replicas = " + std::to_string(par.replicas) +
-                      "; use a batch size that is a multiple of the replicas");
-  if (p.microbatches * par.replicas > c.train.batch_size)
-    throw ConfigError(source + ": pipeline.microbatches = " + std::to_string(p.microbatches) + " x parallel.replicas = " +
-                      std::to_string(par.replicas) + " exceeds train.batch_size = " + std::to_string(c.train.batch_size) +
-                      "; every replica's micro-batch needs at least one sample");
-  for (size_t i = 0; i < c.compression.boundary_forward.size(); ++i) {
-    const std::string at = "compression.boundaries." + std::to_string(i);
-    checkDirection(c.compression.boundary_forward[i], at + ".forward", true);
-    checkDirection(c.compression.boundary_backward[i], at + ".backward", false);
-  }
-  const json& b = c.json["compression"].value("boundaries", json::object());
-  for (auto it = b.begin(); it != b.end(); ++it)
-    if (std::stoi(it.key()) >= p.stages - 1)
-      throw ConfigError(source + ": compression.boundaries." + it.key() + " names a boundary that does not exist; with " +
-                        std::to_string(p.stages) + " stages the boundaries are 0.." + std::to_string(p.stages - 2));
+  checkCompression(c, source);
 }
 
 }  // namespace

@@ -77,7 +77,8 @@ TEST(Config, EveryBadValueClassIsRejected) {
   expectRejected({{"compression", {{"forward", {{"method", "zip"}}}}}}, {"compression.forward.method", "one of none"});
   expectRejected({{"compression", {{"forward", {{"bits", 12}}}}}}, {"compression.forward.bits = 12", "16 for an fp16"});
   expectRejected({{"compression", {{"backward", {{"value_bits", 20}}}}}}, {"value_bits = 20"});
-  expectRejected({{"compression", {{"backward", {{"feedback", "aqsgd"}}}}}}, {"forward activations only"});
+  expectRejected({{"compression", {{"backward", {{"feedback", "aqsgd"}}}}}},
+                 {"forward activations only", "use one of none, ef, ef21, diana, randdiana"});
   expectRejected({{"compression", {{"forward", {{"k", 0}}}}}}, {"compression.forward.k = 0"});
   // Lists.
   expectRejected({{"pipeline", {{"cuts", {1, "x"}}}}}, {"pipeline.cuts", "a list of integers"});
