@@ -1,5 +1,5 @@
 // pipesqueeze: the desktop lab. With no arguments it opens on the last (or the default) preset, ready to start;
-// `pipesqueeze --preset FILE --start` opens a preset and starts it at once.
+// `pipesqueeze FILE.json` (or `--preset FILE`) opens a preset, and `--start` starts it at once.
 #include "app/ui/MainWindow.h"
 #include "app/ui/SessionBridge.h"
 
@@ -9,6 +9,71 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <optional>
+
+namespace {
+
+struct GuiOptions {
+  ps::ui::MainWindowOptions window;
+  bool start = false, quitWhenDone = false;
+};
+
+void fail(const QString& message) {
+  std::fprintf(stderr, "pipesqueeze: %s\n", qPrintable(message));
+}
+
+// The command line; nothing when it is wrong (the reason is printed, the exit code is 2).
+std::optional<GuiOptions> parseCommandLine(const QApplication& app) {
+  QCommandLineParser cli;
+  cli.setApplicationDescription(QStringLiteral("PipeSqueeze: communication compression in pipeline-parallel training"));
+  cli.addHelpOption();
+  cli.addVersionOption();
+  cli.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A preset file to open (as --preset does)."),
+                            QStringLiteral("[FILE]"));
+  const QCommandLineOption preset(QStringLiteral("preset"), QStringLiteral("Open this preset file."),
+                                  QStringLiteral("FILE"));
+  const QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start the preset at once."));
+  const QCommandLineOption store(QStringLiteral("store"), QStringLiteral("Run store file (default: XDG data folder)."),
+                                 QStringLiteral("FILE"));
+  const QCommandLineOption quitAfter(QStringLiteral("quit-when-done"),
+                                     QStringLiteral("Quit when the started run ends (scripted demos)."));
+  cli.addOptions({preset, start, store, quitAfter});
+  cli.process(app);
+
+  GuiOptions o;
+  o.window.storePath = cli.value(store);
+  o.window.presetPath = cli.value(preset);
+  o.start = cli.isSet(start);
+  o.quitWhenDone = cli.isSet(quitAfter);
+  const QStringList files = cli.positionalArguments();
+  if (files.size() > 1) {
+    fail(QStringLiteral("one preset file at a time, got %1: %2").arg(files.size()).arg(files.join(QLatin1Char(' '))));
+    return std::nullopt;
+  }
+  if (!files.isEmpty() && !o.window.presetPath.isEmpty()) {
+    fail(QStringLiteral("a preset given twice (%1 and --preset %2); give one").arg(files[0], o.window.presetPath));
+    return std::nullopt;
+  }
+  if (!files.isEmpty()) o.window.presetPath = files[0];
+  return o;
+}
+
+// Scripted use: quit when the run ends, with the CLI's exit codes (0 finished, 1 anything else, 2 not started).
+// Closing the window stops the run; the app quits when the run has ended.
+void quitWhenRunEnds(QApplication& app, ps::ui::MainWindow* window) {
+  QApplication::setQuitOnLastWindowClosed(false);
+  QObject::connect(&app, &QGuiApplication::lastWindowClosed, &app, [window] {
+    if (!window->bridge()->running()) QApplication::exit(1);
+  });
+  QObject::connect(window->bridge(), &ps::ui::SessionBridge::runEnded, &app,
+                   [](const QString& status) { QApplication::exit(status == QLatin1String("finished") ? 0 : 1); });
+  QObject::connect(window->bridge(), &ps::ui::SessionBridge::startFailed, &app, [](const QString& message) {
+    fail(message);
+    QApplication::exit(2);
+  });
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -19,62 +84,35 @@ int main(int argc, char** argv) {
   QApplication::setDesktopFileName(QStringLiteral("pipesqueeze"));
   QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/pipesqueeze.svg")));
 
-  QCommandLineParser cli;
-  cli.setApplicationDescription(QStringLiteral("PipeSqueeze: communication compression in pipeline-parallel training"));
-  cli.addHelpOption();
-  cli.addVersionOption();
-  const QCommandLineOption preset(QStringLiteral("preset"), QStringLiteral("Open this preset file."), QStringLiteral("FILE"));
-  const QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start the preset at once."));
-  const QCommandLineOption store(QStringLiteral("store"), QStringLiteral("Run store file (default: XDG data folder)."),
-                                 QStringLiteral("FILE"));
-  const QCommandLineOption quitAfter(QStringLiteral("quit-when-done"),
-                                     QStringLiteral("Quit when the started run ends (scripted demos)."));
-  cli.addOptions({preset, start, store, quitAfter});
-  cli.process(app);
-
-  ps::ui::MainWindowOptions options;
-  options.storePath = cli.value(store);
-  options.presetPath = cli.value(preset);
+  const std::optional<GuiOptions> options = parseCommandLine(app);
+  if (!options) return 2;
   std::unique_ptr<ps::ui::MainWindow> window;
   try {
-    window = std::make_unique<ps::ui::MainWindow>(options);
+    window = std::make_unique<ps::ui::MainWindow>(options->window);
   } catch (const std::exception& e) {
-    const QString message = QString::fromUtf8(e.what());
-    std::fprintf(stderr, "pipesqueeze: %s\n", e.what());
-    QMessageBox::critical(nullptr, QStringLiteral("PipeSqueeze"),
-                          QStringLiteral("PipeSqueeze could not open its run store:\n%1").arg(message));
+    fail(QString::fromUtf8(e.what()));
+    QMessageBox::critical(
+        nullptr, QStringLiteral("PipeSqueeze"),
+        QStringLiteral("PipeSqueeze could not open its run store:\n%1").arg(QString::fromUtf8(e.what())));
     return 2;
   }
   window->show();
   if (!window->startupError().isEmpty()) {
-    std::fprintf(stderr, "pipesqueeze: %s\n", qPrintable(window->startupError()));
-    if (cli.isSet(quitAfter)) return 2;
+    fail(window->startupError());
+    if (options->quitWhenDone) return 2;
     // Shown once the window is up, so it is a dialog in front of it rather than a line in the status bar.
     QTimer::singleShot(0, window.get(), [&] {
       QMessageBox::warning(window.get(), QStringLiteral("PipeSqueeze"),
                            QStringLiteral("%1\n\nThe default preset is loaded instead.").arg(window->startupError()));
     });
-  } else if (cli.isSet(start)) {
+  } else if (options->start) {
     QTimer::singleShot(0, window.get(), [&] {
       const QString error = window->startRun();
       if (error.isEmpty()) return;
-      std::fprintf(stderr, "pipesqueeze: %s\n", qPrintable(error));
-      if (cli.isSet(quitAfter)) QApplication::exit(2);
+      fail(error);
+      if (options->quitWhenDone) QApplication::exit(2);
     });
   }
-  // Scripted use: quit when the run ends, with the CLI's exit codes (0 finished, 1 anything else).
-  if (cli.isSet(quitAfter)) {
-    // Closing the window stops the run; the app quits when the run has ended, with the run's exit code.
-    QApplication::setQuitOnLastWindowClosed(false);
-    QObject::connect(&app, &QGuiApplication::lastWindowClosed, &app, [&] {
-      if (!window->bridge()->running()) QApplication::exit(1);
-    });
-    QObject::connect(window->bridge(), &ps::ui::SessionBridge::runEnded, &app,
-                     [](const QString& status) { QApplication::exit(status == QLatin1String("finished") ? 0 : 1); });
-    QObject::connect(window->bridge(), &ps::ui::SessionBridge::startFailed, &app, [](const QString& message) {
-      std::fprintf(stderr, "pipesqueeze: %s\n", qPrintable(message));
-      QApplication::exit(2);
-    });
-  }
+  if (options->quitWhenDone) quitWhenRunEnds(app, window.get());
   return app.exec();
 }

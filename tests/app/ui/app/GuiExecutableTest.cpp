@@ -1,7 +1,10 @@
-// The `pipesqueeze` executable as a user or a script starts it: `--preset FILE --start` trains at once and the
-// run lands in the store; bad input exits with a message naming the problem.
+// The `pipesqueeze` executable as a user, a desktop file or a script starts it: `--preset FILE --start` (or the file
+// as the argument) trains at once and the run lands in the store; bad input exits with a message naming the problem.
 #include "engine/runs/store/RunStore.h"
 
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -23,6 +26,47 @@ class GuiExecutableTest : public QObject {
     QCOMPARE(int(list.size()), 1);
     QCOMPARE(list[0].status, std::string("finished"));
     QVERIFY(!runs.metrics(list[0].id, "train/loss").empty());
+  }
+
+  // A file manager or the desktop file's `%f` passes the preset as the one argument.
+  void aFileArgumentOpensThatPreset() {
+    QTemporaryDir dir;
+    QFile smoke(PIPESQUEEZE_SOURCE_DIR "/presets/smoke.json");
+    QVERIFY(smoke.open(QIODevice::ReadOnly));
+    QJsonObject preset = QJsonDocument::fromJson(smoke.readAll()).object();
+    QJsonObject run = preset["run"].toObject();
+    run["name"] = "opened from the argument";
+    preset["run"] = run;
+    QFile file(dir.filePath("mine.json"));
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QJsonDocument(preset).toJson());
+    file.close();
+
+    const QString store = dir.filePath("runs.sqlite");
+    QProcess gui;
+    gui.setProcessEnvironment(environment(dir));
+    gui.start(PIPESQUEEZE_GUI, {file.fileName(), "--start", "--store", store, "--quit-when-done"});
+    QVERIFY(gui.waitForFinished(180000));
+    QVERIFY2(gui.exitCode() == 0, gui.readAllStandardError().constData());
+    const auto list = ps::RunStore(store.toStdString()).listRuns();
+    QCOMPARE(int(list.size()), 1);
+    QCOMPARE(list[0].name, std::string("opened from the argument"));
+  }
+
+  void aPresetGivenTwiceOrTwoFilesAreRefused() {
+    QTemporaryDir dir;
+    const QString smoke = PIPESQUEEZE_SOURCE_DIR "/presets/smoke.json";
+    for (const QStringList& args : {QStringList{smoke, "--preset", smoke}, QStringList{smoke, smoke}}) {
+      QProcess gui;
+      gui.setProcessEnvironment(environment(dir));
+      gui.start(PIPESQUEEZE_GUI,
+                args + QStringList{"--start", "--store", dir.filePath("runs.sqlite"), "--quit-when-done"});
+      QVERIFY(gui.waitForFinished(60000));
+      QCOMPARE(gui.exitCode(), 2);
+      const QByteArray err = gui.readAllStandardError();
+      QVERIFY2(err.contains("given twice") || err.contains("one preset file at a time"), err.constData());
+    }
+    QVERIFY(!QFile::exists(dir.filePath("runs.sqlite")));  // refused before anything was opened
   }
 
   void missingPresetIsNamed() {
