@@ -1,11 +1,13 @@
 #include "tests/app/CliRunner.h"
 
 #include "engine/data/Npy.h"
+#include "engine/runs/CodeVersion.h"
 #include "engine/runs/store/RunStore.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -45,6 +47,15 @@ TEST(Cli, TrainPrintsAJsonSummaryLastAndExitsZero) {
   EXPECT_EQ(run->name, "cli smoke");
   EXPECT_EQ(run->status, "finished");
   EXPECT_EQ(json::parse(run->summary_json)["steps"], 60);
+}
+
+TEST(Cli, VersionNamesTheBuildAndItsLibTorch) {
+  const auto r = runCli({"--version"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find(std::string("pipesqueeze-cli ") + ps::codeVersion()), std::string::npos) << r.out;
+  const size_t torch = r.out.find("(LibTorch ");
+  ASSERT_NE(torch, std::string::npos) << r.out;
+  EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(r.out[torch + 10]))) << r.out;
 }
 
 TEST(Cli, PipedOutputIsPlainLines) {
