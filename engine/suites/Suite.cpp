@@ -268,21 +268,15 @@ std::vector<uint64_t> Suite::seedList(int count) const {
   return out;
 }
 
-std::string suiteDirectory() {
-  return presetDirectory() + "/suites";
-}
-
 std::vector<std::string> suiteFiles() {
   std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(suiteDirectory(), ec))
-    if (e.path().extension() == ".json") out.push_back(e.path().string());
-  std::sort(out.begin(), out.end());
+  for (const PresetFile& f : listPresets("suites"))
+    if (!f.shadowed) out.push_back(f.path);
   return out;
 }
 
 std::string resolveSuite(const std::string& nameOrPath) {
-  return resolveJsonFile(nameOrPath, suiteDirectory(), "suite", "pipesqueeze-cli suite list shows them");
+  return resolveJsonFile(nameOrPath, presetFolders("suites"), "suite", "pipesqueeze-cli suite list shows them");
 }
 
 }  // namespace ps

@@ -77,11 +77,10 @@ struct Suite {
   const std::string& targetOf() const { return target.of.empty() ? variants.front().name : target.of; }
 };
 
-// Where bundled suites live ($PIPESQUEEZE_PRESETS/suites or the source tree's presets/suites).
-std::string suiteDirectory();
-// Every suite file there, sorted by name.
+// Every suite file in the suites/ folders of the preset search path (PresetSearch.h), folder by folder and each
+// sorted by name; a name found earlier hides the same name later.
 std::vector<std::string> suiteFiles();
-// A suite by path, or by name from suiteDirectory(); ConfigError naming what was tried.
+// A suite by path, or by name from those folders; ConfigError naming what was tried.
 std::string resolveSuite(const std::string& nameOrPath);
 
 }  // namespace ps

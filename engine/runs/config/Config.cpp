@@ -349,22 +349,4 @@ void setConfigValue(json& config, const std::string& key, const json& value) {
   setPath(config, key, checkValue(*spec, key, value, "setting"));
 }
 
-std::string presetDirectory() {
-  if (const char* env = std::getenv("PIPESQUEEZE_PRESETS")) return env;
-  return std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets";
-}
-
-std::string resolveJsonFile(const std::string& nameOrPath, const std::string& folder, const std::string& what,
-                            const std::string& hint) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_regular_file(nameOrPath, ec)) return nameOrPath;
-  for (const std::string candidate : {folder + "/" + nameOrPath, folder + "/" + nameOrPath + ".json"})
-    if (fs::is_regular_file(candidate, ec)) return candidate;
-  throw ConfigError("no " + what + " '" + nameOrPath + "': give a path to a JSON file or a name from " + folder +
-                    (hint.empty() ? "" : " (" + hint + ")"));
-}
-
-std::string resolvePreset(const std::string& preset) { return resolveJsonFile(preset, presetDirectory(), "preset"); }
-
 }  // namespace ps

@@ -3,6 +3,7 @@
 // The JSON is what a run store keeps, so any run can be replayed exactly.
 #include "engine/compress/spec/CompressionOptions.h"
 #include "engine/errors/ConfigError.h"
+#include "engine/runs/config/PresetSearch.h"
 
 #include <nlohmann/json.hpp>
 
@@ -83,13 +84,5 @@ void applyOverride(nlohmann::json& config, const std::string& assignment);
 // Reads or sets one key of a JSON config by dot path; setConfigValue checks the value against the schema.
 nlohmann::json configValue(const nlohmann::json& config, const std::string& key);
 void setConfigValue(nlohmann::json& config, const std::string& key, const nlohmann::json& value);
-
-// The folder holding the bundled presets ($PIPESQUEEZE_PRESETS or the source tree's presets/).
-std::string presetDirectory();
-// A preset given as a path, or as a name (with or without .json) from presetDirectory(); ConfigError otherwise.
-std::string resolvePreset(const std::string& preset);
-// The same for any JSON file kept by name in `folder` (`what` names it in the error, `hint` says where to look).
-std::string resolveJsonFile(const std::string& nameOrPath, const std::string& folder, const std::string& what,
-                            const std::string& hint = "");
 
 }  // namespace ps

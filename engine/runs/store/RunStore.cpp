@@ -1,7 +1,6 @@
 #include "engine/runs/store/RunStore.h"
 
-#include <pwd.h>
-#include <unistd.h>
+#include "engine/runs/UserFolders.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -24,17 +23,6 @@ const char* const kOrphanReason = "process ended without closing the run";
 std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
-}
-
-std::string homeFolder() {
-  std::string home = env("HOME");
-  if (!home.empty()) return home;
-  struct passwd pw {};
-  struct passwd* found = nullptr;
-  char buf[16384];
-  if (getpwuid_r(getuid(), &pw, buf, sizeof buf, &found) == 0 && found && found->pw_dir)
-    home = found->pw_dir;
-  return home;
 }
 
 void prepareLocation(const std::string& path) {
@@ -103,14 +91,11 @@ RunStore::~RunStore() = default;
 
 std::string RunStore::defaultPath() {
   if (std::string s = env("PIPESQUEEZE_STORE"); !s.empty()) return s;
-  // The XDG spec says to ignore relative paths.
-  if (std::string x = env("XDG_DATA_HOME"); !x.empty() && x.front() == '/')
-    return (fs::path(x) / "pipesqueeze" / "runs.sqlite").string();
-  const std::string home = homeFolder();
-  if (home.empty())
+  const std::string folder = userDataFolder();
+  if (folder.empty())
     throw StoreError("cannot tell where to keep runs: HOME is not set. Set PIPESQUEEZE_STORE "
                      "to a file, e.g. /tmp/pipesqueeze/runs.sqlite.");
-  return (fs::path(home) / ".local" / "share" / "pipesqueeze" / "runs.sqlite").string();
+  return (fs::path(folder) / "runs.sqlite").string();
 }
 
 const std::string& RunStore::path() const { return impl_->db.path(); }
