@@ -1,5 +1,6 @@
 // pipesqueeze-cli: the headless face of the engine.
 #include "app/cli/CodecCommand.h"
+#include "app/cli/PresetsCommand.h"
 #include "app/cli/RunsCommand.h"
 #include "app/cli/SuiteCommand.h"
 #include "app/cli/TrainCommand.h"
@@ -25,6 +26,8 @@ int main(int argc, char** argv) {
   ps::cli::addSuiteCommand(app, suites);
   ps::cli::CodecOptions codec;
   ps::cli::addCodecCommand(app, codec);
+  ps::cli::PresetsOptions presets;
+  ps::cli::addPresetsCommand(app, presets);
   app.add_subcommand("keys", "Print every configuration key as a Markdown table");
   try {
     app.parse(argc, argv);
@@ -35,6 +38,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("train") || app.got_subcommand("launch")) return ps::cli::runTrain(train);
     if (app.got_subcommand("suite")) return ps::cli::runSuite(app, suites);
     if (app.got_subcommand("codec")) return ps::cli::runCodec(codec);
+    if (app.got_subcommand("presets")) return ps::cli::runPresets(presets);
     if (app.got_subcommand("keys")) {
       std::cout << ps::ConfigSchema::instance().markdown();
       return 0;

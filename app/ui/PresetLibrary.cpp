@@ -22,13 +22,19 @@ std::vector<PresetEntry> scan(const QString& dir, bool user) {
 }  // namespace
 
 PresetLibrary::PresetLibrary(QString userDir) : userDir_(std::move(userDir)) {
-  if (userDir_.isEmpty())
-    userDir_ = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/presets");
+  if (!userDir_.isEmpty()) return;
+  // The folder the CLI finds presets in too. Earlier versions saved into Qt's own data folder: still listed.
+  userDir_ = QString::fromStdString(userPresetDirectory());
+  const QString earlier = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/presets");
+  if (earlier != userDir_ && QDir(earlier).exists()) earlierDir_ = earlier;
+  if (userDir_.isEmpty()) userDir_ = earlier;  // no home folder known to the engine: Qt's answer
 }
 
 std::vector<PresetEntry> PresetLibrary::list() const {
   auto out = scan(QString::fromStdString(presetDirectory()), false);
   for (auto& e : scan(userDir_, true)) out.push_back(std::move(e));
+  if (!earlierDir_.isEmpty())
+    for (auto& e : scan(earlierDir_, true)) out.push_back(std::move(e));
   return out;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// ps::ui::PresetLibrary: the presets the app offers: those bundled in presets/ and the user's own, saved from the
-// current settings into the app's data folder. User presets are never overwritten without the caller asking.
+// ps::ui::PresetLibrary: the presets the app offers: the bundled ones (installed, or the source tree's) and the
+// user's own, saved from the current settings into the user preset folder the CLI also searches
+// (userPresetDirectory()). User presets are never overwritten without the caller asking.
 #include <QString>
 #include <QStringList>
 
@@ -17,7 +18,7 @@ struct PresetEntry {
 
 class PresetLibrary {
  public:
-  // userDir: where user presets are saved (created on demand). Empty: the app's data folder.
+  // userDir: where user presets are saved (created on demand). Empty: the user preset folder shared with the CLI.
   explicit PresetLibrary(QString userDir = {});
 
   std::vector<PresetEntry> list() const;  // bundled first, then the user's; each group sorted by name
@@ -29,6 +30,7 @@ class PresetLibrary {
 
  private:
   QString userDir_;
+  QString earlierDir_;  // where earlier versions saved user presets, when it exists: listed, never written
 };
 
 }  // namespace ps::ui

@@ -28,16 +28,18 @@ std::string freshStore(const std::string& name) {
 
 const std::string kSmoke = std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets/smoke.json";
 
-int lineCount(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
+int lineCount(const std::string& s) {
+  return int(std::count(s.begin(), s.end(), '\n'));
+}
 
 TEST(Cli, TrainPrintsAJsonSummaryLastAndExitsZero) {
   const auto store = freshStore("json");
   auto r = runCli({"train", "--preset", kSmoke, "--store", store, "--json", "--name", "cli smoke"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   const json summary = json::parse(r.lastLine());
-  for (const char* key : {"run_id", "status", "steps", "train_loss", "eval_loss", "eval_accuracy",
-                          "eval_loss_uncompressed", "eval_accuracy_uncompressed", "bytes_raw", "bytes_wire",
-                          "wall_seconds", "emulated_seconds"})
+  for (const char* key :
+       {"run_id", "status", "steps", "train_loss", "eval_loss", "eval_accuracy", "eval_loss_uncompressed",
+        "eval_accuracy_uncompressed", "bytes_raw", "bytes_wire", "wall_seconds", "emulated_seconds"})
     EXPECT_TRUE(summary.contains(key)) << key;
   EXPECT_EQ(summary["status"], "finished");
   EXPECT_EQ(summary["steps"], 60);
@@ -56,6 +58,29 @@ TEST(Cli, VersionNamesTheBuildAndItsLibTorch) {
   const size_t torch = r.out.find("(LibTorch ");
   ASSERT_NE(torch, std::string::npos) << r.out;
   EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(r.out[torch + 10]))) << r.out;
+}
+
+// A preset saved in the app's user folder is found by name, and `presets` says where each one was found.
+TEST(Cli, FindsTheUsersPresetsByNameAndListsWhereEachCameFrom) {
+  const auto home = fs::temp_directory_path() / ("pipesqueeze-cli-xdg-" + std::to_string(::getpid()));
+  fs::remove_all(home);
+  fs::create_directories(home / "pipesqueeze" / "presets");
+  const std::string mine = (home / "pipesqueeze" / "presets" / "my-smoke.json").string();
+  fs::copy_file(kSmoke, mine);
+  const std::vector<std::string> env{"XDG_DATA_HOME=" + home.string(), "PIPESQUEEZE_STORE=" + freshStore("xdg")};
+
+  const auto listed = runCli({"presets"}, env);
+  EXPECT_EQ(listed.exitCode, 0) << listed.err;
+  EXPECT_NE(listed.out.find("1. user: " + (home / "pipesqueeze" / "presets").string()), std::string::npos)
+      << listed.out;
+  EXPECT_NE(listed.out.find(mine), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find(std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets/smoke.json"), std::string::npos)
+      << listed.out;
+
+  const auto trained = runCli({"train", "--preset", "my-smoke", "--set", "train.max_steps=5", "--json"}, env);
+  EXPECT_EQ(trained.exitCode, 0) << trained.err;
+  EXPECT_EQ(nlohmann::json::parse(trained.lastLine())["status"], "finished") << trained.out;
+  fs::remove_all(home);
 }
 
 TEST(Cli, PipedOutputIsPlainLines) {
@@ -214,20 +239,21 @@ TEST(Cli, CodecEncodesAndDecodesSavedTensorsWithAndWithoutState) {
   for (int i = 0; i < 2000; ++i) x.values.push_back(float((i * 7919) % 1000) / 500.f - 1.f);
   writeNpy(at("x.npy"), x);
 
-  auto r = runCli({"codec", "encode", "--method", "topk", "--set", "k=0.1", "--set", "value_bits=16", at("x.npy"),
-                   at("x.bin")});
+  auto r = runCli(
+      {"codec", "encode", "--method", "topk", "--set", "k=0.1", "--set", "value_bits=16", at("x.npy"), at("x.bin")});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   auto e = json::parse(r.lastLine());
   EXPECT_EQ(e["method"], "topk");
   EXPECT_EQ(e["shape"], json::array({40, 50}));
   EXPECT_DOUBLE_EQ(e["density"].get<double>(), 0.1);
-  EXPECT_EQ(e["wire_bytes"].get<uint64_t>(), fs::file_size(at("x.bin")) - 12 - [&] {
-    std::ifstream in(at("x.bin"), std::ios::binary);
-    in.seekg(8);
-    unsigned char b[4];
-    in.read(reinterpret_cast<char*>(b), 4);
-    return uint64_t(b[0]) | uint64_t(b[1]) << 8 | uint64_t(b[2]) << 16 | uint64_t(b[3]) << 24;
-  }());
+  EXPECT_EQ(
+      e["wire_bytes"].get<uint64_t>(), fs::file_size(at("x.bin")) - 12 - [&] {
+        std::ifstream in(at("x.bin"), std::ios::binary);
+        in.seekg(8);
+        unsigned char b[4];
+        in.read(reinterpret_cast<char*>(b), 4);
+        return uint64_t(b[0]) | uint64_t(b[1]) << 8 | uint64_t(b[2]) << 16 | uint64_t(b[3]) << 24;
+      }());
   EXPECT_GT(e["ratio"].get<double>(), 5.0);
   r = runCli({"codec", "decode", at("x.bin"), at("y.npy")});
   ASSERT_EQ(r.exitCode, 0) << r.err;
@@ -247,8 +273,8 @@ TEST(Cli, CodecEncodesAndDecodesSavedTensorsWithAndWithoutState) {
   std::vector<double> errors;
   for (int i = 0; i < 3; ++i) {
     const std::string bin = at("s" + std::to_string(i) + ".bin");
-    r = runCli({"codec", "encode", "--method", "topk", "--set", "k=0.1", "--feedback", "ef21", "--state",
-                at("sender"), at("x.npy"), bin});
+    r = runCli({"codec", "encode", "--method", "topk", "--set", "k=0.1", "--feedback", "ef21", "--state", at("sender"),
+                at("x.npy"), bin});
     ASSERT_EQ(r.exitCode, 0) << r.err;
     EXPECT_EQ(json::parse(r.lastLine())["message"], i);
     errors.push_back(json::parse(r.lastLine())["rel_error"].get<double>());

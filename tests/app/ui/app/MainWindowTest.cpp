@@ -14,6 +14,7 @@
 #include "app/ui/runs/RunsModel.h"
 #include "app/ui/runs/RunsPanel.h"
 #include "engine/compress/spec/Catalogue.h"
+#include "engine/runs/config/Config.h"
 #include "engine/runs/store/RunStore.h"
 
 #include <QComboBox>
@@ -22,6 +23,7 @@
 #include <QFile>
 #include <QSlider>
 #include <QSpinBox>
+#include <QStandardPaths>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -181,6 +183,28 @@ class MainWindowTest : public QObject {
     bool found = false;
     for (const auto& e : library.list()) found |= e.user && e.name == "mine";
     QVERIFY(found);
+  }
+
+  // The app saves into the user preset folder the CLI searches first; presets saved by earlier versions in Qt's
+  // own data folder are still listed.
+  void theAppSavesPresetsWhereTheCliFindsThem() {
+    const QByteArray before = qgetenv("XDG_DATA_HOME");
+    const QString xdg = dir_.path() + "/xdg";
+    qputenv("XDG_DATA_HOME", xdg.toUtf8());
+    const QString earlier = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/presets";
+    QVERIFY(QDir().mkpath(earlier));
+    QFile::copy(QString::fromStdString(ps::resolvePreset("smoke")), earlier + "/from-before.json");
+
+    PresetLibrary library;
+    QCOMPARE(library.userDir(), xdg + "/pipesqueeze/presets");
+    QVERIFY(library.save("shared", ps::Config::defaults().json).isEmpty());
+    QCOMPARE(QString::fromStdString(ps::resolvePreset("shared")), library.pathFor("shared"));
+    QStringList mine;
+    for (const auto& e : library.list())
+      if (e.user) mine << e.name;
+    QCOMPARE(mine, (QStringList{"shared", "from-before"}));
+    if (before.isNull()) qunsetenv("XDG_DATA_HOME");
+    else qputenv("XDG_DATA_HOME", before);
   }
 
   void trainChangeStopCompareExport() {
