@@ -7,14 +7,15 @@
 #include "engine/runs/CodeVersion.h"
 #include "engine/runs/config/ConfigSchema.h"
 
-#include <CLI/CLI.hpp>
 #include <torch/version.h>
+#include <CLI/CLI.hpp>
 
 #include <iostream>
 
 int main(int argc, char** argv) {
   CLI::App app{"PipeSqueeze: communication compression for pipeline-parallel training"};
-  app.set_version_flag("--version", std::string("pipesqueeze-cli ") + ps::codeVersion() + " (LibTorch " TORCH_VERSION ")",
+  app.set_version_flag("--version",
+                       std::string("pipesqueeze-cli ") + ps::codeVersion() + " (LibTorch " TORCH_VERSION ")",
                        "Print the version of this build and of the LibTorch it runs on, then exit");
   app.require_subcommand(1);
   ps::cli::TrainOptions train;

@@ -26,10 +26,14 @@ bool isFile(const std::string& path) {
 
 const char* originName(PresetOrigin origin) {
   switch (origin) {
-    case PresetOrigin::Environment: return "PIPESQUEEZE_PRESETS";
-    case PresetOrigin::User: return "user";
-    case PresetOrigin::Installed: return "installed";
-    case PresetOrigin::Source: return "source tree";
+    case PresetOrigin::Environment:
+      return "PIPESQUEEZE_PRESETS";
+    case PresetOrigin::User:
+      return "user";
+    case PresetOrigin::Installed:
+      return "installed";
+    case PresetOrigin::Source:
+      return "source tree";
   }
   return "?";
 }
