@@ -3,6 +3,7 @@
 // Helpers shared by the ps::data tests (header-only: the test GLOB picks up *.cpp only).
 
 #include "engine/data/DataError.h"
+#include "tests/ScopedEnv.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -105,29 +106,6 @@ inline void expectDataError(const std::function<void()>& fn, std::initializer_li
   }
 }
 
-// Sets an environment variable for the lifetime of the object, restoring it afterwards.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, hadOld_ = true;
-    if (value)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (hadOld_)
-      ::setenv(name_.c_str(), old_.c_str(), 1);
-    else
-      ::unsetenv(name_.c_str());
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::string old_;
-  bool hadOld_ = false;
-};
+using ps::test::ScopedEnv;
 
 }  // namespace ps::data::test

@@ -4,46 +4,26 @@
 #include "engine/runs/config/Config.h"
 #include "engine/runs/config/PresetSearch.h"
 #include "engine/runs/store/RunStore.h"
+#include "tests/ScopedEnv.h"
+#include "tests/TestFiles.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 
 namespace ps {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Sets an environment variable for the test's lifetime and restores the earlier value after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using test::ScopedEnv;
 
 class PresetSearch : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("pipesqueeze-presets-" + std::to_string(::getpid()));
-    fs::remove_all(root_);
+    root_ = test::freshDir("pipesqueeze-presets");
     fs::create_directories(root_ / "pipesqueeze" / "presets" / "suites");
   }
   void TearDown() override { fs::remove_all(root_); }
