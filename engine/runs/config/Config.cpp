@@ -109,11 +109,17 @@ CompressionOptions overrideOf(const Json& j, const std::string& dotted, Compress
   return j.contains(ptr) ? CompressionOptions::fromJson(j.at(ptr), base) : base;
 }
 
-std::string sparseCodecs() {
+// The names of the `methods` that `keep` accepts, comma-separated, in catalogue order.
+template <typename Keep>
+std::string namesWhere(const std::vector<MethodSpec>& methods, Keep keep) {
   std::string s;
-  for (const auto& m : catalogue::codecs())
-    if (m.sparse) s += (s.empty() ? "" : ", ") + m.name;
+  for (const auto& m : methods)
+    if (keep(m)) s += (s.empty() ? "" : ", ") + m.name;
   return s;
+}
+
+std::string sparseCodecs() {
+  return namesWhere(catalogue::codecs(), [](const MethodSpec& m) { return m.sparse; });
 }
 
 // Explicit cuts: one per stage after the first, strictly increasing, and only with pipeline.balance = explicit.
@@ -159,10 +165,7 @@ void checkBatching(const Config& c, const std::string& source) {
 
 // The compensations that also work on gradients (every one but those for forward activations only).
 std::string backwardCompensations() {
-  std::string s;
-  for (const auto& m : catalogue::compensations())
-    if (!m.forwardOnly) s += (s.empty() ? "" : ", ") + m.name;
-  return s;
+  return namesWhere(catalogue::compensations(), [](const MethodSpec& m) { return !m.forwardOnly; });
 }
 
 // One direction's compressor: the controller fits the codec, the bit widths exist, the compensation fits the
