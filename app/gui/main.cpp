@@ -90,10 +90,10 @@ int main(int argc, char** argv) {
   try {
     window = std::make_unique<ps::ui::MainWindow>(options->window);
   } catch (const std::exception& e) {
-    fail(QString::fromUtf8(e.what()));
-    QMessageBox::critical(
-        nullptr, QStringLiteral("PipeSqueeze"),
-        QStringLiteral("PipeSqueeze could not open its run store:\n%1").arg(QString::fromUtf8(e.what())));
+    const QString message = QString::fromUtf8(e.what());
+    fail(message);
+    QMessageBox::critical(nullptr, QStringLiteral("PipeSqueeze"),
+                          QStringLiteral("PipeSqueeze could not open its run store:\n%1").arg(message));
     return 2;
   }
   window->show();

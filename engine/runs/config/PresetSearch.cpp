@@ -81,7 +81,7 @@ std::string presetDirectory() {
     std::error_code ec;
     if (f.origin != PresetOrigin::User && fs::is_directory(f.path, ec)) return f.path;
   }
-  return folders.back().path;
+  return folders.empty() ? "" : folders.back().path;
 }
 
 std::string resolveJsonFile(const std::string& nameOrPath, const std::vector<PresetFolder>& folders,

@@ -32,7 +32,8 @@ std::vector<PresetFolder> presetFolders(const std::string& sub = "");
 std::vector<PresetFile> listPresets(const std::string& sub = "");
 // The user's preset folder (not created); "" when no home folder is known.
 std::string userPresetDirectory();
-// The folder holding the bundled presets: the first of 1, 3 and 4 that exists (the source tree's when none does).
+// The folder holding the bundled presets: the first of 1, 3 and 4 that exists, else the last folder searched ("" when
+// none is).
 std::string presetDirectory();
 
 // A preset given as a path, or as a name (with or without .json) from the folders above; ConfigError otherwise,
