@@ -217,9 +217,8 @@ void crossCheck(const Config& c, const std::string& source) {
   checkCompression(c, source);
 }
 
-}  // namespace
-
-Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
+// The user's keys checked one by one and laid over the defaults: every key of the schema is present afterwards.
+Json completeConfig(const nlohmann::json& user, const std::string& source) {
   if (!user.is_object()) throw ConfigError(source + ": a configuration must be a JSON object");
   const auto& schema = ConfigSchema::instance();
   Json full = schema.defaults();
@@ -231,50 +230,72 @@ Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
     if (!spec) unknownKey(key, source);
     setPath(full, key, checkValue(*spec, key, value, source));
   }
+  return full;
+}
 
+Config::Train trainOf(const Json& t) {
+  Config::Train train;
+  train.epochs = t["epochs"];
+  train.max_steps = t["max_steps"];
+  train.batch_size = t["batch_size"];
+  train.warmup_steps = t["warmup_steps"];
+  train.threads = t["threads"];
+  train.seed = t["seed"].get<uint64_t>();
+  train.lr = t["lr"];
+  train.momentum = t["momentum"];
+  train.weight_decay = t["weight_decay"];
+  train.optimizer = t["optimizer"];
+  train.lr_schedule = t["lr_schedule"];
+  return train;
+}
+
+Config::Pipeline pipelineOf(const Json& p) {
+  Config::Pipeline pipeline;
+  pipeline.stages = p["stages"];
+  pipeline.microbatches = p["microbatches"];
+  pipeline.schedule = p["schedule"];
+  pipeline.balance = p["balance"];
+  pipeline.device = p["device"];
+  pipeline.cuts = p["cuts"].get<std::vector<int>>();
+  return pipeline;
+}
+
+// The three directions, and each boundary's own forward and backward (its override, or the direction's setting).
+Config::Compression compressionOf(const Json& j, int stages) {
+  Config::Compression c;
+  c.forward = compressionAt(j, "compression.forward");
+  c.backward = compressionAt(j, "compression.backward");
+  c.gradients = compressionAt(j, "compression.gradients");
+  c.inference = j["compression"]["inference"];
+  c.aqsgd_warmup_epochs = j["compression"]["aqsgd_warmup_epochs"];
+  c.aqsgd_memory_limit_mb = j["compression"]["aqsgd_memory_limit_mb"];
+  for (int b = 0; b + 1 < stages; ++b) {
+    std::string at = "compression.boundaries." + std::to_string(b);
+    c.boundary_forward.push_back(overrideOf(j, at + ".forward", c.forward));
+    c.boundary_backward.push_back(overrideOf(j, at + ".backward", c.backward));
+  }
+  return c;
+}
+
+}  // namespace
+
+Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
   Config c;
-  c.json = full;
-  const Json& j = full;
+  c.json = completeConfig(user, source);
+  const Json& j = c.json;
   c.task = j["task"];
   c.run = {j["run"]["name"], j["run"]["tags"], j["run"]["notes"], j["run"]["checkpoint_dir"], j["run"]["checkpoint_file"],
            j["run"]["save_checkpoint"]};
-  const Json& t = j["train"];
-  c.train.epochs = t["epochs"];
-  c.train.max_steps = t["max_steps"];
-  c.train.batch_size = t["batch_size"];
-  c.train.warmup_steps = t["warmup_steps"];
-  c.train.threads = t["threads"];
-  c.train.seed = t["seed"].get<uint64_t>();
-  c.train.lr = t["lr"];
-  c.train.momentum = t["momentum"];
-  c.train.weight_decay = t["weight_decay"];
-  c.train.optimizer = t["optimizer"];
-  c.train.lr_schedule = t["lr_schedule"];
+  c.train = trainOf(j["train"]);
   const Json& d = j["data"];
   c.data = {d["root"], d["genres"], d["eval_genres"], d["train_limit"], d["eval_limit"], d["context"],
             d["synthetic_samples"], d["eval_fraction"]};
   const Json& m = j["model"];
   c.model = {m["width"], m["depth"], m["heads"], m["init_checkpoint"]};
-  const Json& p = j["pipeline"];
-  c.pipeline.stages = p["stages"];
-  c.pipeline.microbatches = p["microbatches"];
-  c.pipeline.schedule = p["schedule"];
-  c.pipeline.balance = p["balance"];
-  c.pipeline.device = p["device"];
-  c.pipeline.cuts = p["cuts"].get<std::vector<int>>();
+  c.pipeline = pipelineOf(j["pipeline"]);
   c.link = {j["link"]["bandwidth_mbps"], j["link"]["latency_ms"], j["link"]["mode"] == "throttled"};
-  c.compression.forward = compressionAt(j, "compression.forward");
-  c.compression.backward = compressionAt(j, "compression.backward");
-  c.compression.gradients = compressionAt(j, "compression.gradients");
+  c.compression = compressionOf(j, c.pipeline.stages);
   c.parallel = {j["parallel"]["replicas"], j["parallel"]["mode"], j["parallel"]["timeout_s"], j["parallel"]["backend"]};
-  c.compression.inference = j["compression"]["inference"];
-  c.compression.aqsgd_warmup_epochs = j["compression"]["aqsgd_warmup_epochs"];
-  c.compression.aqsgd_memory_limit_mb = j["compression"]["aqsgd_memory_limit_mb"];
-  for (int b = 0; b + 1 < c.pipeline.stages; ++b) {
-    std::string at = "compression.boundaries." + std::to_string(b);
-    c.compression.boundary_forward.push_back(overrideOf(j, at + ".forward", c.compression.forward));
-    c.compression.boundary_backward.push_back(overrideOf(j, at + ".backward", c.compression.backward));
-  }
   const Json& e = j["eval"];
   c.eval = {e["every_steps"], e["batch_size"], e["max_batches"]};
   c.telemetry = {j["telemetry"]["histogram_every"], j["telemetry"]["histogram_bins"]};

@@ -88,6 +88,100 @@ void addDirection(std::vector<KeySpec>& keys, const std::string& prefix, bool wi
   }
 }
 
+// What to train and how the run is named and kept.
+void addRunKeys(std::vector<KeySpec>& k) {
+  std::vector<std::string> taskNames;
+  for (const auto& t : tasks()) taskNames.push_back(t.name);
+  k.push_back(choice("task", "fashion_mnist", taskNames, "what to train"));
+
+  k.push_back(text("run.name", "", "run name shown in the runs table (default: task and stage count)"));
+  k.push_back(text("run.tags", "", "comma-separated tags"));
+  k.push_back(text("run.notes", "", "free text"));
+  k.push_back(boolean("run.save_checkpoint", false, "save the trained model at the end (for fine-tuning)"));
+  k.push_back(text("run.checkpoint_dir", "", "folder for checkpoints (default: beside the run store)"));
+  k.push_back(text("run.checkpoint_file", "", "checkpoint file name (default: run-ID.pt in run.checkpoint_dir)"));
+}
+
+// The optimiser and how long to train.
+void addTrainKeys(std::vector<KeySpec>& k) {
+  k.push_back(integer("train.epochs", 1, 0, 1000, "passes over the training data (0: train.max_steps decides)"));
+  k.push_back(integer("train.max_steps", 0, 0, 1e9, "stop after this many steps (0: no limit)"));
+  k.push_back(integer("train.batch_size", 64, 1, 65536, "samples per optimizer step"));
+  k.push_back(real("train.lr", 1e-3, 1e-8, 1000, "learning rate"));
+  k.push_back(choice("train.optimizer", "adam", {"adam", "adamw", "sgd"}, "optimizer of every stage"));
+  k.push_back(real("train.momentum", 0.9, 0, 0.999, "SGD momentum"));
+  k.push_back(real("train.weight_decay", 0, 0, 1, "weight decay"));
+  k.push_back(choice("train.lr_schedule", "constant", {"constant", "cosine"}, "learning-rate schedule"));
+  k.push_back(integer("train.warmup_steps", 0, 0, 1e7, "linear warm-up steps"));
+  k.push_back(integer("train.seed", 1, 0, 9007199254740991.0, "seed every random choice derives from"));
+  k.push_back(integer("train.threads", 0, 0, 256, "CPU threads in all (0: every core)"));
+}
+
+// Which data, and the size of the model.
+void addDataAndModelKeys(std::vector<KeySpec>& k) {
+  k.push_back(text("data.root", "", "data folder (default: the installed package)"));
+  k.push_back(integer("data.train_limit", 0, 0, 1e9, "use only the first N training samples (0: all)"));
+  k.push_back(integer("data.eval_limit", 0, 0, 1e9, "evaluate on the first N held-out samples (0: all)"));
+  k.push_back(text("data.genres", "", "Brown genres to train on, letters a..r (empty: all)"));
+  k.push_back(text("data.eval_genres", "", "Brown genres to evaluate on (empty: held-out documents of data.genres)"));
+  k.push_back(real("data.eval_fraction", 0.1, 0.01, 0.5, "share of Brown documents held out for evaluation"));
+  k.push_back(integer("data.context", 64, 4, 2048, "language-model context length in characters"));
+  k.push_back(integer("data.synthetic_samples", 1024, 16, 1e7, "samples of the synthetic task"));
+
+  k.push_back(integer("model.width", 32, 4, 4096, "channels (CNN) or model dimension (LM)"));
+  k.push_back(integer("model.depth", 4, 1, 64, "residual or transformer blocks"));
+  k.push_back(integer("model.heads", 4, 1, 64, "attention heads (LM)"));
+  k.push_back(text("model.init_checkpoint", "", "initialise from this checkpoint (fine-tuning)"));
+}
+
+// How the model is cut into stages, replicated and connected.
+void addPlacementKeys(std::vector<KeySpec>& k) {
+  k.push_back(integer("pipeline.stages", 1, 1, 8, "pipeline stages, one worker each"));
+  k.push_back(integer("pipeline.microbatches", 1, 1, 1024, "micro-batches per step"));
+  k.push_back(choice("pipeline.schedule", "1f1b", {"gpipe", "1f1b"}, "pipeline schedule"));
+  k.push_back(choice("pipeline.balance", "params", {"params", "compute", "explicit"}, "how stages are cut"));
+  k.push_back({"pipeline.cuts", Type::IntList, json::array(), 1, 64, {}, "first block of stages 2..S (explicit)"});
+  k.push_back(choice("pipeline.device", "cpu", {"cpu", "cuda", "auto"}, "where stages run"));
+
+  k.push_back(integer("parallel.replicas", 1, 1, 64,
+                      "data-parallel replicas of every stage, each on its own shard of the batch (one process each)"));
+  k.push_back(choice("parallel.mode", "auto", {"auto", "threads", "processes"},
+                     "stages as threads of one process, or one process per stage and replica (auto: processes "
+                     "when replicas > 1)"));
+  k.push_back(choice("parallel.backend", "auto", {"auto", "gloo", "nccl"},
+                     "replicas' dense gradient all-reduce: Gloo, or NCCL for CUDA stages (auto: NCCL when the "
+                     "stages are on CUDA and the build has NCCL)"));
+  k.push_back(real("parallel.timeout_s", 120, 1, 86400,
+                   "multi-process: a rank silent for longer is declared failed and the run stops"));
+
+  k.push_back(real("link.bandwidth_mbps", 10000, 0.001, 1e7, "emulated link bandwidth in Mbit/s"));
+  k.push_back(real("link.latency_ms", 0, 0, 60000, "emulated latency per message in ms"));
+  k.push_back(choice("link.mode", "accounted", {"accounted", "throttled"},
+                     "accounted adds modelled time to an emulated clock; throttled really waits"));
+}
+
+// What crosses each link, and how it is compressed.
+void addCompressionKeys(std::vector<KeySpec>& k) {
+  addDirection(k, "compression.forward", true);
+  addDirection(k, "compression.backward", true);
+  addDirection(k, "compression.gradients", true);
+  addDirection(k, "compression.boundaries.*.forward", false);
+  addDirection(k, "compression.boundaries.*.backward", false);
+  k.push_back(boolean("compression.inference", true, "evaluate through the compressed links too"));
+  k.push_back(integer("compression.aqsgd_warmup_epochs", 1, 0, 1000, "AQ-SGD: epochs sent uncompressed first"));
+  k.push_back(real("compression.aqsgd_memory_limit_mb", 4096, 1e-6, 1e7, "AQ-SGD: refuse runs whose buffers need more"));
+}
+
+// Evaluation and what telemetry records.
+void addEvalKeys(std::vector<KeySpec>& k) {
+  k.push_back(integer("eval.every_steps", 200, 0, 1e9, "evaluate every N steps (0: only at the end)"));
+  k.push_back(integer("eval.batch_size", 500, 1, 65536, "evaluation batch size"));
+  k.push_back(integer("eval.max_batches", 0, 0, 1e9, "evaluation batches per pass (0: all)"));
+
+  k.push_back(integer("telemetry.histogram_every", 50, 0, 1e9, "histograms every N steps (0: never)"));
+  k.push_back(integer("telemetry.histogram_bins", 64, 4, 1024, "bins per histogram"));
+}
+
 }  // namespace
 
 bool KeySpec::matches(const std::string& dotted) const {
@@ -118,82 +212,12 @@ std::string KeySpec::allowed() const {
 }
 
 ConfigSchema::ConfigSchema() {
-  auto& k = keys_;
-  std::vector<std::string> taskNames;
-  for (const auto& t : tasks()) taskNames.push_back(t.name);
-  k.push_back(choice("task", "fashion_mnist", taskNames, "what to train"));
-
-  k.push_back(text("run.name", "", "run name shown in the runs table (default: task and stage count)"));
-  k.push_back(text("run.tags", "", "comma-separated tags"));
-  k.push_back(text("run.notes", "", "free text"));
-  k.push_back(boolean("run.save_checkpoint", false, "save the trained model at the end (for fine-tuning)"));
-  k.push_back(text("run.checkpoint_dir", "", "folder for checkpoints (default: beside the run store)"));
-  k.push_back(text("run.checkpoint_file", "", "checkpoint file name (default: run-ID.pt in run.checkpoint_dir)"));
-
-  k.push_back(integer("train.epochs", 1, 0, 1000, "passes over the training data (0: train.max_steps decides)"));
-  k.push_back(integer("train.max_steps", 0, 0, 1e9, "stop after this many steps (0: no limit)"));
-  k.push_back(integer("train.batch_size", 64, 1, 65536, "samples per optimizer step"));
-  k.push_back(real("train.lr", 1e-3, 1e-8, 1000, "learning rate"));
-  k.push_back(choice("train.optimizer", "adam", {"adam", "adamw", "sgd"}, "optimizer of every stage"));
-  k.push_back(real("train.momentum", 0.9, 0, 0.999, "SGD momentum"));
-  k.push_back(real("train.weight_decay", 0, 0, 1, "weight decay"));
-  k.push_back(choice("train.lr_schedule", "constant", {"constant", "cosine"}, "learning-rate schedule"));
-  k.push_back(integer("train.warmup_steps", 0, 0, 1e7, "linear warm-up steps"));
-  k.push_back(integer("train.seed", 1, 0, 9007199254740991.0, "seed every random choice derives from"));
-  k.push_back(integer("train.threads", 0, 0, 256, "CPU threads in all (0: every core)"));
-
-  k.push_back(text("data.root", "", "data folder (default: the installed package)"));
-  k.push_back(integer("data.train_limit", 0, 0, 1e9, "use only the first N training samples (0: all)"));
-  k.push_back(integer("data.eval_limit", 0, 0, 1e9, "evaluate on the first N held-out samples (0: all)"));
-  k.push_back(text("data.genres", "", "Brown genres to train on, letters a..r (empty: all)"));
-  k.push_back(text("data.eval_genres", "", "Brown genres to evaluate on (empty: held-out documents of data.genres)"));
-  k.push_back(real("data.eval_fraction", 0.1, 0.01, 0.5, "share of Brown documents held out for evaluation"));
-  k.push_back(integer("data.context", 64, 4, 2048, "language-model context length in characters"));
-  k.push_back(integer("data.synthetic_samples", 1024, 16, 1e7, "samples of the synthetic task"));
-
-  k.push_back(integer("model.width", 32, 4, 4096, "channels (CNN) or model dimension (LM)"));
-  k.push_back(integer("model.depth", 4, 1, 64, "residual or transformer blocks"));
-  k.push_back(integer("model.heads", 4, 1, 64, "attention heads (LM)"));
-  k.push_back(text("model.init_checkpoint", "", "initialise from this checkpoint (fine-tuning)"));
-
-  k.push_back(integer("pipeline.stages", 1, 1, 8, "pipeline stages, one worker each"));
-  k.push_back(integer("pipeline.microbatches", 1, 1, 1024, "micro-batches per step"));
-  k.push_back(choice("pipeline.schedule", "1f1b", {"gpipe", "1f1b"}, "pipeline schedule"));
-  k.push_back(choice("pipeline.balance", "params", {"params", "compute", "explicit"}, "how stages are cut"));
-  k.push_back({"pipeline.cuts", Type::IntList, json::array(), 1, 64, {}, "first block of stages 2..S (explicit)"});
-  k.push_back(choice("pipeline.device", "cpu", {"cpu", "cuda", "auto"}, "where stages run"));
-
-  k.push_back(integer("parallel.replicas", 1, 1, 64,
-                      "data-parallel replicas of every stage, each on its own shard of the batch (one process each)"));
-  k.push_back(choice("parallel.mode", "auto", {"auto", "threads", "processes"},
-                     "stages as threads of one process, or one process per stage and replica (auto: processes "
-                     "when replicas > 1)"));
-  k.push_back(choice("parallel.backend", "auto", {"auto", "gloo", "nccl"},
-                     "replicas' dense gradient all-reduce: Gloo, or NCCL for CUDA stages (auto: NCCL when the "
-                     "stages are on CUDA and the build has NCCL)"));
-  k.push_back(real("parallel.timeout_s", 120, 1, 86400,
-                   "multi-process: a rank silent for longer is declared failed and the run stops"));
-
-  k.push_back(real("link.bandwidth_mbps", 10000, 0.001, 1e7, "emulated link bandwidth in Mbit/s"));
-  k.push_back(real("link.latency_ms", 0, 0, 60000, "emulated latency per message in ms"));
-  k.push_back(choice("link.mode", "accounted", {"accounted", "throttled"},
-                     "accounted adds modelled time to an emulated clock; throttled really waits"));
-
-  addDirection(k, "compression.forward", true);
-  addDirection(k, "compression.backward", true);
-  addDirection(k, "compression.gradients", true);
-  addDirection(k, "compression.boundaries.*.forward", false);
-  addDirection(k, "compression.boundaries.*.backward", false);
-  k.push_back(boolean("compression.inference", true, "evaluate through the compressed links too"));
-  k.push_back(integer("compression.aqsgd_warmup_epochs", 1, 0, 1000, "AQ-SGD: epochs sent uncompressed first"));
-  k.push_back(real("compression.aqsgd_memory_limit_mb", 4096, 1e-6, 1e7, "AQ-SGD: refuse runs whose buffers need more"));
-
-  k.push_back(integer("eval.every_steps", 200, 0, 1e9, "evaluate every N steps (0: only at the end)"));
-  k.push_back(integer("eval.batch_size", 500, 1, 65536, "evaluation batch size"));
-  k.push_back(integer("eval.max_batches", 0, 0, 1e9, "evaluation batches per pass (0: all)"));
-
-  k.push_back(integer("telemetry.histogram_every", 50, 0, 1e9, "histograms every N steps (0: never)"));
-  k.push_back(integer("telemetry.histogram_bins", 64, 4, 1024, "bins per histogram"));
+  addRunKeys(keys_);
+  addTrainKeys(keys_);
+  addDataAndModelKeys(keys_);
+  addPlacementKeys(keys_);
+  addCompressionKeys(keys_);
+  addEvalKeys(keys_);
 }
 
 const ConfigSchema& ConfigSchema::instance() {
