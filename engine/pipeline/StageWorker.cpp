@@ -21,12 +21,12 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const OptimizerOptions& o
   return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
 }
 
+}  // namespace
+
 // Saved per micro-batch between its forward and backward pass.
-struct InFlight {
+struct StageWorker::InFlight {
   torch::Tensor input, output;
 };
-
-}  // namespace
 
 StageWorker::StageWorker(int index, int stages, std::shared_ptr<StageModule> module, torch::Device device,
                          const OptimizerOptions& optimizer, int threads)
@@ -95,58 +95,74 @@ void StageWorker::setLearningRate(double lr) {
 }
 
 StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const StepWork& work) {
-  const bool first = index_ == 0, last = index_ == stages_ - 1;
   StageStepResult r;
   std::vector<InFlight> saved(work.scales.size());
   for (const auto& op : ops) {
     InFlight& f = saved[size_t(op.microbatch)];
     if (op.kind == PipelineOp::Forward) {
-      if (first) {
-        f.input = work.inputs[size_t(op.microbatch)].to(device_);
-      } else {
-        auto meta = work.meta(op.microbatch);
-        const auto expected = work.activationShape(index_ - 1, op.microbatch);
-        if (!expected.empty()) meta.shape = &expected;
-        f.input = previous_->receive(Direction::Forward, device_, r.clock, meta).requires_grad_(true);
-      }
-      const auto t0 = Clock::now();
-      auto out = module_->forward(f.input);
-      if (last) {
-        const auto& target = work.targets[size_t(op.microbatch)].to(device_);
-        f.output = lossOf(work.kind, out, target) * work.scales[size_t(op.microbatch)];
-        r.loss += f.output.item<double>();
-        r.correct += correctOf(work.kind, out.detach(), target);
-        r.predictions += target.numel();
-      } else {
-        f.output = out;
-      }
-      const double compute = since(t0);
-      r.compute_s += compute;
-      r.clock += compute;
-      if (!last) {
-        r.clock = next_->send(Direction::Forward, out.detach(), r.clock, work.meta(op.microbatch));
-      }
+      forward(op.microbatch, work, f, r);
     } else {
-      torch::Tensor grad;
-      if (!last) {  // the gradient of what this stage sent forward: the same shape
-        auto meta = work.meta(op.microbatch);
-        const auto expected = f.output.sizes().vec();
-        meta.shape = &expected;
-        grad = next_->receive(Direction::Backward, device_, r.clock, meta);
-      }
-      const auto t0 = Clock::now();
-      if (last) f.output.backward();
-      else torch::autograd::backward({f.output}, {grad});
-      const double compute = since(t0);
-      r.compute_s += compute;
-      r.clock += compute;
-      if (!first) {
-        r.clock = previous_->send(Direction::Backward, f.input.grad(), r.clock, work.meta(op.microbatch));
-      }
+      backward(op.microbatch, work, f, r);
       f = InFlight{};
     }
   }
   if (beforeUpdate_) beforeUpdate_(r);  // advances r.clock by the exchange; its time is not compute
+  update(work, r);
+  return r;
+}
+
+// Receives the micro-batch's input (or takes it from the batch on the first stage), runs the stage, and sends the
+// output on (or, on the last stage, takes the loss and counts what it got right).
+void StageWorker::forward(int microbatch, const StepWork& work, InFlight& f, StageStepResult& r) {
+  const bool first = index_ == 0, last = index_ == stages_ - 1;
+  const size_t mb = size_t(microbatch);
+  if (first) {
+    f.input = work.inputs[mb].to(device_);
+  } else {
+    auto meta = work.meta(microbatch);
+    const auto expected = work.activationShape(index_ - 1, microbatch);
+    if (!expected.empty()) meta.shape = &expected;
+    f.input = previous_->receive(Direction::Forward, device_, r.clock, meta).requires_grad_(true);
+  }
+  const auto t0 = Clock::now();
+  auto out = module_->forward(f.input);
+  if (last) {
+    const auto& target = work.targets[mb].to(device_);
+    f.output = lossOf(work.kind, out, target) * work.scales[mb];
+    r.loss += f.output.item<double>();
+    r.correct += correctOf(work.kind, out.detach(), target);
+    r.predictions += target.numel();
+  } else {
+    f.output = out;
+  }
+  const double compute = since(t0);
+  r.compute_s += compute;
+  r.clock += compute;
+  if (!last) r.clock = next_->send(Direction::Forward, out.detach(), r.clock, work.meta(microbatch));
+}
+
+// Receives the gradient of what this stage sent forward (the same shape), runs the backward pass, and sends the
+// gradient of the stage's input back.
+void StageWorker::backward(int microbatch, const StepWork& work, InFlight& f, StageStepResult& r) {
+  const bool first = index_ == 0, last = index_ == stages_ - 1;
+  torch::Tensor grad;
+  if (!last) {
+    auto meta = work.meta(microbatch);
+    const auto expected = f.output.sizes().vec();
+    meta.shape = &expected;
+    grad = next_->receive(Direction::Backward, device_, r.clock, meta);
+  }
+  const auto t0 = Clock::now();
+  if (last) f.output.backward();
+  else torch::autograd::backward({f.output}, {grad});
+  const double compute = since(t0);
+  r.compute_s += compute;
+  r.clock += compute;
+  if (!first) r.clock = previous_->send(Direction::Backward, f.input.grad(), r.clock, work.meta(microbatch));
+}
+
+// The optimizer step, with the gradient histogram taken first when this step records one.
+void StageWorker::update(const StepWork& work, StageStepResult& r) {
   const auto t0 = Clock::now();
   if (work.histogram_bins > 0) {
     std::vector<torch::Tensor> grads;
@@ -158,7 +174,6 @@ StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const S
   const double update = since(t0);
   r.compute_s += update;
   r.clock += update;
-  return r;
 }
 
 }  // namespace ps

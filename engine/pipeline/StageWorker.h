@@ -83,7 +83,11 @@ class StageWorker {
   const torch::Device& device() const { return device_; }
 
  private:
+  struct InFlight;
   StageStepResult runStep(const std::vector<PipelineOp>& ops, const StepWork& work);
+  void forward(int microbatch, const StepWork& work, InFlight& f, StageStepResult& r);
+  void backward(int microbatch, const StepWork& work, InFlight& f, StageStepResult& r);
+  void update(const StepWork& work, StageStepResult& r);
   void post(std::function<void()> task);
   void loop(int threads);
 
