@@ -38,32 +38,72 @@ std::string Launcher::cliPath() {
                     self.string() + "; set PIPESQUEEZE_CLI to its path");
 }
 
-Launcher::Launcher(const nlohmann::json& config, int world, int port, const std::string& storeToken) {
-  const std::string cli = cliPath();
-  // The configuration travels in an anonymous in-memory file the children inherit (/dev/fd/N): nothing is written to
-  // disk, so nothing is left behind however this process ends, and no other user can read or swap it.
+namespace {
+
+// The configuration travels in an anonymous in-memory file the children inherit (/dev/fd/N): nothing is written to
+// disk, so nothing is left behind however this process ends, and no other user can read or swap it.
+int configInMemory(const nlohmann::json& config) {
   const int fd = ::memfd_create("pipesqueeze-launch", 0);  // no close-on-exec: the children inherit it
   if (fd < 0)
     throw ConfigError(std::string("cannot create the launch configuration in memory: ") + std::strerror(errno));
-  configFd_ = fd;
   const std::string text = config.dump();
   if (::write(fd, text.data(), text.size()) != ssize_t(text.size())) {
+    const int error = errno;
     ::close(fd);
-    configFd_ = -1;
-    throw ConfigError(std::string("cannot write the launch configuration: ") + std::strerror(errno));
+    throw ConfigError(std::string("cannot write the launch configuration: ") + std::strerror(error));
   }
-  const std::string configPath = "/dev/fd/" + std::to_string(fd);
+  return fd;
+}
+
+// This process's environment without the variables a rank is given its own value of, so none appears twice.
+std::vector<std::string> inheritedEnvironment() {
   std::vector<std::string> base;
   for (char** e = environ; *e; ++e) {
-    // Every variable a rank is given below is dropped from the inherited environment, so none appears twice.
     const std::string v = *e;
     const std::string name = v.substr(0, v.find('='));
     bool ours = false;
     for (const char* drop : {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_WORLD_SIZE", "LOCAL_RANK",
-                             kLauncherPidVariable, kStoreTokenVariable})
+                             Launcher::kLauncherPidVariable, kStoreTokenVariable})
       ours = ours || name == drop;
     if (!ours) base.push_back(v);
   }
+  return base;
+}
+
+std::vector<char*> nullTerminated(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// Starts one rank in its own process group with default signal handling, its stdout discarded (rank 0 reports).
+// Returns posix_spawn's error code, 0 on success.
+int spawnRank(const std::string& cli, std::vector<std::string> args, std::vector<std::string> env, pid_t& pid) {
+  std::vector<char*> argv = nullTerminated(args), envp = nullTerminated(env);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t all;
+  sigfillset(&all);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  const int rc = posix_spawn(&pid, cli.c_str(), &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  return rc;
+}
+
+}  // namespace
+
+Launcher::Launcher(const nlohmann::json& config, int world, int port, const std::string& storeToken) {
+  const std::string cli = cliPath();
+  configFd_ = configInMemory(config);
+  const std::string configPath = "/dev/fd/" + std::to_string(configFd_);
+  const std::vector<std::string> base = inheritedEnvironment();
   for (int rank = 1; rank < world; ++rank) {
     std::vector<std::string> env = base;
     env.push_back("RANK=" + std::to_string(rank));
@@ -74,29 +114,8 @@ Launcher::Launcher(const nlohmann::json& config, int world, int port, const std:
     env.push_back("MASTER_PORT=" + std::to_string(port));
     env.push_back(std::string(kLauncherPidVariable) + "=" + std::to_string(::getpid()));
     env.push_back(std::string(kStoreTokenVariable) + "=" + storeToken);  // /proc/PID/environ: owner-readable only
-    std::vector<char*> envp;
-    for (auto& v : env) envp.push_back(v.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> args = {cli, "train", "--preset", configPath};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);  // rank 0 reports
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
-    posix_spawnattr_setpgroup(&attr, 0);
-    sigset_t all;
-    sigfillset(&all);
-    posix_spawnattr_setsigdefault(&attr, &all);
     pid_t pid = 0;
-    const int rc = posix_spawn(&pid, cli.c_str(), &actions, &attr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-    if (rc != 0) {
+    if (const int rc = spawnRank(cli, {cli, "train", "--preset", configPath}, std::move(env), pid); rc != 0) {
       finish(0);
       throw ConfigError("cannot start rank " + std::to_string(rank) + " (" + cli + "): " + std::strerror(rc));
     }
