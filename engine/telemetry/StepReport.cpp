@@ -13,71 +13,86 @@ using nlohmann::json;
 
 // Checks that `bytes` is one well-formed CBOR item nested at most `maxDepth` deep, without recursion: a stack of
 // how many items each open container still holds (-1: indefinite, ended by a break byte).
-void checkCbor(const std::vector<uint8_t>& bytes, int maxDepth) {
-  std::vector<int64_t> open;
-  size_t at = 0;
-  const size_t n = bytes.size();
-  auto argument = [&](uint8_t info) -> uint64_t {
-    if (info < 24) return info;
-    const size_t width = info == 24 ? 1 : info == 25 ? 2 : info == 26 ? 4 : info == 27 ? 8 : 0;
-    if (width == 0) fail("CBOR additional information " + std::to_string(info) + " is reserved");
-    if (n - at < width) fail("CBOR runs past the end of the report");
-    uint64_t v = 0;
-    for (size_t i = 0; i < width; ++i) v = (v << 8) | bytes[at++];
-    return v;
-  };
-  // One item has ended: it counts against the container it is in.
-  auto ended = [&] {
-    while (!open.empty() && open.back() > 0 && --open.back() == 0) open.pop_back();
-  };
-  bool first = true;
-  do {
-    if (at >= n) fail("CBOR runs past the end of the report");
-    const uint8_t initial = bytes[at++];
+class CborChecker {
+ public:
+  CborChecker(const std::vector<uint8_t>& bytes, int maxDepth) : bytes_(bytes), maxDepth_(maxDepth) {}
+
+  void check() {
+    do step();
+    while (!open_.empty());
+    if (at_ != bytes_.size()) fail(std::to_string(bytes_.size() - at_) + " bytes follow the report");
+  }
+
+ private:
+  // Reads one initial byte and its argument: a whole scalar, a string, or the start or end of a container.
+  void step() {
+    if (at_ >= bytes_.size()) fail("CBOR runs past the end of the report");
+    const uint8_t initial = bytes_[at_++];
     const uint8_t major = initial >> 5, info = initial & 31;
     if (initial == 0xFF) {  // break: ends the innermost indefinite container
-      if (open.empty() || open.back() != -1) fail("a CBOR break outside an indefinite container");
-      open.pop_back();
+      if (open_.empty() || open_.back() != -1) fail("a CBOR break outside an indefinite container");
+      open_.pop_back();
       ended();
-      continue;
+      return;
     }
     if (info == 31) {
       if (major == 2 || major == 3) fail("indefinite CBOR strings are not used in reports");
       if (major != 4 && major != 5) fail("CBOR major type " + std::to_string(major) + " cannot be indefinite");
-      if (int(open.size()) >= maxDepth) fail("the report nests deeper than " + std::to_string(maxDepth) + " levels");
-      open.push_back(-1);
-      first = false;
-      continue;
+      enter(-1);
+      return;
     }
     const uint64_t arg = argument(info);
     switch (major) {
       case 0: case 1: ended(); break;
       case 2: case 3:
-        if (arg > n - at) fail("a CBOR string is longer than the report");
-        at += size_t(arg);
+        if (arg > bytes_.size() - at_) fail("a CBOR string is longer than the report");
+        at_ += size_t(arg);
         ended();
         break;
-      case 4: case 5: {
-        const uint64_t items = major == 5 ? 2 * arg : arg;
-        if (arg > n || items > n - at) fail("a CBOR container declares more items than the report has bytes");
-        if (items == 0) {
-          ended();
-          break;
-        }
-        if (int(open.size()) >= maxDepth) fail("the report nests deeper than " + std::to_string(maxDepth) + " levels");
-        open.push_back(int64_t(items));
-        break;
-      }
+      case 4: case 5: container(major == 5 ? 2 * arg : arg, arg); break;
       case 6: break;  // a tag: the item that follows is what counts
       case 7:
-        if (info == 24 || info == 25 || info == 26 || info == 27 || info < 24) ended();
+        if (info <= 27) ended();
         else fail("CBOR simple value " + std::to_string(info) + " is not used in reports");
         break;
     }
-    first = false;
-  } while (!open.empty() || first);
-  if (at != n) fail(std::to_string(n - at) + " bytes follow the report");
-}
+  }
+
+  uint64_t argument(uint8_t info) {
+    if (info < 24) return info;
+    const size_t width = info == 24 ? 1 : info == 25 ? 2 : info == 26 ? 4 : info == 27 ? 8 : 0;
+    if (width == 0) fail("CBOR additional information " + std::to_string(info) + " is reserved");
+    if (bytes_.size() - at_ < width) fail("CBOR runs past the end of the report");
+    uint64_t v = 0;
+    for (size_t i = 0; i < width; ++i) v = (v << 8) | bytes_[at_++];
+    return v;
+  }
+
+  // A definite array or map of `items` items (a map's pairs count twice); `declared` is the count as written.
+  void container(uint64_t items, uint64_t declared) {
+    const size_t n = bytes_.size();
+    if (declared > n || items > n - at_) fail("a CBOR container declares more items than the report has bytes");
+    if (items == 0) ended();
+    else enter(int64_t(items));
+  }
+
+  void enter(int64_t items) {
+    if (int(open_.size()) >= maxDepth_) fail("the report nests deeper than " + std::to_string(maxDepth_) + " levels");
+    open_.push_back(items);
+  }
+
+  // One item has ended: it counts against the container it is in.
+  void ended() {
+    while (!open_.empty() && open_.back() > 0 && --open_.back() == 0) open_.pop_back();
+  }
+
+  const std::vector<uint8_t>& bytes_;
+  const int maxDepth_;
+  std::vector<int64_t> open_;
+  size_t at_ = 0;
+};
+
+void checkCbor(const std::vector<uint8_t>& bytes, int maxDepth) { CborChecker(bytes, maxDepth).check(); }
 
 }  // namespace
 
