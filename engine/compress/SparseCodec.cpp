@@ -88,54 +88,64 @@ void SparseCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) 
     for (uint64_t i = 0; i < count; ++i) picked_[i] = v[indices_[i]] * scale;
     p.bytes.reserve(p.bytes.size() + 32 + 4 * count);
     w.put<uint32_t>(uint32_t(count));
-    w.put<uint64_t>(seed);
+    w.put<uint64_t>(seed);  // the receiver draws the same positions: no indices on the wire
   } else {
-    if (kind_ == Kind::TopK) {
-      indices_.resize(k);
-      picked_.resize(k);
-      count = kernels::topkSelect(v, n, k, indices_.data(), picked_.data());
-    } else {
-      float t = 0;
-      if (kind_ == Kind::GaussianK) {
-        // Gathered while the threshold is searched; room for 4k/3 (the accepted band) covers the usual case.
-        const size_t room = std::max<size_t>(indices_.size(), std::min<uint64_t>(n, (4 * k + 2) / 3 + 1));
-        indices_.resize(room);
-        picked_.resize(room);
-        count = kernels::gaussianGather(v, n, K_, indices_.data(), picked_.data(), room, &t);
-      } else {
-        t = kernels::sampledThreshold(v, n, K_, sample_, seed);
-        count = kernels::countAbove(v, n, t);
-      }
-      if (kind_ == Kind::SampledK || count > indices_.size()) {
-        indices_.resize(count);
-        picked_.resize(count);
-        count = kernels::gatherAbove(v, n, t, indices_.data(), picked_.data(), count);
-      }
-      // Exact trim to the k largest among the survivors: when asked for, and always for the sampled threshold
-      // once more than 4k/3 survive, as DGC does (a small sample can set the threshold far too low).
-      if ((trim_ && count > k) || (kind_ == Kind::SampledK && 3 * count > 4 * k)) {
-        trimmed_.resize(k);
-        scratch_.resize(k);
-        kernels::topkSelect(picked_.data(), count, k, trimmed_.data(), scratch_.data());
-        for (uint64_t i = 0; i < k; ++i) trimmed_[i] = indices_[trimmed_[i]];
-        indices_.assign(trimmed_.begin(), trimmed_.end());
-        picked_.assign(scratch_.begin(), scratch_.end());
-        count = k;
-      }
-    }
-    // Room for the largest the rest can take (index block at most 4 bytes an index or n/8, float32 values), so
-    // the payload is written without reallocating.
-    p.bytes.reserve(p.bytes.size() + 32 + std::min<uint64_t>(4 * count, (n + 7) / 8) + 4 * count);
-    w.put<uint8_t>(uint8_t(kind_));
-    w.put<uint32_t>(uint32_t(count));
-    // The index block's length first, so the decoder hands the index decoder exactly its bytes.
-    const size_t at = p.bytes.size();
-    w.put<uint32_t>(0);
-    const uint32_t length = uint32_t(kernels::encodeIndices(indices_.data(), count, n, p.bytes));
-    std::memcpy(p.bytes.data() + at, &length, 4);
+    count = kind_ == Kind::TopK ? selectLargest(v, n, k) : selectAboveThreshold(v, n, k, seed);
+    writeIndices(count, n, p, w);
   }
   encodeValues(picked_.data(), count, values_, seed ^ 0xA5A5A5A5ULL, w);
   p.values = count;
+}
+
+uint64_t SparseCodec::selectLargest(const float* v, uint64_t n, uint64_t k) {
+  indices_.resize(k);
+  picked_.resize(k);
+  return kernels::topkSelect(v, n, k, indices_.data(), picked_.data());
+}
+
+uint64_t SparseCodec::selectAboveThreshold(const float* v, uint64_t n, uint64_t k, uint64_t seed) {
+  float t = 0;
+  uint64_t count = 0;
+  if (kind_ == Kind::GaussianK) {
+    // Gathered while the threshold is searched; room for 4k/3 (the accepted band) covers the usual case.
+    const size_t room = std::max<size_t>(indices_.size(), std::min<uint64_t>(n, (4 * k + 2) / 3 + 1));
+    indices_.resize(room);
+    picked_.resize(room);
+    count = kernels::gaussianGather(v, n, K_, indices_.data(), picked_.data(), room, &t);
+  } else {
+    t = kernels::sampledThreshold(v, n, K_, sample_, seed);
+    count = kernels::countAbove(v, n, t);
+  }
+  if (kind_ == Kind::SampledK || count > indices_.size()) {
+    indices_.resize(count);
+    picked_.resize(count);
+    count = kernels::gatherAbove(v, n, t, indices_.data(), picked_.data(), count);
+  }
+  // Exact trim to the k largest among the survivors: when asked for, and always for the sampled threshold
+  // once more than 4k/3 survive, as DGC does (a small sample can set the threshold far too low).
+  if ((trim_ && count > k) || (kind_ == Kind::SampledK && 3 * count > 4 * k)) {
+    trimmed_.resize(k);
+    scratch_.resize(k);
+    kernels::topkSelect(picked_.data(), count, k, trimmed_.data(), scratch_.data());
+    for (uint64_t i = 0; i < k; ++i) trimmed_[i] = indices_[trimmed_[i]];
+    indices_.assign(trimmed_.begin(), trimmed_.end());
+    picked_.assign(scratch_.begin(), scratch_.end());
+    count = k;
+  }
+  return count;
+}
+
+void SparseCodec::writeIndices(uint64_t count, uint64_t n, Payload& p, ByteWriter& w) {
+  // Room for the largest the rest can take (index block at most 4 bytes an index or n/8, float32 values), so
+  // the payload is written without reallocating.
+  p.bytes.reserve(p.bytes.size() + 32 + std::min<uint64_t>(4 * count, (n + 7) / 8) + 4 * count);
+  w.put<uint8_t>(uint8_t(kind_));
+  w.put<uint32_t>(uint32_t(count));
+  // The index block's length first, so the decoder hands the index decoder exactly its bytes.
+  const size_t at = p.bytes.size();
+  w.put<uint32_t>(0);
+  const uint32_t length = uint32_t(kernels::encodeIndices(indices_.data(), count, n, p.bytes));
+  std::memcpy(p.bytes.data() + at, &length, 4);
 }
 
 torch::Tensor SparseCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {

@@ -20,6 +20,11 @@ class SparseCodec final : public Codec {
   void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
   torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r) override;
   void selectRandom(uint64_t n, uint64_t k, uint64_t seed);  // fills indices_ ascending
+  // TopK, and GaussianK or the sampled threshold: fill indices_ and picked_, return how many were kept.
+  uint64_t selectLargest(const float* v, uint64_t n, uint64_t k);
+  uint64_t selectAboveThreshold(const float* v, uint64_t n, uint64_t k, uint64_t seed);
+  // The selection's kind, count and index block (its byte length first).
+  void writeIndices(uint64_t count, uint64_t n, Payload& p, ByteWriter& w);
 
   Kind kind_;
   double K_, sample_;
