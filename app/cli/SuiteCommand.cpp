@@ -125,49 +125,46 @@ int list(const SuiteOptions& o) {
   return 0;
 }
 
-int run(const SuiteOptions& o) {
-  const Suite suite = Suite::load(resolveSuite(o.names.at(0)));
-  const int seeds = seedsOf(o, suite);
-  planSuite(suite, seeds, o.quick);  // every configuration checked before the store is touched
-  auto store = openStore(o);
-  SuiteRunner runner(store);
+// One line per run of the suite as it starts, is skipped or finishes.
+void printRunEvent(const SuiteRunEvent& e) {
+  char where[48];
+  std::snprintf(where, sizeof where, "[%*d/%d] ", int(std::to_string(e.total).size()), e.index, e.total);
+  const std::string who = e.variant.empty() ? "prepare" : e.variant + " seed " + std::to_string(e.seed);
+  switch (e.kind) {
+    case SuiteRunEvent::Kind::Prepare:
+      std::cout << "prepare: " << e.reason << " ..." << std::endl;
+      break;
+    case SuiteRunEvent::Kind::Start:
+      std::cout << where << who << " ..." << (e.reason.empty() ? "" : " (" + e.reason + ")") << std::endl;
+      break;
+    case SuiteRunEvent::Kind::Skip:
+      std::cout << where << who << ": already in the store (run " << e.run_id << ", " << e.status << ")" << std::endl;
+      break;
+    case SuiteRunEvent::Kind::Finish:
+      std::cout << (e.variant.empty() ? std::string("prepare: ") : std::string(where) + who + ": ") << e.status
+                << " in " << duration(e.seconds) << " (run " << e.run_id << (headline(e.summary).empty() ? "" : ", ")
+                << headline(e.summary) << ")" << (e.reason.empty() ? "" : ": " + e.reason) << std::endl;
+      break;
+  }
+}
+
+// Runs the suite's missing runs; Ctrl-C cancels the one in progress and keeps what finished.
+SuiteOutcome runMissing(SuiteRunner& runner, const Suite& suite, int seeds, const SuiteOptions& o) {
   const bool terminal = isatty(fileno(stderr));
-  auto listener = [&](const SuiteRunEvent& e) {
-    char where[48];
-    std::snprintf(where, sizeof where, "[%*d/%d] ", int(std::to_string(e.total).size()), e.index, e.total);
-    const std::string who = e.variant.empty() ? "prepare" : e.variant + " seed " + std::to_string(e.seed);
-    switch (e.kind) {
-      case SuiteRunEvent::Kind::Prepare:
-        std::cout << "prepare: " << e.reason << " ..." << std::endl;
-        break;
-      case SuiteRunEvent::Kind::Start:
-        std::cout << where << who << " ..." << (e.reason.empty() ? "" : " (" + e.reason + ")") << std::endl;
-        break;
-      case SuiteRunEvent::Kind::Skip:
-        std::cout << where << who << ": already in the store (run " << e.run_id << ", " << e.status << ")" << std::endl;
-        break;
-      case SuiteRunEvent::Kind::Finish:
-        std::cout << (e.variant.empty() ? std::string("prepare: ") : std::string(where) + who + ": ") << e.status
-                  << " in " << duration(e.seconds) << " (run " << e.run_id << (headline(e.summary).empty() ? "" : ", ")
-                  << headline(e.summary) << ")" << (e.reason.empty() ? "" : ": " + e.reason) << std::endl;
-        break;
-    }
-  };
   auto onSession = [&](Session& s) {
     if (!o.json || terminal) s.telemetry().addSink(std::make_shared<ProgressPrinter>(stderr, terminal));
   };
   runner.reuseAnyVersion(o.anyVersion);
-  SuiteOutcome outcome;
-  {
-    struct Active {
-      explicit Active(SuiteRunner* r) { activeRunner = r; }
-      ~Active() { activeRunner = nullptr; }
-    } active(&runner);
-    StopOnSignal interrupt(cancelActiveRunner);
-    outcome = runner.run(suite, seeds, o.quick, listener, onSession);
-  }
+  struct Active {
+    explicit Active(SuiteRunner* r) { activeRunner = r; }
+    ~Active() { activeRunner = nullptr; }
+  } active(&runner);
+  StopOnSignal interrupt(cancelActiveRunner);
+  return runner.run(suite, seeds, o.quick, printRunEvent, onSession);
+}
 
-  const SuiteResults results = collectSuiteResults(*store, suite, seeds, o.quick);
+void printOutcome(const Suite& suite, int seeds, const SuiteOptions& o, const SuiteOutcome& outcome,
+                  const SuiteResults& results) {
   if (o.json) {
     std::cout << json{{"suite", suite.name},
                       {"ran", outcome.ran},
@@ -178,14 +175,24 @@ int run(const SuiteOptions& o) {
                       {"verdicts", verdictsJson(results)}}
                      .dump()
               << std::endl;
-  } else {
-    std::cout << suite.name << ": " << outcome.ran << " run, " << outcome.skipped << " already done"
-              << (outcome.unsuccessful ? ", " + std::to_string(outcome.unsuccessful) + " failed or stopped" : "")
-              << (results.missing() ? ", " + std::to_string(results.missing()) + " still missing" : "") << "\n";
-    printVerdicts(results);
-    std::cout << "Report: pipesqueeze-cli suite report " << suite.name
-              << (o.seeds > 0 ? " --seeds " + std::to_string(seeds) : "") << (o.quick ? " --quick" : "") << " -o DIR\n";
+    return;
   }
+  std::cout << suite.name << ": " << outcome.ran << " run, " << outcome.skipped << " already done"
+            << (outcome.unsuccessful ? ", " + std::to_string(outcome.unsuccessful) + " failed or stopped" : "")
+            << (results.missing() ? ", " + std::to_string(results.missing()) + " still missing" : "") << "\n";
+  printVerdicts(results);
+  std::cout << "Report: pipesqueeze-cli suite report " << suite.name
+            << (o.seeds > 0 ? " --seeds " + std::to_string(seeds) : "") << (o.quick ? " --quick" : "") << " -o DIR\n";
+}
+
+int run(const SuiteOptions& o) {
+  const Suite suite = Suite::load(resolveSuite(o.names.at(0)));
+  const int seeds = seedsOf(o, suite);
+  planSuite(suite, seeds, o.quick);  // every configuration checked before the store is touched
+  auto store = openStore(o);
+  SuiteRunner runner(store);
+  const SuiteOutcome outcome = runMissing(runner, suite, seeds, o);
+  printOutcome(suite, seeds, o, outcome, collectSuiteResults(*store, suite, seeds, o.quick));
   if (outcome.cancelled) {
     std::cerr << "suite stopped; what finished is kept: run the same command again to continue\n";
     return 1;

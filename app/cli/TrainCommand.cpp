@@ -20,10 +20,6 @@ void stopActiveSession() {
   if (Session* s = activeSession.load()) s->requestStop();
 }
 
-}  // namespace
-
-namespace {
-
 CLI::App* commonOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--preset", o.preset, "preset file or name from presets/")->required();
   cmd->add_option("--set", o.sets, "override a setting: key=value (repeatable)");
@@ -68,40 +64,39 @@ void addLaunchCommand(CLI::App& app, TrainOptions& o) {
   cmd->callback([&o] { o.launch = true; });
 }
 
-int runTrain(const TrainOptions& o) {
+namespace {
+
+Config configOf(const TrainOptions& o) {
   auto json = readJsonFile(resolvePreset(o.preset));
   for (const auto& s : o.sets) applyOverride(json, s);
   if (!o.name.empty()) json["run"]["name"] = o.name;
   if (o.launch) json["parallel"]["mode"] = "processes";
-  Config config = Config::fromJson(json, o.preset);
-  const ClusterOptions cluster = clusterOptions(o);
-  if (o.launch) {
-    const int workers = config.pipeline.stages * config.parallel.replicas;
-    if (cluster.active())
-      throw ConfigError("launch starts its own ranks, but RANK/WORLD_SIZE are set; use `train` under an external "
-                        "launcher, or unset them");
-    if (o.nproc > 0 && o.nproc != workers)
-      throw ConfigError("--nproc " + std::to_string(o.nproc) + " but the run has pipeline.stages = " +
-                        std::to_string(config.pipeline.stages) + " x parallel.replicas = " +
-                        std::to_string(config.parallel.replicas) + " = " + std::to_string(workers) +
-                        " workers; use --nproc " + std::to_string(workers) + " or change the stages or replicas");
-    if (workers < 2)
-      throw ConfigError("launch needs at least 2 processes, but the run has 1 stage and 1 replica; raise "
-                        "pipeline.stages or parallel.replicas, or use `train`");
-  }
-  const bool worker = cluster.active() && cluster.rank != 0;  // only rank 0 records and reports the run
+  return Config::fromJson(json, o.preset);
+}
 
-  std::shared_ptr<RunStore> store;
-  if (!worker) {
-    store = std::make_shared<RunStore>(o.store.empty() ? RunStore::defaultPath() : o.store);
-    store->reapOrphans();
-  }
+// `launch` starts one process per stage and replica itself, so it must be the only launcher and the count must fit.
+void checkLaunch(const TrainOptions& o, const Config& config, const ClusterOptions& cluster) {
+  const int workers = config.pipeline.stages * config.parallel.replicas;
+  if (cluster.active())
+    throw ConfigError("launch starts its own ranks, but RANK/WORLD_SIZE are set; use `train` under an external "
+                      "launcher, or unset them");
+  if (o.nproc > 0 && o.nproc != workers)
+    throw ConfigError("--nproc " + std::to_string(o.nproc) + " but the run has pipeline.stages = " +
+                      std::to_string(config.pipeline.stages) + " x parallel.replicas = " +
+                      std::to_string(config.parallel.replicas) + " = " + std::to_string(workers) +
+                      " workers; use --nproc " + std::to_string(workers) + " or change the stages or replicas");
+  if (workers < 2)
+    throw ConfigError("launch needs at least 2 processes, but the run has 1 stage and 1 replica; raise "
+                      "pipeline.stages or parallel.replicas, or use `train`");
+}
+
+// Runs the session until it ends or Ctrl-C stops it; a worker rank has no store and prints no progress.
+nlohmann::json trainSession(const TrainOptions& o, const Config& config, const ClusterOptions& cluster,
+                            const std::shared_ptr<RunStore>& store) {
   Session session(config, store);
   session.setCluster(cluster);
   const bool terminal = isatty(fileno(stderr));
-  if (!worker && (!o.json || terminal))
-    session.telemetry().addSink(std::make_shared<ProgressPrinter>(stderr, terminal));
-
+  if (store && (!o.json || terminal)) session.telemetry().addSink(std::make_shared<ProgressPrinter>(stderr, terminal));
   activeSession = &session;
   nlohmann::json summary;
   {
@@ -109,6 +104,23 @@ int runTrain(const TrainOptions& o) {
     summary = session.run();
   }
   activeSession = nullptr;
+  return summary;
+}
+
+}  // namespace
+
+int runTrain(const TrainOptions& o) {
+  const Config config = configOf(o);
+  const ClusterOptions cluster = clusterOptions(o);
+  if (o.launch) checkLaunch(o, config, cluster);
+  const bool worker = cluster.active() && cluster.rank != 0;  // only rank 0 records and reports the run
+
+  std::shared_ptr<RunStore> store;
+  if (!worker) {
+    store = std::make_shared<RunStore>(o.store.empty() ? RunStore::defaultPath() : o.store);
+    store->reapOrphans();
+  }
+  const nlohmann::json summary = trainSession(o, config, cluster, store);
 
   const std::string status = summary["status"];
   if (worker) {  // rank 0 reports stops and divergence; a worker's own exit code says only whether it failed
