@@ -101,50 +101,67 @@ CompressorEditor::CompressorEditor(const QString& direction, const QString& titl
 }
 
 CompressorEditor::Row CompressorEditor::makeRow(const OptionSpec& spec) {
-  const QString leaf = qs(spec.name);
   switch (spec.control) {
     case Control::LogSlider:
-      k_ = new QSlider(Qt::Horizontal);
-      k_->setRange(0, kSliderSteps);
-      k_->setPageStep(10);  // a decade
-      return sliderRow(
-          spec, k_, [](int p) { return QVariant(kFromSlider(p)); },
-          [](const nlohmann::json& v) { return sliderFromK(toDouble(v, 0.1)); },
-          [](const nlohmann::json& v) { return QString::number(toDouble(v, 0.1) * 100.0, 'g', 3) + "%"; });
     case Control::BitsSlider:
-      bits_ = new QSlider(Qt::Horizontal);
-      bits_->setRange(1, kBitsPositions);
-      bits_->setTickPosition(QSlider::TicksBelow);
-      return sliderRow(
-          spec, bits_, [](int p) { return QVariant(bitsFromSlider(p)); },
-          [](const nlohmann::json& v) { return sliderFromBits(int(toDouble(v, 8))); },
-          [this](const nlohmann::json& v) { return tr("%1 bit").arg(int(toDouble(v, 8))); });
-    case Control::Slider: {
-      auto* s = new QSlider(Qt::Horizontal);
-      s->setRange(int(spec.min), int(spec.max));
-      const double fallback = toDouble(spec.fallback, spec.min);
-      return sliderRow(
-          spec, s, [](int p) { return QVariant(p); },
-          [fallback](const nlohmann::json& v) { return int(std::lround(toDouble(v, fallback))); },
-          [fallback](const nlohmann::json& v) { return QString::number(std::lround(toDouble(v, fallback))); });
-    }
-    case Control::Combo: {
-      auto* box = new QComboBox;
-      for (const auto& c : spec.choices) box->addItem(qs(c));
-      connect(box, &QComboBox::currentTextChanged, this, [this, leaf](const QString& v) { emitChange(leaf, v); });
-      return {box, box, [box](const nlohmann::json& v) {
-                if (v.is_string()) box->setCurrentText(qs(v.get<std::string>()));
-              }};
-    }
-    case Control::Check: {
-      auto* box = new QCheckBox;
-      connect(box, &QCheckBox::toggled, this, [this, leaf](bool on) { emitChange(leaf, on); });
-      return {box, box, [box](const nlohmann::json& v) {
-                if (v.is_boolean()) box->setChecked(v.get<bool>());
-              }};
-    }
+    case Control::Slider: return makeSliderRow(spec);
+    case Control::Combo:
+    case Control::Check: return makeChoiceRow(spec);
     case Control::Spin: break;
   }
+  return makeNumberRow(spec);
+}
+
+// K on a log scale, bits on their few useful positions, any other integer range linearly.
+CompressorEditor::Row CompressorEditor::makeSliderRow(const OptionSpec& spec) {
+  if (spec.control == Control::LogSlider) {
+    k_ = new QSlider(Qt::Horizontal);
+    k_->setRange(0, kSliderSteps);
+    k_->setPageStep(10);  // a decade
+    return sliderRow(
+        spec, k_, [](int p) { return QVariant(kFromSlider(p)); },
+        [](const nlohmann::json& v) { return sliderFromK(toDouble(v, 0.1)); },
+        [](const nlohmann::json& v) { return QString::number(toDouble(v, 0.1) * 100.0, 'g', 3) + "%"; });
+  }
+  if (spec.control == Control::BitsSlider) {
+    bits_ = new QSlider(Qt::Horizontal);
+    bits_->setRange(1, kBitsPositions);
+    bits_->setTickPosition(QSlider::TicksBelow);
+    return sliderRow(
+        spec, bits_, [](int p) { return QVariant(bitsFromSlider(p)); },
+        [](const nlohmann::json& v) { return sliderFromBits(int(toDouble(v, 8))); },
+        [this](const nlohmann::json& v) { return tr("%1 bit").arg(int(toDouble(v, 8))); });
+  }
+  auto* s = new QSlider(Qt::Horizontal);
+  s->setRange(int(spec.min), int(spec.max));
+  const double fallback = toDouble(spec.fallback, spec.min);
+  return sliderRow(
+      spec, s, [](int p) { return QVariant(p); },
+      [fallback](const nlohmann::json& v) { return int(std::lround(toDouble(v, fallback))); },
+      [fallback](const nlohmann::json& v) { return QString::number(std::lround(toDouble(v, fallback))); });
+}
+
+// A combo box over the option's choices, or a check box for a yes-or-no option.
+CompressorEditor::Row CompressorEditor::makeChoiceRow(const OptionSpec& spec) {
+  const QString leaf = qs(spec.name);
+  if (spec.control == Control::Combo) {
+    auto* box = new QComboBox;
+    for (const auto& c : spec.choices) box->addItem(qs(c));
+    connect(box, &QComboBox::currentTextChanged, this, [this, leaf](const QString& v) { emitChange(leaf, v); });
+    return {box, box, [box](const nlohmann::json& v) {
+              if (v.is_string()) box->setCurrentText(qs(v.get<std::string>()));
+            }};
+  }
+  auto* box = new QCheckBox;
+  connect(box, &QCheckBox::toggled, this, [this, leaf](bool on) { emitChange(leaf, on); });
+  return {box, box, [box](const nlohmann::json& v) {
+            if (v.is_boolean()) box->setChecked(v.get<bool>());
+          }};
+}
+
+// A spin box in the option's range: whole numbers for integers, decimals enough for the range otherwise.
+CompressorEditor::Row CompressorEditor::makeNumberRow(const OptionSpec& spec) {
+  const QString leaf = qs(spec.name);
   if (spec.type == OptionSpec::Type::Int) {
     auto* box = new QSpinBox;
     box->setRange(int(std::max(spec.min, -2e9)), int(std::min(spec.max, 2e9)));

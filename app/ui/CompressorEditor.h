@@ -58,6 +58,9 @@ class CompressorEditor : public QGroupBox {
     std::function<void(const nlohmann::json&)> show;  // sets the control without emitting
   };
   Row makeRow(const OptionSpec& spec);
+  Row makeSliderRow(const OptionSpec& spec);
+  Row makeChoiceRow(const OptionSpec& spec);
+  Row makeNumberRow(const OptionSpec& spec);
   Row sliderRow(const OptionSpec& spec, QSlider* slider, std::function<QVariant(int)> value,
                 std::function<int(const nlohmann::json&)> position, std::function<QString(const nlohmann::json&)> text);
   void updateShown();
