@@ -171,77 +171,77 @@ RunRow RunRow::read(const RunStore& store, const RunInfo& info, const RunRow* pr
   return row;
 }
 
+namespace {
+
+// One direction's four columns, in the order the table shows them: method, K, bits, feedback.
+QVariant directionValue(const json& direction, int field) {
+  switch (field) {
+    case 0: return text(at(direction, "method"));
+    case 1: return kOf(direction);
+    case 2: return bitsOf(direction);
+    default: return text(at(direction, "feedback"));
+  }
+}
+
+}  // namespace
+
 QVariant RunRow::value(RunColumn c) const {
-  const json& fwd = at(config, "compression.forward");
-  const json& bwd = at(config, "compression.backward");
-  const char* evalKey = languageModel ? "eval_perplexity" : "eval_accuracy";
+  if (c < RunColumn::Task) return recordValue(c);
+  if (c < RunColumn::Steps) return settingValue(c);
+  return resultValue(c);
+}
+
+// What the store keeps about the run itself.
+QVariant RunRow::recordValue(RunColumn c) const {
+  const auto optional = [](const std::string& s) {
+    return s.empty() ? QVariant() : QVariant(QString::fromStdString(s));
+  };
   switch (c) {
-    case RunColumn::Visible:
-      return QVariant();
-    case RunColumn::Id:
-      return double(info.id);
-    case RunColumn::Name:
-      return info.name.empty() ? QVariant() : QVariant(QString::fromStdString(info.name));
-    case RunColumn::Status:
-      return QString::fromStdString(info.status);
-    case RunColumn::Tags:
-      return info.tags.empty() ? QVariant() : QVariant(QString::fromStdString(info.tags));
-    case RunColumn::Notes:
-      return info.notes.empty() ? QVariant() : QVariant(QString::fromStdString(info.notes));
-    case RunColumn::Created:
-      return info.created.empty() ? QVariant() : QVariant(QString::fromStdString(info.created));
-    case RunColumn::Task:
-      return text(at(config, "task"));
-    case RunColumn::Stages:
-      return number(at(config, "pipeline.stages"));
-    case RunColumn::Microbatches:
-      return number(at(config, "pipeline.microbatches"));
-    case RunColumn::Schedule:
-      return text(at(config, "pipeline.schedule"));
-    case RunColumn::FwdMethod:
-      return text(at(fwd, "method"));
-    case RunColumn::FwdK:
-      return kOf(fwd);
-    case RunColumn::FwdBits:
-      return bitsOf(fwd);
-    case RunColumn::FwdFeedback:
-      return text(at(fwd, "feedback"));
-    case RunColumn::BwdMethod:
-      return text(at(bwd, "method"));
-    case RunColumn::BwdK:
-      return kOf(bwd);
-    case RunColumn::BwdBits:
-      return bitsOf(bwd);
-    case RunColumn::BwdFeedback:
-      return text(at(bwd, "feedback"));
-    case RunColumn::Bandwidth:
-      return number(at(config, "link.bandwidth_mbps"));
-    case RunColumn::Latency:
-      return number(at(config, "link.latency_ms"));
-    case RunColumn::Lr:
-      return number(at(config, "train.lr"));
-    case RunColumn::Steps:
-      return number(summaryNumber("steps", lastStep));
-    case RunColumn::TrainLoss:
-      return number(summaryNumber("train_loss", lastTrainLoss));
-    case RunColumn::EvalLoss:
-      return number(summaryNumber("eval_loss", lastEvalLoss));
+    case RunColumn::Id: return double(info.id);
+    case RunColumn::Name: return optional(info.name);
+    case RunColumn::Status: return QString::fromStdString(info.status);
+    case RunColumn::Tags: return optional(info.tags);
+    case RunColumn::Notes: return optional(info.notes);
+    case RunColumn::Created: return optional(info.created);
+    default: return QVariant();  // the visibility tick has no value
+  }
+}
+
+// What the run was configured with.
+QVariant RunRow::settingValue(RunColumn c) const {
+  if (c >= RunColumn::FwdMethod && c <= RunColumn::FwdFeedback)
+    return directionValue(at(config, "compression.forward"), int(c) - int(RunColumn::FwdMethod));
+  if (c >= RunColumn::BwdMethod && c <= RunColumn::BwdFeedback)
+    return directionValue(at(config, "compression.backward"), int(c) - int(RunColumn::BwdMethod));
+  switch (c) {
+    case RunColumn::Task: return text(at(config, "task"));
+    case RunColumn::Stages: return number(at(config, "pipeline.stages"));
+    case RunColumn::Microbatches: return number(at(config, "pipeline.microbatches"));
+    case RunColumn::Schedule: return text(at(config, "pipeline.schedule"));
+    case RunColumn::Bandwidth: return number(at(config, "link.bandwidth_mbps"));
+    case RunColumn::Latency: return number(at(config, "link.latency_ms"));
+    case RunColumn::Lr: return number(at(config, "train.lr"));
+    default: return QVariant();
+  }
+}
+
+// What the run measured: the summary where it has finished, the latest metrics while it runs.
+QVariant RunRow::resultValue(RunColumn c) const {
+  switch (c) {
+    case RunColumn::Steps: return number(summaryNumber("steps", lastStep));
+    case RunColumn::TrainLoss: return number(summaryNumber("train_loss", lastTrainLoss));
+    case RunColumn::EvalLoss: return number(summaryNumber("eval_loss", lastEvalLoss));
     case RunColumn::EvalMetric:
-      return number(summaryNumber(evalKey, lastEvalMetric));
-    case RunColumn::BestEvalMetric:
-      return number(bestEval);
-    case RunColumn::WireBytes:
-      return number(summaryNumber("bytes_wire", wireBytes));
+      return number(summaryNumber(languageModel ? "eval_perplexity" : "eval_accuracy", lastEvalMetric));
+    case RunColumn::BestEvalMetric: return number(bestEval);
+    case RunColumn::WireBytes: return number(summaryNumber("bytes_wire", wireBytes));
     case RunColumn::Ratio: {
       const double raw = summaryNumber("bytes_raw", rawBytes), wire = summaryNumber("bytes_wire", wireBytes);
       return wire > 0 ? number(raw / wire) : QVariant();
     }
-    case RunColumn::WallTime:
-      return number(summaryNumber("wall_seconds", lastWall));
-    case RunColumn::Count:
-      break;
+    case RunColumn::WallTime: return number(summaryNumber("wall_seconds", lastWall));
+    default: return QVariant();
   }
-  return QVariant();
 }
 
 QString RunRow::display(RunColumn c) const {

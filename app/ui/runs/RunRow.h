@@ -49,6 +49,9 @@ struct RunRow {
   QString display(RunColumn column) const;
 
  private:
+  QVariant recordValue(RunColumn column) const;
+  QVariant settingValue(RunColumn column) const;
+  QVariant resultValue(RunColumn column) const;
   double summaryNumber(const char* key, double fallback) const;
 };
 
