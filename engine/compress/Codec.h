@@ -46,6 +46,10 @@ class Codec {
   explicit Codec(CodecId id) : id_(id) {}
   // The body of x (float32, on the CPU, contiguous) after the header; `p.values` is x's size unless set here.
   virtual void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) = 0;
+  // True when encodeBody refuses non-finite input itself, through refuseNonFinite, because its own work shows it
+  // for less than a pass over the whole tensor; encode() then skips that pass.
+  virtual bool findsNonFinite() const { return false; }
+  [[noreturn]] static void refuseNonFinite(const torch::Tensor& x);
   // The tensor of the body's values, on the CPU, shaped as the header says; reading past the end, kernel errors and
   // trailing bytes are the base class's to report.
   virtual torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r) = 0;

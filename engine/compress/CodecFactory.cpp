@@ -69,13 +69,16 @@ PayloadHeader readHeader(const Payload& p, CodecId expected, size_t& offset, con
   return h;
 }
 
+void Codec::refuseNonFinite(const torch::Tensor& x) {
+  throw DivergedError("a tensor of shape " + shapeText(x.sizes().vec()) +
+                      " to be sent holds values that are not finite (inf or NaN)");
+}
+
 Payload Codec::encode(const torch::Tensor& input) {
   const torch::Tensor x = cpuFloat(input);
   // One rule for every codec: non-finite values never travel. At the sender they are the run's divergence; in a
   // payload they can only be malformed, and every decoder refuses them.
-  if (!kernels::allFinite(x.data_ptr<float>(), size_t(x.numel())))
-    throw DivergedError("a tensor of shape " + shapeText(x.sizes().vec()) +
-                        " to be sent holds values that are not finite (inf or NaN)");
+  if (!findsNonFinite() && !kernels::allFinite(x.data_ptr<float>(), size_t(x.numel()))) refuseNonFinite(x);
   Payload p;
   PayloadHeader h;
   h.codec = id_;

@@ -1,5 +1,6 @@
 #include "engine/compress/SparseCodec.h"
 
+#include "engine/kernels/GroupStats.h"
 #include "engine/kernels/Indices.h"
 #include "engine/kernels/KernelError.h"
 #include "engine/kernels/Random.h"
@@ -91,6 +92,8 @@ void SparseCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) 
     w.put<uint64_t>(seed);  // the receiver draws the same positions: no indices on the wire
   } else {
     count = kind_ == Kind::TopK ? selectLargest(v, n, k) : selectAboveThreshold(v, n, k, seed);
+    // An inf or NaN outranks every finite magnitude, so TopK selects one whenever x holds one.
+    if (kind_ == Kind::TopK && !kernels::allFinite(picked_.data(), count)) refuseNonFinite(x);
     writeIndices(count, n, p, w);
   }
   encodeValues(picked_.data(), count, values_, seed ^ 0xA5A5A5A5ULL, w);

@@ -19,6 +19,8 @@ class SparseCodec final : public Codec {
  private:
   void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
   torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r) override;
+  // TopK checks only what it selected: any inf or NaN in the input would be among it.
+  bool findsNonFinite() const override { return kind_ == Kind::TopK; }
   void selectRandom(uint64_t n, uint64_t k, uint64_t seed);  // fills indices_ ascending
   // TopK, and GaussianK or the sampled threshold: fill indices_ and picked_, return how many were kept.
   uint64_t selectLargest(const float* v, uint64_t n, uint64_t k);

@@ -352,6 +352,29 @@ TEST(Codec, NonFiniteInputIsDivergenceAtTheSenderForEveryCodec) {
   }
 }
 
+// TopK skips the pass over the whole tensor and checks only what it selected: an inf or NaN outranks every finite
+// magnitude, so it is always selected. Held here on the sampled fast path (large n), with more non-finite values
+// than k, at either end, and with -inf.
+TEST(Codec, TopKFindsEveryNonFiniteInputThroughWhatItSelects) {
+  const int64_t n = int64_t(1) << 18;
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (double K : {1e-5, 0.01, 0.3})
+    for (int64_t at : {int64_t(0), n / 3, n - 1})
+      for (float bad : {inf, -inf, nan}) {
+        auto x = torch::randn({n});
+        x[at] = bad;
+        if (at == n / 3) x.index_put_({torch::indexing::Slice(n / 2, n / 2 + 40)}, bad);  // more than k of them
+        try {
+          makeCodec(opts("topk", [&](auto& o) { o.k = K; }))->encode(x);
+          ADD_FAILURE() << "K " << K << ": " << bad << " at " << at << " was encoded";
+        } catch (const DivergedError& e) {
+          EXPECT_NE(std::string(e.what()).find("not finite"), std::string::npos) << e.what();
+        }
+      }
+  auto x = torch::randn({n});
+  EXPECT_NO_THROW(makeCodec(opts("topk", [](auto& o) { o.k = 0.01; }))->encode(x));
+}
+
 TEST(Codec, ExtremeFiniteValuesTravelAsFiniteValues) {
   auto x = torch::randn({512});
   x[0] = 3.0e38f, x[1] = -3.0e38f, x[2] = 1e5f;  // a min-max range above FLT_MAX; 1e5 is beyond fp16
