@@ -1,7 +1,9 @@
 // pipesqueeze: the desktop lab. With no arguments it opens on the last (or the default) preset, ready to start;
-// `pipesqueeze FILE.json` (or `--preset FILE`) opens a preset, and `--start` starts it at once.
+// `pipesqueeze FILE.json` (or `--preset FILE|NAME`) opens a preset, and `--start` starts it at once.
 #include "app/ui/MainWindow.h"
 #include "app/ui/SessionBridge.h"
+#include "engine/errors/ConfigError.h"
+#include "engine/runs/config/PresetSearch.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -30,8 +32,9 @@ std::optional<GuiOptions> parseCommandLine(const QApplication& app) {
   cli.addVersionOption();
   cli.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A preset file to open (as --preset does)."),
                             QStringLiteral("[FILE]"));
-  const QCommandLineOption preset(QStringLiteral("preset"), QStringLiteral("Open this preset file."),
-                                  QStringLiteral("FILE"));
+  const QCommandLineOption preset(QStringLiteral("preset"),
+                                  QStringLiteral("Open this preset: a file, or a name as pipesqueeze-cli finds it."),
+                                  QStringLiteral("FILE|NAME"));
   const QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start the preset at once."));
   const QCommandLineOption store(QStringLiteral("store"), QStringLiteral("Run store file (default: XDG data folder)."),
                                  QStringLiteral("FILE"));
@@ -55,6 +58,14 @@ std::optional<GuiOptions> parseCommandLine(const QApplication& app) {
     return std::nullopt;
   }
   if (!files.isEmpty()) o.window.presetPath = files[0];
+  if (!o.window.presetPath.isEmpty()) {  // a name is looked up where the CLI looks; a file stays as given
+    try {
+      o.window.presetPath = QString::fromStdString(ps::resolvePreset(o.window.presetPath.toStdString()));
+    } catch (const ps::ConfigError& e) {
+      fail(QString::fromStdString(e.what()));
+      return std::nullopt;
+    }
+  }
   return o;
 }
 

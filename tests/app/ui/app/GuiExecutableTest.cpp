@@ -2,6 +2,7 @@
 // as the argument) trains at once and the run lands in the store; bad input exits with a message naming the problem.
 #include "engine/runs/store/RunStore.h"
 
+#include <QDir>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -51,6 +52,32 @@ class GuiExecutableTest : public QObject {
     const auto list = ps::RunStore(store.toStdString()).listRuns();
     QCOMPARE(int(list.size()), 1);
     QCOMPARE(list[0].name, std::string("opened from the argument"));
+  }
+
+  // `--preset NAME` finds a preset where the CLI does: here the user's folder, where the app saves presets.
+  void aPresetNameIsFoundWhereTheCliFindsIt() {
+    QTemporaryDir dir;
+    QVERIFY(QDir().mkpath(dir.filePath("data/pipesqueeze/presets")));
+    QFile smoke(PIPESQUEEZE_SOURCE_DIR "/presets/smoke.json");
+    QVERIFY(smoke.open(QIODevice::ReadOnly));
+    QJsonObject preset = QJsonDocument::fromJson(smoke.readAll()).object();
+    QJsonObject run = preset["run"].toObject();
+    run["name"] = "found by name";
+    preset["run"] = run;
+    QFile file(dir.filePath("data/pipesqueeze/presets/mine-by-name.json"));
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QJsonDocument(preset).toJson());
+    file.close();
+
+    const QString store = dir.filePath("runs.sqlite");
+    QProcess gui;
+    gui.setProcessEnvironment(environment(dir));
+    gui.start(PIPESQUEEZE_GUI, {"--preset", "mine-by-name", "--start", "--store", store, "--quit-when-done"});
+    QVERIFY(gui.waitForFinished(180000));
+    QVERIFY2(gui.exitCode() == 0, gui.readAllStandardError().constData());
+    const auto list = ps::RunStore(store.toStdString()).listRuns();
+    QCOMPARE(int(list.size()), 1);
+    QCOMPARE(list[0].name, std::string("found by name"));
   }
 
   void aPresetGivenTwiceOrTwoFilesAreRefused() {
