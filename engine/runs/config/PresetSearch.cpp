@@ -22,6 +22,20 @@ bool isFile(const std::string& path) {
   return fs::is_regular_file(path, ec);
 }
 
+#ifdef PIPESQUEEZE_INSTALLED_PRESETS
+// The installed presets: beside the running program (<prefix>/bin/../share/pipesqueeze/presets), so a package
+// unpacked anywhere finds its own; otherwise where the build was told it would be installed.
+std::string installedPresets() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path beside = exe.parent_path().parent_path() / PIPESQUEEZE_INSTALL_DATADIR / "pipesqueeze" / "presets";
+    if (fs::is_directory(beside, ec)) return beside.lexically_normal().string();
+  }
+  return PIPESQUEEZE_INSTALLED_PRESETS;
+}
+#endif
+
 }  // namespace
 
 const char* originName(PresetOrigin origin) {
@@ -50,7 +64,7 @@ std::vector<PresetFolder> presetFolders(const std::string& sub) {
   if (const std::string user = userPresetDirectory(); !user.empty())
     out.push_back({join(user, sub), PresetOrigin::User});
 #ifdef PIPESQUEEZE_INSTALLED_PRESETS  // set by the build (CMake's install prefix); absent in the fuzz targets
-  out.push_back({join(PIPESQUEEZE_INSTALLED_PRESETS, sub), PresetOrigin::Installed});
+  out.push_back({join(installedPresets(), sub), PresetOrigin::Installed});
 #endif
 #ifdef PIPESQUEEZE_SOURCE_PRESETS
   out.push_back({join(PIPESQUEEZE_SOURCE_PRESETS, sub), PresetOrigin::Source});
