@@ -1,5 +1,6 @@
 // pipesqueeze-cli: the headless face of the engine.
 #include "app/cli/CodecCommand.h"
+#include "app/cli/NamesCommand.h"
 #include "app/cli/PresetsCommand.h"
 #include "app/cli/RunsCommand.h"
 #include "app/cli/SuiteCommand.h"
@@ -29,6 +30,8 @@ int main(int argc, char** argv) {
   ps::cli::addCodecCommand(app, codec);
   ps::cli::PresetsOptions presets;
   ps::cli::addPresetsCommand(app, presets);
+  ps::cli::NamesOptions names;
+  ps::cli::addNamesCommand(app, names);
   app.add_subcommand("keys", "Print every configuration key as a Markdown table");
   try {
     app.parse(argc, argv);
@@ -40,6 +43,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("suite")) return ps::cli::runSuite(app, suites);
     if (app.got_subcommand("codec")) return ps::cli::runCodec(codec);
     if (app.got_subcommand("presets")) return ps::cli::runPresets(presets);
+    if (app.got_subcommand("names")) return ps::cli::runNames(names);
     if (app.got_subcommand("keys")) {
       std::cout << ps::ConfigSchema::instance().markdown();
       return 0;
