@@ -32,16 +32,8 @@ class GuiExecutableTest : public QObject {
   // A file manager or the desktop file's `%f` passes the preset as the one argument.
   void aFileArgumentOpensThatPreset() {
     QTemporaryDir dir;
-    QFile smoke(PIPESQUEEZE_SOURCE_DIR "/presets/smoke.json");
-    QVERIFY(smoke.open(QIODevice::ReadOnly));
-    QJsonObject preset = QJsonDocument::fromJson(smoke.readAll()).object();
-    QJsonObject run = preset["run"].toObject();
-    run["name"] = "opened from the argument";
-    preset["run"] = run;
     QFile file(dir.filePath("mine.json"));
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write(QJsonDocument(preset).toJson());
-    file.close();
+    QVERIFY(writeSmokeNamed(file, "opened from the argument"));
 
     const QString store = dir.filePath("runs.sqlite");
     QProcess gui;
@@ -58,16 +50,8 @@ class GuiExecutableTest : public QObject {
   void aPresetNameIsFoundWhereTheCliFindsIt() {
     QTemporaryDir dir;
     QVERIFY(QDir().mkpath(dir.filePath("data/pipesqueeze/presets")));
-    QFile smoke(PIPESQUEEZE_SOURCE_DIR "/presets/smoke.json");
-    QVERIFY(smoke.open(QIODevice::ReadOnly));
-    QJsonObject preset = QJsonDocument::fromJson(smoke.readAll()).object();
-    QJsonObject run = preset["run"].toObject();
-    run["name"] = "found by name";
-    preset["run"] = run;
     QFile file(dir.filePath("data/pipesqueeze/presets/mine-by-name.json"));
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write(QJsonDocument(preset).toJson());
-    file.close();
+    QVERIFY(writeSmokeNamed(file, "found by name"));
 
     const QString store = dir.filePath("runs.sqlite");
     QProcess gui;
@@ -108,6 +92,20 @@ class GuiExecutableTest : public QObject {
   }
 
  private:
+  // The smoke preset with its run named `name`, written to `file`.
+  static bool writeSmokeNamed(QFile& file, const QString& name) {
+    QFile smoke(PIPESQUEEZE_SOURCE_DIR "/presets/smoke.json");
+    if (!smoke.open(QIODevice::ReadOnly)) return false;
+    QJsonObject preset = QJsonDocument::fromJson(smoke.readAll()).object();
+    QJsonObject run = preset["run"].toObject();
+    run["name"] = name;
+    preset["run"] = run;
+    if (!file.open(QIODevice::WriteOnly)) return false;
+    const bool written = file.write(QJsonDocument(preset).toJson()) > 0;
+    file.close();
+    return written;
+  }
+
   static QProcessEnvironment environment(const QTemporaryDir& dir) {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert("QT_QPA_PLATFORM", "offscreen");
