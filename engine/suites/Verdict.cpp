@@ -53,6 +53,7 @@ Statistic statisticOf(const std::vector<double>& values) {
 Verdict judge(const SuiteRule& rule, const std::vector<uint64_t>& seeds, const RuleLookup& lookup) {
   Verdict v;
   std::vector<double> lhs, rhs, margins;
+  int neverReached = 0;  // seeds where both sides finished but neither reached the target
   for (uint64_t seed : seeds) {
     std::vector<int64_t> runs;
     const auto l = side(rule.lhs, rule.metric, seed, lookup, runs);
@@ -60,7 +61,10 @@ Verdict judge(const SuiteRule& rule, const std::vector<uint64_t>& seeds, const R
     if (!l || !r) continue;
     const double right = rule.scale * r->value + rule.offset;
     const double d = rule.op == ">=" ? l->value - right : right - l->value;
-    if (std::isnan(d)) continue;  // both sides never reached the target: no evidence either way
+    if (std::isnan(d)) {  // both sides never reached the target: no evidence either way
+      ++neverReached;
+      continue;
+    }
     lhs.push_back(l->value);
     rhs.push_back(right);
     margins.push_back(d);
@@ -72,7 +76,8 @@ Verdict judge(const SuiteRule& rule, const std::vector<uint64_t>& seeds, const R
   v.margin = statisticOf(margins);
   const Statistic& m = v.margin;
   if (m.count == 0) {
-    v.why = "no seed has finished runs of every variant the rule needs";
+    v.why = neverReached > 0 ? "neither side reached the target in any seed: no evidence either way"
+                             : "no seed has finished runs of every variant the rule needs";
     return v;
   }
   if (m.count == 1) {

@@ -103,6 +103,21 @@ TEST(Verdict, ATargetNeverReachedCountsAsInfinitelySlow) {
   EXPECT_EQ(v.kind, VerdictKind::Holds) << v.why;
 }
 
+// When every seed's runs finished but neither side ever reached the target, the report must say so, not that runs
+// are missing (which sends the user to run again what is already there).
+TEST(Verdict, NeitherSideReachingTheTargetIsSaidAsSuchNotAsMissingRuns) {
+  Table t;
+  const double inf = std::numeric_limits<double>::infinity();
+  t.values = {{{"g", 1}, inf}, {{"s", 1}, inf}};
+  SuiteRule r = rule("g", "<=", "s");
+  r.metric = "time_to_target";
+  const auto v = judge(r, {1}, t.lookup("time_to_target"));
+  EXPECT_EQ(v.kind, VerdictKind::Inconclusive);
+  EXPECT_NE(v.why.find("neither side reached the target"), std::string::npos) << v.why;
+  t.values.erase({"s", 1});  // now a run is missing
+  EXPECT_NE(judge(r, {1}, t.lookup("time_to_target")).why.find("no seed has finished runs"), std::string::npos);
+}
+
 TEST(SuiteResults, TimeToTargetWaitsForAFractionOfTheReferenceRunOfTheSameSeed) {
   SuiteResults r;
   r.suite.name = "s";
