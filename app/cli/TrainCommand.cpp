@@ -91,12 +91,10 @@ void checkLaunch(const TrainOptions& o, const Config& config, const ClusterOptio
 }
 
 // Runs the session until it ends or Ctrl-C stops it; a worker rank has no store and prints no progress.
-nlohmann::json trainSession(const TrainOptions& o, const Config& config, const ClusterOptions& cluster,
-                            const std::shared_ptr<RunStore>& store) {
-  Session session(config, store);
-  session.setCluster(cluster);
+nlohmann::json trainSession(const TrainOptions& o, Session& session, bool showProgress) {
   const bool terminal = isatty(fileno(stderr));
-  if (store && (!o.json || terminal)) session.telemetry().addSink(std::make_shared<ProgressPrinter>(stderr, terminal));
+  if (showProgress && (!o.json || terminal))
+    session.telemetry().addSink(std::make_shared<ProgressPrinter>(stderr, terminal));
   activeSession = &session;
   nlohmann::json summary;
   {
@@ -120,7 +118,11 @@ int runTrain(const TrainOptions& o) {
     store = std::make_shared<RunStore>(o.store.empty() ? RunStore::defaultPath() : o.store);
     store->reapOrphans();
   }
-  const nlohmann::json summary = trainSession(o, config, cluster, store);
+  // The session lives to the end of this function: a failed multi-process rank leaves through _Exit below without
+  // tearing it down, because peers may be gone and its connections would wait on them.
+  Session session(config, store);
+  session.setCluster(cluster);
+  const nlohmann::json summary = trainSession(o, session, !worker);
 
   const std::string status = summary["status"];
   if (worker) {  // rank 0 reports stops and divergence; a worker's own exit code says only whether it failed
