@@ -53,12 +53,15 @@ Statistic statisticOf(const std::vector<double>& values) {
 Verdict judge(const SuiteRule& rule, const std::vector<uint64_t>& seeds, const RuleLookup& lookup) {
   Verdict v;
   std::vector<double> lhs, rhs, margins;
-  int neverReached = 0;  // seeds where both sides finished but neither reached the target
+  int neverReached = 0, missing = 0;  // seeds where neither side reached the target; seeds lacking a finished run
   for (uint64_t seed : seeds) {
     std::vector<int64_t> runs;
     const auto l = side(rule.lhs, rule.metric, seed, lookup, runs);
     const auto r = side(rule.rhs, rule.metric, seed, lookup, runs);
-    if (!l || !r) continue;
+    if (!l || !r) {
+      ++missing;
+      continue;
+    }
     const double right = rule.scale * r->value + rule.offset;
     const double d = rule.op == ">=" ? l->value - right : right - l->value;
     if (std::isnan(d)) {  // both sides never reached the target: no evidence either way
@@ -76,8 +79,12 @@ Verdict judge(const SuiteRule& rule, const std::vector<uint64_t>& seeds, const R
   v.margin = statisticOf(margins);
   const Statistic& m = v.margin;
   if (m.count == 0) {
-    v.why = neverReached > 0 ? "neither side reached the target in any seed: no evidence either way"
-                             : "no seed has finished runs of every variant the rule needs";
+    v.why = missing == 0 && neverReached > 0
+                ? "neither side reached the target in any seed: no evidence either way"
+                : "no seed has finished runs of every variant the rule needs" +
+                      (neverReached > 0 ? " (in the " + std::to_string(neverReached) +
+                                              " that have, neither side reached the target)"
+                                        : std::string());
     return v;
   }
   if (m.count == 1) {

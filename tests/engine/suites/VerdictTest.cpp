@@ -116,6 +116,11 @@ TEST(Verdict, NeitherSideReachingTheTargetIsSaidAsSuchNotAsMissingRuns) {
   EXPECT_NE(v.why.find("neither side reached the target"), std::string::npos) << v.why;
   t.values.erase({"s", 1});  // now a run is missing
   EXPECT_NE(judge(r, {1}, t.lookup("time_to_target")).why.find("no seed has finished runs"), std::string::npos);
+  // One seed lacks a run, the other never reached the target: the missing run is what to act on.
+  t.values = {{{"g", 1}, inf}, {{"s", 1}, inf}, {{"g", 2}, 50}};
+  const auto w = judge(r, {1, 2}, t.lookup("time_to_target"));
+  EXPECT_NE(w.why.find("no seed has finished runs"), std::string::npos) << w.why;
+  EXPECT_NE(w.why.find("neither side reached the target"), std::string::npos) << w.why;
 }
 
 TEST(SuiteResults, TimeToTargetWaitsForAFractionOfTheReferenceRunOfTheSameSeed) {
