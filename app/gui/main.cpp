@@ -7,6 +7,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFileInfo>
 #include <QMessageBox>
 #include <QTimer>
 
@@ -58,12 +59,12 @@ std::optional<GuiOptions> parseCommandLine(const QApplication& app) {
     return std::nullopt;
   }
   if (!files.isEmpty()) o.window.presetPath = files[0];
-  if (!o.window.presetPath.isEmpty()) {  // a name is looked up where the CLI looks; a file stays as given
+  if (!o.window.presetPath.isEmpty() && !QFileInfo(o.window.presetPath).isFile()) {
+    // A name is looked up where the CLI looks. What is found by neither way is left as given: the window reports it
+    // as it reports any preset it cannot open (a dialog when shown, exit 2 when scripted).
     try {
       o.window.presetPath = QString::fromStdString(ps::resolvePreset(o.window.presetPath.toStdString()));
-    } catch (const ps::ConfigError& e) {
-      fail(QString::fromStdString(e.what()));
-      return std::nullopt;
+    } catch (const ps::ConfigError&) {
     }
   }
   return o;
