@@ -23,6 +23,7 @@ expect() {  # expect WORD COMMAND-LINE...
   if ! grep -qxF -- "$want" <<<"$got"; then
     echo "FAIL: completing 'pipesqueeze-cli $*' does not offer '$want' (it offers: $(tr '\n' ' ' <<<"$got"))"
     fails=$((fails + 1))
+    return 1
   fi
 }
 in_manual() {  # in_manual WORD: the manual page names it (options as roff writes them, \- for each dash)
@@ -65,6 +66,20 @@ expect ef21 codec encode --feedback ef2
 expect gradients-milder suite run gradients-m
 expect export runs ex
 expect compensations names comp
+
+# After a suite's name come its options; folders are offered on the way to a preset file; a preset name with a space
+# or a glob character stays one name.
+expect --seeds suite run gradients-milder ""
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+mkdir -p "$scratch/my presets" "$scratch/folder"
+printf '{}' >"$scratch/my presets/with space.json"
+printf '{}' >"$scratch/my presets/star*.json"
+(cd "$scratch" && expect folder train --preset fol) || fails=$((fails + 1))
+export PIPESQUEEZE_PRESETS="$scratch/my presets"
+expect "with space" train --preset with
+expect "star*" train --preset sta
+unset PIPESQUEEZE_PRESETS
 
 # Both manual pages format without a warning where groff is installed.
 if command -v groff >/dev/null; then
