@@ -1,7 +1,8 @@
 # Installation extras and Debian packages.
 #
 # `cpack -G DEB` in a build folder makes two packages: pipesqueeze-cli (the engine's command line, the presets and
-# suites, the manual page and bash completion: no Qt) and pipesqueeze (the desktop app, which depends on the first).
+# suites, the manual page and bash completion; Qt's libraries only for report charts in a build with the GUI) and
+# pipesqueeze (the desktop app, which depends on the first).
 # Library dependencies come from dpkg-shlibdeps. tools/package-deb.sh builds them the way a release should: prefix
 # /usr, Release, no source-tree presets.
 
@@ -21,6 +22,10 @@ function(pipesqueeze_install_manpage page component)
     install(FILES ${source} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT ${component})
   endif()
 endfunction()
+
+# Packaging and installing never build: CPack's install step would otherwise rebuild everything out of date first,
+# including the always-run fuzz and sanitizer sub-builds, while tests use them. Build, then install or package.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME pipesqueeze)

@@ -60,12 +60,15 @@ if(NOT GUI AND cli_depends MATCHES "libqt")
 endif()
 expect_entries(${cli_deb} /bin/pipesqueeze-cli /share/pipesqueeze/presets/smoke.json
                /share/pipesqueeze/presets/suites/ /share/man/man1/pipesqueeze-cli.1
-               /share/bash-completion/completions/pipesqueeze-cli /LICENSE)
+               /share/bash-completion/completions/pipesqueeze-cli /LICENSE /share/doc/pipesqueeze-cli/copyright)
 
 # Unpacked into a temporary root, the packaged CLI runs from there: it finds its own presets beside it (not the
 # source tree's), and trains one into a fresh store.
 set(root ${WORK_DIR}/root)
 execute_process(COMMAND dpkg-deb -x ${cli_deb} ${root} RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  fail("dpkg-deb -x ${cli_deb} failed")
+endif()
 set(cli ${root}${PREFIX}/bin/pipesqueeze-cli)  # the package installs under the build's prefix
 if(NOT EXISTS ${cli})
   fail("the command-line package has no ${PREFIX}/bin/pipesqueeze-cli")
@@ -77,7 +80,8 @@ if(NOT rc EQUAL 0 OR NOT version_line MATCHES "^pipesqueeze-cli .*LibTorch")
 endif()
 execute_process(COMMAND ${env} ${cli} presets OUTPUT_VARIABLE listing RESULT_VARIABLE rc)
 string(REGEX MATCH "\nsmoke +[^\n]*" smoke_line "${listing}")
-if(NOT smoke_line MATCHES "${root}/")
+string(FIND "${smoke_line}" "${root}/" at)
+if(at EQUAL -1)
   fail("the packaged CLI does not find its own presets first; pipesqueeze-cli presets says:\n${listing}")
 endif()
 execute_process(COMMAND ${env} ${cli} train --preset smoke --store ${WORK_DIR}/runs.sqlite --json
@@ -125,6 +129,7 @@ if(GUI)
     fail("the desktop package does not depend on Qt Widgets: Depends: ${gui_depends}")
   endif()
   expect_entries(${gui_deb} /bin/pipesqueeze /share/applications/pipesqueeze.desktop
-                 /share/icons/hicolor/scalable/apps/pipesqueeze.svg /share/man/man1/pipesqueeze.1)
+                 /share/icons/hicolor/scalable/apps/pipesqueeze.svg /share/man/man1/pipesqueeze.1
+                 /share/doc/pipesqueeze/copyright)
 endif()
 message("packages: ${cli_deb} ${gui_deb}\n  pipesqueeze-cli Depends: ${cli_depends}")
