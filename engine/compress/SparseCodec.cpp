@@ -93,7 +93,7 @@ void SparseCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) 
   } else {
     count = kind_ == Kind::TopK ? selectLargest(v, n, k) : selectAboveThreshold(v, n, k, seed);
     // An inf or NaN outranks every finite magnitude, so TopK selects one whenever x holds one.
-    if (kind_ == Kind::TopK && !kernels::allFinite(picked_.data(), count)) refuseNonFinite(x);
+    if (findsNonFinite() && !kernels::allFinite(picked_.data(), count)) refuseNonFinite(x);
     writeIndices(count, n, p, w);
   }
   encodeValues(picked_.data(), count, values_, seed ^ 0xA5A5A5A5ULL, w);
