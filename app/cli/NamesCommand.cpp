@@ -5,7 +5,6 @@
 #include "engine/runs/config/PresetSearch.h"
 
 #include <iostream>
-#include <set>
 
 namespace ps::cli {
 namespace {
@@ -25,11 +24,10 @@ std::vector<std::string> keyNames() {
   return out;
 }
 
+// The catalogue lists each option once, however many methods read it.
 std::vector<std::string> optionNames() {
-  std::set<std::string> seen;
   std::vector<std::string> out;
-  for (const OptionSpec& o : catalogue::options())
-    if (seen.insert(o.name).second) out.push_back(o.name);
+  for (const OptionSpec& o : catalogue::options()) out.push_back(o.name);
   return out;
 }
 
