@@ -137,7 +137,7 @@ TEST(Distributed, TopKSgdOnTwoStagesTimesTwoReplicasSendsAFractionOfTheGradients
 TEST(Distributed, AKilledRankEndsTheOthersWithinTheTimeoutAndTheStoreStaysReadable) {
   const auto r = cli("launch", "smoke", {"pipeline.stages=3", "train.max_steps=200", "parallel.timeout_s=5"}, "killed",
                      {"PIPESQUEEZE_FAULT=2:20:kill"});
-  EXPECT_EQ(r.cli.exitCode, 1);
+  EXPECT_EQ(r.cli.exitCode, 1) << r.cli.err;
   EXPECT_LT(r.seconds, 5 + 20.0) << "the others stop within the timeout (plus start-up and diagnosis)";
   EXPECT_NE(r.cli.err.find("rank 2 (stage 2, replica 0) stopped responding"), std::string::npos) << r.cli.err;
   RunStore s(r.store);
@@ -236,7 +236,7 @@ TEST(Distributed, ASingleHostRunListensOnLoopbackOnly) {
 TEST(Distributed, AHungRankIsDeclaredFailedAfterTheTimeout) {
   const auto r = cli("launch", "smoke", {"pipeline.stages=3", "train.max_steps=200", "parallel.timeout_s=4"}, "hung",
                      {"PIPESQUEEZE_FAULT=1:15:hang"});
-  EXPECT_EQ(r.cli.exitCode, 1);
+  EXPECT_EQ(r.cli.exitCode, 1) << r.cli.err;
   EXPECT_GT(r.seconds, 4.0) << "a silent rank is given the whole timeout";
   EXPECT_LT(r.seconds, 4 + 20.0);
   RunStore s(r.store);
