@@ -4,6 +4,7 @@
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidget.h"
 #include "app/ui/runs/RunSeries.h"
+#include "engine/runs/config/BoundedJson.h"
 #include "engine/session/RunStoreSink.h"
 
 #include <QDir>
@@ -20,6 +21,11 @@ namespace {
 constexpr int kRedrawMs = 33;        // ~30 Hz when painting is cheap
 constexpr int kSlowestRedrawMs = 500;
 constexpr double kPaintBudget = 0.04;  // fraction of one core that live chart painting may take
+
+// The events drawn as markers on every chart: the run's mid-run changes.
+bool marksCharts(const std::string& kind) {
+  return kind == "setting" || kind == "pause" || kind == "resume";
+}
 
 }  // namespace
 
@@ -67,6 +73,7 @@ void LivePanel::reset(const nlohmann::json& config) {
   pendingHistograms_.clear();
   pendingMarkers_.clear();
   linkMethods_.clear();
+  storedRun_.reset();
   lastStep_ = 0;
   paintMark_ = PlotWidget::paintSecondsTotal();
   frameCost_ = 0;
@@ -146,8 +153,37 @@ void LivePanel::addEval(const EvalRecord& eval) {
 void LivePanel::addHistogram(const HistogramRecord& histogram) { pendingHistograms_.push_back(histogram); }
 
 void LivePanel::addEvent(const EventRecord& event) {
-  if (event.kind == "setting" || event.kind == "pause" || event.kind == "resume")
+  if (marksCharts(event.kind))
     pendingMarkers_.push_back(Marker{double(event.step), settingLabel(event.kind, event.detail.dump())});
+}
+
+QString LivePanel::showStoredRun(const RunStore& store, int64_t id) {
+  std::optional<RunInfo> info;
+  std::vector<MetricPoint> metrics;
+  std::vector<HistogramRow> histograms;
+  std::vector<EventRow> events;
+  try {
+    info = store.run(id);
+    if (!info) return tr("Run %1 is not in the store %2.").arg(id).arg(QString::fromStdString(store.path()));
+    metrics = store.metrics(id);  // in step order within each key, as the charts take them
+    histograms = store.histograms(id);
+    events = store.events(id);
+  } catch (const std::exception& e) {
+    return tr("Could not read run %1: %2").arg(id).arg(QString::fromStdString(e.what()));
+  }
+  // Settings that cannot be read still leave the metrics to show, on the default task's charts.
+  nlohmann::json config = parseJsonOrDiscarded(info->config_json);
+  reset(config.is_object() ? config : nlohmann::json::object());
+  redraw_.stop();  // nothing more arrives
+  for (const MetricPoint& p : metrics) lastStep_ = std::max(lastStep_, p.step);
+  pending_ = std::move(metrics);
+  for (auto& h : histograms)
+    pendingHistograms_.push_back(HistogramRecord{h.step, std::move(h.name), h.lo, h.hi, std::move(h.counts)});
+  for (const EventRow& e : events)
+    if (marksCharts(e.kind)) pendingMarkers_.push_back(Marker{double(e.step), settingLabel(e.kind, e.detail_json)});
+  storedRun_ = std::move(info);
+  flush();
+  return {};
 }
 
 void LivePanel::flush() {

@@ -17,6 +17,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 class QGridLayout;
@@ -34,6 +35,12 @@ class LivePanel : public QWidget {
   // Clears everything and lays out the charts for a run of this config (accuracy or perplexity, one heatmap
   // per stage).
   void reset(const nlohmann::json& config);
+
+  // Rebuilds a saved run in this layout, read-only: every chart, heatmap and marker from what the store holds.
+  // Returns why it could not (the panel is then unchanged), empty on success.
+  QString showStoredRun(const ps::RunStore& store, int64_t id);
+  // The saved run shown, or none while the panel follows a live run.
+  const std::optional<ps::RunInfo>& storedRun() const { return storedRun_; }
 
   void addStep(const ps::StepRecord& step);
   void addEval(const ps::EvalRecord& eval);
@@ -75,6 +82,7 @@ class LivePanel : public QWidget {
   std::vector<HistogramRecord> pendingHistograms_;
   std::vector<Marker> pendingMarkers_;
   std::map<std::string, std::string> linkMethods_;
+  std::optional<ps::RunInfo> storedRun_;
   int64_t lastStep_ = 0;
   QTimer redraw_;
   double paintMark_ = 0, frameCost_ = 0;  // paint seconds at the last flush; smoothed cost of one frame

@@ -15,6 +15,7 @@
 #include <QCloseEvent>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
@@ -23,6 +24,7 @@
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QStyle>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QTimer>
 #include <QToolBar>
@@ -34,7 +36,6 @@ namespace ps::ui {
 
 MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent) : QMainWindow(parent) {
   initResources();
-  setWindowTitle(tr("PipeSqueeze"));
   setWindowIcon(QIcon(QStringLiteral(":/icons/pipesqueeze.svg")));
   const QString storePath =
       options.storePath.isEmpty() ? QString::fromStdString(RunStore::defaultPath()) : options.storePath;
@@ -52,7 +53,13 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent) : QMai
   tabs_ = new QTabWidget;
   tabs_->addTab(live_, tr("&Live"));
   tabs_->addTab(compare_, tr("&Compare"));
+  // Saved runs open in tabs of their own, which close; the live and compare tabs stay.
+  tabs_->setTabsClosable(true);
+  for (int i = 0; i < tabs_->count(); ++i)
+    for (auto side : {QTabBar::LeftSide, QTabBar::RightSide}) tabs_->tabBar()->setTabButton(i, side, nullptr);
+  connect(tabs_, &QTabWidget::tabCloseRequested, this, &MainWindow::closeTab);
   setCentralWidget(tabs_);
+  showStoreInTitle();
 
   auto dock = [this](QWidget* w, const QString& title, const QString& name, Qt::DockWidgetArea area) {
     auto* d = new QDockWidget(title, this);
@@ -95,6 +102,13 @@ void MainWindow::buildActions() {
                                                       tr("Presets (*.json)"));
     if (!path.isEmpty()) showError(openPreset(path));
   });
+  openStore_ = make(tr("Open Run S&tore…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O),
+                    tr("Show the runs of another run store; new runs are recorded there"), [this] {
+                      const QString path = QFileDialog::getOpenFileName(
+                          this, tr("Open run store"), QFileInfo(QString::fromStdString(store_->path())).path(),
+                          tr("Run stores (*.sqlite *.db);;All files (*)"));
+                      if (!path.isEmpty()) showError(openStore(path));
+                    });
   savePreset_ = make(tr("&Save Settings as Preset…"), QKeySequence::Save, tr("Keep the current settings as a preset"),
                      [this] { savePresetAs(); });
   exportPng_ = make(tr("Export &Charts as PNG…"), QKeySequence(Qt::CTRL | Qt::Key_E),
@@ -117,6 +131,8 @@ void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addActions({openPreset_, savePreset_});
   file->addSeparator();
+  file->addAction(openStore_);
+  file->addSeparator();
   file->addAction(exportPng_);
   file->addSeparator();
   file->addAction(quit_);
@@ -124,6 +140,7 @@ void MainWindow::buildMenus() {
   run->addActions({start_, pause_, resume_, stop_});
   QMenu* runsMenu = menuBar()->addMenu(tr("R&uns"));
   runsMenu->addAction(compareSelected_);
+  runsMenu->addAction(runs_->openAction());
   runsMenu->addSeparator();
   runsMenu->addAction(reproduce_);
   QMenu* view = menuBar()->addMenu(tr("&View"));
@@ -164,6 +181,10 @@ void MainWindow::connectPanels() {
     showError(tr("The run could not start: %1").arg(message));
   });
   connect(runs_, &RunsPanel::compareRequested, this, [this](const QList<qint64>& ids) { showError(compareRuns(ids)); });
+  connect(runs_, &RunsPanel::openRequested, this, [this](qint64 id) { showError(openStoredRun(id)); });
+  // The visibility tick in the runs table and the compare view's run list are one setting.
+  connect(runs_->model(), &RunsModel::visibilityChanged, compare_, &CompareView::setRunVisible);
+  connect(compare_, &CompareView::runVisibilityChanged, runs_->model(), &RunsModel::setRunVisible);
   connect(runs_, &RunsPanel::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 6000); });
   connect(runs_, &RunsPanel::errorOccurred, this, &MainWindow::showError);
   connect(compare_, &CompareView::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 6000); });
@@ -207,9 +228,80 @@ QString MainWindow::openPreset(const QString& path) {
 
 QString MainWindow::compareRuns(const QList<qint64>& ids) {
   if (ids.size() < 2) return tr("Select two or more runs in the runs table to compare them.");
-  compare_->setRuns(store_, ids);
+  compare_->setRuns(store_, ids, runs_->model()->hiddenIds());
   tabs_->setCurrentWidget(compare_);
   return {};
+}
+
+QList<LivePanel*> MainWindow::storedRunTabs() const {
+  QList<LivePanel*> out;
+  for (int i = 0; i < tabs_->count(); ++i)
+    if (auto* panel = qobject_cast<LivePanel*>(tabs_->widget(i)); panel && panel != live_) out.push_back(panel);
+  return out;
+}
+
+QString MainWindow::openStoredRun(qint64 id) {
+  LivePanel* panel = nullptr;
+  for (LivePanel* open : storedRunTabs())
+    if (open->storedRun()->id == id) panel = open;
+  const bool fresh = panel == nullptr;
+  if (fresh) panel = new LivePanel;
+  const QString error = panel->showStoredRun(*store_, id);
+  if (!error.isEmpty()) {
+    if (fresh) delete panel;
+    return error;
+  }
+  const RunInfo& run = *panel->storedRun();
+  const QString name = QString::fromStdString(run.name);
+  const QString title = tr("Run %1").arg(id) + (name.isEmpty() ? QString() : QStringLiteral(" · ") + name);
+  const int index = fresh ? tabs_->addTab(panel, QString()) : tabs_->indexOf(panel);
+  tabs_->setTabText(index, fontMetrics().elidedText(title, Qt::ElideRight, 240));
+  tabs_->setTabToolTip(index,
+                       tr("%1 (%2), read-only: as saved in %3")
+                           .arg(title, QString::fromStdString(run.status), QString::fromStdString(store_->path())));
+  tabs_->setCurrentIndex(index);
+  return {};
+}
+
+void MainWindow::closeTab(int index) {
+  QWidget* tab = tabs_->widget(index);
+  if (tab == live_ || tab == compare_) return;
+  tabs_->removeTab(index);
+  tab->deleteLater();
+}
+
+QString MainWindow::openStore(const QString& path) {
+  if (bridge_->running()) return tr("A run is recording into the current store; stop it before opening another.");
+  if (reproduceDialog_ && reproduceDialog_->running())
+    return tr("A claim suite is recording into the current store; cancel it or let it finish first.");
+  if (!QFileInfo(path).isFile())
+    return tr("There is no run store at %1. Choose an existing .sqlite file (pipesqueeze-cli creates one with "
+              "--store FILE).")
+        .arg(path);
+  std::shared_ptr<RunStore> store;
+  try {
+    store = std::make_shared<RunStore>(path.toStdString());  // refuses (and leaves as it was) a file not ours
+    store->reapOrphans();
+  } catch (const std::exception& e) {
+    return tr("Could not open %1 as a run store: %2. The runs shown are still those of %3.")
+        .arg(path, QString::fromStdString(e.what()), QString::fromStdString(store_->path()));
+  }
+  store_ = std::move(store);
+  bridge_->setStorePath(path);
+  runs_->setStore(store_);
+  compare_->setRuns(store_, {});
+  for (LivePanel* tab : storedRunTabs()) closeTab(tabs_->indexOf(tab));
+  if (reproduceDialog_) {  // it holds the old store; made again on next use
+    reproduceDialog_->deleteLater();
+    reproduceDialog_ = nullptr;
+  }
+  showStoreInTitle();
+  statusBar()->showMessage(tr("Opened %1: %n run(s).", nullptr, runs_->model()->rowCount()).arg(path), 8000);
+  return {};
+}
+
+void MainWindow::showStoreInTitle() {
+  setWindowTitle(tr("PipeSqueeze — %1").arg(QFileInfo(QString::fromStdString(store_->path())).fileName()));
 }
 
 ReproduceDialog* MainWindow::openReproduce() {
@@ -265,6 +357,7 @@ void MainWindow::updateActions() {
   resume_->setEnabled(running && bridge_->paused());
   stop_->setEnabled(running);
   openPreset_->setEnabled(!running);
+  openStore_->setEnabled(!running);
 }
 
 void MainWindow::showError(const QString& message) {

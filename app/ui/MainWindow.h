@@ -3,6 +3,7 @@
 //   ControlPanel (dock, left)  ->  settings for the next run, or commands to the running one
 //   LivePanel    (tab)         <-  SessionBridge telemetry
 //   CompareView  (tab)         <-  runs chosen in the RunsPanel (dock, bottom)
+//   LivePanel    (closable tabs, read-only) <- one saved run each, opened from the RunsPanel
 // Menus, shortcuts, the status bar and QSettings persistence live here; everything else lives in the panels.
 #include <QMainWindow>
 
@@ -47,6 +48,12 @@ class MainWindow : public QMainWindow {
   void stopRun();
   QString openPreset(const QString& path);
   QString compareRuns(const QList<qint64>& ids);
+  // A saved run in the live layout, as a read-only tab (opened again: re-read and brought to the front).
+  QString openStoredRun(qint64 id);
+  QList<LivePanel*> storedRunTabs() const;
+  // File ▸ Open Run Store…: the runs table, the compare view, the next runs and claim suites use that store.
+  // Refused while a run or a suite is going; a file that cannot be opened leaves the current store in use.
+  QString openStore(const QString& path);
   // Runs ▸ Reproduce…: the claim suites dialog (made on first use, kept for the window's life).
   ReproduceDialog* openReproduce();
 
@@ -73,6 +80,8 @@ class MainWindow : public QMainWindow {
   void showError(const QString& message);
   void savePresetAs();
   void exportChartsPng();
+  void closeTab(int index);
+  void showStoreInTitle();
   void about();
   void restoreSettings(const MainWindowOptions& options);
   void saveSettings();
@@ -89,8 +98,8 @@ class MainWindow : public QMainWindow {
   QString reportDir_;
   bool openReports_ = true;
   ReproduceDialog* reproduceDialog_ = nullptr;
-  QAction *reproduce_, *start_, *pause_, *resume_, *stop_, *openPreset_, *savePreset_, *exportPng_, *compareSelected_,
-      *quit_, *about_;
+  QAction *reproduce_, *start_, *pause_, *resume_, *stop_, *openPreset_, *openStore_, *savePreset_, *exportPng_,
+      *compareSelected_, *quit_, *about_;
 };
 
 }  // namespace ps::ui

@@ -66,6 +66,12 @@ void SessionBridge::join() {
   session_.reset();  // drains the bus: every queued record has been handed over
 }
 
+bool SessionBridge::setStorePath(const QString& path) {
+  if (running()) return false;
+  storePath_ = path;
+  return true;
+}
+
 QString SessionBridge::start(const nlohmann::json& config) {
   if (running()) return tr("A run is in progress: stop it before starting another.");
   try {

@@ -31,6 +31,9 @@ class SessionBridge : public QObject {
   ~SessionBridge() override;
 
   bool running() const { return thread_.joinable(); }
+  // Where the next run is recorded. Refused (false) while a run is going: it keeps writing where it started.
+  bool setStorePath(const QString& path);
+  const QString& storePath() const { return storePath_; }
   bool paused() const { return paused_; }
   qint64 runId() const { return runId_; }
   // The settings in force: the config the run started with, plus every change the session applied since.

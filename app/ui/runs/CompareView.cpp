@@ -97,10 +97,11 @@ void CompareView::buildControls() {
   smoothLabel_->setText(QString::number(smoothing_, 'f', 2));
 }
 
-void CompareView::setRuns(std::shared_ptr<ps::RunStore> store, const QList<qint64>& ids) {
+void CompareView::setRuns(std::shared_ptr<ps::RunStore> store, const QList<qint64>& ids,
+                          const std::set<qint64>& hidden) {
   store_ = std::move(store);
   ids_ = ids;
-  hidden_.clear();
+  hidden_ = hidden;
   for (PlotWidget* p : plots_) p->setXRange(std::nullopt);  // a new set of runs starts unzoomed
   reload();
 }
@@ -260,6 +261,7 @@ void CompareView::setRunVisible(qint64 id, bool visible) {
     hidden_.insert(id);
   runList_->setChecked(id, visible);
   redraw();
+  Q_EMIT runVisibilityChanged(id, visible);
 }
 
 SettingsDiffModel* CompareView::diffModel() const {

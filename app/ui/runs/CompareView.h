@@ -37,7 +37,8 @@ class CompareView : public QWidget {
   ~CompareView() override;
 
   // Loads the runs (errors go to errorOccurred; runs that cannot be read are left out) and rebuilds the charts.
-  void setRuns(std::shared_ptr<ps::RunStore> store, const QList<qint64>& ids);
+  // The runs in `hidden` start hidden (the runs table's unticked ones).
+  void setRuns(std::shared_ptr<ps::RunStore> store, const QList<qint64>& ids, const std::set<qint64>& hidden = {});
   QList<qint64> runIds() const;
   const std::vector<RunSeries>& runs() const { return runs_; }
 
@@ -51,7 +52,7 @@ class CompareView : public QWidget {
   bool logY() const { return logY_; }
   void setLogY(bool on);
   bool isRunVisible(qint64 id) const { return hidden_.count(id) == 0; }
-  void setRunVisible(qint64 id, bool visible);
+  void setRunVisible(qint64 id, bool visible);  // emits runVisibilityChanged when it changes something
 
   SettingsDiffModel* diffModel() const;
   int diffRowCount() const;
@@ -70,6 +71,7 @@ class CompareView : public QWidget {
  Q_SIGNALS:
   void statusMessage(const QString& message);
   void errorOccurred(const QString& message);
+  void runVisibilityChanged(qint64 id, bool visible);  // from the view's own run list or setRunVisible
 
  private:
   void buildControls();

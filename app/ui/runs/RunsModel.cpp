@@ -131,6 +131,15 @@ bool RunsModel::isRunVisible(qint64 id) const {
   return hidden_.count(id) == 0;
 }
 
+void RunsModel::setStore(std::shared_ptr<RunStore> store) {
+  beginResetModel();
+  store_ = std::move(store);
+  rows_.clear();
+  hidden_.clear();
+  endResetModel();
+  refresh();
+}
+
 void RunsModel::setRunVisible(qint64 id, bool visible) {
   if (isRunVisible(id) == visible) return;
   if (visible)

@@ -37,11 +37,14 @@ class RunsModel : public QAbstractTableModel {
   bool setData(const QModelIndex& index, const QVariant& value, int role = Qt::EditRole) override;
 
   const std::shared_ptr<RunStore>& store() const { return store_; }
+  // Shows another store's runs: every row and visibility tick of the old one goes (run ids are per store).
+  void setStore(std::shared_ptr<RunStore> store);
   qint64 runId(int row) const;  // 0 for a row out of range
   int rowOf(qint64 id) const;   // -1 when the run is not in the table
   const RunRow* row(int row) const;
   QList<qint64> visibleIds() const;  // in table order
   bool isRunVisible(qint64 id) const;
+  const std::set<qint64>& hiddenIds() const { return hidden_; }
   void setRunVisible(qint64 id, bool visible);
   static bool isEditable(RunColumn column);
 

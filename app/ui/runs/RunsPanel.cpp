@@ -44,6 +44,13 @@ RunsPanel::RunsPanel(std::shared_ptr<ps::RunStore> store, QWidget* parent)
   view_->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(view_->horizontalHeader(), &QHeaderView::customContextMenuRequested, this, &RunsPanel::showHeaderMenu);
   connect(view_, &QTableView::customContextMenuRequested, this, &RunsPanel::showRowMenu);
+  // A double click edits the name, tags and notes, toggles nothing on the colour column, and opens the run elsewhere.
+  connect(view_, &QTableView::doubleClicked, this, [this](const QModelIndex& cell) {
+    const auto column = RunColumn(cell.column());
+    if (column == RunColumn::Visible || RunsModel::isEditable(column)) return;
+    const qint64 id = model_->runId(proxy_->mapToSource(cell).row());
+    if (id) Q_EMIT openRequested(id);
+  });
 
   auto action = [this](const QString& text, void (RunsPanel::*slot)(), const QKeySequence& keys = {}) {
     auto* a = new QAction(text, this);
@@ -54,6 +61,7 @@ RunsPanel::RunsPanel(std::shared_ptr<ps::RunStore> store, QWidget* parent)
     return a;
   };
   compareAction_ = action(tr("&Compare selected"), &RunsPanel::compareSelected);
+  openAction_ = action(tr("&Open in a tab"), &RunsPanel::openSelected);
   renameAction_ = action(tr("&Rename…"), &RunsPanel::renameSelected, QKeySequence(Qt::Key_F2));
   tagsAction_ = action(tr("Edit &tags…"), &RunsPanel::editTagsSelected);
   notesAction_ = action(tr("Edit &notes…"), &RunsPanel::editNotesSelected);
@@ -79,6 +87,11 @@ RunsPanel::~RunsPanel() = default;
 
 void RunsPanel::refresh() {
   model_->refresh();
+}
+
+void RunsPanel::setStore(std::shared_ptr<ps::RunStore> store) {
+  model_->setStore(std::move(store));
+  updateActions();
 }
 
 QList<qint64> RunsPanel::selectedRunIds() const {
@@ -137,6 +150,7 @@ QString RunsPanel::deleteRun(qint64 id) {
 void RunsPanel::updateActions() {
   const int n = int(view_->selectionModel()->selectedRows().size());
   compareAction_->setEnabled(n >= 2);
+  openAction_->setEnabled(n == 1);
   for (QAction* a : {renameAction_, tagsAction_, notesAction_, csvAction_, configAction_}) a->setEnabled(n == 1);
   deleteAction_->setEnabled(n >= 1);
 }
@@ -148,6 +162,10 @@ void RunsPanel::compareSelected() {
     return;
   }
   Q_EMIT compareRequested(ids);
+}
+
+void RunsPanel::openSelected() {
+  if (const qint64 id = singleSelected(tr("open it in a tab"))) Q_EMIT openRequested(id);
 }
 
 qint64 RunsPanel::singleSelected(const QString& action) {
@@ -255,6 +273,7 @@ void RunsPanel::showRowMenu(const QPoint& pos) {
   if (at.isValid() && !view_->selectionModel()->isRowSelected(at.row(), QModelIndex()))
     view_->selectionModel()->select(at, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
   QMenu menu(this);
+  menu.addAction(openAction_);
   menu.addAction(compareAction_);
   menu.addSeparator();
   for (QAction* a : {renameAction_, tagsAction_, notesAction_}) menu.addAction(a);

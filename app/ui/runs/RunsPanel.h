@@ -1,7 +1,8 @@
 #pragma once
 // ps::ui::RunsPanel: the runs table with its filter box, column chooser and per-run actions.
 //
-// Connect compareRequested to the compare view, statusMessage to the status bar and errorOccurred to a dialog or
+// Connect compareRequested to the compare view, openRequested to a read-only view of one saved run (a double click
+// on a cell that is not editable, or the row menu), statusMessage to the status bar and errorOccurred to a dialog or
 // the status bar. Call refresh() on a timer while a run is live (selections survive it), and persist
 // saveState()/restoreState() with QSettings. Actions that ask for a file or confirmation live in the *Selected()
 // slots; the work itself is in dialog-free functions (deleteRun, RunExports.h) that tests call directly.
@@ -27,6 +28,7 @@ class RunsPanel : public QWidget {
   ~RunsPanel() override;
 
   RunsModel* model() const { return model_; }
+  void setStore(std::shared_ptr<ps::RunStore> store);  // the table shows that store's runs from now on
   RunsFilterProxy* proxy() const { return proxy_; }
   QTableView* view() const { return view_; }
   QLineEdit* filterEdit() const { return filter_; }
@@ -46,11 +48,13 @@ class RunsPanel : public QWidget {
 
   // The panel's actions, for the main window's menus and toolbar (they follow the selection).
   QAction* compareAction() const { return compareAction_; }
+  QAction* openAction() const { return openAction_; }
   QAction* refreshAction() const { return refreshAction_; }
 
  public Q_SLOTS:
   void refresh();
   void compareSelected();
+  void openSelected();
   void renameSelected();
   void editTagsSelected();
   void editNotesSelected();
@@ -60,6 +64,7 @@ class RunsPanel : public QWidget {
 
  Q_SIGNALS:
   void compareRequested(const QList<qint64>& ids);
+  void openRequested(qint64 id);
   void statusMessage(const QString& message);
   void errorOccurred(const QString& message);
 
@@ -74,8 +79,8 @@ class RunsPanel : public QWidget {
   RunsFilterProxy* proxy_;
   QLineEdit* filter_;
   QTableView* view_;
-  QAction *compareAction_, *renameAction_, *tagsAction_, *notesAction_, *deleteAction_, *csvAction_, *configAction_,
-      *refreshAction_;
+  QAction *compareAction_, *openAction_, *renameAction_, *tagsAction_, *notesAction_, *deleteAction_, *csvAction_,
+      *configAction_, *refreshAction_;
 };
 
 }  // namespace ps::ui

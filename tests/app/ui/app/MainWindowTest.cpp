@@ -257,6 +257,20 @@ class MainWindowTest : public QObject {
     QVERIFY(row >= 0);
     QCOMPARE(w.store()->run(first)->status, std::string("stopped"));
 
+    // Opened from the store, the run shows what the live view showed at its end: point for point, marker for marker.
+    QVERIFY(w.openStoredRun(first).isEmpty());
+    LivePanel* saved = w.storedRunTabs().front();
+    const auto livePlots = w.live()->plots(), savedPlots = saved->plots();
+    QCOMPARE(savedPlots.size(), livePlots.size());
+    for (size_t i = 0; i < livePlots.size(); ++i) {
+      QCOMPARE(savedPlots[i]->title(), livePlots[i]->title());
+      QVERIFY2(livePlots[i]->pointCount() > 0, qPrintable(livePlots[i]->title()));
+      QCOMPARE(savedPlots[i]->pointCount(), livePlots[i]->pointCount());
+      QCOMPARE(savedPlots[i]->markers().size(), livePlots[i]->markers().size());
+    }
+    for (size_t s = 0; s < w.live()->heatmaps().size(); ++s)
+      QCOMPARE(saved->heatmaps()[s]->columnCount(), w.live()->heatmaps()[s]->columnCount());
+
     // A second run with another K, then compare the two.
     fwd->kSlider()->setValue(sliderFromK(0.3));
     const qint64 second = runUntil(w, 15);

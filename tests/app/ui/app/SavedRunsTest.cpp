@@ -1,0 +1,197 @@
+// Saved runs in the main window, offscreen and without training: a run opens read-only in a tab of its own with
+// every chart, heatmap and marker rebuilt from the store; the runs table's visibility tick and the compare view's
+// run list are one setting; File ▸ Open Run Store… switches every view to another store and refuses what is not one.
+#include "app/ui/LivePanel.h"
+#include "app/ui/MainWindow.h"
+#include "app/ui/SessionBridge.h"
+#include "app/ui/charts/HeatmapWidget.h"
+#include "app/ui/charts/PlotWidget.h"
+#include "app/ui/runs/CompareView.h"
+#include "app/ui/runs/RunsFilterProxy.h"
+#include "app/ui/runs/RunsModel.h"
+#include "app/ui/runs/RunsPanel.h"
+#include "engine/runs/store/RunStore.h"
+
+#include "../runs/RunsTestStore.h"
+
+#include <QFile>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTableView>
+#include <QtTest>
+
+using namespace ps::ui;
+
+namespace {
+
+QByteArray readAll(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// Double-clicks the cell of run `id` in `column`, as a user does in the runs table.
+void doubleClickCell(RunsPanel* panel, qint64 id, RunColumn column) {
+  QTableView* view = panel->view();
+  const QModelIndex source = panel->model()->index(panel->model()->rowOf(id), int(column));
+  const QModelIndex cell = panel->proxy()->mapFromSource(source);
+  QVERIFY(cell.isValid());
+  view->scrollTo(cell);
+  const QPoint at = view->visualRect(cell).center();
+  QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, at);
+  QTest::mouseDClick(view->viewport(), Qt::LeftButton, {}, at);
+}
+
+bool hasRunSeries(PlotWidget* plot, qint64 id) {
+  return plot->hasSeries(QStringLiteral("run%1").arg(id));
+}
+
+}  // namespace
+
+class SavedRunsTest : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName("PipeSqueezeTest");
+    QCoreApplication::setApplicationName("pipesqueeze-test-saved-runs");
+  }
+
+  void aSavedRunOpensReadOnlyInATabOfItsOwn() {
+    ps::test::TestStore t;
+    const auto config = ps::test::runConfig(0.1);
+    const qint64 id =
+        t.addRun("saved", config, 40, false, {ps::test::settingEvent(20, "compression.forward.k", 0.1, 0.05)});
+    const qint64 other = t.addRun("other", config, 10);
+    std::vector<ps::HistogramRow> histograms;
+    for (int64_t step : {10, 20, 30})
+      for (int stage = 0; stage < 3; ++stage)
+        histograms.push_back({step, "grad/stage" + std::to_string(stage), -1.0, 1.0, std::vector<float>(16, 2.0f)});
+    t.store->append(id, {}, {}, histograms);
+
+    MainWindow w(options(t));
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QCOMPARE(w.tabs()->count(), 2);
+    // A double click on an editable cell edits it and opens nothing.
+    doubleClickCell(w.runs(), id, RunColumn::Name);
+    QCOMPARE(w.tabs()->count(), 2);
+    doubleClickCell(w.runs(), id, RunColumn::Status);
+    QCOMPARE(w.tabs()->count(), 3);
+    auto* tab = qobject_cast<LivePanel*>(w.tabs()->currentWidget());
+    QVERIFY(tab != nullptr && tab != w.live());
+    QVERIFY(w.tabs()->tabText(w.tabs()->currentIndex()).startsWith(QStringLiteral("Run %1").arg(id)));
+    QCOMPARE(tab->storedRun()->id, id);
+    QCOMPARE(tab->lastStep(), int64_t(40));
+
+    // Every chart that the run has data for is drawn, the loss with one point per step, and the change is marked.
+    int drawn = 0;
+    for (PlotWidget* p : tab->plots()) {
+      drawn += p->pointCount() > 0;
+      bool marked = false;
+      for (const Marker& m : p->markers()) marked |= m.x == 20 && m.label == "fwd k = 0.05";
+      QVERIFY2(marked, qPrintable(p->title()));
+    }
+    QVERIFY2(drawn >= 4, qPrintable(QString::number(drawn)));
+    QCOMPARE(int(tab->heatmaps().size()), 3);
+    for (HeatmapWidget* h : tab->heatmaps()) QCOMPARE(h->columnCount(), 3);
+    // The live tab is untouched.
+    for (PlotWidget* p : w.live()->plots()) QCOMPARE(p->pointCount(), 0);
+
+    // Opened again: the same tab, brought to the front; another run gets its own.
+    w.tabs()->setCurrentWidget(w.compare());
+    QVERIFY(w.openStoredRun(id).isEmpty());
+    QCOMPARE(w.tabs()->count(), 3);
+    QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(tab));
+    QVERIFY(w.openStoredRun(other).isEmpty());
+    QCOMPARE(w.storedRunTabs().size(), 2);
+    QVERIFY(w.openStoredRun(9999).contains("9999"));
+    QCOMPARE(w.storedRunTabs().size(), 2);
+
+    // Saved-run tabs close; the live and compare tabs do not.
+    Q_EMIT w.tabs()->tabCloseRequested(w.tabs()->indexOf(tab));
+    Q_EMIT w.tabs()->tabCloseRequested(w.tabs()->indexOf(w.live()));
+    Q_EMIT w.tabs()->tabCloseRequested(w.tabs()->indexOf(w.compare()));
+    QCOMPARE(w.tabs()->count(), 3);
+    QCOMPARE(w.storedRunTabs().size(), 1);
+  }
+
+  void theVisibilityTickHidesARunFromTheCompareView() {
+    ps::test::TestStore t;
+    const qint64 a = t.addRun("a", ps::test::runConfig(0.1), 10);
+    const qint64 b = t.addRun("b", ps::test::runConfig(0.2), 10);
+    const qint64 c = t.addRun("c", ps::test::runConfig(0.3), 10);
+    MainWindow w(options(t));
+    RunsModel* model = w.runs()->model();
+    auto tick = [&](qint64 id) {
+      return model->index(model->rowOf(id), int(RunColumn::Visible)).data(Qt::CheckStateRole);
+    };
+
+    // Unticked in the table before comparing: hidden in the compare view from the start.
+    QVERIFY(model->setData(model->index(model->rowOf(b), int(RunColumn::Visible)), Qt::Unchecked, Qt::CheckStateRole));
+    QVERIFY(w.compareRuns({a, b, c}).isEmpty());
+    PlotWidget* loss = w.compare()->plots().front();
+    QVERIFY(!w.compare()->isRunVisible(b));
+    QVERIFY(hasRunSeries(loss, a) && !hasRunSeries(loss, b) && hasRunSeries(loss, c));
+
+    // Unticked in the table while comparing: gone from every chart at once.
+    QVERIFY(model->setData(model->index(model->rowOf(c), int(RunColumn::Visible)), Qt::Unchecked, Qt::CheckStateRole));
+    QVERIFY(!w.compare()->isRunVisible(c));
+    for (PlotWidget* p : w.compare()->plots()) QVERIFY2(!hasRunSeries(p, c), qPrintable(p->title()));
+
+    // Hidden from the compare view's own list: the table's tick follows.
+    w.compare()->setRunVisible(a, false);
+    QCOMPARE(tick(a).toInt(), int(Qt::Unchecked));
+    w.compare()->setRunVisible(b, true);
+    QCOMPARE(tick(b).toInt(), int(Qt::Checked));
+    QVERIFY(hasRunSeries(w.compare()->plots().front(), b));
+  }
+
+  void openRunStoreSwitchesEveryViewAndRefusesWhatIsNotAStore() {
+    ps::test::TestStore first, second;
+    const qint64 kept = first.addRun("in the first store", ps::test::runConfig(0.1), 10);
+    const qint64 also = first.addRun("also first", ps::test::runConfig(0.2), 10);
+    second.addRun("in the second store", ps::test::runConfig(0.3), 12);
+    MainWindow w(options(first));
+    QVERIFY(w.windowTitle().contains("runs.sqlite"));
+    QVERIFY(w.openStoredRun(kept).isEmpty());
+    QVERIFY(w.compareRuns({kept, also}).isEmpty());
+    QCOMPARE(w.runs()->model()->rowCount(), 2);
+
+    const QString secondPath = QString::fromStdString(second.store->path());
+    QCOMPARE(w.openStore(secondPath), QString());
+    QCOMPARE(w.runs()->model()->rowCount(), 1);
+    QCOMPARE(QString::fromStdString(w.runs()->model()->row(0)->info.name), QString("in the second store"));
+    QCOMPARE(QString::fromStdString(w.store()->path()), secondPath);
+    QCOMPARE(w.bridge()->storePath(), secondPath);  // the next run is recorded there
+    QVERIFY(w.storedRunTabs().isEmpty());           // run ids belong to a store: the old tabs go
+    QVERIFY(w.compare()->runIds().isEmpty());
+
+    // Not a run store, or no file at all: a clear error, the file untouched, the current store still shown.
+    const QString foreign = second.dir.path() + "/notes.sqlite";
+    {
+      QFile f(foreign);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("these are my notes, not a database\n");
+    }
+    const QByteArray before = readAll(foreign);
+    const QString error = w.openStore(foreign);
+    QVERIFY2(error.contains("notes.sqlite") && error.contains(secondPath), qPrintable(error));
+    QCOMPARE(readAll(foreign), before);
+    QVERIFY2(w.openStore(second.dir.path() + "/missing.sqlite").contains("no run store"),
+             qPrintable(w.openStore(second.dir.path() + "/missing.sqlite")));
+    QCOMPARE(w.runs()->model()->rowCount(), 1);
+    QCOMPARE(QString::fromStdString(w.store()->path()), secondPath);
+  }
+
+ private:
+  static MainWindowOptions options(const ps::test::TestStore& t) {
+    MainWindowOptions o;
+    o.storePath = QString::fromStdString(t.store->path());
+    o.userPresetDir = t.dir.path() + "/user-presets";
+    o.restoreLayout = false;
+    return o;
+  }
+};
+
+QTEST_MAIN(SavedRunsTest)
+#include "SavedRunsTest.moc"
