@@ -15,6 +15,9 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kRightMargin = 14;
+// A linear y range spans at least this fraction of the values' magnitude, so a nearly flat series (bytes per step
+// that differ only by a header) is drawn flat instead of blown up into what looks like noise.
+constexpr double kMinRelativeSpan = 0.01;
 
 // Widens a degenerate range around its value: +-5% of it, or +-0.5 around zero.
 void widenDegenerate(double& lo, double& hi) {
@@ -73,6 +76,12 @@ void chooseYRange(PlotFrame& f, std::vector<double>& ys, bool anyBars) {
     return;
   }
   std::tie(f.y0, f.y1) = axis::robustRange(ys);
+  const double minSpan = f.logY ? 0 : kMinRelativeSpan * std::max(std::fabs(f.y0), std::fabs(f.y1));
+  if (f.y1 - f.y0 < minSpan) {
+    const double mid = 0.5 * (f.y0 + f.y1);
+    f.y0 = mid - 0.5 * minSpan;
+    f.y1 = mid + 0.5 * minSpan;
+  }
   if (f.y1 - f.y0 > 1e-12 * std::max(1.0, std::fabs(f.y0))) {
     const double pad = (f.y1 - f.y0) * 0.05;
     f.y0 -= pad;

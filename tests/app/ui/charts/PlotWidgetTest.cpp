@@ -156,6 +156,21 @@ class PlotWidgetTest : public QObject {
     QVERIFY(lo < 0 && hi > 0);
   }
 
+  void aNearlyFlatSeriesIsDrawnFlatNotAsNoise() {
+    // Uncompressed bytes per step: 3.2 MB, differing by a header of a few bytes between steps.
+    std::vector<QPointF> pts;
+    for (int i = 0; i < 200; ++i) pts.emplace_back(i, 3.2e6 + (i % 3) * 24.0);
+    PlotWidget w("t");
+    w.setSeries("raw", "raw", pts, SeriesStyle{});
+    auto [lo, hi] = w.visibleYRange();
+    QVERIFY2(hi - lo >= 0.01 * 3.2e6 * 0.999, qPrintable(QStringLiteral("%1 .. %2").arg(lo).arg(hi)));
+    QVERIFY(lo < 3.2e6 && hi > 3.2e6 + 48);  // centred on the data, all of it in view
+    // A series that really moves keeps its own range.
+    w.setSeries("raw", "raw", {{0, 0.90}, {1, 0.91}, {2, 0.92}}, SeriesStyle{});
+    std::tie(lo, hi) = w.visibleYRange();
+    QVERIFY2(hi - lo < 0.05, qPrintable(QStringLiteral("%1 .. %2").arg(lo).arg(hi)));
+  }
+
   void exportPngWritesAChart() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
