@@ -32,6 +32,14 @@ QString seriesId(qint64 id) {
 QString runLabel(const RunSeries& r) {
   return r.info.name.empty() ? QStringLiteral("run %1").arg(r.info.id) : QString::fromStdString(r.info.name);
 }
+// Smoothing is for dense series, a value at most steps. Evaluations (a few per run) are drawn as measured: smoothed,
+// the line would end well below the run's real final accuracy.
+bool dense(size_t points, const RunSeries& run) {
+  int64_t steps = 0;
+  for (const auto& [key, series] : run.metrics)
+    if (!series.empty()) steps = std::max(steps, series.back().step);
+  return 2 * int64_t(points) >= steps;
+}
 }  // namespace
 
 CompareView::CompareView(QWidget* parent) : QWidget(parent), diff_(new SettingsDiffView(this)) {
@@ -200,7 +208,7 @@ void CompareView::drawChart(PlotWidget* plot, const CompareChart& chart) {
     if (points.empty()) continue;
     const QColor color = runColor(r->info.id);
     const QString id = seriesId(r->info.id);
-    if (smoothing_ > 0) {
+    if (smoothing_ > 0 && dense(points.size(), *r)) {
       plot->setSeries(id + QStringLiteral("/raw"), runLabel(*r), points, SeriesStyle{color, true, false, false, false});
       plot->setSeries(id, runLabel(*r), smoothEma(points, smoothing_), SeriesStyle{color});
     } else {

@@ -120,6 +120,23 @@ class CompareViewTest : public QObject {
     QVERIFY(loss->logY());
   }
 
+  void evaluationsAreDrawnAsMeasuredWhileDenseSeriesAreSmoothed() {
+    CompareView view;
+    view.setRuns(t_->store, {a_, b_});
+    view.setSmoothing(0.9);
+    // Accuracy is evaluated every 5 steps: its line keeps the measured values, the last one included.
+    PlotWidget* accuracy = view.plot(QStringLiteral("Accuracy"));
+    QVERIFY(accuracy != nullptr);
+    QVERIFY(!accuracy->hasSeries(sid(a_) + QStringLiteral("/raw")));
+    const auto points = accuracy->points(sid(a_));
+    QVERIFY(!points.empty());
+    const auto stored = t_->store->metrics(a_, "eval/accuracy");
+    QCOMPARE(points.size(), stored.size());
+    QCOMPARE(points.back().y(), stored.back().value);
+    // The loss has a value every step: smoothed, with the raw line behind.
+    QVERIFY(view.plot(QStringLiteral("Loss"))->hasSeries(sid(a_) + QStringLiteral("/raw")));
+  }
+
   void zoomIsLinked() {
     CompareView view;
     view.setRuns(t_->store, {a_, b_});
