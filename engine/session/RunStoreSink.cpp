@@ -55,6 +55,9 @@ void RunStoreSink::consume(const Telemetry& item) {
     histograms_.push_back({h->step, h->name, h->lo, h->hi, h->counts});
   } else if (auto ev = std::get_if<EventRecord>(&item)) {
     events_.push_back({ev->step, ev->wall_s, ev->kind, ev->detail.dump()});
+    // The store is this thread's alone while the run goes: a saved checkpoint is recorded here, not by the session.
+    if (ev->kind == "checkpoint" && ev->detail.contains("path") && ev->detail["path"].is_string())
+      checkpoints_.push_back({ev->step, ev->detail["path"].get<std::string>()});
   } else if (auto st = std::get_if<StatusRecord>(&item)) {
     if (st->status != "running") final_ = *st;
   }
@@ -70,6 +73,8 @@ void RunStoreSink::write() {
   metrics_.clear();
   events_.clear();
   histograms_.clear();
+  for (const auto& c : checkpoints_) store_->addCheckpoint(run_, c);
+  checkpoints_.clear();
   if (final_) {
     store_->finishRun(run_, final_->status, final_->reason, final_->summary.dump());
     final_.reset();

@@ -1,6 +1,8 @@
 #pragma once
 // Writes a run's telemetry to the run store in batches, at most every half second, on the telemetry
-// thread: training never waits on the disk, and a killed process loses at most the last batch.
+// thread: training never waits on the disk, and a killed process loses at most the last batch. Once the sink is on
+// the bus, the run's store instance belongs to the telemetry thread (a RunStore is used by one thread at a time):
+// the session publishes what it wants recorded, checkpoints included, and never writes to the store itself.
 #include "engine/runs/store/RunStore.h"
 #include "engine/telemetry/TelemetryBus.h"
 
@@ -27,6 +29,7 @@ class RunStoreSink final : public TelemetrySink {
   std::vector<MetricPoint> metrics_;
   std::vector<EventRow> events_;
   std::vector<HistogramRow> histograms_;
+  std::vector<CheckpointRow> checkpoints_;
   std::optional<StatusRecord> final_;
   std::chrono::steady_clock::time_point lastWrite_ = std::chrono::steady_clock::now();
 };

@@ -198,8 +198,7 @@ void Session::saveCheckpointIfAsked(const Progress& p) {
       config_.run.checkpoint_file.empty() ? "run-" + std::to_string(runId_) + ".pt" : config_.run.checkpoint_file;
   const std::string file = (dir / name).string();  // an absolute checkpoint_file replaces the folder
   saveCheckpoint(file, pipeline_->namedParameters(), data_.vocab, config_.json.dump());
-  if (store_) store_->addCheckpoint(runId_, {p.step, file});
-  bus_.publish(EventRecord{p.step, elapsed(), "checkpoint", json{{"path", file}}});
+  bus_.publish(EventRecord{p.step, elapsed(), "checkpoint", json{{"path", file}}});  // the store sink records it
 }
 
 // The other ranks end with this step; a failed run does not wait for stragglers. A rank that does not end well

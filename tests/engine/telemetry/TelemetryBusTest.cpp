@@ -1,7 +1,12 @@
 #include "engine/telemetry/TelemetryBus.h"
 
-#include <gtest/gtest.h>
+#include "engine/runs/store/RunStore.h"
+#include "engine/session/RunStoreSink.h"
 
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <thread>
 
 namespace ps {
@@ -58,6 +63,32 @@ TEST(TelemetryBus, FlushesPeriodicallyWhenIdle) {
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   bus.drain();
   EXPECT_GE(a->flushes, 2);
+}
+
+// A RunStore is used by one thread at a time, and the sink's thread writes the run's telemetry: a saved checkpoint
+// reaches the store through its event, never from the session's thread beside the sink.
+TEST(TelemetryBus, TheStoreSinkRecordsACheckpointFromItsEvent) {
+  namespace fs = std::filesystem;
+  const auto path = fs::temp_directory_path() / ("pipesqueeze-sink-" + std::to_string(::getpid()) + ".sqlite");
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
+  auto store = std::make_shared<RunStore>(path.string());
+  const int64_t id = store->createRun("sink", "{}", "test");
+  {
+    TelemetryBus bus;
+    bus.addSink(std::make_shared<RunStoreSink>(store, id));
+    bus.publish(EventRecord{40, 1.0, "checkpoint", nlohmann::json{{"path", "/data/run-1.pt"}}});
+    // A multi-process run saves nothing: its event says why, and no checkpoint is recorded.
+    bus.publish(EventRecord{41, 1.1, "checkpoint", nlohmann::json{{"skipped", "a multi-process run"}}});
+    bus.publish(StatusRecord{id, "finished", "", nlohmann::json::object()});
+    bus.drain();
+  }
+  const auto checkpoints = store->checkpoints(id);
+  ASSERT_EQ(checkpoints.size(), 1u);
+  EXPECT_EQ(checkpoints[0].step, 40);
+  EXPECT_EQ(checkpoints[0].path, "/data/run-1.pt");
+  EXPECT_EQ(store->events(id).size(), 2u);
+  store.reset();
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
 }
 
 }  // namespace
