@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <vector>
 
 namespace {
@@ -59,8 +60,23 @@ std::vector<uint8_t> converse(int port, const uint8_t* data, size_t size) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  KeyValueServer server("127.0.0.1", 0, "", 4);  // no token: the greeting is an empty hello
-  const std::vector<uint8_t> answers = converse(server.port(), data, size);
+  // Every input's fresh server listens on the first one's port (the listener reuses its address). Over a thousand
+  // connections a second each leave a port in TIME_WAIT for a minute; servers on new ports every time would take
+  // listening ports from the same ephemeral range until none is left. Should the port be taken meanwhile, any will do.
+  static int port = 0;
+  std::unique_ptr<KeyValueServer> server;
+  for (int attempt : {port, 0}) {
+    try {
+      server = std::make_unique<KeyValueServer>("127.0.0.1", attempt, "", 4);  // no token: the greeting is empty
+      break;
+    } catch (const std::exception& e) {  // the machine, not the input: said as such rather than a bare abort
+      if (attempt != 0) continue;
+      std::fprintf(stderr, "fuzz_store: cannot start a server: %s\n", e.what());
+      std::abort();
+    }
+  }
+  port = server->port();
+  const std::vector<uint8_t> answers = converse(server->port(), data, size);
   for (size_t at = 0; at < answers.size();) {
     if (answers.size() - at < 5 || answers[at] > uint8_t(store::Status::Refused)) {
       std::fprintf(stderr, "fuzz_store: a malformed answer at byte %zu\n", at);
