@@ -17,15 +17,19 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
+#include <QItemSelectionModel>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScreen>
+#include <QSet>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabBar>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTimer>
 #include <QToolBar>
 
@@ -181,6 +185,10 @@ void MainWindow::connectPanels() {
     showError(tr("The run could not start: %1").arg(message));
   });
   connect(runs_, &RunsPanel::compareRequested, this, [this](const QList<qint64>& ids) { showError(compareRuns(ids)); });
+  // The compare tab shows the runs selected in the table (two or more) whenever it is in front.
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] { compareFollowsSelection(); });
+  connect(runs_->view()->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+          [this] { compareFollowsSelection(); });
   connect(runs_, &RunsPanel::openRequested, this, [this](qint64 id) { showError(openStoredRun(id)); });
   // The visibility tick in the runs table and the compare view's run list are one setting.
   connect(runs_->model(), &RunsModel::visibilityChanged, compare_, &CompareView::setRunVisible);
@@ -228,9 +236,17 @@ QString MainWindow::openPreset(const QString& path) {
 
 QString MainWindow::compareRuns(const QList<qint64>& ids) {
   if (ids.size() < 2) return tr("Select two or more runs in the runs table to compare them.");
+  tabs_->setCurrentWidget(compare_);  // first: bringing the tab forward shows the selection, these runs replace it
   compare_->setRuns(store_, ids, runs_->model()->hiddenIds());
-  tabs_->setCurrentWidget(compare_);
   return {};
+}
+
+void MainWindow::compareFollowsSelection() {
+  if (tabs_->currentWidget() != compare_) return;
+  const QList<qint64> ids = runs_->selectedRunIds();
+  const QList<qint64> shown = compare_->runIds();
+  if (ids.size() < 2 || QSet<qint64>(ids.begin(), ids.end()) == QSet<qint64>(shown.begin(), shown.end())) return;
+  compare_->setRuns(store_, ids, runs_->model()->hiddenIds());
 }
 
 QList<LivePanel*> MainWindow::storedRunTabs() const {
@@ -411,9 +427,18 @@ void MainWindow::restoreSettings(const MainWindowOptions& options) {
     showError(controls_->loadPresetFile(preset));
   }
   if (!options.restoreLayout) return;
-  restoreGeometry(settings.value("geometry").toByteArray());
+  if (!restoreGeometry(settings.value("geometry").toByteArray())) sizeToScreen();
   restoreState(settings.value("windowState").toByteArray());
   runs_->restoreState(settings.value("runsTable").toByteArray());
+}
+
+// The first launch: most of the screen, centred, rather than the widgets' minimum with the settings panel scrolling.
+void MainWindow::sizeToScreen() {
+  const QScreen* screen = QGuiApplication::primaryScreen();
+  if (!screen) return;
+  const QRect available = screen->availableGeometry();
+  const QSize size(int(available.width() * 0.85), int(available.height() * 0.85));
+  setGeometry(QStyle::alignedRect(Qt::LeftToRight, Qt::AlignCenter, size, available));
 }
 
 void MainWindow::saveSettings() {

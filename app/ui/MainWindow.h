@@ -81,6 +81,8 @@ class MainWindow : public QMainWindow {
   void savePresetAs();
   void exportChartsPng();
   void closeTab(int index);
+  void compareFollowsSelection();
+  void sizeToScreen();
   void showStoreInTitle();
   void about();
   void restoreSettings(const MainWindowOptions& options);

@@ -15,6 +15,8 @@
 #include "../runs/RunsTestStore.h"
 
 #include <QFile>
+#include <QScreen>
+#include <QSettings>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTableView>
@@ -144,6 +146,46 @@ class SavedRunsTest : public QObject {
     w.compare()->setRunVisible(b, true);
     QCOMPARE(tick(b).toInt(), int(Qt::Checked));
     QVERIFY(hasRunSeries(w.compare()->plots().front(), b));
+  }
+
+  void theCompareTabFollowsTheSelection() {
+    ps::test::TestStore t;
+    const qint64 a = t.addRun("a", ps::test::runConfig(0.1), 10);
+    const qint64 b = t.addRun("b", ps::test::runConfig(0.2), 10);
+    const qint64 c = t.addRun("c", ps::test::runConfig(0.3), 10);
+    MainWindow w(options(t));
+    auto shown = [&] {
+      auto ids = w.compare()->runIds();
+      std::sort(ids.begin(), ids.end());
+      return ids;
+    };
+    w.runs()->selectRuns({a, b});  // the live tab is in front: the compare view waits
+    QVERIFY(w.compare()->runIds().isEmpty());
+    w.tabs()->setCurrentWidget(w.compare());
+    QCOMPARE(shown(), (QList<qint64>{a, b}));
+    w.runs()->selectRuns({a, b, c});
+    QCOMPARE(shown(), (QList<qint64>{a, b, c}));
+    w.runs()->selectRuns({c});  // one run is not a comparison: the view keeps what it shows
+    QCOMPARE(shown(), (QList<qint64>{a, b, c}));
+    // Compare Selected with other runs than the selection shows those runs.
+    QVERIFY(w.compareRuns({b, c}).isEmpty());
+    QCOMPARE(shown(), (QList<qint64>{b, c}));
+  }
+
+  void theFirstWindowTakesMostOfTheScreen() {
+    ps::test::TestStore t;
+    QSettings().remove("geometry");  // a first launch: nothing saved
+    MainWindowOptions o = options(t);
+    o.restoreLayout = true;
+    MainWindow w(o);
+    const QRect available = QGuiApplication::primaryScreen()->availableGeometry();
+    QVERIFY2(w.width() >= 0.8 * available.width() && w.height() >= 0.8 * available.height(),
+             qPrintable(QStringLiteral("%1x%2 on %3x%4")
+                            .arg(w.width())
+                            .arg(w.height())
+                            .arg(available.width())
+                            .arg(available.height())));
+    QVERIFY(available.contains(w.geometry()));
   }
 
   void openRunStoreSwitchesEveryViewAndRefusesWhatIsNotAStore() {
