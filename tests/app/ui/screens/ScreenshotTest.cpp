@@ -93,6 +93,12 @@ class ScreenshotTest : public QObject {
     const QImage compare = w.grab().toImage();
     QVERIFY(compare.save(out + "/compare-view.png"));
     QVERIFY2(colourVariety(compare) > 20, "the compare view grab looks blank");
+    // The first run again, opened from the store in a read-only tab of its own.
+    QVERIFY(w.openStoredRun(ids.front()).isEmpty());
+    QTest::qWait(200);
+    const QImage saved = w.grab().toImage();
+    QVERIFY(saved.save(out + "/saved-run.png"));
+    QVERIFY2(colourVariety(saved) > 20, "the saved-run tab grab looks blank");
     qInfo("screenshots written to %s", qPrintable(out));
   }
 
