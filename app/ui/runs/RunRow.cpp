@@ -119,6 +119,35 @@ QString runColumnToolTip(RunColumn c) {
   }
 }
 
+namespace {
+
+// `config` with every mid-run change of a compression key applied, as the "setting" events record them.
+json withChanges(const json& config, const std::vector<EventRow>& events) {
+  json out = config;
+  for (const EventRow& e : events) {
+    if (e.kind != "setting") continue;
+    const json detail = parseObject(e.detail_json);
+    const json& key = at(detail, "key");
+    if (!key.is_string() || key.get<std::string>().rfind("compression.", 0) != 0 || !detail.contains("to")) continue;
+    const std::string dotted = key.get<std::string>();
+    json* node = &out;
+    for (size_t start = 0; node && start <= dotted.size();) {
+      const size_t dot = std::min(dotted.find('.', start), dotted.size());
+      const std::string part = dotted.substr(start, dot - start);
+      if (!node->is_object())
+        node = nullptr;  // a stored config of another shape: the change is not shown
+      else if (dot == dotted.size())
+        (*node)[part] = detail["to"];
+      else
+        node = &(*node)[part];
+      start = dot + 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 double RunRow::summaryNumber(const char* key, double fallback) const {
   auto it = summary.find(key);
   return (it != summary.end() && it->is_number()) ? it->get<double>() : fallback;
@@ -140,8 +169,10 @@ RunRow RunRow::read(const RunStore& store, const RunInfo& info, const RunRow* pr
     row.lastEvalLoss = previous->lastEvalLoss, row.lastEvalMetric = previous->lastEvalMetric;
     row.lastTrainLoss = previous->lastTrainLoss, row.lastStep = previous->lastStep, row.lastWall = previous->lastWall;
     row.rawBytes = previous->rawBytes, row.wireBytes = previous->wireBytes;
+    row.finalConfig = previous->finalConfig;
     return row;
   }
+  row.finalConfig = withChanges(row.config, store.events(info.id));
   const std::string metricKey = row.languageModel ? "eval/perplexity" : "eval/accuracy";
   for (const auto& m : store.metrics(info.id, "eval/")) {  // a few points per run
     if (!std::isfinite(m.value)) continue;
@@ -207,12 +238,17 @@ QVariant RunRow::recordValue(RunColumn c) const {
   }
 }
 
-// What the run was configured with.
-QVariant RunRow::settingValue(RunColumn c) const {
+QVariant RunRow::directionSetting(const json& settings, RunColumn c) const {
   if (c >= RunColumn::FwdMethod && c <= RunColumn::FwdFeedback)
-    return directionValue(at(config, "compression.forward"), int(c) - int(RunColumn::FwdMethod));
+    return directionValue(at(settings, "compression.forward"), int(c) - int(RunColumn::FwdMethod));
   if (c >= RunColumn::BwdMethod && c <= RunColumn::BwdFeedback)
-    return directionValue(at(config, "compression.backward"), int(c) - int(RunColumn::BwdMethod));
+    return directionValue(at(settings, "compression.backward"), int(c) - int(RunColumn::BwdMethod));
+  return QVariant();
+}
+
+// What the run was configured with as it started.
+QVariant RunRow::settingValue(RunColumn c) const {
+  if (c >= RunColumn::FwdMethod && c <= RunColumn::BwdFeedback) return directionSetting(config, c);
   switch (c) {
     case RunColumn::Task: return text(at(config, "task"));
     case RunColumn::Stages: return number(at(config, "pipeline.stages"));
@@ -245,7 +281,13 @@ QVariant RunRow::resultValue(RunColumn c) const {
 }
 
 QString RunRow::display(RunColumn c) const {
-  const QVariant v = value(c);
+  const QString start = format(c, value(c));
+  if (c < RunColumn::FwdMethod || c > RunColumn::BwdFeedback) return start;
+  const QString end = format(c, directionSetting(finalConfig, c));
+  return end == start ? start : start + QStringLiteral(" → ") + end;
+}
+
+QString RunRow::format(RunColumn c, const QVariant& v) const {
   if (!v.isValid()) return QString();
   if (v.userType() != QMetaType::Double) {
     if (c != RunColumn::Created) return v.toString();

@@ -32,6 +32,8 @@ struct RunRow {
   RunInfo info;
   nlohmann::json config = nlohmann::json::object();
   nlohmann::json summary = nlohmann::json::object();
+  // The compression settings as the run ended: `config` with every mid-run change of a compression key applied.
+  nlohmann::json finalConfig = nlohmann::json::object();
   bool languageModel = false;  // eval figure is perplexity (lower is better) rather than accuracy
 
   // From the metrics (NaN where there are none).
@@ -44,13 +46,16 @@ struct RunRow {
   static RunRow read(const RunStore& store, const RunInfo& info, const RunRow* previous);
 
   // The typed value of a column: a double for numbers, a QString for text, invalid where there is none.
-  // This is the sort value; display() is the text shown.
+  // This is the sort value (a setting as the run started); display() is the text shown, "topk → quantize" for a
+  // setting changed mid-run.
   QVariant value(RunColumn column) const;
   QString display(RunColumn column) const;
 
  private:
   QVariant recordValue(RunColumn column) const;
   QVariant settingValue(RunColumn column) const;
+  QVariant directionSetting(const nlohmann::json& config, RunColumn column) const;  // invalid outside those columns
+  QString format(RunColumn column, const QVariant& value) const;
   QVariant resultValue(RunColumn column) const;
   double summaryNumber(const char* key, double fallback) const;
 };

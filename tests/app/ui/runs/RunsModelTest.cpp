@@ -142,6 +142,27 @@ class RunsModelTest : public QObject {
     QCOMPARE(order(), (QList<qint64>{hundred, twenty, five, none}));  // the empty one still last
   }
 
+  void aSettingChangedMidRunShowsWhereItStartedAndEnded() {
+    ps::test::TestStore t;
+    const auto changed = t.addRun("changed", ps::test::runConfig(0.1), 30, false,
+                                  {ps::test::settingEvent(10, "compression.forward.k", 0.1, 0.05),
+                                   ps::test::settingEvent(20, "compression.forward.k", 0.05, 0.02),
+                                   ps::test::settingEvent(25, "compression.backward.method", "quantize", "none"),
+                                   ps::test::settingEvent(26, "train.lr", 0.001, 0.0005)});
+    const auto steady = t.addRun("steady", ps::test::runConfig(0.1), 30);
+    RunsModel model(t.store);
+    model.refresh();
+    QCOMPARE(cell(model, changed, RunColumn::FwdK).toString(), QStringLiteral("10 % → 2 %"));
+    QCOMPARE(cell(model, changed, RunColumn::BwdMethod).toString(), QStringLiteral("quantize → none"));
+    QCOMPARE(cell(model, changed, RunColumn::FwdMethod).toString(), QStringLiteral("topk"));
+    QCOMPARE(cell(model, steady, RunColumn::FwdK).toString(), QStringLiteral("10 %"));
+    // Sorting goes by where the run started.
+    QCOMPARE(cell(model, changed, RunColumn::FwdK, RunsModel::SortRole).toDouble(), 0.1);
+    // A finished run's row is reused at a refresh, changes included.
+    model.refresh();
+    QCOMPARE(cell(model, changed, RunColumn::FwdK).toString(), QStringLiteral("10 % → 2 %"));
+  }
+
   void finalAndBestEvalFigures() {
     ps::test::TestStore t;
     const auto id = t.addRun("acc", ps::test::runConfig(0.1), 10);
