@@ -1,5 +1,6 @@
 #include "app/ui/runs/RunRow.h"
 #include "engine/runs/config/BoundedJson.h"
+#include "engine/runs/config/Config.h"
 
 #include "engine/compress/spec/Catalogue.h"
 #include "engine/telemetry/Metrics.h"
@@ -129,18 +130,9 @@ json withChanges(const json& config, const std::vector<EventRow>& events) {
     const json detail = parseObject(e.detail_json);
     const json& key = at(detail, "key");
     if (!key.is_string() || key.get<std::string>().rfind("compression.", 0) != 0 || !detail.contains("to")) continue;
-    const std::string dotted = key.get<std::string>();
-    json* node = &out;
-    for (size_t start = 0; node && start <= dotted.size();) {
-      const size_t dot = std::min(dotted.find('.', start), dotted.size());
-      const std::string part = dotted.substr(start, dot - start);
-      if (!node->is_object())
-        node = nullptr;  // a stored config of another shape: the change is not shown
-      else if (dot == dotted.size())
-        (*node)[part] = detail["to"];
-      else
-        node = &(*node)[part];
-      start = dot + 1;
+    try {
+      setConfigValue(out, key.get<std::string>(), detail["to"]);
+    } catch (const std::exception&) {  // a stored config of another shape, or a key this code no longer has
     }
   }
   return out;
