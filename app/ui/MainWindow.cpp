@@ -22,7 +22,6 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScreen>
-#include <QSet>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QStatusBar>
@@ -232,92 +231,6 @@ QString MainWindow::openPreset(const QString& path) {
   const QString error = controls_->loadPresetFile(path);
   if (error.isEmpty()) statusBar()->showMessage(tr("Loaded %1").arg(path), 4000);
   return error;
-}
-
-QString MainWindow::compareRuns(const QList<qint64>& ids) {
-  if (ids.size() < 2) return tr("Select two or more runs in the runs table to compare them.");
-  tabs_->setCurrentWidget(compare_);  // first: bringing the tab forward shows the selection, these runs replace it
-  compare_->setRuns(store_, ids, runs_->model()->hiddenIds());
-  return {};
-}
-
-void MainWindow::compareFollowsSelection() {
-  if (tabs_->currentWidget() != compare_) return;
-  const QList<qint64> ids = runs_->selectedRunIds();
-  const QList<qint64> shown = compare_->runIds();
-  if (ids.size() < 2 || QSet<qint64>(ids.begin(), ids.end()) == QSet<qint64>(shown.begin(), shown.end())) return;
-  compare_->setRuns(store_, ids, runs_->model()->hiddenIds());
-}
-
-QList<LivePanel*> MainWindow::storedRunTabs() const {
-  QList<LivePanel*> out;
-  for (int i = 0; i < tabs_->count(); ++i)
-    if (auto* panel = qobject_cast<LivePanel*>(tabs_->widget(i)); panel && panel != live_) out.push_back(panel);
-  return out;
-}
-
-QString MainWindow::openStoredRun(qint64 id) {
-  LivePanel* panel = nullptr;
-  for (LivePanel* open : storedRunTabs())
-    if (open->storedRun()->id == id) panel = open;
-  const bool fresh = panel == nullptr;
-  if (fresh) panel = new LivePanel;
-  const QString error = panel->showStoredRun(*store_, id);
-  if (!error.isEmpty()) {
-    if (fresh) delete panel;
-    return error;
-  }
-  const RunInfo& run = *panel->storedRun();
-  const QString name = QString::fromStdString(run.name);
-  const QString title = tr("Run %1").arg(id) + (name.isEmpty() ? QString() : QStringLiteral(" · ") + name);
-  const int index = fresh ? tabs_->addTab(panel, QString()) : tabs_->indexOf(panel);
-  tabs_->setTabText(index, fontMetrics().elidedText(title, Qt::ElideRight, 240));
-  tabs_->setTabToolTip(index,
-                       tr("%1 (%2), read-only: as saved in %3")
-                           .arg(title, QString::fromStdString(run.status), QString::fromStdString(store_->path())));
-  tabs_->setCurrentIndex(index);
-  return {};
-}
-
-void MainWindow::closeTab(int index) {
-  QWidget* tab = tabs_->widget(index);
-  if (tab == live_ || tab == compare_) return;
-  tabs_->removeTab(index);
-  tab->deleteLater();
-}
-
-QString MainWindow::openStore(const QString& path) {
-  if (bridge_->running()) return tr("A run is recording into the current store; stop it before opening another.");
-  if (reproduceDialog_ && reproduceDialog_->running())
-    return tr("A claim suite is recording into the current store; cancel it or let it finish first.");
-  if (!QFileInfo(path).isFile())
-    return tr("There is no run store at %1. Choose an existing .sqlite file (pipesqueeze-cli creates one with "
-              "--store FILE).")
-        .arg(path);
-  std::shared_ptr<RunStore> store;
-  try {
-    store = std::make_shared<RunStore>(path.toStdString());  // refuses (and leaves as it was) a file not ours
-    store->reapOrphans();
-  } catch (const std::exception& e) {
-    return tr("Could not open %1 as a run store: %2. The runs shown are still those of %3.")
-        .arg(path, QString::fromStdString(e.what()), QString::fromStdString(store_->path()));
-  }
-  store_ = std::move(store);
-  bridge_->setStorePath(path);
-  runs_->setStore(store_);
-  compare_->setRuns(store_, {});
-  for (LivePanel* tab : storedRunTabs()) closeTab(tabs_->indexOf(tab));
-  if (reproduceDialog_) {  // it holds the old store; made again on next use
-    reproduceDialog_->deleteLater();
-    reproduceDialog_ = nullptr;
-  }
-  showStoreInTitle();
-  statusBar()->showMessage(tr("Opened %1: %n run(s).", nullptr, runs_->model()->rowCount()).arg(path), 8000);
-  return {};
-}
-
-void MainWindow::showStoreInTitle() {
-  setWindowTitle(tr("PipeSqueeze — %1").arg(QFileInfo(QString::fromStdString(store_->path())).fileName()));
 }
 
 ReproduceDialog* MainWindow::openReproduce() {

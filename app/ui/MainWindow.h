@@ -4,7 +4,8 @@
 //   LivePanel    (tab)         <-  SessionBridge telemetry
 //   CompareView  (tab)         <-  runs chosen in the RunsPanel (dock, bottom)
 //   LivePanel    (closable tabs, read-only) <- one saved run each, opened from the RunsPanel
-// Menus, shortcuts, the status bar and QSettings persistence live here; everything else lives in the panels.
+// Menus, shortcuts, the status bar and QSettings persistence live here (the compare tab, saved-run tabs and store
+// switching in MainWindowRuns.cpp); everything else lives in the panels.
 #include <QMainWindow>
 
 #include <memory>
