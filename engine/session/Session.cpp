@@ -194,8 +194,8 @@ std::vector<size_t> Session::agreedStageCuts(const std::vector<size_t>& mine, si
 void Session::placeStages(PipelineOptions& o) {
   const bool cuda =
       config_.pipeline.device == "cuda" || (config_.pipeline.device == "auto" && torch::cuda::is_available());
+  const int gpus = cuda ? int(torch::cuda::device_count()) : 0;
   if (cuda) {
-    const int gpus = int(torch::cuda::device_count());
     if (gpus == 0)
       throw ConfigError("pipeline.device = cuda but no CUDA device is visible; use pipeline.device=cpu or auto");
     for (int s = 0; s < config_.pipeline.stages; ++s)
@@ -210,8 +210,13 @@ void Session::placeStages(PipelineOptions& o) {
           "pipeline.device=cuda or parallel.backend=gloo");
     if (!NcclGroup::available(&why))
       throw ConfigError("parallel.backend = nccl: " + why + "; use parallel.backend=gloo");
+    if (cluster_ && !(why = NcclGroup::placementProblem(config_.pipeline.stages, cluster_->replicas(), gpus)).empty())
+      throw ConfigError("parallel.backend = nccl: " + why + "; use parallel.backend=gloo or more GPUs");
   }
-  o.nccl = cuda && (backend == "nccl" || (backend == "auto" && NcclGroup::available()));
+  // Only a multi-process run reduces over NCCL; `auto` takes it where every replica of a stage has a GPU of its own
+  // (several ranks sharing one GPU, as on a single-GPU machine, reduce over Gloo instead).
+  o.nccl = cuda && cluster_ && (backend == "nccl" || (backend == "auto" && NcclGroup::available())) &&
+           NcclGroup::placementProblem(config_.pipeline.stages, cluster_->replicas(), gpus).empty();
   if (cluster_) {  // one choice for every rank: a replica on NCCL and another on Gloo would never meet
     const auto choice = cluster_->broadcastWorld({uint8_t(o.nccl ? 1 : 0)});
     o.nccl = !choice.empty() && choice[0] == 1;

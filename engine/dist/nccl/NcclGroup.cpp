@@ -129,4 +129,17 @@ bool NcclGroup::available(std::string* why) {
 
 #endif
 
+std::string NcclGroup::placementProblem(int stages, int replicas, int gpus) {
+  if (gpus <= 0) return "no CUDA device";
+  for (int stage = 0; stage < stages; ++stage)
+    for (int a = 0; a < replicas; ++a)
+      for (int b = a + 1; b < replicas; ++b)
+        if ((a * stages + stage) % gpus == (b * stages + stage) % gpus)
+          return "replicas " + std::to_string(a) + " and " + std::to_string(b) + " of stage " + std::to_string(stage) +
+                 " would share GPU " + std::to_string((a * stages + stage) % gpus) + " (" +
+                 std::to_string(stages * replicas) + " ranks on " + std::to_string(gpus) +
+                 " GPUs), and NCCL needs one GPU per rank of a communicator";
+  return {};
+}
+
 }  // namespace ps

@@ -29,6 +29,11 @@ class NcclGroup {
   static bool available(std::string* why = nullptr);
   static bool built();
 
+  // Why NCCL cannot reduce the replicas of some stage when rank r runs on GPU r % gpus and rank = replica * stages +
+  // stage (NCCL refuses two ranks of one communicator on the same device); empty when every stage's replicas land
+  // on distinct GPUs.
+  static std::string placementProblem(int stages, int replicas, int gpus);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
