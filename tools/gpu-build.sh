@@ -101,6 +101,12 @@ case "${1:-}" in
       --set pipeline.device=cuda --set train.max_steps=100 --json | tail -c 1500
     step "launch with parallel.backend=nccl on one GPU (expected to refuse)" 60 $cli launch \
       --preset fashion-mnist-hybrid --set pipeline.device=cuda --set parallel.backend=nccl --set train.max_steps=10
+    # The engine's own tests against this LibTorch, with what time is left of the call.
+    left=$((560 - (SECONDS - t0)))
+    if ((left > 120)) && build test_engine; then
+      left=$((560 - (SECONDS - t0)))
+      ((left > 30)) && step test_engine $left build-gpu/tests/test_engine --gtest_brief=1
+    fi
     echo "=== done at $((SECONDS - t0)) s"
     ;;
   *) echo "usage: tools/gpu-build.sh prepare|check" >&2; exit 2 ;;
