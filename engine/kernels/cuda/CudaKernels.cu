@@ -6,29 +6,19 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
-#include <vector>
+#include <string>
 
 namespace ps::kernels::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kTile = 1024;  // elements per block in the ordered compaction
+constexpr int kTile = 4096;  // elements per block in the ordered compaction: 16 per thread
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA ") + what + ": " + cudaGetErrorString(e));
 }
 
 int blocksFor(size_t n) { return int((n + kThreads - 1) / kThreads); }
-
-// Device memory owned for the length of a call: freed on every way out, exceptions included.
-template <typename T>
-struct DeviceArray {
-  explicit DeviceArray(size_t n) { check(cudaMalloc(&p, sizeof(T) * (n ? n : 1)), "malloc"); }
-  ~DeviceArray() { cudaFree(p); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  T* p = nullptr;
-};
 
 // The order the CPU kernels select by (TopK.h): the bits of |v|, every NaN mapped to the quiet NaN 0x7fc00000, so
 // NaN is above +inf and all NaNs are equal.
@@ -53,65 +43,229 @@ bool thresholdKey(float t, uint32_t* T, const char* who) {
   return true;
 }
 
+// Where a selection stands on the device, so the radix select, the counts and the gather follow each other on the
+// stream without a round trip to the host: the key selected so far (all 32 bits once the select is done) and, for
+// TopK, how many elements equal to that key to keep (the lowest-indexed ones).
+struct SelectState {
+  uint32_t key;
+  uint32_t mask;
+  unsigned long long rank;  // during the select: rank of the wanted key among those matching key/mask; then ties
+  unsigned long long total;  // what the gather writes (the scan's sum)
+};
+
+__global__ void initSelectKernel(SelectState* st, uint32_t key, unsigned long long rank) {
+  st->key = key;
+  st->mask = 0;
+  st->rank = rank;
+  st->total = 0;
+}
+
+constexpr unsigned kFull = 0xffffffffu;
+
 __global__ void countKernel(const float* x, size_t n, uint32_t T, unsigned long long* count) {
   unsigned local = 0;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
     local += magnitudeKey(x[i]) > T;
-  atomicAdd(count, (unsigned long long)local);
+  for (int d = 16; d > 0; d >>= 1) local += __shfl_down_sync(kFull, local, d);
+  if ((threadIdx.x & 31) == 0 && local) atomicAdd(count, (unsigned long long)local);
 }
 
-// Per tile: how many survive (pass 1), then where each writes (pass 2), keeping index order.
-__global__ void tileCountKernel(const float* x, size_t n, uint32_t T, uint32_t* tileCounts) {
-  const size_t base = size_t(blockIdx.x) * kTile;
-  unsigned local = 0;
-  for (int j = threadIdx.x; j < kTile; j += blockDim.x) {
-    const size_t i = base + j;
-    local += i < n && magnitudeKey(x[i]) > T;
+// The ordered compaction works on tiles of kTile elements, one block each: warp w of the block owns the
+// kItems * 32 consecutive elements from w * kItems * 32, reads them coalesced (item j of lane l is element
+// j * 32 + l) and keeps the ballot of each item in registers, so that the order of (warp, item, lane) is the
+// order of the indices. Pass 1 counts per tile, a one-block scan turns counts into offsets, pass 2 writes.
+constexpr int kWarps = kThreads / 32, kItems = kTile / kThreads;
+static_assert(kTile % kThreads == 0, "a tile is a whole number of items per thread");
+
+struct TileMasks {
+  uint32_t strict[kItems];  // ballots of key > T
+  uint32_t ties[kItems];    // ballots of key == T (TopK only)
+  float value[kItems];
+};
+
+template <bool kTies>
+__device__ __forceinline__ void loadTile(const float* x, size_t n, uint32_t T, TileMasks& m, unsigned& strict,
+                                         unsigned& ties) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const size_t base = size_t(blockIdx.x) * kTile + size_t(warp) * kItems * 32;
+  strict = ties = 0;
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    const size_t i = base + size_t(j) * 32 + lane;
+    const bool in = i < n;
+    const float v = in ? x[i] : 0.f;
+    const uint32_t key = magnitudeKey(v);
+    m.value[j] = v;
+    m.strict[j] = __ballot_sync(kFull, in && key > T);
+    strict += __popc(m.strict[j]);
+    if (kTies) {
+      m.ties[j] = __ballot_sync(kFull, in && key == T);
+      ties += __popc(m.ties[j]);
+    }
   }
-  atomicAdd(&tileCounts[blockIdx.x], local);
 }
 
-__global__ void tileGatherKernel(const float* x, size_t n, uint32_t T, const uint32_t* tileOffsets, uint32_t* indices,
-                                 float* values) {
-  __shared__ uint32_t warpSums[kThreads / 32];
-  __shared__ uint32_t running;
-  if (threadIdx.x == 0) running = tileOffsets[blockIdx.x];
+// Exclusive prefix over the block's warps of one number per warp (every lane of a warp passes the same value).
+__device__ __forceinline__ unsigned warpsBefore(unsigned mine, unsigned* shared) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) shared[warp] = mine;
   __syncthreads();
-  const size_t base = size_t(blockIdx.x) * kTile;
-  for (int chunk = 0; chunk < kTile; chunk += blockDim.x) {
-    const size_t i = base + chunk + threadIdx.x;
-    const bool keep = i < n && magnitudeKey(x[i]) > T;
-    const unsigned mask = __ballot_sync(0xffffffffu, keep);
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (lane == 0) warpSums[warp] = __popc(mask);
+  unsigned before = 0;
+  for (int w = 0; w < warp; ++w) before += shared[w];
+  __syncthreads();  // `shared` is reused by the next call
+  return before;
+}
+
+template <bool kTies>
+__global__ void tileCountKernel(const float* x, size_t n, const SelectState* st, uint32_t* strictCounts,
+                                uint32_t* tieCounts) {
+  __shared__ unsigned sums[2][kWarps];
+  TileMasks m;
+  unsigned strict, ties;
+  loadTile<kTies>(x, n, st->key, m, strict, ties);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) sums[0][warp] = strict, sums[1][warp] = ties;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned s = 0, t = 0;
+    for (int w = 0; w < kWarps; ++w) s += sums[0][w], t += sums[1][w];
+    strictCounts[blockIdx.x] = s;
+    if (kTies) tieCounts[blockIdx.x] = t;
+  }
+}
+
+// In place: counts to exclusive offsets, one block walking the tiles kScanThreads at a time; the grand total (of
+// what the gather writes) goes to st->total.
+constexpr int kScanThreads = 1024;
+template <bool kTies>
+__global__ void scanTilesKernel(uint32_t* strict, uint32_t* ties, size_t tiles, SelectState* st) {
+  __shared__ unsigned long long warpS[32], warpT[32];
+  __shared__ unsigned long long carryS, carryT;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  if (threadIdx.x == 0) carryS = carryT = 0;
+  __syncthreads();
+  for (size_t base = 0; base < tiles; base += blockDim.x) {
+    const size_t i = base + threadIdx.x;
+    const unsigned long long s = i < tiles ? strict[i] : 0, t = kTies && i < tiles ? ties[i] : 0;
+    unsigned long long is = s, it = t;  // inclusive within the warp
+    for (int d = 1; d < 32; d <<= 1) {
+      const unsigned long long us = __shfl_up_sync(kFull, is, d), ut = __shfl_up_sync(kFull, it, d);
+      if (lane >= d) is += us, it += ut;
+    }
+    if (lane == 31) warpS[warp] = is, warpT[warp] = it;
     __syncthreads();
-    uint32_t before = running;
-    for (int w = 0; w < warp; ++w) before += warpSums[w];
-    if (keep) {
-      const uint32_t at = before + __popc(mask & ((1u << lane) - 1u));
-      indices[at] = uint32_t(i);
-      values[at] = x[i];
+    if (warp == 0) {  // inclusive over the warps' totals
+      unsigned long long ws = lane < warps ? warpS[lane] : 0, wt = lane < warps ? warpT[lane] : 0;
+      for (int d = 1; d < 32; d <<= 1) {
+        const unsigned long long us = __shfl_up_sync(kFull, ws, d), ut = __shfl_up_sync(kFull, wt, d);
+        if (lane >= d) ws += us, wt += ut;
+      }
+      warpS[lane] = ws, warpT[lane] = wt;
     }
     __syncthreads();
-    if (threadIdx.x == 0)
-      for (int w = 0; w < int(blockDim.x / 32); ++w) running += warpSums[w];
+    if (i < tiles) {
+      strict[i] = uint32_t(carryS + (warp ? warpS[warp - 1] : 0) + is - s);
+      if (kTies) ties[i] = uint32_t(carryT + (warp ? warpT[warp - 1] : 0) + it - t);
+    }
     __syncthreads();
+    if (threadIdx.x == 0) carryS += warpS[warps - 1], carryT += warpT[warps - 1];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) st->total = kTies ? carryS + min(carryT, st->rank) : carryS;
+}
+
+// Writes every element with key > T, and with kTies the first st->rank elements with key == T, in index order.
+template <bool kTies>
+__global__ void tileGatherKernel(const float* x, size_t n, const SelectState* st, const uint32_t* strictOffsets,
+                                 const uint32_t* tieOffsets, uint32_t* indices, float* values) {
+  __shared__ unsigned sums[kWarps];
+  TileMasks m;
+  unsigned strict, ties;
+  loadTile<kTies>(x, n, st->key, m, strict, ties);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const uint32_t below = (1u << lane) - 1u;
+  unsigned long long at = strictOffsets[blockIdx.x];
+  if (kTies) {
+    // A tie is kept while its rank among all ties (in index order) is below the number wanted.
+    const unsigned long long need = st->rank, tiesBefore = tieOffsets[blockIdx.x];
+    unsigned long long rank = tiesBefore + warpsBefore(ties, sums);
+    unsigned kept = 0;
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const bool mine = (m.ties[j] >> lane) & 1u;
+      const bool keep = mine && rank + __popc(m.ties[j] & below) < need;
+      rank += __popc(m.ties[j]);
+      m.strict[j] |= __ballot_sync(kFull, keep);  // from here on: everything this tile writes
+      kept += __popc(m.strict[j]);
+    }
+    at += min(tiesBefore, need);
+    strict = kept;
+  }
+  at += warpsBefore(strict, sums);
+  const size_t base = size_t(blockIdx.x) * kTile + size_t(warp) * kItems * 32;
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    if ((m.strict[j] >> lane) & 1u) {
+      const unsigned long long o = at + __popc(m.strict[j] & below);
+      indices[o] = uint32_t(base + size_t(j) * 32 + lane);
+      values[o] = m.value[j];
+    }
+    at += __popc(m.strict[j]);
   }
 }
 
-// Histogram of 11 (then 11, then 10) magnitude bits among elements whose higher bits equal `prefix`.
-__global__ void radixHistogramKernel(const float* x, size_t n, int shift, int width, uint32_t prefixMask,
-                                     uint32_t prefix, unsigned* histogram) {
+// Histogram of `width` magnitude bits from `shift` among the elements whose higher bits equal the select's key so
+// far. Lanes of a warp that fall in the same bucket add once (the first passes see few distinct buckets).
+__global__ void radixHistogramKernel(const float* x, size_t n, int shift, int width, const SelectState* st,
+                                     unsigned* histogram) {
   __shared__ unsigned local[2048];
   for (int b = threadIdx.x; b < (1 << width); b += blockDim.x) local[b] = 0;
   __syncthreads();
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    const uint32_t m = magnitudeKey(x[i]);
-    if ((m & prefixMask) == prefix) atomicAdd(&local[(m >> shift) & ((1u << width) - 1)], 1u);
+  const uint32_t prefix = st->key, mask = st->mask;
+  const int lane = threadIdx.x & 31;
+  const size_t stride = size_t(gridDim.x) * blockDim.x;
+  for (size_t base = blockIdx.x * size_t(blockDim.x); base < n; base += stride) {  // the same trips for a warp
+    const size_t i = base + threadIdx.x;
+    const uint32_t m = i < n ? magnitudeKey(x[i]) : 0xffffffffu;  // never matches: keys stay below 2^31
+    const bool match = (m & mask) == prefix && i < n;
+    const unsigned bucket = match ? (m >> shift) & ((1u << width) - 1) : 0xffffffffu;
+    const unsigned peers = __match_any_sync(kFull, bucket);
+    if (match && lane == __ffs(peers) - 1) atomicAdd(&local[bucket], unsigned(__popc(peers)));
   }
   __syncthreads();
   for (int b = threadIdx.x; b < (1 << width); b += blockDim.x)
     if (local[b]) atomicAdd(&histogram[b], local[b]);
+}
+
+// One warp: finds the bucket holding the rank-th largest, narrows the select to it, and clears the histogram for
+// the next pass. Lane l owns buckets [l * per, (l + 1) * per).
+__global__ void radixPickKernel(unsigned* histogram, int shift, int width, SelectState* st) {
+  const int lane = threadIdx.x, per = (1 << width) / 32, lo = lane * per;
+  unsigned long long mine = 0;
+  for (int b = lo; b < lo + per; ++b) mine += histogram[b];
+  unsigned long long above = mine;  // how many fall in this lane's buckets or higher ones
+  for (int d = 1; d < 32; d <<= 1) {
+    const unsigned long long u = __shfl_down_sync(kFull, above, d);
+    if (lane + d < 32) above += u;
+  }
+  unsigned long long higher = __shfl_down_sync(kFull, above, 1);
+  if (lane == 31) higher = 0;
+  const unsigned long long rank = st->rank;
+  __syncwarp();
+  if (above >= rank && higher < rank) {
+    unsigned long long r = rank - higher;
+    int b = lo + per - 1;
+    for (; b > lo && r > histogram[b]; --b) r -= histogram[b];
+    st->key |= uint32_t(b) << shift;
+    st->mask |= ((1u << width) - 1u) << shift;
+    st->rank = r;
+  }
+  for (int b = lo; b < lo + per; ++b) histogram[b] = 0;
+}
+
+__global__ void iotaKernel(const float* x, size_t n, uint32_t* indices, float* values) {
+  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i < n) indices[i] = uint32_t(i), values[i] = x[i];
 }
 
 __global__ void groupMaxAbsKernel(const float* x, size_t n, size_t group, size_t groups, float* scales) {
@@ -204,62 +358,105 @@ bool available(std::string* why) {
 
 namespace {
 
+// Scratch device memory, one block per host thread, grown as needed and kept: a cudaMalloc and a cudaFree per call
+// cost more than the kernels at a million elements (cudaFree waits for the whole device). Work is queued on the
+// default stream, so a call's scratch is never reused before the previous call's kernels are done with it.
+struct Scratch {
+  ~Scratch() {
+    if (p) cudaFree(p);  // at thread exit; after the runtime's own shutdown this fails harmlessly
+  }
+  void* get(size_t bytes) {
+    int device = 0;
+    check(cudaGetDevice(&device), "current device");
+    if (p && (bytes > size || device != owner)) {
+      cudaFree(p);
+      p = nullptr;
+    }
+    if (!p) {
+      size = std::max<size_t>(bytes, size_t(1) << 16);
+      check(cudaMalloc(&p, size), "scratch");
+      owner = device;
+    }
+    return p;
+  }
+  void* p = nullptr;
+  size_t size = 0;
+  int owner = -1;
+};
+
+struct Workspace {
+  SelectState* state;
+  unsigned* histogram;  // 2048
+  unsigned long long* counter;
+  uint32_t* strict;  // per tile
+  uint32_t* ties;    // per tile
+};
+
+Workspace workspace(size_t tiles) {
+  thread_local Scratch scratch;
+  const size_t fixed = 256 + 2048 * 4 + 64;
+  auto* base = static_cast<char*>(scratch.get(fixed + 2 * 4 * std::max<size_t>(tiles, 1)));
+  Workspace w;
+  w.state = reinterpret_cast<SelectState*>(base);
+  w.counter = reinterpret_cast<unsigned long long*>(base + 128);
+  w.histogram = reinterpret_cast<unsigned*>(base + 256);
+  w.strict = reinterpret_cast<uint32_t*>(base + fixed);
+  w.ties = w.strict + std::max<size_t>(tiles, 1);
+  return w;
+}
+
+size_t tilesFor(size_t n) { return (n + kTile - 1) / kTile; }
+
 size_t countAboveKey(const float* x, size_t n, uint32_t T) {
   if (n == 0) return 0;
-  DeviceArray<unsigned long long> d(1);
-  check(cudaMemset(d.p, 0, sizeof(unsigned long long)), "memset");
-  countKernel<<<std::min(blocksFor(n), 4096), kThreads>>>(x, n, T, d.p);
+  const Workspace w = workspace(0);
+  check(cudaMemsetAsync(w.counter, 0, sizeof(unsigned long long)), "memset");
+  countKernel<<<std::min(blocksFor(n), 4096), kThreads>>>(x, n, T, w.counter);
   check(cudaGetLastError(), "count");
   unsigned long long h = 0;
-  check(cudaMemcpy(&h, d.p, sizeof h, cudaMemcpyDeviceToHost), "count");
+  check(cudaMemcpy(&h, w.counter, sizeof h, cudaMemcpyDeviceToHost), "count");
   return size_t(h);
 }
 
-size_t gatherAboveKey(const float* x, size_t n, uint32_t T, uint32_t* indices, float* values) {
-  const size_t tiles = (n + kTile - 1) / kTile;
-  if (tiles == 0) return 0;
-  DeviceArray<uint32_t> counts(tiles);
-  check(cudaMemset(counts.p, 0, sizeof(uint32_t) * tiles), "memset");
-  tileCountKernel<<<unsigned(tiles), kThreads>>>(x, n, T, counts.p);
+// The ordered compaction of key > T (kTies: plus the first w.state->rank ties of key == T), T in w.state->key.
+template <bool kTies>
+void compact(const float* x, size_t n, const Workspace& w, size_t tiles, uint32_t* indices, float* values) {
+  tileCountKernel<kTies><<<unsigned(tiles), kThreads>>>(x, n, w.state, w.strict, w.ties);
   check(cudaGetLastError(), "tile count");
-  std::vector<uint32_t> offsets(tiles);
-  check(cudaMemcpy(offsets.data(), counts.p, sizeof(uint32_t) * tiles, cudaMemcpyDeviceToHost), "tile counts");
-  uint32_t total = 0;
-  for (auto& c : offsets) {
-    const uint32_t here = c;
-    c = total;
-    total += here;
-  }
-  check(cudaMemcpy(counts.p, offsets.data(), sizeof(uint32_t) * tiles, cudaMemcpyHostToDevice), "tile offsets");
-  tileGatherKernel<<<unsigned(tiles), kThreads>>>(x, n, T, counts.p, indices, values);
+  scanTilesKernel<kTies><<<1, kScanThreads>>>(w.strict, w.ties, tiles, w.state);
+  check(cudaGetLastError(), "tile scan");
+  tileGatherKernel<kTies><<<unsigned(tiles), kThreads>>>(x, n, w.state, w.strict, w.ties, indices, values);
   check(cudaGetLastError(), "gather");
-  check(cudaDeviceSynchronize(), "gather");
-  return total;
 }
 
-__global__ void iotaKernel(const float* x, size_t n, uint32_t* indices, float* values) {
-  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
-  if (i < n) indices[i] = uint32_t(i), values[i] = x[i];
+size_t gatherAboveKey(const float* x, size_t n, uint32_t T, uint32_t* indices, float* values) {
+  const size_t tiles = tilesFor(n);
+  if (tiles == 0) return 0;
+  const Workspace w = workspace(tiles);
+  initSelectKernel<<<1, 1>>>(w.state, T, 0);
+  compact<false>(x, n, w, tiles, indices, values);
+  unsigned long long total = 0;
+  check(cudaMemcpy(&total, &w.state->total, sizeof total, cudaMemcpyDeviceToHost), "gather");
+  return size_t(total);
 }
 
-uint32_t kthLargestKey(const float* x, size_t n, size_t k) {
-  DeviceArray<unsigned> histogram(2048);
-  uint32_t prefix = 0, mask = 0;
-  size_t rank = k;  // the rank-th largest among elements matching the prefix
+// Radix select on the magnitude keys, three passes (bits 30..20, 19..9, 8..0), all on the device: afterwards
+// w.state->key is the k-th largest key and w.state->rank how many elements equal to it are among the k largest.
+void selectKth(const float* x, size_t n, size_t k, const Workspace& w) {
+  initSelectKernel<<<1, 1>>>(w.state, 0, k);
+  check(cudaMemsetAsync(w.histogram, 0, sizeof(unsigned) * 2048), "memset");
   const int shifts[3] = {20, 9, 0}, widths[3] = {11, 11, 9};
+  int blocks = 0, perSm = 0, device = 0;
+  check(cudaGetDevice(&device), "device");
+  check(cudaDeviceGetAttribute(&blocks, cudaDevAttrMultiProcessorCount, device), "device");
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, radixHistogramKernel, kThreads, 0), "occupancy");
+  const int grid = std::max(1, std::min(blocksFor(n), blocks * std::max(perSm, 1)));
   for (int pass = 0; pass < 3; ++pass) {
-    check(cudaMemset(histogram.p, 0, sizeof(unsigned) * 2048), "memset");
-    radixHistogramKernel<<<std::min(blocksFor(n), 1024), kThreads>>>(x, n, shifts[pass], widths[pass], mask, prefix,
-                                                                       histogram.p);
+    radixHistogramKernel<<<grid, kThreads>>>(x, n, shifts[pass], widths[pass], w.state, w.histogram);
     check(cudaGetLastError(), "histogram");
-    std::vector<unsigned> h(size_t(1) << widths[pass]);
-    check(cudaMemcpy(h.data(), histogram.p, sizeof(unsigned) * h.size(), cudaMemcpyDeviceToHost), "histogram");
-    int bucket = int(h.size()) - 1;
-    for (; bucket > 0 && rank > h[size_t(bucket)]; --bucket) rank -= h[size_t(bucket)];
-    prefix |= uint32_t(bucket) << shifts[pass];
-    mask |= ((1u << widths[pass]) - 1u) << shifts[pass];
+    radixPickKernel<<<1, 32>>>(w.histogram, shifts[pass], widths[pass], w.state);
+    check(cudaGetLastError(), "pick");
   }
-  return prefix;
 }
 
 }  // namespace
@@ -282,7 +479,10 @@ size_t gatherAbove(const float* x, size_t n, float t, uint32_t* indices, float* 
 
 float kthLargestAbs(const float* x, size_t n, size_t k) {
   if (n == 0 || k == 0) return 0.f;
-  const uint32_t key = kthLargestKey(x, n, std::min(k, n));
+  const Workspace w = workspace(0);
+  selectKth(x, n, std::min(k, n), w);
+  uint32_t key = 0;
+  check(cudaMemcpy(&key, &w.state->key, sizeof key, cudaMemcpyDeviceToHost), "k-th key");
   float v;
   std::memcpy(&v, &key, 4);
   return v;  // the NaN key is the quiet NaN, as on the CPU
@@ -291,32 +491,11 @@ float kthLargestAbs(const float* x, size_t n, size_t k) {
 size_t topkSelect(const float* x, size_t n, size_t k, uint32_t* indices, float* values) {
   k = std::min(k, n);
   if (k == 0) return 0;
-  const uint32_t T = kthLargestKey(x, n, k);
-  // Strictly above the k-th key first, then the lowest-indexed ties: both ascending, then merged on the host.
-  const size_t above = gatherAboveKey(x, n, T, indices, values);
-  if (above == k) return k;
-  // Ties: key == T, the lowest indices. Gather key >= T into scratch and keep every strict survivor plus the first
-  // k - above ties, in index order (T >= 1 here: with T == 0 every element is >= T and `above` counted the rest).
-  DeviceArray<uint32_t> idx(n);
-  DeviceArray<float> val(n);
-  const size_t atLeast = T == 0 ? (gatherAbove(x, n, -1.f, idx.p, val.p), n) : gatherAboveKey(x, n, T - 1, idx.p, val.p);
-  std::vector<uint32_t> hi(atLeast);
-  std::vector<float> hv(atLeast);
-  check(cudaMemcpy(hi.data(), idx.p, sizeof(uint32_t) * atLeast, cudaMemcpyDeviceToHost), "ties");
-  check(cudaMemcpy(hv.data(), val.p, sizeof(float) * atLeast, cudaMemcpyDeviceToHost), "ties");
-  std::vector<uint32_t> oi;
-  std::vector<float> ov;
-  size_t ties = k - above;
-  for (size_t j = 0; j < atLeast && oi.size() < k; ++j) {
-    const bool tie = hostKey(hv[j]) == T;
-    if (tie && ties == 0) continue;
-    if (tie) --ties;
-    oi.push_back(hi[j]);
-    ov.push_back(hv[j]);
-  }
-  check(cudaMemcpy(indices, oi.data(), sizeof(uint32_t) * oi.size(), cudaMemcpyHostToDevice), "topk");
-  check(cudaMemcpy(values, ov.data(), sizeof(float) * ov.size(), cudaMemcpyHostToDevice), "topk");
-  return oi.size();
+  const size_t tiles = tilesFor(n);
+  const Workspace w = workspace(tiles);
+  selectKth(x, n, k, w);
+  compact<true>(x, n, w, tiles, indices, values);  // writes exactly k: no need to read the count back
+  return k;
 }
 
 namespace {

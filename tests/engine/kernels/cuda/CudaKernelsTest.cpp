@@ -8,9 +8,12 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
 
 namespace ps::kernels {
@@ -127,6 +130,72 @@ TEST_F(CudaKernels, NanInfAndOddThresholdsBehaveLikeTheCpu) {
   }
   EXPECT_THROW(cuda::quantizePackSymmetric(dx.p, x.size(), 9, 512, dv.p, nullptr), std::invalid_argument);
   EXPECT_THROW(cuda::groupMaxAbs(dx.p, x.size(), 0, dv.p), std::invalid_argument);
+}
+
+// Few distinct magnitudes, so ties at the k-th value run across the 4096-element tiles of the ordered compaction
+// and across the 1024-tile steps of its scan; sizes that end mid-tile and mid-warp, and a start that is not
+// 16-byte aligned (a tensor's view can begin anywhere).
+TEST_F(CudaKernels, TopKAndGatherMatchTheCpuWhereTiesCrossTilesAndScanSteps) {
+  std::mt19937 g(5);
+  std::uniform_int_distribution<int> level(-4, 4);
+  for (size_t n : {size_t(1), size_t(31), size_t(4095), size_t(4096), size_t(4097), size_t(3 * 4096 + 17),
+                   size_t(1025 * 4096 + 33), size_t(2 * 1024 * 4096 + 12345)}) {
+    std::vector<float> v(n + 1);
+    for (auto& e : v) e = 0.5f * float(level(g));
+    const float* host = v.data() + 1;  // the unaligned start
+    Device<float> dv(v);
+    const float* dx = dv.p + 1;
+    Device<uint32_t> di(n);
+    Device<float> dval(n);
+    for (size_t k : {size_t(1), n / 7 + 1, std::max<size_t>(n / 2, 1), n - n / 9, n}) {
+      SCOPED_TRACE("n " + std::to_string(n) + ", k " + std::to_string(k));
+      std::vector<uint32_t> idx(k);
+      std::vector<float> val(k);
+      topkSelect(host, n, k, idx.data(), val.data());
+      ASSERT_EQ(cuda::topkSelect(dx, n, k, di.p, dval.p), k);
+      ASSERT_EQ(di.host(k), idx);
+      ASSERT_EQ(dval.host(k), val);
+      EXPECT_EQ(cuda::kthLargestAbs(dx, n, k), kthLargestAbs(host, n, k));
+    }
+    for (float t : {0.f, 0.5f, 1.f, 2.f}) {
+      SCOPED_TRACE("n " + std::to_string(n) + ", threshold " + std::to_string(t));
+      const size_t want = countAbove(host, n, t);
+      ASSERT_EQ(cuda::countAbove(dx, n, t), want);
+      std::vector<uint32_t> idx(want);
+      std::vector<float> val(want);
+      gatherAbove(host, n, t, idx.data(), val.data(), want);
+      ASSERT_EQ(cuda::gatherAbove(dx, n, t, di.p, dval.p), want);
+      ASSERT_EQ(di.host(want), idx);
+      ASSERT_EQ(dval.host(want), val);
+    }
+  }
+}
+
+// Every host thread has scratch of its own: calls from several threads at once give each its own right answer.
+TEST_F(CudaKernels, CallsFromSeveralThreadsAtOnceEachGetTheirOwnResult) {
+  const size_t n = x.size();
+  std::vector<std::vector<uint32_t>> want(4);
+  for (size_t t = 0; t < want.size(); ++t) {
+    const size_t k = 1000 * (t + 1);
+    want[t].resize(k);
+    std::vector<float> val(k);
+    topkSelect(x.data(), n, k, want[t].data(), val.data());
+  }
+  Device<float> dx(x);
+  std::vector<std::thread> threads;
+  std::vector<int> wrong(want.size(), 0);
+  for (size_t t = 0; t < want.size(); ++t)
+    threads.emplace_back([&, t] {
+      const size_t k = want[t].size();
+      Device<uint32_t> di(k);
+      Device<float> dv(k);
+      for (int round = 0; round < 20; ++round) {
+        cuda::topkSelect(dx.p, n, k, di.p, dv.p);
+        wrong[t] += di.host(k) != want[t];
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (size_t t = 0; t < want.size(); ++t) EXPECT_EQ(wrong[t], 0) << "thread " << t;
 }
 
 // A group holding a NaN reports NaN on both (the CPU's scale check then rejects it); fmaxf alone would skip it.
