@@ -4,7 +4,9 @@
 // with CUDA events around the whole host call (launches, the host round trips the ordered gather and the radix
 // select make, synchronisation), in ms and as a ratio to cudaMemcpy of n floats on the device. Each result is also
 // checked against the CPU kernel (same counts, same codes), so a fast wrong kernel cannot pass for a fast one.
-// Prints a table and one JSON object on the last line. Without a usable GPU it says why and exits 0.
+// The baseline for TopK is torch.topk on |x| (unsorted) of the same data, where the LibTorch it is linked with has
+// CUDA; ours also orders the result by index, which torch's does not. Prints a table and one JSON object on the last
+// line. Without a usable GPU it says why and exits 0.
 #include "engine/kernels/BitPack.h"
 #include "engine/kernels/GroupStats.h"
 #include "engine/kernels/Quantize.h"
@@ -12,6 +14,7 @@
 #include "engine/kernels/TopK.h"
 #include "engine/kernels/cuda/CudaKernels.h"
 
+#include <ATen/ATen.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -104,6 +107,8 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "device properties");
   std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+  const bool torchCuda = at::hasCUDA();
+  if (!torchCuda) std::printf("the LibTorch linked here has no CUDA: no torch.topk baseline\n");
   std::vector<Row> rows;
   int mismatches = 0;
   auto agree = [&](bool same, const char* what, size_t n) {
@@ -141,6 +146,12 @@ int main(int argc, char** argv) {
       std::vector<float> val(kk);
       k::topkSelect(x.data(), n, kk, idx.data(), val.data());
       agree(sel == kk && didx.host(kk) == idx, "topk indices", n);
+      if (torchCuda) {
+        const auto xt = at::from_blob(dx.p, {int64_t(n)}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, 0));
+        const double theirs = medianMs(reps, [&] { at::topk(xt.abs(), int64_t(kk), 0, true, false); });
+        add("torch.topk(|x|, unsorted) " + pct, theirs);
+        std::printf("  n=%3zuM topkSelect %s: %.2fx the speed of torch.topk\n", m, pct.c_str(), theirs / rows[rows.size() - 2].ms);
+      }
     }
     const size_t group = 512, groups = (n + group - 1) / group, bytes = k::packedBytes(n, 8);
     DeviceBuffer<float> dscales(groups);
