@@ -1,5 +1,6 @@
 # Builds the Debian packages of this build folder with CPack and checks what a user would get from them:
-#   cmake -DBUILD_DIR=... -DWORK_DIR=... -DGUI=ON|OFF -DCUDA=ON|OFF -DPREFIX=... -DCPACK=... -P CheckDebs.cmake
+#   cmake -DBUILD_DIR=... -DWORK_DIR=... -DGUI=ON|OFF -DCUDA=ON|OFF -DPREFIX=... -DCPACK=... -DTORCH_LIBRARY=...
+#         -P CheckDebs.cmake
 # The command-line package holds the CLI, presets, suites, manual page and completion and needs no Qt; the desktop
 # package holds the app and depends on the command-line package of the same version; the extracted CLI runs.
 function(fail what)
@@ -30,6 +31,15 @@ endfunction()
 find_program(DPKG_DEB dpkg-deb)
 if(NOT DPKG_DEB)
   message("SKIP: dpkg-deb is not installed, so no Debian package can be built here")
+  return()
+endif()
+
+# The packages name their dependencies by the Debian packages that hold the libraries they load: a build against
+# another LibTorch (a pip wheel's, say) makes packages whose LibTorch no package provides.
+execute_process(COMMAND dpkg -S ${TORCH_LIBRARY} RESULT_VARIABLE owned OUTPUT_QUIET ERROR_QUIET)
+if(NOT owned EQUAL 0)
+  message("SKIP: this build's LibTorch (${TORCH_LIBRARY}) comes from no Debian package, so a package built from it "
+          "could not depend on it; build the packages against Debian's libtorch-dev")
   return()
 endif()
 
