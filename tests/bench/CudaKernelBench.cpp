@@ -150,7 +150,8 @@ int main(int argc, char** argv) {
         const auto xt = at::from_blob(dx.p, {int64_t(n)}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, 0));
         const double theirs = medianMs(reps, [&] { at::topk(xt.abs(), int64_t(kk), 0, true, false); });
         add("torch.topk(|x|, unsorted) " + pct, theirs);
-        std::printf("  n=%3zuM topkSelect %s: %.2fx the speed of torch.topk\n", m, pct.c_str(), theirs / rows[rows.size() - 2].ms);
+        std::printf("  n=%3zuM topkSelect %s: %.2fx the speed of torch.topk\n", m, pct.c_str(),
+                    theirs / rows[rows.size() - 2].ms);
       }
     }
     const size_t group = 512, groups = (n + group - 1) / group, bytes = k::packedBytes(n, 8);

@@ -49,7 +49,7 @@ bool thresholdKey(float t, uint32_t* T, const char* who) {
 struct SelectState {
   uint32_t key;
   uint32_t mask;
-  unsigned long long rank;  // during the select: rank of the wanted key among those matching key/mask; then ties
+  unsigned long long rank;   // during the select: rank of the wanted key among those matching key/mask; then ties
   unsigned long long total;  // what the gather writes (the scan's sum)
 };
 
@@ -405,7 +405,9 @@ Workspace workspace(size_t tiles) {
   return w;
 }
 
-size_t tilesFor(size_t n) { return (n + kTile - 1) / kTile; }
+size_t tilesFor(size_t n) {
+  return (n + kTile - 1) / kTile;
+}
 
 size_t countAboveKey(const float* x, size_t n, uint32_t T) {
   if (n == 0) return 0;
