@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -77,12 +78,56 @@ void show(const RunStore& store, int64_t id) {
   std::cout << out.dump(2) << "\n";
 }
 
+std::vector<std::string> splitTags(const std::string& tags) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= tags.size()) {
+    const std::size_t end = std::min(tags.find(',', start), tags.size());
+    const std::string tag = tags.substr(start, end - start);
+    const auto first = tag.find_first_not_of(" \t\r\n"), last = tag.find_last_not_of(" \t\r\n");
+    if (first != std::string::npos) out.push_back(tag.substr(first, last - first + 1));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& parts, const std::string& between) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : between) + p;
+  return out;
+}
+
+// tag adds tags (kept in the order given, each once), untag removes them and refuses one the run does not have, so
+// a typo does not pass for a removal. A tag holds no comma: the store keeps tags comma separated.
+void retag(RunStore& store, const RunInfo& run, const std::vector<std::string>& given, bool add) {
+  if (given.empty())
+    throw std::runtime_error(std::string("runs ") + (add ? "tag" : "untag") + " needs at least one tag after the id");
+  std::vector<std::string> tags = splitTags(run.tags);
+  for (const auto& raw : given) {
+    const auto tag = splitTags(raw);  // "a,b" as one argument is two tags
+    for (const auto& t : tag) {
+      const auto at = std::find(tags.begin(), tags.end(), t);
+      if (add && at == tags.end()) tags.push_back(t);
+      if (!add && at == tags.end())
+        throw std::runtime_error("run " + std::to_string(run.id) + " has no tag '" + t +
+                                 "' (its tags: " + (tags.empty() ? std::string("none") : joined(tags, ", ")) + ")");
+      if (!add) tags.erase(at);
+    }
+  }
+  store.setTags(run.id, joined(tags, ","));
+  const auto now = splitTags(store.run(run.id)->tags);
+  std::cout << "run " << run.id << " tags: " << (now.empty() ? std::string("none") : joined(now, ", ")) << "\n";
+}
+
 }  // namespace
 
 void addRunsCommand(CLI::App& app, RunsOptions& o) {
-  auto* cmd = app.add_subcommand("runs", "List, show and export recorded runs");
-  cmd->add_option("action", o.action, "list | show | export")->required()->check(CLI::IsMember({"list", "show", "export"}));
-  cmd->add_option("id", o.id, "run id (show, export)");
+  auto* cmd = app.add_subcommand("runs", "List, show, export, tag and annotate recorded runs");
+  cmd->add_option("action", o.action, "list | show | export | tag | untag | note")
+      ->required()
+      ->check(CLI::IsMember({"list", "show", "export", "tag", "untag", "note"}));
+  cmd->add_option("id", o.id, "run id (all but list)");
+  cmd->add_option("values", o.values, "tag, untag: the tags; note: the note (an empty one clears it)");
   cmd->add_option("--store", o.store, "run store file");
   cmd->add_flag("--csv", o.csv, "export as CSV (one row per step)");
   cmd->add_flag("--json", o.json, "list as JSON");
@@ -94,6 +139,10 @@ int runRuns(const RunsOptions& o) {
   if (!std::filesystem::exists(path))
     throw std::runtime_error("no run store at " + path + "; train a run first or pass --store FILE");
   RunStore store(path);
+  const bool takesValues = o.action == "tag" || o.action == "untag" || o.action == "note";
+  if (!takesValues && !o.values.empty())
+    throw std::runtime_error("runs " + o.action + " takes " + (o.action == "list" ? "no run id" : "one run id") +
+                             "; '" + o.values.front() + "' is left over");
   if (o.action == "list") {
     list(store, o.json);
     return 0;
@@ -101,6 +150,16 @@ int runRuns(const RunsOptions& o) {
   if (o.id <= 0) throw std::runtime_error("runs " + o.action + " needs a run id; see: pipesqueeze-cli runs list");
   if (o.action == "show") {
     show(store, o.id);
+    return 0;
+  }
+  if (o.action == "tag" || o.action == "untag") {
+    retag(store, require(store, o.id), o.values, o.action == "tag");
+    return 0;
+  }
+  if (o.action == "note") {
+    require(store, o.id);
+    store.setNotes(o.id, joined(o.values, " "));
+    std::cout << "run " << o.id << " notes: " << store.run(o.id)->notes << "\n";
     return 0;
   }
   if (!o.csv) throw std::runtime_error("runs export needs a format: add --csv");

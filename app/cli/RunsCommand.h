@@ -3,12 +3,14 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ps::cli {
 
 struct RunsOptions {
   std::string store, action, output;
   int64_t id = 0;
+  std::vector<std::string> values;  // tag, untag: the tags; note: the note's words
   bool csv = false, json = false;
 };
 

@@ -181,6 +181,42 @@ TEST(Cli, RunsListShowAndExport) {
   EXPECT_NE(noStore.err.find("no run store"), std::string::npos);
 }
 
+TEST(Cli, RunsAreTaggedUntaggedAndAnnotatedFromTheCommandLine) {
+  const auto store = freshStore("tags");
+  auto trained = runCli({"train", "--preset", kSmoke, "--store", store, "--json"});
+  ASSERT_EQ(trained.exitCode, 0) << trained.err;
+  const int64_t run = json::parse(trained.lastLine())["run_id"].get<int64_t>();
+  const std::string id = std::to_string(run);
+  const std::string before = RunStore(store).run(run)->tags;  // the preset's own tags stay
+
+  auto tagged = runCli({"runs", "tag", id, "baseline", "seed1, seed2", "baseline", "--store", store});
+  ASSERT_EQ(tagged.exitCode, 0) << tagged.err;
+  EXPECT_EQ(RunStore(store).run(run)->tags, (before.empty() ? "" : before + ",") + "baseline,seed1,seed2");
+  EXPECT_NE(tagged.out.find("baseline, seed1, seed2"), std::string::npos) << tagged.out;
+
+  EXPECT_EQ(runCli({"runs", "untag", id, "seed1", "--store", store}).exitCode, 0);
+  EXPECT_EQ(RunStore(store).run(run)->tags, (before.empty() ? "" : before + ",") + "baseline,seed2");
+  auto typo = runCli({"runs", "untag", id, "sede2", "--store", store});
+  EXPECT_EQ(typo.exitCode, 2);
+  EXPECT_NE(typo.err.find("has no tag 'sede2'"), std::string::npos) << typo.err;
+  EXPECT_NE(typo.err.find("seed2"), std::string::npos) << typo.err;  // it lists what the run has
+  EXPECT_EQ(RunStore(store).run(run)->tags, (before.empty() ? "" : before + ",") + "baseline,seed2");
+
+  EXPECT_EQ(runCli({"runs", "note", id, "lr", "too", "high", "--store", store}).exitCode, 0);
+  EXPECT_EQ(RunStore(store).run(run)->notes, "lr too high");
+  EXPECT_EQ(runCli({"runs", "note", id, "", "--store", store}).exitCode, 0);
+  EXPECT_EQ(RunStore(store).run(run)->notes, "");
+
+  auto noTags = runCli({"runs", "tag", id, "--store", store});
+  EXPECT_NE(noTags.exitCode, 0);
+  EXPECT_NE(noTags.err.find("needs at least one tag"), std::string::npos) << noTags.err;
+  auto unknown = runCli({"runs", "tag", "999", "x", "--store", store});
+  EXPECT_NE(unknown.err.find("no run with id 999"), std::string::npos) << unknown.err;
+  auto leftover = runCli({"runs", "show", id, "extra", "--store", store});
+  EXPECT_NE(leftover.exitCode, 0);
+  EXPECT_NE(leftover.err.find("'extra' is left over"), std::string::npos) << leftover.err;
+}
+
 TEST(Cli, InterruptStopsCleanlyAndKeepsTheRun) {
   const auto store = freshStore("interrupt");
   CliProcess p({"train", "--preset", kSmoke, "--store", store, "--json", "--set", "train.max_steps=1000000"});
