@@ -11,6 +11,7 @@
 #include <torch/version.h>
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <iostream>
 
 int main(int argc, char** argv) {
@@ -50,7 +51,12 @@ int main(int argc, char** argv) {
     }
     return ps::cli::runRuns(runs);
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    // One write per line: the ranks of a multi-process run share the terminal, and a line written in pieces
+    // interleaves with theirs. A rank other than 0 says which it is (rank 0 speaks for the run).
+    std::string line = std::string("error: ") + e.what() + "\n";
+    if (const char* rank = std::getenv("RANK"); rank && *rank && std::string(rank) != "0")
+      line = "rank " + std::string(rank) + ": " + line;
+    std::cerr << line << std::flush;
     return 2;
   }
 }

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 namespace ps::test {
@@ -132,6 +133,22 @@ TEST(Distributed, TopKSgdOnTwoStagesTimesTwoReplicasSendsAFractionOfTheGradients
     EXPECT_GT(series(r.store, p + "rel_error").back(), 0.0) << p;
   }
   EXPECT_TRUE(std::isfinite(r.summary["train_loss"].get<double>()));
+}
+
+// Every rank refuses a bad setting at once; their lines must not interleave, and each worker says which rank it is.
+TEST(Distributed, ASettingEveryRankRefusesGivesWholeLinesNamingTheRank) {
+  const auto r = cli("launch", "smoke", {"parallel.replicas=2", "parallel.backend=nccl"}, "refused");
+  EXPECT_EQ(r.cli.exitCode, 2) << r.cli.err;
+  std::istringstream lines(r.cli.err);
+  int rankZero = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    const bool worker =
+        line.rfind("rank ", 0) == 0 && line.find(": error: parallel.backend = nccl") != std::string::npos;
+    rankZero += line.rfind("error: parallel.backend = nccl", 0) == 0;
+    EXPECT_TRUE(worker || line.rfind("error: parallel.backend = nccl", 0) == 0) << "a broken line: " << line;
+  }
+  EXPECT_EQ(rankZero, 1) << r.cli.err;
 }
 
 TEST(Distributed, AKilledRankEndsTheOthersWithinTheTimeoutAndTheStoreStaysReadable) {
