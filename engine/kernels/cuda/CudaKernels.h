@@ -13,7 +13,9 @@ bool available(std::string* why = nullptr);
 
 // Magnitudes are ordered as on the CPU (TopK.h): NaN is above +inf and all NaNs are equal. A negative threshold
 // keeps everything; a NaN threshold, bits outside 1..8 or group 0 throw std::invalid_argument, a CUDA failure
-// std::runtime_error. Device memory a call allocates is freed on every path.
+// std::runtime_error. Work is queued on the default stream of the current device: outputs are ready for whatever
+// follows on that stream (a cudaMemcpy, say); a returned count or value is exact when the call returns. Scratch
+// memory is kept per host thread between calls (a cudaMalloc per call cost more than the kernels).
 
 // #{ |x| > t }.
 size_t countAbove(const float* x, size_t n, float threshold);
