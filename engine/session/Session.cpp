@@ -201,6 +201,9 @@ void Session::placeStages(PipelineOptions& o) {
     for (int s = 0; s < config_.pipeline.stages; ++s)
       o.devices.emplace_back(torch::kCUDA, (cluster_ ? cluster_->rank() : s) % gpus);
   }
+  // Only a multi-process run reduces over NCCL, and only where every replica of a stage has a GPU of its own.
+  const std::string sharing =
+      cuda && cluster_ ? NcclGroup::placementProblem(config_.pipeline.stages, cluster_->replicas(), gpus) : "";
   const std::string& backend = config_.parallel.backend;
   if (backend == "nccl") {
     std::string why;
@@ -210,13 +213,11 @@ void Session::placeStages(PipelineOptions& o) {
           "pipeline.device=cuda or parallel.backend=gloo");
     if (!NcclGroup::available(&why))
       throw ConfigError("parallel.backend = nccl: " + why + "; use parallel.backend=gloo");
-    if (cluster_ && !(why = NcclGroup::placementProblem(config_.pipeline.stages, cluster_->replicas(), gpus)).empty())
-      throw ConfigError("parallel.backend = nccl: " + why + "; use parallel.backend=gloo or more GPUs");
+    if (!sharing.empty())
+      throw ConfigError("parallel.backend = nccl: " + sharing + "; use parallel.backend=gloo or more GPUs");
   }
-  // Only a multi-process run reduces over NCCL; `auto` takes it where every replica of a stage has a GPU of its own
-  // (several ranks sharing one GPU, as on a single-GPU machine, reduce over Gloo instead).
-  o.nccl = cuda && cluster_ && (backend == "nccl" || (backend == "auto" && NcclGroup::available())) &&
-           NcclGroup::placementProblem(config_.pipeline.stages, cluster_->replicas(), gpus).empty();
+  // `auto` takes NCCL where it can; several ranks sharing one GPU (a single-GPU machine) reduce over Gloo.
+  o.nccl = cuda && cluster_ && sharing.empty() && (backend == "nccl" || (backend == "auto" && NcclGroup::available()));
   if (cluster_) {  // one choice for every rank: a replica on NCCL and another on Gloo would never meet
     const auto choice = cluster_->broadcastWorld({uint8_t(o.nccl ? 1 : 0)});
     o.nccl = !choice.empty() && choice[0] == 1;
