@@ -78,19 +78,6 @@ void show(const RunStore& store, int64_t id) {
   std::cout << out.dump(2) << "\n";
 }
 
-std::vector<std::string> splitTags(const std::string& tags) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= tags.size()) {
-    const std::size_t end = std::min(tags.find(',', start), tags.size());
-    const std::string tag = tags.substr(start, end - start);
-    const auto first = tag.find_first_not_of(" \t\r\n"), last = tag.find_last_not_of(" \t\r\n");
-    if (first != std::string::npos) out.push_back(tag.substr(first, last - first + 1));
-    start = end + 1;
-  }
-  return out;
-}
-
 std::string joined(const std::vector<std::string>& parts, const std::string& between) {
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : between) + p;

@@ -46,19 +46,10 @@ void prepareLocation(const std::string& path) {
 std::string normalizeTags(const std::string& tags) {
   std::string out;
   std::vector<std::string> seen;
-  std::size_t start = 0;
-  while (start <= tags.size()) {
-    std::size_t end = tags.find(',', start);
-    if (end == std::string::npos) end = tags.size();
-    std::string tag = tags.substr(start, end - start);
-    const auto first = tag.find_first_not_of(" \t\r\n");
-    const auto last = tag.find_last_not_of(" \t\r\n");
-    tag = first == std::string::npos ? "" : tag.substr(first, last - first + 1);
-    if (!tag.empty() && std::find(seen.begin(), seen.end(), tag) == seen.end()) {
-      out += (out.empty() ? "" : ",") + tag;
-      seen.push_back(tag);
-    }
-    start = end + 1;
+  for (const std::string& tag : splitTags(tags)) {
+    if (std::find(seen.begin(), seen.end(), tag) != seen.end()) continue;
+    out += (out.empty() ? "" : ",") + tag;
+    seen.push_back(tag);
   }
   return out;
 }
@@ -88,6 +79,19 @@ RunStore::RunStore(std::string path) {
 }
 
 RunStore::~RunStore() = default;
+
+std::vector<std::string> splitTags(const std::string& tags) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= tags.size()) {
+    const std::size_t end = std::min(tags.find(',', start), tags.size());
+    const std::string tag = tags.substr(start, end - start);
+    const auto first = tag.find_first_not_of(" \t\r\n"), last = tag.find_last_not_of(" \t\r\n");
+    if (first != std::string::npos) out.push_back(tag.substr(first, last - first + 1));
+    start = end + 1;
+  }
+  return out;
+}
 
 std::string RunStore::defaultPath() {
   if (std::string s = env("PIPESQUEEZE_STORE"); !s.empty()) return s;

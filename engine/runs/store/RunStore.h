@@ -20,6 +20,10 @@
 
 namespace ps {
 
+// The tags of a comma separated list as the store keeps them: "a, b,,a" -> {"a", "b", "a"} (trimmed, empty ones
+// dropped, in order; repeats are the caller's to drop).
+std::vector<std::string> splitTags(const std::string& tags);
+
 struct RunInfo {
   int64_t id = 0;
   std::string name, tags, notes;
