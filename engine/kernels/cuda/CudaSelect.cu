@@ -1,3 +1,5 @@
+// Threshold count and ordered gather, radix-select top-k and the k-th largest magnitude (CudaKernels.h).
+#include "engine/kernels/cuda/CudaCommon.cuh"
 #include "engine/kernels/cuda/CudaKernels.h"
 
 #include <cuda_runtime.h>
@@ -11,14 +13,7 @@
 namespace ps::kernels::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 constexpr int kTile = 4096;  // elements per block in the ordered compaction: 16 per thread
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA ") + what + ": " + cudaGetErrorString(e));
-}
-
-int blocksFor(size_t n) { return int((n + kThreads - 1) / kThreads); }
 
 // The order the CPU kernels select by (TopK.h): the bits of |v|, every NaN mapped to the quiet NaN 0x7fc00000, so
 // NaN is above +inf and all NaNs are equal.
@@ -27,7 +22,9 @@ __host__ __device__ __forceinline__ uint32_t keyOfBits(uint32_t bits) {
   const uint32_t m = bits & 0x7fffffffu;
   return m > kInfKey ? kNanKey : m;
 }
-__device__ __forceinline__ uint32_t magnitudeKey(float v) { return keyOfBits(__float_as_uint(v)); }
+__device__ __forceinline__ uint32_t magnitudeKey(float v) {
+  return keyOfBits(__float_as_uint(v));
+}
 uint32_t hostKey(float v) {
   uint32_t b;
   std::memcpy(&b, &v, 4);
@@ -268,123 +265,12 @@ __global__ void iotaKernel(const float* x, size_t n, uint32_t* indices, float* v
   if (i < n) indices[i] = uint32_t(i), values[i] = x[i];
 }
 
-__global__ void groupMaxAbsKernel(const float* x, size_t n, size_t group, size_t groups, float* scales) {
-  __shared__ float best[kThreads];
-  __shared__ int sawNan;
-  for (size_t g = blockIdx.x; g < groups; g += gridDim.x) {
-    const size_t lo = g * group, hi = min(n, lo + group);
-    if (threadIdx.x == 0) sawNan = 0;
-    __syncthreads();
-    float m = 0.f;
-    bool nan = false;
-    for (size_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-      const float a = fabsf(x[i]);
-      m = fmaxf(m, a);  // fmaxf skips NaN; the CPU kernel reports a group holding one as NaN, so track it apart
-      nan |= isnan(a);
-    }
-    best[threadIdx.x] = m;
-    if (nan) sawNan = 1;
-    __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-      if (threadIdx.x < s) best[threadIdx.x] = fmaxf(best[threadIdx.x], best[threadIdx.x + s]);
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) scales[g] = sawNan ? __int_as_float(0x7fc00000) : best[0];
-    __syncthreads();  // best and sawNan are reused by the next group
-  }
-}
-
-// The CPU kernel's arithmetic, operation for operation (Quantize.cpp), so both produce the same codes:
-// v = x * inv + offset, code = clamp(floor(v), 0, 2^b - 1), with inv = unit / s computed in double. The multiply
-// and the add are rounded apart (__fmul_rn / __fadd_rn): nvcc would otherwise fuse them into one FMA, which rounds
-// once and moves values that sit on a rounding boundary to the neighbouring code. The x86 build never fuses (no FMA
-// in its target), and sender and receiver must agree bit for bit.
-__device__ __forceinline__ unsigned codeOf(float x, float s, int bits) {
-  const double unit = bits == 1 ? 1.0 : double(1 << (bits - 1));
-  const float inv = (s == 0.f || isnan(s)) ? 0.f : float(fmin(fmax(unit / double(s), -3.4028234663852886e38),
-                                                                3.4028234663852886e38));
-  const float offset = (bits == 1 ? 0.5f : float(1 << (bits - 1))) + 0.5f;  // nearest rounding adds 0.5
-  float v = __fadd_rn(__fmul_rn(x, inv), offset);
-  v = v > 0.f ? v : 0.f;
-  const float top = float((1 << bits) - 1);
-  v = v < top ? v : top;
-  return unsigned(int(v));
-}
-
-// One thread per output byte: gathers the codes whose bits land in it (LSB-first), so no atomics are needed.
-__global__ void packKernel(const float* x, size_t n, int bits, size_t group, const float* scales, uint8_t* out,
-                           size_t bytes) {
-  const size_t byte = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
-  if (byte >= bytes) return;
-  unsigned value = 0;
-  for (int bit = 0; bit < 8; ++bit) {
-    const size_t global = byte * 8 + bit, i = global / bits;
-    if (i >= n) break;
-    const unsigned code = codeOf(x[i], scales[i / group], bits);
-    value |= ((code >> (global % bits)) & 1u) << bit;
-  }
-  out[byte] = uint8_t(value);
-}
-
-__global__ void unpackKernel(const uint8_t* in, size_t n, int bits, size_t group, const float* scales, float* out) {
-  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
-  unsigned code = 0;
-  for (int b = 0; b < bits; ++b) {
-    const size_t global = i * bits + b;
-    code |= unsigned((in[global >> 3] >> (global & 7)) & 1u) << b;
-  }
-  // x̂ = float(q) * step + 0 as on the CPU (the + 0 turns a -0 into +0 there too), unfused.
-  const float s = scales[i / group];
-  if (bits == 1) {
-    out[i] = __fadd_rn(__fmul_rn(float(int(code) * 2 - 1), __fmul_rn(s, 0.5f)), 0.f);
-  } else {
-    const int h = 1 << (bits - 1);
-    out[i] = __fadd_rn(__fmul_rn(float(int(code) - h), float(double(s) / double(h))), 0.f);
-  }
-}
-
 }  // namespace
-
-bool available(std::string* why) {
-  int devices = 0;
-  const cudaError_t e = cudaGetDeviceCount(&devices);
-  if (e != cudaSuccess || devices == 0) {
-    if (why) *why = e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device";
-    return false;
-  }
-  return true;
-}
 
 namespace {
 
-// Scratch device memory, one block per host thread, grown as needed and kept: a cudaMalloc and a cudaFree per call
-// cost more than the kernels at a million elements (cudaFree waits for the whole device). Work is queued on the
-// default stream, so a call's scratch is never reused before the previous call's kernels are done with it.
-struct Scratch {
-  ~Scratch() {
-    if (p) cudaFree(p);  // at thread exit; after the runtime's own shutdown this fails harmlessly
-  }
-  void* get(size_t bytes) {
-    int device = 0;
-    check(cudaGetDevice(&device), "current device");
-    if (p && (bytes > size || device != owner)) {
-      cudaFree(p);
-      p = nullptr;
-    }
-    if (!p) {
-      size = std::max<size_t>(bytes, size_t(1) << 16);
-      check(cudaMalloc(&p, size), "scratch");
-      owner = device;
-    }
-    return p;
-  }
-  void* p = nullptr;
-  size_t size = 0;
-  int owner = -1;
-};
-
 struct Workspace {
+  int device;
   SelectState* state;
   unsigned* histogram;  // 2048
   unsigned long long* counter;
@@ -397,6 +283,7 @@ Workspace workspace(size_t tiles) {
   const size_t fixed = 256 + 2048 * 4 + 64;
   auto* base = static_cast<char*>(scratch.get(fixed + 2 * 4 * std::max<size_t>(tiles, 1)));
   Workspace w;
+  w.device = scratch.device();
   w.state = reinterpret_cast<SelectState*>(base);
   w.counter = reinterpret_cast<unsigned long long*>(base + 128);
   w.histogram = reinterpret_cast<unsigned*>(base + 256);
@@ -448,11 +335,15 @@ void selectKth(const float* x, size_t n, size_t k, const Workspace& w) {
   initSelectKernel<<<1, 1>>>(w.state, 0, k);
   check(cudaMemsetAsync(w.histogram, 0, sizeof(unsigned) * 2048), "memset");
   const int shifts[3] = {20, 9, 0}, widths[3] = {11, 11, 9};
-  int blocks = 0, perSm = 0, device = 0;
-  check(cudaGetDevice(&device), "device");
-  check(cudaDeviceGetAttribute(&blocks, cudaDevAttrMultiProcessorCount, device), "device");
-  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, radixHistogramKernel, kThreads, 0), "occupancy");
-  const int grid = std::max(1, std::min(blocksFor(n), blocks * std::max(perSm, 1)));
+  // As many histogram blocks as the device holds at once (fewer partial histograms to merge), asked once per device.
+  thread_local int residentFor = -1, resident = 1;
+  if (residentFor != w.device) {
+    int sms = 0, perSm = 0;
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, w.device), "device");
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, radixHistogramKernel, kThreads, 0), "occupancy");
+    resident = std::max(1, sms * std::max(perSm, 1)), residentFor = w.device;
+  }
+  const int grid = std::min(blocksFor(n), resident);
   for (int pass = 0; pass < 3; ++pass) {
     radixHistogramKernel<<<grid, kThreads>>>(x, n, shifts[pass], widths[pass], w.state, w.histogram);
     check(cudaGetLastError(), "histogram");
@@ -498,33 +389,6 @@ size_t topkSelect(const float* x, size_t n, size_t k, uint32_t* indices, float* 
   selectKth(x, n, k, w);
   compact<true>(x, n, w, tiles, indices, values);  // writes exactly k: no need to read the count back
   return k;
-}
-
-namespace {
-void checkQuantizeArgs(int bits, size_t group, const char* who) {
-  if (bits < 1 || bits > 8) throw std::invalid_argument(std::string(who) + ": bits must be in 1..8");
-  if (group == 0) throw std::invalid_argument(std::string(who) + ": group must be >= 1");
-}
-}  // namespace
-
-void groupMaxAbs(const float* x, size_t n, size_t group, float* scales) {
-  if (group == 0) throw std::invalid_argument("groupMaxAbs: group must be >= 1");
-  const size_t groups = (n + group - 1) / group;
-  if (groups) groupMaxAbsKernel<<<unsigned(std::min<size_t>(groups, 1u << 20)), kThreads>>>(x, n, group, groups, scales);
-  check(cudaGetLastError(), "group max-abs");
-}
-
-void quantizePackSymmetric(const float* x, size_t n, int bits, size_t group, const float* scales, uint8_t* out) {
-  checkQuantizeArgs(bits, group, "quantizePackSymmetric");
-  const size_t bytes = (n * size_t(bits) + 7) / 8;
-  if (bytes) packKernel<<<blocksFor(bytes), kThreads>>>(x, n, bits, group, scales, out, bytes);
-  check(cudaGetLastError(), "quantize");
-}
-
-void unpackDequantizeSymmetric(const uint8_t* in, size_t n, int bits, size_t group, const float* scales, float* out) {
-  checkQuantizeArgs(bits, group, "unpackDequantizeSymmetric");
-  if (n) unpackKernel<<<blocksFor(n), kThreads>>>(in, n, bits, group, scales, out);
-  check(cudaGetLastError(), "dequantize");
 }
 
 }  // namespace ps::kernels::cuda

@@ -1,0 +1,38 @@
+// What the CUDA kernel files share (CudaCommon.cuh), and whether a GPU is usable (CudaKernels.h).
+#include "engine/kernels/cuda/CudaCommon.cuh"
+#include "engine/kernels/cuda/CudaKernels.h"
+
+#include <algorithm>
+
+namespace ps::kernels::cuda {
+
+bool available(std::string* why) {
+  int devices = 0;
+  const cudaError_t e = cudaGetDeviceCount(&devices);
+  if (e != cudaSuccess || devices == 0) {
+    if (why) *why = e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device";
+    return false;
+  }
+  return true;
+}
+
+Scratch::~Scratch() {
+  if (p_) cudaFree(p_);  // at thread exit; after the runtime's own shutdown this fails harmlessly
+}
+
+void* Scratch::get(size_t bytes) {
+  int device = 0;
+  check(cudaGetDevice(&device), "current device");
+  if (p_ && (bytes > size_ || device != owner_)) {
+    cudaFree(p_);
+    p_ = nullptr;
+  }
+  if (!p_) {
+    size_ = std::max<size_t>(bytes, size_t(1) << 16);
+    check(cudaMalloc(&p_, size_), "scratch");
+    owner_ = device;
+  }
+  return p_;
+}
+
+}  // namespace ps::kernels::cuda
