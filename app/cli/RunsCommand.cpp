@@ -2,6 +2,7 @@
 #include "engine/runs/AtomicFile.h"
 #include "engine/runs/config/BoundedJson.h"
 
+#include "engine/runs/store/RunFilter.h"
 #include "engine/runs/store/RunStore.h"
 
 #include <nlohmann/json.hpp>
@@ -36,8 +37,12 @@ json summaryOf(const RunInfo& r) {
   return j.is_null() ? json::object() : j;
 }
 
-void list(const RunStore& store, bool asJson) {
+void list(const RunStore& store, bool asJson, const std::string& filterText) {
+  const RunFilter filter = RunFilter::parse(filterText);  // a mistyped filter fails before the store is read
   auto runs = store.listRuns();
+  runs.erase(
+      std::remove_if(runs.begin(), runs.end(), [&](const RunInfo& r) { return !filter.matches(RunFacts::of(r)); }),
+      runs.end());
   if (asJson) {
     json out = json::array();
     for (const auto& r : runs)
@@ -118,6 +123,9 @@ void addRunsCommand(CLI::App& app, RunsOptions& o) {
   cmd->add_option("--store", o.store, "run store file");
   cmd->add_flag("--csv", o.csv, "export as CSV (one row per step)");
   cmd->add_flag("--json", o.json, "list as JSON");
+  cmd->add_option("--filter,-f", o.filter,
+                  "list: only the runs this filter holds for, as in the app's runs table: words, field:value, "
+                  "field<value (status:finished k<0.05 tag:suite-1 accuracy>=85%); a wrong field lists them all");
   cmd->add_option("--output,-o", o.output, "write the export to this file instead of stdout");
 }
 
@@ -131,9 +139,10 @@ int runRuns(const RunsOptions& o) {
     throw std::runtime_error("runs " + o.action + " takes " + (o.action == "list" ? "no run id" : "one run id") +
                              "; '" + o.values.front() + "' is left over");
   if (o.action == "list") {
-    list(store, o.json);
+    list(store, o.json, o.filter);
     return 0;
   }
+  if (!o.filter.empty()) throw std::runtime_error("--filter is for runs list; runs " + o.action + " takes a run id");
   if (o.id <= 0) throw std::runtime_error("runs " + o.action + " needs a run id; see: pipesqueeze-cli runs list");
   if (o.action == "show") {
     show(store, o.id);

@@ -9,6 +9,7 @@ namespace ps::cli {
 
 struct RunsOptions {
   std::string store, action, output;
+  std::string filter;  // list: the runs filter (engine/runs/store/RunFilter.h)
   int64_t id = 0;
   std::vector<std::string> values;  // tag, untag: the tags; note: the note's words
   bool csv = false, json = false;

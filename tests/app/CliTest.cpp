@@ -2,6 +2,7 @@
 
 #include "engine/data/Npy.h"
 #include "engine/runs/CodeVersion.h"
+#include "engine/runs/config/Config.h"
 #include "engine/runs/store/RunStore.h"
 
 #include <gtest/gtest.h>
@@ -179,6 +180,45 @@ TEST(Cli, RunsListShowAndExport) {
   auto noStore = runCli({"runs", "list", "--store", store + ".missing"});
   EXPECT_NE(noStore.exitCode, 0);
   EXPECT_NE(noStore.err.find("no run store"), std::string::npos);
+}
+
+// `runs list --filter` takes the runs table's filter; a mistyped one is refused with the reason, not ignored.
+TEST(Cli, RunsListTakesTheTablesFilter) {
+  const auto path = freshStore("filter");
+  {
+    RunStore store(path);
+    json sparse = Config::defaults().json;
+    sparse["compression"]["forward"]["method"] = "topk";
+    sparse["compression"]["forward"]["k"] = 0.01;
+    const auto a = store.createRun("strong topk", Config::fromJson(sparse).json.dump(), "test", "suite-1", "");
+    store.finishRun(a, "finished", "", json{{"steps", 300}, {"eval_accuracy", 0.87}}.dump());
+    const auto b = store.createRun("dense", Config::defaults().json.dump(), "test", "", "");
+    store.finishRun(b, "failed", "killed", json{{"steps", 3}}.dump());
+  }
+  const auto ids = [&](const std::string& filter) {
+    auto r = runCli({"runs", "list", "--store", path, "--json", "--filter", filter});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    std::vector<std::string> names;
+    for (const auto& run : json::parse(r.out)) names.push_back(run["name"]);
+    return names;
+  };
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(ids("status:finished k<0.05 tag:suite-1 accuracy>=85%"), Names{"strong topk"});
+  EXPECT_EQ(ids("-status:finished"), Names{"dense"});
+  EXPECT_EQ(ids("topk"), Names{"strong topk"});
+  EXPECT_EQ(ids("steps>1000"), Names{});
+  EXPECT_EQ(ids("").size(), 2u);
+  auto plain = runCli({"runs", "list", "--store", path, "-f", "dense"});
+  EXPECT_EQ(plain.exitCode, 0);
+  EXPECT_NE(plain.out.find("dense"), std::string::npos);
+  EXPECT_EQ(plain.out.find("strong topk"), std::string::npos) << plain.out;
+
+  auto typo = runCli({"runs", "list", "--store", path, "--filter", "stauts:finished"});
+  EXPECT_NE(typo.exitCode, 0);
+  EXPECT_NE(typo.err.find("no field 'stauts'; fields: id, name, status"), std::string::npos) << typo.err;
+  auto misplaced = runCli({"runs", "show", "1", "--store", path, "--filter", "dense"});
+  EXPECT_NE(misplaced.exitCode, 0);
+  EXPECT_NE(misplaced.err.find("--filter is for runs list"), std::string::npos) << misplaced.err;
 }
 
 TEST(Cli, RunsAreTaggedUntaggedAndAnnotatedFromTheCommandLine) {

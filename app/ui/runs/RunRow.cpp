@@ -162,6 +162,7 @@ RunRow RunRow::read(const RunStore& store, const RunInfo& info, const RunRow* pr
     row.lastTrainLoss = previous->lastTrainLoss, row.lastStep = previous->lastStep, row.lastWall = previous->lastWall;
     row.rawBytes = previous->rawBytes, row.wireBytes = previous->wireBytes;
     row.finalConfig = previous->finalConfig;
+    row.readFacts(previous);
     return row;
   }
   row.finalConfig = withChanges(row.config, store.events(info.id));
@@ -191,7 +192,29 @@ RunRow RunRow::read(const RunStore& store, const RunInfo& info, const RunRow* pr
     }
     if (any) row.rawBytes = raw, row.wireBytes = wire;
   }
+  row.readFacts(previous);
   return row;
+}
+
+void RunRow::readFacts(const RunRow* previous) {
+  const RunInfo* was = previous ? &previous->info : nullptr;
+  const bool same = was && was->id == info.id && was->name == info.name && was->tags == info.tags &&
+                    was->notes == info.notes && was->status == info.status && was->summary_json == info.summary_json;
+  facts = same ? previous->facts : RunFacts::of(info);  // parsing the config is the costly part
+  // A run still going has no summary yet: its latest figures stand in.
+  const std::pair<const char*, double> live[] = {
+      {"steps", lastStep},    {"train_loss", lastTrainLoss},
+      {"loss", lastEvalLoss}, {languageModel ? "perplexity" : "accuracy", lastEvalMetric},
+      {"wire", wireBytes},    {"raw", rawBytes},
+      {"wall", lastWall}};
+  for (const auto& [field, value] : live)
+    if (std::isfinite(value) && !facts.numbers.count(field)) facts.set(field, value);
+  // A method switched to mid-run is found too, as the table shows it ("topk → quantize").
+  for (const auto& [column, field] : {std::pair{RunColumn::FwdMethod, "fwd"}, std::pair{RunColumn::BwdMethod, "bwd"}}) {
+    const std::string method = directionSetting(finalConfig, column).toString().toStdString();
+    facts.addText("method", method);
+    facts.addText(field, method);
+  }
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // ps::ui::RunRow: what the runs table shows for one run, read once per refresh from the store: the run's record,
 // its parsed config and summary, and a few figures taken from its metrics (best eval, and for a running run the
 // latest loss, steps and bytes, since its summary is written only when it ends).
+#include "engine/runs/store/RunFilter.h"
 #include "engine/runs/store/RunStore.h"
 
 #include <QString>
@@ -40,6 +41,8 @@ struct RunRow {
   double bestEval = kNone;
   double lastEvalLoss = kNone, lastEvalMetric = kNone, lastTrainLoss = kNone;
   double lastStep = kNone, lastWall = kNone, rawBytes = kNone, wireBytes = kNone;
+  // What the runs filter reads (the record's facts, with the figures above while the run has no summary).
+  RunFacts facts;
 
   // Reads the run's figures. `previous` (the same run at the last refresh, or null) lets a finished run skip the
   // metric queries: its figures cannot change any more. Throws StoreError.
@@ -52,6 +55,7 @@ struct RunRow {
   QString display(RunColumn column) const;
 
  private:
+  void readFacts(const RunRow* previous);
   QVariant recordValue(RunColumn column) const;
   QVariant settingValue(RunColumn column) const;
   QVariant directionSetting(const nlohmann::json& config, RunColumn column) const;  // invalid outside those columns

@@ -14,19 +14,25 @@ void RunsFilterProxy::setFilterText(const QString& text) {
   const QString trimmed = text.trimmed();
   if (trimmed == text_) return;
   text_ = trimmed;
+  QString error;
+  try {
+    filter_ = RunFilter::parse(text_.toStdString());
+  } catch (const FilterError& e) {
+    filter_ = RunFilter();  // shows every run while the text is being typed or is wrong
+    error = QString::fromStdString(e.what());
+  }
   invalidateFilter();
+  if (error != error_) {
+    error_ = error;
+    Q_EMIT filterErrorChanged(error_);
+  }
 }
 
-bool RunsFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const {
-  if (text_.isEmpty()) return true;
-  static const RunColumn searched[] = {RunColumn::Name,   RunColumn::Tags,      RunColumn::Notes,
-                                       RunColumn::Status, RunColumn::FwdMethod, RunColumn::BwdMethod};
-  const QAbstractItemModel* source = sourceModel();
-  for (RunColumn c : searched) {
-    const QString cell = source->data(source->index(sourceRow, int(c), sourceParent), Qt::DisplayRole).toString();
-    if (cell.contains(text_, Qt::CaseInsensitive)) return true;
-  }
-  return false;
+bool RunsFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex&) const {
+  if (filter_.empty()) return true;
+  const auto* model = qobject_cast<const RunsModel*>(sourceModel());
+  const RunRow* row = model ? model->row(sourceRow) : nullptr;
+  return row && filter_.matches(row->facts);
 }
 
 bool RunsFilterProxy::lessThan(const QModelIndex& left, const QModelIndex& right) const {

@@ -17,6 +17,19 @@
 #include <algorithm>
 
 namespace ps::ui {
+namespace {
+
+// The filter's fields, for the filter box's tooltip (the same list `pipesqueeze-cli runs list --filter` takes).
+QString filterHelp() {
+  QString help = QObject::tr(
+      "Every term must hold. A word searches name, tags, notes, status and methods; field:value, field=value, "
+      "field!=value, field<value, field>=value compare; -term negates; \"quotes\" keep spaces.\nFields:");
+  for (const auto& f : RunFilter::fields())
+    help += QStringLiteral("\n  %1 — %2").arg(QString::fromStdString(f.name), QString::fromStdString(f.help));
+  return help;
+}
+
+}  // namespace
 
 RunsPanel::RunsPanel(std::shared_ptr<ps::RunStore> store, QWidget* parent)
     : QWidget(parent),
@@ -25,9 +38,15 @@ RunsPanel::RunsPanel(std::shared_ptr<ps::RunStore> store, QWidget* parent)
       filter_(new QLineEdit(this)),
       view_(new QTableView(this)) {
   proxy_->setSourceModel(model_);
-  filter_->setPlaceholderText(tr("Filter by name, tags, notes, status or method"));
+  filter_->setPlaceholderText(tr("Filter: words, or fields as in status:finished k<0.05 tag:suite-1 accuracy>=85%"));
+  filter_->setToolTip(filterHelp());
   filter_->setClearButtonEnabled(true);
   connect(filter_, &QLineEdit::textChanged, proxy_, &RunsFilterProxy::setFilterText);
+  connect(proxy_, &RunsFilterProxy::filterErrorChanged, this, [this](const QString& error) {
+    // A filter being typed is often incomplete: say what is wrong where the user looks, and hide nothing meanwhile.
+    filter_->setStyleSheet(error.isEmpty() ? QString() : QStringLiteral("QLineEdit { color: #b00020; }"));
+    filter_->setToolTip(error.isEmpty() ? filterHelp() : error + QStringLiteral("\n\n") + filterHelp());
+  });
 
   view_->setModel(proxy_);
   view_->setSortingEnabled(true);
