@@ -1,5 +1,7 @@
 #include "engine/compress/GravacCompressors.h"
 
+#include "engine/compress/ControllerList.h"
+
 #include <torch/torch.h>
 
 #include <cmath>
@@ -69,6 +71,11 @@ void GravacCompressors::report(LinkTraffic& t) {
   t.gravac_norm_min += normMin_;
   t.gravac_norm_current += normCurrent_;
   normRaw_ = normMin_ = normCurrent_ = 0;
+}
+
+std::unique_ptr<AdaptiveSender> GravacEntry::makeSender(const CompressionOptions& options,
+                                                        const CodecContext& context) {
+  return std::make_unique<GravacCompressors>(options, context);
 }
 
 std::string GravacCompressors::describe() const {

@@ -6,15 +6,13 @@
 // residual of the payload sent lives on; a move to another candidate retargets the current compressor, whose
 // residual carries over, and theta_min's is never dropped. The receiver needs nothing of this: sparse payloads
 // say how many values they carry, and a whole tensor decodes on any stateless receiver.
-#include "engine/compress/Adaptive.h"
-#include "engine/compress/Compensation.h"
-#include "engine/telemetry/Telemetry.h"
+#include "engine/compress/AdaptiveSender.h"
 
 #include <memory>
 
 namespace ps {
 
-class GravacCompressors {
+class GravacCompressors : public AdaptiveSender {
  public:
   // `options`: the adapted sparsifier (method, value coding, theta_min). Starts sending theta_min's payload, with
   // the current compressor at theta_min too.
@@ -22,14 +20,15 @@ class GravacCompressors {
 
   // Between steps: whose payload to send and the current compressor's factor. Keeps both residuals.
   void select(GravacSend send, double current);
+  void apply(const AdaptDecision& decision) override { select(decision.send, decision.explore); }
   GravacSend sends() const { return send_; }
-  double sentK() const;  // the factor of what is sent (1 when dense)
+  double sentK() const override;  // the factor of what is sent (1 when dense)
 
   // Sender thread: compresses with both, returns the payload selected and reports its error.
-  Payload send(const torch::Tensor& x, const MessageMeta& meta, SendReport& report);
+  Payload send(const torch::Tensor& x, const MessageMeta& meta, SendReport& report) override;
   // Adds the sums since the last call (sum ||g||, sum ||D(C(p))|| of each compressor) to `t` and starts over.
-  void report(LinkTraffic& t);
-  std::string describe() const;
+  void report(LinkTraffic& t) override;
+  std::string describe() const override;
 
  private:
   CompressionOptions options_;

@@ -33,21 +33,20 @@ void GradientExchange::setOptions(const CompressionOptions& options) {
   const bool stateful = sender_ && (options_.feedback != "none" || options_.adaptsWithOwnCompressors());
   options_ = options;
   sender_ = std::make_unique<Compensator>(options_, contextOf(cluster_->replica()), AqsgdOptions{});
-  gravac_.reset();
-  if (options_.adaptsWithOwnCompressors()) {
-    gravac_ = std::make_unique<GravacCompressors>(options_, contextOf(cluster_->replica()));
-    options_.k = gravac_->sentK();
-  }
+  adaptive_ = makeAdaptiveSender(options_, contextOf(cluster_->replica()));
+  if (adaptive_) options_.k = adaptive_->sentK();
   receivers_.clear();
   for (int j = 0; j < cluster_->replicas(); ++j)
     receivers_.push_back(std::make_unique<Compensator>(options_, contextOf(j), AqsgdOptions{}));
   if (stateful) resets_.push_back("compensation state reset: the compressor changed to " + sender_->describe());
 }
 
-void GradientExchange::selectGravac(GravacSend send, double current) {
-  if (!gravac_) throw std::logic_error("selectGravac on a gradient exchange that GraVAC does not adapt");
-  gravac_->select(send, current);
-  options_.k = gravac_->sentK();
+void GradientExchange::applyDecision(const AdaptDecision& decision) {
+  if (!adaptive_)
+    throw std::logic_error(
+        "a payload selection for a gradient exchange whose controller has no compressors of its own");
+  adaptive_->apply(decision);
+  options_.k = adaptive_->sentK();
 }
 
 void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& clock) {
@@ -55,7 +54,7 @@ void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& 
   int64_t n = 0;
   for (const auto& p : params) n += p.numel();
   if (n == 0) return;
-  const bool dense = !gravac_ && sender_->lossless();
+  const bool dense = !adaptive_ && sender_->lossless();
   const bool onDevice = useNccl_ && dense && params.front().device().is_cuda();
   if (!onDevice) gatherGradients(params, n);  // NCCL reduces the gradients where they are
   raw_ += ringBytes(n);
@@ -143,7 +142,7 @@ void GradientExchange::encodeAll(const std::vector<torch::Tensor>& params, Gradi
     MessageMeta slot;
     slot.slot = int(i);
     auto part = flat_.narrow(0, at, params[i].numel()).view(params[i].sizes());  // codecs see the shape (PowerSGD)
-    Payload p = gravac_ ? gravac_->send(part, slot, report_) : sender_->send(part, slot, report_);
+    Payload p = adaptive_ ? adaptive_->send(part, slot, report_) : sender_->send(part, slot, report_);
     if (!report_.reset.empty()) {
       resets_.push_back(std::move(report_.reset));
       report_.reset.clear();
@@ -231,7 +230,7 @@ LinkTraffic GradientExchange::takeTraffic() {
   t.modelled_s = modelled_s_;
   t.setErrorSums(report_.err_num, report_.err_den, report_.comp_num, report_.comp_den);
   t.method = describe();
-  if (gravac_) gravac_->report(t);
+  if (adaptive_) adaptive_->report(t);
   if (measureNorm_) t.norm = std::sqrt(normSquared_);
   normSquared_ = 0;
   t.resets = std::move(resets_);

@@ -12,10 +12,10 @@
 // replica sent to its peers; raw bytes what a dense ring all-reduce would send, 2 (R-1)/R x 4 bytes per element.
 // The emulated clock continues from the slowest replica's and adds the modelled exchange: a ring all-gather of
 // R-1 rounds of the largest payload, or a ring all-reduce of 2 rounds of 1/R of the tensor.
+#include "engine/compress/AdaptiveSender.h"
 #include "engine/compress/Compensation.h"
 #include "engine/dist/Cluster.h"
 #include "engine/dist/nccl/NcclGroup.h"
-#include "engine/compress/GravacCompressors.h"
 #include "engine/pipeline/GradientMessage.h"
 #include "engine/pipeline/LinkModel.h"
 #include "engine/telemetry/Telemetry.h"
@@ -39,11 +39,11 @@ class GradientExchange {
   // Between steps.
   void setOptions(const CompressionOptions& options);
   const CompressionOptions& options() const { return options_; }
-  std::string describe() const { return gravac_ ? gravac_->describe() : sender_->describe(); }
+  std::string describe() const { return adaptive_ ? adaptive_->describe() : sender_->describe(); }
   void setModel(const LinkModel& model) { model_ = model; }
-  // GraVAC (options().adapt == gravac): whose payload to send and the current compressor's factor; makes
-  // options().k the factor sent. Accordion: the norm of every replica's gradient in LinkTraffic::norm.
-  void selectGravac(GravacSend send, double current);
+  // A controller with compressors of its own (GraVAC): its decision goes to the sender its registry entry made,
+  // and options().k becomes the factor sent. Accordion: the norm of every replica's gradient in LinkTraffic::norm.
+  void applyDecision(const AdaptDecision& decision);
   void measureNorm(bool on) { measureNorm_ = on; }
   LinkTraffic takeTraffic();
 
@@ -66,7 +66,7 @@ class GradientExchange {
   uint64_t seed_;
   LinkModel model_;
   std::unique_ptr<Compensator> sender_;
-  std::unique_ptr<GravacCompressors> gravac_;  // sends instead of sender_ when GraVAC adapts K
+  std::unique_ptr<AdaptiveSender> adaptive_;             // sends instead of sender_ when the controller has compressors
   std::vector<std::unique_ptr<Compensator>> receivers_;  // one per replica, this one included
   bool measureNorm_ = false;
   double normSquared_ = 0;

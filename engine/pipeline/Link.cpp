@@ -34,11 +34,8 @@ void Link::build(Direction d, const CompressionOptions& options) {
   s.options = options;
   s.sender = std::make_unique<Compensator>(options, c, settings_.aqsgd);
   s.receiver = std::make_unique<Compensator>(options, c, settings_.aqsgd);
-  s.gravac.reset();
-  if (options.adaptsWithOwnCompressors()) {
-    s.gravac = std::make_unique<GravacCompressors>(options, c);
-    s.options.k = s.gravac->sentK();
-  }
+  s.adaptive = makeAdaptiveSender(options, c);
+  if (s.adaptive) s.options.k = s.adaptive->sentK();
   buildEval(d);
 }
 
@@ -50,11 +47,12 @@ void Link::buildEval(Direction d) {
 
 void Link::setOptions(Direction d, const CompressionOptions& options) { build(d, options); }
 
-void Link::selectGravac(Direction d, GravacSend send, double current) {
+void Link::applyDecision(Direction d, const AdaptDecision& decision) {
   Side& s = side(d);
-  if (!s.gravac) throw std::logic_error("selectGravac on a link direction that GraVAC does not adapt");
-  s.gravac->select(send, current);
-  s.options.k = s.gravac->sentK();
+  if (!s.adaptive)
+    throw std::logic_error("a payload selection for a link direction whose controller has no compressors of its own");
+  s.adaptive->apply(decision);
+  s.options.k = s.adaptive->sentK();
   buildEval(d);  // compressed evaluation goes through the factor sent
 }
 
@@ -65,8 +63,8 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
                               metric::linkKey(boundary_, d, metric::leaf::kValues), histogramStep_);
   const auto t0 = Clock::now();
   Message m;
-  if (s.gravac) {
-    m.payload = s.gravac->send(x, meta, s.report);
+  if (s.adaptive) {
+    m.payload = s.adaptive->send(x, meta, s.report);
   } else if (s.sender->lossless()) {
     m.payload = s.sender->codec().encode(x);
     s.report.values += m.payload.values;
@@ -157,7 +155,7 @@ LinkTraffic Link::takeTraffic(Direction d) {
   t.modelled_s = s.modelled_s;
   t.setErrorSums(s.report.err_num, s.report.err_den, s.report.comp_num, s.report.comp_den);
   t.method = describe(d);
-  if (s.gravac) s.gravac->report(t);
+  if (s.adaptive) s.adaptive->report(t);
   if (s.measureNorm) t.norm = std::sqrt(s.normSquared);
   s.normSquared = 0;
   t.resets = std::move(s.resets);

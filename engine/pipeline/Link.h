@@ -1,9 +1,9 @@
 #pragma once
 // One stage boundary: carries activations forward and activation gradients backward as encoded payloads,
 // counts raw and wire bytes, measures codec time and compression error, and models the network's time.
+#include "engine/compress/AdaptiveSender.h"
 #include "engine/compress/Compensation.h"
 #include "engine/pipeline/Channel.h"
-#include "engine/compress/GravacCompressors.h"
 #include "engine/pipeline/LinkModel.h"
 #include "engine/telemetry/Telemetry.h"
 
@@ -35,17 +35,17 @@ class Link {
   void armHistograms(int bins, int64_t step);
   std::vector<HistogramRecord> takeHistograms();
   LinkTraffic takeTraffic(Direction d);
-  // Adaptive compression (engine/compress/Adaptive.h), between steps only. A direction whose options adapt with
-  // GraVAC sends through GravacCompressors (its measurements are in LinkTraffic::gravac_norm_*); selectGravac says
-  // whose payload goes out and the current compressor's factor, keeping both residuals, and makes `options(d).k`
-  // the factor sent. Accordion: the norm of what is sent (LinkTraffic::norm).
-  void selectGravac(Direction d, GravacSend send, double current);
+  // Adaptive compression (engine/compress/Adaptive.h), between steps only. A direction whose controller keeps
+  // compressors of its own sends through the sender its registry entry makes (GraVAC: its measurements are in
+  // LinkTraffic::gravac_norm_*); applyDecision hands that sender the controller's decision, keeping its residuals,
+  // and makes `options(d).k` the factor sent. Accordion: the norm of what is sent (LinkTraffic::norm).
+  void applyDecision(Direction d, const AdaptDecision& decision);
   void measureNorm(Direction d, bool on) { side(d).measureNorm = on; }
   // Replaces a direction's compressor; both ends start from fresh state. Between steps only.
   void setOptions(Direction d, const CompressionOptions& options);
   const CompressionOptions& options(Direction d) const { return side(d).options; }
   std::string describe(Direction d) const {
-    return side(d).gravac ? side(d).gravac->describe() : side(d).sender->describe();
+    return side(d).adaptive ? side(d).adaptive->describe() : side(d).sender->describe();
   }
   void setModel(const LinkModel& model) { model_ = model; }
   const LinkModel& model() const { return model_; }
@@ -62,7 +62,7 @@ class Link {
   struct Side {
     CompressionOptions options;
     std::unique_ptr<Compensator> sender, receiver;  // the two ends' state, each touched by one thread
-    std::unique_ptr<GravacCompressors> gravac;      // the sender instead of `sender` when GraVAC adapts K
+    std::unique_ptr<AdaptiveSender> adaptive;       // sends instead of `sender` when the controller has its own
     std::unique_ptr<Codec> eval;                    // stateless twin for evaluation
     Channel channel;
     // Written by the sender thread only.

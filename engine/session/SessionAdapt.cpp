@@ -108,8 +108,10 @@ void Session::applyDecision(int boundary, Direction d, const AdaptDecision& deci
 void Session::applySelection(int boundary, Direction d, const AdaptDecision& decision, const std::string& source,
                              int64_t step, double wall) {
   // The sender switches payloads and retargets its current compressor; both residuals live on.
-  if (d == Direction::Gradients) pipeline_->gradientExchange()->selectGravac(decision.send, decision.explore);
-  else pipeline_->link(boundary).selectGravac(d, decision.send, decision.explore);
+  if (d == Direction::Gradients)
+    pipeline_->gradientExchange()->applyDecision(decision);
+  else
+    pipeline_->link(boundary).applyDecision(d, decision);
   nlohmann::json detail = {{"send", decision.send == GravacSend::Dense      ? "dense"
                                     : decision.send == GravacSend::ThetaMin ? "theta_min"
                                                                             : "current"},

@@ -1,5 +1,7 @@
 #include "engine/compress/GravacCompressors.h"
 
+#include "engine/compress/ControllerList.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -80,6 +82,31 @@ TEST(GravacCompressors, DenseSendsTheTensorItselfAndAnyReceiverDecodesIt) {
   LinkTraffic t;
   g.report(t);
   EXPECT_GT(t.gravac_norm_min, 0.0) << "both compressors keep measuring while dense is sent";
+}
+
+// Links and exchanges ask the registry for a sender: a controller's entry makes one exactly when its spec says it
+// keeps compressors of its own, and GraVAC's is the pair above, sending θ_min first.
+TEST(GravacCompressors, TheControllerEntryMakesTheSenderWhereTheSpecSaysItHasCompressors) {
+  int withCompressors = 0;
+  ControllerList::any([&](auto entry) {
+    using Entry = decltype(entry);
+    CompressionOptions o = topk();
+    o.adapt = Entry::spec().name;
+    const auto sender = makeAdaptiveSender(o, {});
+    EXPECT_EQ(sender != nullptr, Entry::spec().ownCompressors) << Entry::spec().name;
+    withCompressors += sender != nullptr;
+    return false;
+  });
+  EXPECT_EQ(withCompressors, 1);
+  const auto gravac = makeAdaptiveSender(topk(), {});
+  ASSERT_NE(dynamic_cast<GravacCompressors*>(gravac.get()), nullptr);
+  EXPECT_DOUBLE_EQ(gravac->sentK(), 0.1);
+  AdaptDecision d;
+  d.send = GravacSend::Current;
+  d.explore = 0.02;
+  gravac->apply(d);
+  EXPECT_DOUBLE_EQ(gravac->sentK(), 0.02);
+  EXPECT_EQ(gravac->describe(), "topk 2% + ef (GraVAC)");
 }
 
 }  // namespace

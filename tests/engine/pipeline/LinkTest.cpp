@@ -176,6 +176,13 @@ TEST(Link, MergedRelativeErrorIsOverAllMessagesNotAWeightedGuess) {
 namespace ps {
 namespace {
 
+AdaptDecision select(GravacSend send, double explore) {
+  AdaptDecision d;
+  d.send = send;
+  d.explore = explore;
+  return d;
+}
+
 TEST(Link, GravacSelectionSwitchesPayloadsWithoutDroppingTheResidual) {
   Link::Settings s;
   s.backward.method = "topk";
@@ -193,17 +200,17 @@ TEST(Link, GravacSelectionSwitchesPayloadsWithoutDroppingTheResidual) {
   EXPECT_NEAR(t.gravac_norm_raw, x.norm().item<double>(), 1e-3);
   EXPECT_EQ(t.method, "topk 10% + ef (GraVAC)");
 
-  link.selectGravac(Direction::Backward, GravacSend::Current, 0.025);
+  link.applyDecision(Direction::Backward, select(GravacSend::Current, 0.025));
   EXPECT_DOUBLE_EQ(link.options(Direction::Backward).k, 0.025);
   link.send(Direction::Backward, torch::zeros({2000}), 0);
   const auto residual = link.receive(Direction::Backward, torch::kCPU, clock);
   EXPECT_EQ(residual.ne(0).sum().item<int64_t>(), 50) << "the residual of the first message went out at 2.5%";
 
-  link.selectGravac(Direction::Backward, GravacSend::Dense, 0.025);
+  link.applyDecision(Direction::Backward, select(GravacSend::Dense, 0.025));
   EXPECT_DOUBLE_EQ(link.options(Direction::Backward).k, 1.0);
   link.send(Direction::Backward, x, 0);
   EXPECT_TRUE(torch::equal(link.receive(Direction::Backward, torch::kCPU, clock), x));
-  EXPECT_THROW(link.selectGravac(Direction::Forward, GravacSend::Dense, 0.1), std::logic_error);
+  EXPECT_THROW(link.applyDecision(Direction::Forward, select(GravacSend::Dense, 0.1)), std::logic_error);
 }
 
 }  // namespace
