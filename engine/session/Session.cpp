@@ -89,53 +89,17 @@ std::vector<size_t> Session::stageStarts(BlockModel& model) {
   return balanceCuts(cost, p.stages);
 }
 
-void Session::abortLaunchedRanks() noexcept {
-  std::lock_guard<std::mutex> lock(launcherMutex_);
-  if (launcher_) launcher_->killAll();
-}
-
-void Session::connectCluster() {
-  ClusterOptions co = clusterSet_ ? clusterOptions_ : ClusterOptions::fromEnvironment();
-  const int workers = config_.pipeline.stages * config_.parallel.replicas;
-  if (!co.active() && config_.parallel.processes() && workers > 1) {
-    // Start the other ranks here; this process is rank 0 (what `pipesqueeze-cli launch` and the app do).
-    co = ClusterOptions{};
-    co.world = co.local_world = workers;
-    co.master_port = freeLoopbackPort();
-    co.token = newStoreToken();
-    auto launcher = std::make_unique<Launcher>(config_.json, workers, co.master_port, co.token);
-    std::lock_guard<std::mutex> lock(launcherMutex_);
-    launcher_ = std::move(launcher);
-  }
-  if (!co.active()) return;
-  if (co.world != workers)  // before any data is loaded
-    throw ConfigError("WORLD_SIZE = " + std::to_string(co.world) + " but the run has pipeline.stages = " +
-                      std::to_string(config_.pipeline.stages) + " x parallel.replicas = " +
-                      std::to_string(config_.parallel.replicas) + " = " + std::to_string(workers) +
-                      " workers; start one process per stage and replica");
-  co.timeout_s = config_.parallel.timeout_s;
-  clusterOptions_ = co;
-  clusterSet_ = true;
-}
-
 void Session::prepare() {
-  connectCluster();
-  // Every rank connects before loading data, so a launcher's port is taken at once and no rank's data loading
-  // eats into another's connect timeout.
-  if (clusterSet_ && clusterOptions_.active())
-    cluster_ = std::make_shared<Cluster>(clusterOptions_, config_.pipeline.stages, config_.parallel.replicas);
-  setStageThreads();
+  ranks_.connect(config_);  // before any data is loaded: the other ranks are waiting
+  threadsPerStage_ = ranks_.threadsPerStage(config_);
   const std::string& init = config_.model.init_checkpoint;
   data_ = loadTaskData(config_, init.empty() || config_.task != "brown_lm" ? "" : checkpointVocab(init));
   BlockModel model = buildModel(config_, data_.shape, config_.train.seed);
   if (!init.empty()) loadCheckpoint(init, model);
 
   PipelineOptions o;
-  o.starts = stageStarts(model);
-  if (cluster_) {
-    o.starts = agreedStageCuts(o.starts, model.size());
-    o.cluster = cluster_;
-  }
+  o.starts = ranks_.agreeOnCuts(stageStarts(model), model.size(), config_.pipeline.stages);
+  o.cluster = ranks_.cluster();
   o.gradients = config_.compression.gradients;
   o.microbatches = config_.pipeline.microbatches;
   o.schedule = config_.pipeline.schedule;
@@ -151,42 +115,13 @@ void Session::prepare() {
   pipeline_ = std::make_unique<Pipeline>(std::move(model), std::move(o));
 
   const int64_t n = data_.trainSize();
-  if (cluster_ && std::min<int64_t>(n, config_.train.batch_size) % config_.parallel.replicas != 0)
+  if (ranks_.active() && std::min<int64_t>(n, config_.train.batch_size) % config_.parallel.replicas != 0)
     throw ConfigError("the training set has " + std::to_string(n) + " samples, fewer than train.batch_size, and they " +
                       "do not split evenly over parallel.replicas = " + std::to_string(config_.parallel.replicas) +
                       "; use more samples or fewer replicas");
   stepsPerEpoch_ = std::max<int64_t>(1, n / std::min<int64_t>(n, config_.train.batch_size));
   totalSteps_ = config_.train.epochs > 0 ? config_.train.epochs * stepsPerEpoch_ : config_.train.max_steps;
   if (config_.train.max_steps > 0) totalSteps_ = std::min(totalSteps_, config_.train.max_steps);
-}
-
-// Threads per stage: the configured (or all) cores over the stages in this process.
-void Session::setStageThreads() {
-  if (clusterSet_ && clusterOptions_.active()) {  // one stage per process: those on this machine share its cores
-    const int total = config_.train.threads > 0 ? int(config_.train.threads) : hardwareThreads();
-    const int local = clusterOptions_.local_world > 0 ? clusterOptions_.local_world : clusterOptions_.world;
-    threadsPerStage_ = configureThreads(std::max(1, total / local), 1);
-  } else {
-    threadsPerStage_ = configureThreads(int(config_.train.threads), config_.pipeline.stages);
-  }
-}
-
-// Measured cuts differ between processes: rank 0's are everyone's, checked against this rank's model.
-std::vector<size_t> Session::agreedStageCuts(const std::vector<size_t>& mine, size_t blocks) {
-  std::vector<size_t> starts;
-  const auto bytes =
-      cluster_->broadcastWorld(cluster_->rank() == 0 ? json::to_cbor(json(mine)) : std::vector<uint8_t>{});
-  try {
-    starts = report::readCbor(bytes).get<std::vector<size_t>>();
-  } catch (const std::exception& e) {
-    throw ClusterError(std::string("rank 0 sent malformed stage cuts: ") + e.what());
-  }
-  bool valid = int(starts.size()) == config_.pipeline.stages && starts.front() == 0;
-  for (size_t s = 1; valid && s < starts.size(); ++s) valid = starts[s] > starts[s - 1] && starts[s] < blocks;
-  if (!valid)
-    throw ClusterError("rank 0 sent stage cuts " + json(starts).dump() + " that do not cut this rank's " +
-                       std::to_string(blocks) + " blocks into " + std::to_string(config_.pipeline.stages) + " stages");
-  return starts;
 }
 
 // The device of every stage (one GPU each, round robin, where the run asks for CUDA) and whether replicas reduce
@@ -199,11 +134,12 @@ void Session::placeStages(PipelineOptions& o) {
     if (gpus == 0)
       throw ConfigError("pipeline.device = cuda but no CUDA device is visible; use pipeline.device=cpu or auto");
     for (int s = 0; s < config_.pipeline.stages; ++s)
-      o.devices.emplace_back(torch::kCUDA, (cluster_ ? cluster_->rank() : s) % gpus);
+      o.devices.emplace_back(torch::kCUDA, (ranks_.active() ? ranks_.rank() : s) % gpus);
   }
   // Only a multi-process run reduces over NCCL, and only where every replica of a stage has a GPU of its own.
   const std::string sharing =
-      cuda && cluster_ ? NcclGroup::placementProblem(config_.pipeline.stages, cluster_->replicas(), gpus) : "";
+      cuda && ranks_.active() ? NcclGroup::placementProblem(config_.pipeline.stages, config_.parallel.replicas, gpus)
+                              : "";
   const std::string& backend = config_.parallel.backend;
   if (backend == "nccl") {
     std::string why;
@@ -217,11 +153,9 @@ void Session::placeStages(PipelineOptions& o) {
       throw ConfigError("parallel.backend = nccl: " + sharing + "; use parallel.backend=gloo or more GPUs");
   }
   // `auto` takes NCCL where it can; several ranks sharing one GPU (a single-GPU machine) reduce over Gloo.
-  o.nccl = cuda && cluster_ && sharing.empty() && (backend == "nccl" || (backend == "auto" && NcclGroup::available()));
-  if (cluster_) {  // one choice for every rank: a replica on NCCL and another on Gloo would never meet
-    const auto choice = cluster_->broadcastWorld({uint8_t(o.nccl ? 1 : 0)});
-    o.nccl = !choice.empty() && choice[0] == 1;
-  }
+  // One choice for every rank: a replica on NCCL and another on Gloo would never meet.
+  o.nccl = ranks_.agreeOnFlag(cuda && ranks_.active() && sharing.empty() &&
+                              (backend == "nccl" || (backend == "auto" && NcclGroup::available())));
 }
 
 void Session::checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& starts) {
@@ -296,46 +230,22 @@ void Session::announce(const CommandQueue::Turn& turn, int64_t step, double wall
                               : bus_.publish(EventRecord{step, elapsed(), "resume", json::object()});
 }
 
-bool Session::handleClusterCommands(int64_t step, double wall) {
-  // Rank 0 owns the command queue; every step it sends every rank what to do, so all ranks change settings,
-  // pause and stop at the same step. While paused it repeats the message, which keeps the others from timing out.
-  const bool root = cluster_->rank() == 0;
-  for (;;) {
-    json control;
-    if (root) {
-      const CommandQueue::Turn turn = commands_.take();
-      announce(turn, step, wall);
-      json sets = json::array();
-      for (const auto& c : turn.sets) sets.push_back({c.key, c.value});
-      control = {{"stop", turn.stop}, {"paused", turn.paused}, {"sets", sets}};
-    }
-    const auto bytes = cluster_->broadcastWorld(root ? json::to_cbor(control) : std::vector<uint8_t>{});
-    std::vector<Command> sets;
-    bool stop = false, paused = false;
-    try {
-      control = report::readCbor(bytes);
-      for (const auto& s : control.at("sets")) sets.push_back(Command::set(s.at(0), s.at(1)));
-      stop = control.at("stop").get<bool>(), paused = control.at("paused").get<bool>();
-    } catch (const std::exception& e) {
-      throw ClusterError(std::string("rank 0 sent malformed commands: ") + e.what());
-    }
-    for (const auto& c : sets) applySetting(c, step, wall);
-    commands_.follow(stop, paused);
-    if (stop) return false;
-    if (!paused) return true;
-    if (root) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-}
-
+// In a multi-process run rank 0 takes the turn and every rank gets its outcome, so all ranks change settings, pause
+// and stop at the same step; while paused, rank 0 repeats it, which keeps the others from timing out.
 bool Session::handleCommands(int64_t step, double wall) {
-  if (cluster_) return handleClusterCommands(step, wall);
+  const bool taker = ranks_.rank() == 0;
   for (;;) {
-    const CommandQueue::Turn turn = commands_.take();
-    announce(turn, step, wall);
-    for (const auto& c : turn.sets) applySetting(c, step, wall);
-    if (turn.stop) return false;
-    if (!turn.paused) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CommandQueue::Turn turn;
+    if (taker) {
+      turn = commands_.take();
+      announce(turn, step, wall);
+    }
+    const RankCoordinator::Commands shared = ranks_.shareCommands(turn);
+    for (const auto& c : shared.sets) applySetting(c, step, wall);
+    if (ranks_.active()) commands_.follow(shared.stop, shared.paused);
+    if (shared.stop) return false;
+    if (!shared.paused) return true;
+    if (taker) std::this_thread::sleep_for(std::chrono::milliseconds(ranks_.active() ? 200 : 20));
   }
 }
 

@@ -2,13 +2,12 @@
 // A training run: config → data → model → stages → pipeline, driven step by step, with telemetry out
 // and commands in. The GUI and the CLI both drive this class.
 #include "engine/compress/Adaptive.h"
-#include "engine/dist/Cluster.h"
-#include "engine/dist/Launcher.h"
 #include "engine/pipeline/Pipeline.h"
 #include "engine/runs/config/Config.h"
 #include "engine/runs/store/RunStore.h"
 #include "engine/session/Command.h"
 #include "engine/session/CommandQueue.h"
+#include "engine/session/RankCoordinator.h"
 #include "engine/session/TaskData.h"
 #include "engine/telemetry/TelemetryBus.h"
 
@@ -37,14 +36,14 @@ class Session {
   void stopWhen(const std::atomic<bool>* flag) { commands_.stopWhen(flag); }
   // From any thread, when a stop did not end the run soon enough (its ranks hang): kills the ranks this session
   // launched, so the run fails now instead of after parallel.timeout_s. Nothing happens for in-process runs.
-  void abortLaunchedRanks() noexcept;
+  void abortLaunchedRanks() noexcept { ranks_.abortLaunched(); }
 
   // Multi-process runs: where this process is among the ranks. Without it the torchrun-style environment
   // (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) decides; with neither, a run whose config asks for processes
   // (parallel.replicas > 1 or parallel.mode = processes) starts the other ranks itself and is rank 0.
-  void setCluster(const ClusterOptions& options) { clusterOptions_ = options, clusterSet_ = true; }
+  void setCluster(const ClusterOptions& options) { ranks_.setOptions(options); }
   // Rank of this process in a multi-process run (0 otherwise); only rank 0 records the run.
-  int rank() const { return cluster_ ? cluster_->rank() : 0; }
+  int rank() const { return ranks_.rank(); }
 
   // Runs to the end on the calling thread and returns the summary; never throws for training failures
   // (they end the run as failed with the reason), only for bad configurations before the run starts.
@@ -73,15 +72,10 @@ class Session {
   void awaitRanks(Progress& p);
   nlohmann::json summarize(const Progress& p);
   void prepare();
-  void setStageThreads();
   std::vector<size_t> stageStarts(BlockModel& model);
-  std::vector<size_t> agreedStageCuts(const std::vector<size_t>& mine, size_t blocks);
   void placeStages(PipelineOptions& o);
   bool handleCommands(int64_t step, double wall);  // false: stop
-  bool handleClusterCommands(int64_t step, double wall);
   void announce(const CommandQueue::Turn& turn, int64_t step, double wall);
-  void connectCluster();
-  std::string failureReason(const std::string& local);
   void applySetting(const Command& c, int64_t step, double wall);
   void replaceConfig(Config next);  // the one writer of config_ after the start (post() reads it concurrently)
   void checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& starts);
@@ -118,11 +112,7 @@ class Session {
   };
   std::vector<Adapter> adapters_;  // boundary -1 with direction Gradients: the replicas' weight gradients
 
-  ClusterOptions clusterOptions_;
-  bool clusterSet_ = false;
-  std::mutex launcherMutex_;  // launcher_ is set on the training thread, read by abortLaunchedRanks()
-  std::unique_ptr<Launcher> launcher_;
-  std::shared_ptr<Cluster> cluster_;
+  RankCoordinator ranks_;  // the other processes of a multi-process run (inactive in a single process)
 
   std::mutex configMutex_;  // config_ is replaced on the training thread and read by post()
   CommandQueue commands_;

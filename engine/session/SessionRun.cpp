@@ -22,23 +22,6 @@ namespace ps {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-namespace {
-
-// Test hook for fault handling: PIPESQUEEZE_FAULT=RANK:STEP:kill|hang makes that rank die (SIGKILL) or hang
-// (SIGSTOP) when it reaches that step, as a crashed or wedged machine would.
-void injectFault(int rank, int64_t step) {
-  static const char* spec = std::getenv("PIPESQUEEZE_FAULT");
-  if (!spec || !*spec) return;
-  int r = -1;
-  long long at = -1;
-  char what[8] = {0};
-  if (std::sscanf(spec, "%d:%lld:%7s", &r, &at, what) != 3 || r != rank || at != step) return;
-  std::fprintf(stderr, "rank %d: PIPESQUEEZE_FAULT: %s at step %lld\n", rank, what, at);
-  std::raise(std::string(what) == "hang" ? SIGSTOP : SIGKILL);
-}
-
-}  // namespace
-
 json Session::run() {
   start_ = Clock::now();
   prepare();  // configuration and data errors propagate: nothing has been recorded yet
@@ -56,7 +39,7 @@ json Session::run() {
         std::iota(order.begin(), order.end(), 0);
         std::shuffle(order.begin(), order.end(), shuffleRng);
       }
-      if (cluster_) injectFault(cluster_->rank(), p.step + 1);
+      ranks_.injectFault(p.step + 1);
       if (!handleCommands(p.step, elapsed())) {
         p.status = "stopped";
         p.reason = "stopped by the user at step " + std::to_string(p.step);
@@ -67,7 +50,7 @@ json Session::run() {
     }
     finishTraining(p);
   } catch (const std::exception& e) {
-    p.reason = failureReason(e.what());
+    p.reason = ranks_.failureReason(e.what(), config_.parallel.timeout_s);
     // A rank whose values stopped being finite diverged: the run did, whichever rank saw it first.
     p.status = p.reason.find(DivergedError::kPrefix) != std::string::npos ? "diverged" : "failed";
   }
@@ -85,13 +68,17 @@ void Session::openRun() {
   }
   bus_.publish(StatusRecord{runId_, "running", "", json::object()});
   bus_.publish(EventRecord{0, elapsed(), "start",
-                           json{{"data", data_.description}, {"train_samples", data_.trainSize()},
-                                {"eval_samples", data_.evalSize()}, {"stages", stagesDescription()},
-                                {"threads_per_stage", threadsPerStage_}, {"total_steps", totalSteps_},
+                           json{{"data", data_.description},
+                                {"train_samples", data_.trainSize()},
+                                {"eval_samples", data_.evalSize()},
+                                {"stages", stagesDescription()},
+                                {"threads_per_stage", threadsPerStage_},
+                                {"total_steps", totalSteps_},
                                 {"aqsgd", aqsgdNote_},
-                                {"parallel", {{"processes", cluster_ ? cluster_->world() : 1},
-                                              {"replicas", config_.parallel.replicas},
-                                              {"launched", launcher_ != nullptr}}}}});
+                                {"parallel",
+                                 {{"processes", ranks_.world()},
+                                  {"replicas", config_.parallel.replicas},
+                                  {"launched", ranks_.launched()}}}}});
 }
 
 json Session::stagesDescription() const {
@@ -127,7 +114,8 @@ bool Session::trainStep(Progress& p, const std::vector<int64_t>& order, int64_t 
   } catch (const DivergedError& e) {  // a sender met non-finite values before its loss could show them
     const std::string reason = std::string(e.what()) + " at step " + std::to_string(step) +
                                "; lower train.lr or change the compression";
-    if (cluster_) throw DivergedError(reason.substr(std::strlen(DivergedError::kPrefix)));  // the ranks' failure path
+    if (ranks_.active())
+      throw DivergedError(reason.substr(std::strlen(DivergedError::kPrefix)));  // the ranks' failure path
     p.status = "diverged";
     p.reason = reason;
     return false;
@@ -184,7 +172,7 @@ void Session::finishTraining(Progress& p) {
 }
 
 void Session::saveCheckpointIfAsked(const Progress& p) {
-  if (cluster_) {
+  if (ranks_.active()) {
     bus_.publish(EventRecord{p.step, elapsed(), "checkpoint",
                              json{{"skipped", "a multi-process run keeps each stage's parameters in its own process; "
                                               "train with parallel.mode=threads to save a checkpoint"}}});
@@ -204,8 +192,7 @@ void Session::saveCheckpointIfAsked(const Progress& p) {
 // The other ranks end with this step; a failed run does not wait for stragglers. A rank that does not end well
 // fails the run.
 void Session::awaitRanks(Progress& p) {
-  if (!launcher_) return;
-  for (const auto& problem : launcher_->finish(p.status == "failed" ? 2.0 : config_.parallel.timeout_s))
+  for (const auto& problem : ranks_.awaitLaunched(p.status == "failed" ? 2.0 : config_.parallel.timeout_s))
     if (p.status != "failed") {
       p.status = "failed";
       p.reason = problem;
@@ -241,32 +228,6 @@ json Session::summarize(const Progress& p) {
   bus_.publish(StatusRecord{runId_, p.status, p.reason, summary});
   bus_.drain();
   return summary;
-}
-
-std::string Session::failureReason(const std::string& local) {
-  if (!cluster_) return local;
-  cluster_->reportFault(local);
-  if (cluster_->rank() != 0) return local;
-  // Rank 0 names the rank that failed: the ones whose heartbeat stopped (killed, crashed or hung), else the ones
-  // that reported an error of their own rather than one seen on a peer.
-  const auto silent = cluster_->silentRanks(1.5);
-  const auto reports = cluster_->faults(silent.empty() ? std::min(5.0, config_.parallel.timeout_s) : 0.5);
-  std::string reason;
-  for (int r : silent) {
-    const std::string who = cluster_->describe(r);
-    bool reported = false;  // it failed on its own account and exited: not the culprit
-    for (const auto& report : reports) reported = reported || report.rfind(who + ":", 0) == 0;
-    if (!reported)
-      reason += (reason.empty() ? "" : "; ") + cluster_->describe(r) + " stopped responding (killed, crashed or hung)";
-  }
-  if (reason.empty())
-    for (const auto& r : reports)
-      if (r.find("closed its connection") == std::string::npos && r.find("sent nothing") == std::string::npos &&
-          r.find("another rank stopped") == std::string::npos)
-        reason += (reason.empty() ? "" : "; ") + r;
-  std::string details = cluster_->describe(0) + ": " + local;
-  for (const auto& r : reports) details += " | " + r;
-  return reason.empty() ? details : reason + " [" + details + "]";
 }
 
 }  // namespace ps
