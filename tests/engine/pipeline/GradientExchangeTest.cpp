@@ -4,6 +4,7 @@
 #include "engine/dist/Framing.h"
 #include "engine/pipeline/GradientExchange.h"
 #include "engine/pipeline/GradientMessage.h"
+#include "tests/engine/RankThreads.h"
 
 #include <gtest/gtest.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -19,23 +20,8 @@ namespace {
 
 // Runs body(rank, cluster) on `world` threads, one Cluster each (1 stage x `world` replicas); rethrows the first error.
 void onRanks(int world, const std::function<void(int, std::shared_ptr<Cluster>)>& body) {
-  ClusterOptions o;
-  o.world = world;
-  o.master_port = freeLoopbackPort();
-  o.timeout_s = 20;
-  std::vector<std::thread> threads;
-  std::vector<std::string> errors(static_cast<size_t>(world));
-  for (int r = 0; r < world; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        ClusterOptions mine = o;
-        mine.rank = r;
-        body(r, std::make_shared<Cluster>(mine, 1, world));
-      } catch (const std::exception& e) {
-        errors[size_t(r)] = e.what();
-      }
-    });
-  for (auto& t : threads) t.join();
+  const auto errors = test::onRankThreads(
+      world, [&](const ClusterOptions& o) { body(o.rank, std::make_shared<Cluster>(o, 1, world)); });
   for (int r = 0; r < world; ++r) EXPECT_EQ(errors[size_t(r)], "") << "rank " << r;
 }
 

@@ -4,6 +4,7 @@
 #include "engine/session/RankCoordinator.h"
 
 #include "engine/errors/ConfigError.h"
+#include "tests/engine/RankThreads.h"
 
 #include <gtest/gtest.h>
 
@@ -22,29 +23,15 @@ Config threeStages() {
                            {"train", {{"max_steps", 1}, {"epochs", 0}}}});
 }
 
-// Runs body(rank, coordinator) on `world` threads, each a connected coordinator; rethrows nothing: errors by rank.
+// Runs body(rank, coordinator) on `world` threads, each a connected coordinator; each rank's error, "" where none.
 std::vector<std::string> onRanks(int world, const Config& config,
                                  const std::function<void(int, RankCoordinator&)>& body) {
-  ClusterOptions o;
-  o.world = world;
-  o.master_port = freeLoopbackPort();
-  std::vector<std::thread> threads;
-  std::vector<std::string> errors(static_cast<size_t>(world));
-  for (int r = 0; r < world; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        ClusterOptions mine = o;
-        mine.rank = r;
-        RankCoordinator ranks;
-        ranks.setOptions(mine);
-        ranks.connect(config);
-        body(r, ranks);
-      } catch (const std::exception& e) {
-        errors[size_t(r)] = e.what();
-      }
-    });
-  for (auto& t : threads) t.join();
-  return errors;
+  return test::onRankThreads(world, [&](const ClusterOptions& o) {
+    RankCoordinator ranks;
+    ranks.setOptions(o);
+    ranks.connect(config);
+    body(o.rank, ranks);
+  });
 }
 
 TEST(RankCoordinator, EveryRankGetsRankZerosCutsChoiceAndCommands) {
