@@ -17,7 +17,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libtorch-dev libgloo-dev libopenblas0-pthread
   nlohmann-json3-dev libsqlite3-dev zlib1g-dev libcli11-dev libgtest-dev
-  qt6-base-dev libqt6svg6 fonts-dejavu-core xvfb xauth
+  qt6-base-dev qt6-svg-dev libqt6svg6 fonts-dejavu-core xvfb xauth
   clang libclang-rt-14-dev
   dataset-fashion-mnist
 )

@@ -22,7 +22,8 @@ QString chartFileStem(const QString& title) {
 
 void PlotWidget::contextMenuEvent(QContextMenuEvent* event) {
   QMenu menu(this);
-  QAction* save = menu.addAction(tr("Save Chart as PNG…"));
+  QAction* save = menu.addAction(tr("Save Chart…"));
+  save->setToolTip(tr("PNG, or SVG and PDF as vectors for papers"));
   QAction* log = menu.addAction(tr("Logarithmic y"));
   log->setCheckable(true);
   log->setChecked(logY());
@@ -30,10 +31,20 @@ void PlotWidget::contextMenuEvent(QContextMenuEvent* event) {
   reset->setEnabled(xRange().has_value());
   QAction* chosen = menu.exec(event->globalPos());
   if (chosen == save) {
+    const QString png = tr("PNG image (*.png)"), svg = tr("SVG vector image (*.svg)"), pdf = tr("PDF document (*.pdf)");
+    QString filter = png;
     const QString suggested = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation) + QLatin1Char('/') +
                               chartFileStem(title()) + ".png";
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save chart"), suggested, tr("PNG images (*.png)"));
-    if (!path.isEmpty() && !exportPng(path))
+    QString path = QFileDialog::getSaveFileName(this, tr("Save chart"), suggested,
+                                                QStringList{png, svg, pdf}.join(QStringLiteral(";;")), &filter);
+    if (path.isEmpty()) return;
+    // The name's suffix decides; without one, the chosen filter does (and gives the name its suffix).
+    std::optional<ChartFormat> format = chartFormatOf(path);
+    if (!format) {
+      format = filter == svg ? ChartFormat::Svg : filter == pdf ? ChartFormat::Pdf : ChartFormat::Png;
+      path += QLatin1Char('.') + chartSuffix(*format);
+    }
+    if (!exportChart(path, *format))
       QToolTip::showText(event->globalPos(), tr("Could not write %1: check the folder's permissions.").arg(path), this);
   } else if (chosen == log) {
     setLogY(log->isChecked());

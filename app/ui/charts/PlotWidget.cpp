@@ -208,30 +208,16 @@ std::optional<std::pair<double, double>> PlotWidget::xRange() const {
   return d_->xRange;
 }
 
-namespace {
 // The size a chart is laid out at when it has none worth the name yet (never shown, or squeezed).
 QSize effectiveSize(const QWidget* w) {
   const QSize s = w->size();
   if (w->isVisible() && s.width() >= 240 && s.height() >= 160) return s;
   return s.expandedTo(QSize(640, 400));
 }
-}  // namespace
 
 std::pair<double, double> PlotWidget::visibleYRange() const {
   const PlotFrame& f = d_->frame(effectiveSize(this), font());
   return {f.fromTy(f.y0), f.fromTy(f.y1)};
-}
-
-bool PlotWidget::exportPng(const QString& path) {
-  const QSize size = effectiveSize(this);
-  QImage image(size, QImage::Format_ARGB32_Premultiplied);
-  image.fill(palette().color(QPalette::Base));
-  {
-    QPainter p(&image);
-    const PlotFrame f = d_->computeFrame(size, font());
-    d_->paint(p, f, size, font(), palette(), /*interactive=*/false);
-  }
-  return image.save(path, "PNG");
 }
 
 namespace {

@@ -8,7 +8,7 @@
 // - Line series must be sorted by x; scatter series may be in any order.
 // - Autoscale is outlier-robust (a lone spike does not flatten the rest); log y clamps zeros and negatives.
 // - Drag horizontally to zoom x, double-click to reset; zoom changes emit xRangeChanged for linked charts.
-// - Right-click: save this one chart as PNG, toggle log y, reset the zoom.
+// - Right-click: save this one chart (PNG, or SVG and PDF as vectors for papers), toggle log y, reset the zoom.
 // - Only paints when something changed (update() coalesces); callers may append at any rate.
 #include <QColor>
 #include <QPointF>
@@ -32,6 +32,11 @@ struct SeriesStyle {
 
 // A file name stem for a chart's PNG: its title lower-cased, runs of other characters as '-', "chart" if empty.
 QString chartFileStem(const QString& title);
+
+// What a chart is saved as: a bitmap, or vectors drawn by the same painter (text stays text, lines stay lines).
+enum class ChartFormat { Png, Svg, Pdf };
+QString chartSuffix(ChartFormat format);                        // "png", "svg", "pdf"
+std::optional<ChartFormat> chartFormatOf(const QString& path);  // by the file's suffix, any case
 
 struct Marker {
   double x = 0;
@@ -74,6 +79,9 @@ class PlotWidget : public QWidget {
   std::pair<double, double> visibleYRange() const;  // after autoscale, in data units
 
   bool exportPng(const QString& path);  // renders the chart as it is now; false if the file cannot be written
+  // The chart as it is now, in `format` (PlotExport.cpp): SVG and PDF at the chart's size, with its fonts at their
+  // on-screen size. False if the file cannot be written.
+  bool exportChart(const QString& path, ChartFormat format);
 
   // Seconds spent in paintEvent by every PlotWidget of the process so far: what a live view paces its redraws by.
   static double paintSecondsTotal();
@@ -89,7 +97,7 @@ class PlotWidget : public QWidget {
   void mouseReleaseEvent(QMouseEvent* event) override;
   void mouseDoubleClickEvent(QMouseEvent* event) override;
   void leaveEvent(QEvent* event) override;
-  void contextMenuEvent(QContextMenuEvent* event) override;  // save this chart as PNG, log y, reset zoom
+  void contextMenuEvent(QContextMenuEvent* event) override;  // save this chart, log y, reset zoom
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
 

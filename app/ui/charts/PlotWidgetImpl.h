@@ -55,6 +55,10 @@ struct PlotFrame {
   double dataX(double pixelX) const { return x0 + (pixelX - plot.left()) / plot.width() * (x1 - x0); }
 };
 
+// The size a chart is laid out at when it has none worth the name yet (never shown, or squeezed): its own once shown
+// and big enough, else at least 640 x 400.
+QSize effectiveSize(const QWidget* w);
+
 struct PlotWidget::Impl {
   QString title, xLabel, yLabel;
   bool logY = false;

@@ -13,6 +13,7 @@
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMenu>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSlider>
@@ -62,8 +63,16 @@ void CompareView::buildControls() {
   connect(smoothSlider_, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 100.0); });
   logCheck_ = new QCheckBox(tr("Log y"), this);
   connect(logCheck_, &QCheckBox::toggled, this, &CompareView::setLogY);
-  auto* pngButton = new QPushButton(tr("Export PNGs…"), this);
-  connect(pngButton, &QPushButton::clicked, this, &CompareView::exportAllPngDialog);
+  auto* pngButton = new QPushButton(tr("Export Charts"), this);
+  pngButton->setToolTip(tr("Every chart as it is shown, one file each: PNG, or SVG and PDF as vectors for papers"));
+  auto* formats = new QMenu(pngButton);
+  for (const auto& [label, format] :
+       {std::pair{tr("As PNG Images…"), ChartFormat::Png}, std::pair{tr("As SVG Vectors…"), ChartFormat::Svg},
+        std::pair{tr("As PDF Documents…"), ChartFormat::Pdf}}) {
+    const ChartFormat f = format;
+    connect(formats->addAction(label), &QAction::triggered, this, [this, f] { exportAllDialog(f); });
+  }
+  pngButton->setMenu(formats);
   auto* csvButton = new QPushButton(tr("Export visible CSV…"), this);
   connect(csvButton, &QPushButton::clicked, this, &CompareView::exportVisibleCsvDialog);
 
@@ -284,11 +293,13 @@ void CompareView::setShowAllSettings(bool all) {
   diff_->setShowAll(all);
 }
 
-int CompareView::exportAllPng(const QString& dir) {
+int CompareView::exportAll(const QString& dir, ChartFormat format) {
   if (!QDir().mkpath(dir)) return 0;
   int written = 0;
-  for (size_t i = 0; i < plots_.size(); ++i)
-    if (plots_[i]->exportPng(QDir(dir).filePath(chartFileStem(charts_[i].title) + QStringLiteral(".png")))) ++written;
+  for (size_t i = 0; i < plots_.size(); ++i) {
+    const QString name = chartFileStem(charts_[i].title) + QLatin1Char('.') + chartSuffix(format);
+    if (plots_[i]->exportChart(QDir(dir).filePath(name), format)) ++written;
+  }
   return written;
 }
 
@@ -298,10 +309,11 @@ QString CompareView::exportVisibleCsv(const QString& path) const {
   return writeVisibleCsv(path, charts, visibleRuns(), axis_);
 }
 
-void CompareView::exportAllPngDialog() {
-  const QString dir = QFileDialog::getExistingDirectory(this, tr("Export every chart as PNG"));
+void CompareView::exportAllDialog(ChartFormat format) {
+  const QString dir =
+      QFileDialog::getExistingDirectory(this, tr("Export every chart as %1").arg(chartSuffix(format).toUpper()));
   if (dir.isEmpty()) return;
-  const int n = exportAllPng(dir);
+  const int n = exportAll(dir, format);
   if (n < int(plots_.size()))
     Q_EMIT errorOccurred(tr("Only %1 of %2 charts could be written to %3; choose a folder you can write to.")
                              .arg(n)

@@ -7,6 +7,7 @@
 // Series ids on every chart: "run<ID>" (the drawn line; smoothed when smoothing is on), "run<ID>/raw" (the faint
 // raw line, only while smoothing), and on the Pareto chart "run<ID>" (the final point) and "run<ID>/curve".
 // Each run keeps its colour (runColor) everywhere.
+#include "app/ui/charts/PlotWidget.h"  // ChartFormat
 #include "app/ui/runs/CompareCharts.h"
 #include "app/ui/runs/RunSeries.h"
 
@@ -58,14 +59,15 @@ class CompareView : public QWidget {
   int diffRowCount() const;
   void setShowAllSettings(bool all);
 
-  // One PNG per chart in `dir`, named after its title ("train-loss.png"); returns how many were written.
-  int exportAllPng(const QString& dir);
+  // One file per chart in `dir`, named after its title ("train-loss.svg"); returns how many were written.
+  int exportAll(const QString& dir, ChartFormat format);
+  int exportAllPng(const QString& dir) { return exportAll(dir, ChartFormat::Png); }
   // Long-format CSV of the points inside each line chart's visible x range; error message or empty.
   QString exportVisibleCsv(const QString& path) const;
 
  public Q_SLOTS:
   void reload();  // re-reads the same runs (a live run grows), keeping zoom and settings
-  void exportAllPngDialog();
+  void exportAllDialog(ChartFormat format);
   void exportVisibleCsvDialog();
 
  Q_SIGNALS:

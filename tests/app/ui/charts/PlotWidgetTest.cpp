@@ -12,6 +12,7 @@
 #include <cmath>
 #include <random>
 
+using ps::ui::ChartFormat;
 using ps::ui::Marker;
 using ps::ui::PlotWidget;
 using ps::ui::SeriesStyle;
@@ -205,6 +206,53 @@ class PlotWidgetTest : public QObject {
     QVERIFY(empty.exportPng(dir.filePath("empty.png")));
     QVERIFY(distinctColours(QImage(dir.filePath("empty.png"))) > 1);
     QVERIFY(!w.exportPng(dir.filePath("no/such/dir/chart.png")));
+  }
+
+  // SVG and PDF are the chart drawn as vectors by the same painter: its text stays text, its lines paths, no bitmap
+  // inside; the page is the chart's size. A folder that does not exist is reported, not written around.
+  void vectorExportsKeepTextAndLines() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    PlotWidget w("Compression error");
+    w.resize(800, 500);  // never shown: laid out at its own size, as it is above 640 x 400
+    w.setAxisLabels("step", "relative error");
+    SeriesStyle line;
+    line.color = ps::ui::runColor(1);
+    w.setSeries("run1", "topk 10%", ramp(300, 0.4), line);
+    w.addMarker({120, "K = 1%"});
+
+    const QString svgPath = dir.filePath("chart.svg");
+    QVERIFY(w.exportChart(svgPath, ChartFormat::Svg));
+    QFile svgFile(svgPath);
+    QVERIFY(svgFile.open(QIODevice::ReadOnly));
+    const QString svg = QString::fromUtf8(svgFile.readAll());
+    QVERIFY(svg.contains(QStringLiteral("<svg")));
+    QVERIFY(svg.contains(QStringLiteral("Compression error")));  // the title, as text
+    QVERIFY(svg.contains(QStringLiteral("K = 1%")));             // the marker's label
+    QVERIFY(svg.contains(QStringLiteral("topk 10%")));           // the legend
+    QVERIFY(svg.contains(QStringLiteral("<path")) || svg.contains(QStringLiteral("<polyline")));
+    QVERIFY2(!svg.contains(QStringLiteral("<image")), "a vector export holds no bitmap");
+    QVERIFY(svg.contains(QStringLiteral("viewBox=\"0 0 800 500\"")));
+
+    const QString pdfPath = dir.filePath("chart.pdf");
+    QVERIFY(w.exportChart(pdfPath, ChartFormat::Pdf));
+    QFile pdfFile(pdfPath);
+    QVERIFY(pdfFile.open(QIODevice::ReadOnly));
+    const QByteArray pdf = pdfFile.readAll();
+    QVERIFY(pdf.startsWith("%PDF-"));
+    QVERIFY(!pdf.contains("/Subtype /Image"));
+    // 800 x 500 pixels at the screen's resolution, in points.
+    const double dpi = w.logicalDpiY() > 0 ? w.logicalDpiY() : 96;
+    const QByteArray box = QByteArray("/MediaBox [0 0 ") + QByteArray::number(800 * 72.0 / dpi, 'f', 0);
+    QVERIFY2(
+        pdf.contains(box) || pdf.contains(QByteArray("/MediaBox [0 0 ") + QByteArray::number(800 * 72.0 / dpi, 'f', 2)),
+        pdf.left(pdf.indexOf("/MediaBox") + 40).right(40).constData());
+
+    QCOMPARE(ps::ui::chartFormatOf(QStringLiteral("a/b/Chart.PDF")), std::optional(ChartFormat::Pdf));
+    QCOMPARE(ps::ui::chartFormatOf(QStringLiteral("chart.svg")), std::optional(ChartFormat::Svg));
+    QVERIFY(!ps::ui::chartFormatOf(QStringLiteral("chart.gif")));
+    QVERIFY(!w.exportChart(dir.filePath("no/such/dir/chart.svg"), ChartFormat::Svg));
+    QVERIFY(!w.exportChart(dir.filePath("no/such/dir/chart.pdf"), ChartFormat::Pdf));
   }
 
   void barsStandOnZeroOverTheirCategory() {

@@ -193,6 +193,26 @@ class CompareViewTest : public QObject {
     QCOMPARE(QDir(dir).entryList(QDir::Files).size(), int(view.plots().size()));
   }
 
+  // For papers: every chart as vectors, one SVG or PDF per chart, named as the PNGs are.
+  void exportsEveryChartAsVectors() {
+    CompareView view;
+    view.resize(1000, 800);
+    view.setRuns(t_->store, {a_, b_});
+    for (const auto format : {ps::ui::ChartFormat::Svg, ps::ui::ChartFormat::Pdf}) {
+      const QString suffix = ps::ui::chartSuffix(format);
+      const QString dir = t_->dir.filePath(suffix);
+      QCOMPARE(view.exportAll(dir, format), int(view.plots().size()));
+      QVERIFY(QFile::exists(dir + QStringLiteral("/loss.") + suffix));
+      const QStringList files = QDir(dir).entryList({QStringLiteral("*.") + suffix}, QDir::Files);
+      QCOMPARE(files.size(), int(view.plots().size()));
+      QFile loss(dir + QStringLiteral("/loss.") + suffix);
+      QVERIFY(loss.open(QIODevice::ReadOnly));
+      const QByteArray head = loss.read(8);
+      QVERIFY2(format == ps::ui::ChartFormat::Pdf ? head.startsWith("%PDF-") : head.startsWith("<?xml"),
+               head.constData());
+    }
+  }
+
   void hiddenRunsAndLanguageModels() {
     const auto lm = t_->addRun("lm", ps::test::runConfig(0.1, "brown_lm"), 10);
     CompareView view;
