@@ -4,6 +4,7 @@
 
 #include "engine/runs/store/RunFilter.h"
 #include "engine/runs/store/RunStore.h"
+#include "engine/tensorboard/TensorBoardExport.h"
 
 #include <nlohmann/json.hpp>
 
@@ -111,6 +112,27 @@ void retag(RunStore& store, const RunInfo& run, const std::vector<std::string>& 
   std::cout << "run " << run.id << " tags: " << (now.empty() ? std::string("none") : joined(now, ", ")) << "\n";
 }
 
+// Every run named (the id and the values after it), checked before anything is written; one line per file.
+void exportTensorBoard(const RunStore& store, const RunsOptions& o) {
+  if (o.csv || !o.output.empty())
+    throw std::runtime_error("runs export --tensorboard writes one file per run under its folder; drop --csv and -o");
+  std::vector<int64_t> ids{o.id};
+  for (const auto& v : o.values) {
+    size_t used = 0;
+    int64_t id = 0;
+    try {
+      id = std::stoll(v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != v.size() || id <= 0)
+      throw std::runtime_error("runs export --tensorboard takes run ids; '" + v + "' is not one");
+    ids.push_back(id);
+  }
+  for (int64_t id : ids) require(store, id);
+  for (int64_t id : ids) std::cout << tensorboard::exportRun(store, id, o.tensorboard) << "\n";
+}
+
 }  // namespace
 
 void addRunsCommand(CLI::App& app, RunsOptions& o) {
@@ -119,7 +141,8 @@ void addRunsCommand(CLI::App& app, RunsOptions& o) {
       ->required()
       ->check(CLI::IsMember({"list", "show", "export", "tag", "untag", "note"}));
   cmd->add_option("id", o.id, "run id (all but list)");
-  cmd->add_option("values", o.values, "tag, untag: the tags; note: the note (an empty one clears it)");
+  cmd->add_option("values", o.values,
+                  "tag, untag: the tags; note: the note (an empty one clears it); export --tensorboard: more run ids");
   cmd->add_option("--store", o.store, "run store file");
   cmd->add_flag("--csv", o.csv, "export as CSV (one row per step)");
   cmd->add_flag("--json", o.json, "list as JSON");
@@ -127,6 +150,8 @@ void addRunsCommand(CLI::App& app, RunsOptions& o) {
                   "list: only the runs this filter holds for, as in the app's runs table: words, field:value, "
                   "field<value (status:finished k<0.05 tag:suite-1 accuracy>=85%); a wrong field lists them all");
   cmd->add_option("--output,-o", o.output, "write the export to this file instead of stdout");
+  cmd->add_option("--tensorboard", o.tensorboard,
+                  "export: write each run given as a TensorBoard event file under this folder (one folder per run)");
 }
 
 int runRuns(const RunsOptions& o) {
@@ -134,7 +159,8 @@ int runRuns(const RunsOptions& o) {
   if (!std::filesystem::exists(path))
     throw std::runtime_error("no run store at " + path + "; train a run first or pass --store FILE");
   RunStore store(path);
-  const bool takesValues = o.action == "tag" || o.action == "untag" || o.action == "note";
+  const bool takesValues = o.action == "tag" || o.action == "untag" || o.action == "note" ||
+                           (o.action == "export" && !o.tensorboard.empty());
   if (!takesValues && !o.values.empty())
     throw std::runtime_error("runs " + o.action + " takes " + (o.action == "list" ? "no run id" : "one run id") +
                              "; '" + o.values.front() + "' is left over");
@@ -158,7 +184,11 @@ int runRuns(const RunsOptions& o) {
     std::cout << "run " << o.id << " notes: " << store.run(o.id)->notes << "\n";
     return 0;
   }
-  if (!o.csv) throw std::runtime_error("runs export needs a format: add --csv");
+  if (!o.tensorboard.empty()) {
+    exportTensorBoard(store, o);
+    return 0;
+  }
+  if (!o.csv) throw std::runtime_error("runs export needs a format: add --csv, or --tensorboard DIR");
   require(store, o.id);
   if (o.output.empty()) {
     store.exportCsv(o.id, std::cout);

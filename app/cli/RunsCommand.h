@@ -9,9 +9,10 @@ namespace ps::cli {
 
 struct RunsOptions {
   std::string store, action, output;
-  std::string filter;  // list: the runs filter (engine/runs/store/RunFilter.h)
+  std::string filter;       // list: the runs filter (engine/runs/store/RunFilter.h)
+  std::string tensorboard;  // export: a folder for TensorBoard event files, one per run
   int64_t id = 0;
-  std::vector<std::string> values;  // tag, untag: the tags; note: the note's words
+  std::vector<std::string> values;  // tag, untag: the tags; note: the note's words; export --tensorboard: more ids
   bool csv = false, json = false;
 };
 

@@ -144,6 +144,7 @@ void MainWindow::buildMenus() {
   QMenu* runsMenu = menuBar()->addMenu(tr("R&uns"));
   runsMenu->addAction(compareSelected_);
   runsMenu->addAction(runs_->openAction());
+  runsMenu->addAction(runs_->tensorBoardAction());
   runsMenu->addSeparator();
   runsMenu->addAction(reproduce_);
   QMenu* view = menuBar()->addMenu(tr("&View"));

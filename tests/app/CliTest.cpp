@@ -174,6 +174,23 @@ TEST(Cli, RunsListShowAndExport) {
   EXPECT_EQ(runCli({"runs", "export", id, "--csv", "--store", store, "-o", file}).exitCode, 0);
   EXPECT_EQ(fs::file_size(file), csv.out.size());
 
+  // TensorBoard: one event file per run under the folder, its path printed (or, in a build without protobuf, why not).
+  const std::string tb = store + ".tb";
+  auto board = runCli({"runs", "export", id, "--tensorboard", tb, "--store", store});
+  if (board.exitCode == 0) {
+    const std::string path = board.out.substr(0, board.out.find('\n'));
+    EXPECT_EQ(path.rfind(tb + "/run-" + id + "-", 0), 0u) << board.out;
+    EXPECT_GT(fs::file_size(path), 1000u);
+  } else {
+    EXPECT_NE(board.err.find("this build has no TensorBoard export"), std::string::npos) << board.err;
+  }
+  auto notAnId = runCli({"runs", "export", id, "seven", "--tensorboard", tb, "--store", store});
+  EXPECT_NE(notAnId.exitCode, 0);
+  EXPECT_NE(notAnId.err.find("'seven' is not one"), std::string::npos) << notAnId.err;
+  auto missing = runCli({"runs", "export", id, "999", "--tensorboard", tb, "--store", store});
+  EXPECT_NE(missing.exitCode, 0);
+  EXPECT_NE(missing.err.find("no run with id 999"), std::string::npos) << missing.err;
+
   auto unknown = runCli({"runs", "show", "999", "--store", store});
   EXPECT_NE(unknown.exitCode, 0);
   EXPECT_NE(unknown.err.find("no run with id 999"), std::string::npos) << unknown.err;

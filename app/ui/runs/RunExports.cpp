@@ -1,5 +1,6 @@
 #include "app/ui/runs/RunExports.h"
 #include "engine/runs/config/BoundedJson.h"
+#include "engine/tensorboard/TensorBoardExport.h"
 
 #include <QSaveFile>
 
@@ -51,6 +52,18 @@ QString exportRunConfig(const RunStore& store, int64_t runId, const QString& pat
   if (config.is_discarded() || !config.is_object())
     return QStringLiteral("Run %1 has no readable config in the store, so there is nothing to export.").arg(runId);
   return writeFile(path, config.dump(2) + "\n");
+}
+
+QString exportRunsTensorBoard(const RunStore& store, const QList<qint64>& runIds, const QString& dir) {
+  QStringList errors;
+  for (qint64 id : runIds) {
+    try {
+      tensorboard::exportRun(store, id, dir.toStdString());
+    } catch (const std::exception& e) {
+      errors << QStringLiteral("Run %1: %2").arg(id).arg(QString::fromStdString(e.what()));
+    }
+  }
+  return errors.join(QLatin1Char('\n'));
 }
 
 }  // namespace ps::ui

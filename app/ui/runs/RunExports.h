@@ -3,6 +3,7 @@
 // empty string on success, else a message saying what went wrong and what to do.
 #include "engine/runs/store/RunStore.h"
 
+#include <QList>
 #include <QString>
 
 #include <cstdint>
@@ -14,5 +15,7 @@ QString exportRunCsv(const RunStore& store, int64_t runId, const QString& path);
 // The run's full validated config, pretty-printed: a preset that replays the run
 // (`pipesqueeze-cli train --preset FILE`).
 QString exportRunConfig(const RunStore& store, int64_t runId, const QString& path);
+// Each run as a TensorBoard event file under `dir` (one folder per run, as `runs export --tensorboard` writes them).
+QString exportRunsTensorBoard(const RunStore& store, const QList<qint64>& runIds, const QString& dir);
 
 }  // namespace ps::ui

@@ -87,6 +87,10 @@ RunsPanel::RunsPanel(std::shared_ptr<ps::RunStore> store, QWidget* parent)
   deleteAction_ = action(tr("&Delete…"), &RunsPanel::deleteSelected, QKeySequence::Delete);
   csvAction_ = action(tr("Export &CSV…"), &RunsPanel::exportCsvSelected);
   configAction_ = action(tr("Export config &JSON…"), &RunsPanel::exportConfigSelected);
+  tensorBoardAction_ = action(tr("Export to &TensorBoard…"), &RunsPanel::exportTensorBoardSelected);
+  tensorBoardAction_->setToolTip(
+      tr("Every scalar, histogram and the config of each selected run, as event files "
+         "TensorBoard opens next to other experiments"));
   refreshAction_ = action(tr("Re&fresh"), &RunsPanel::refresh, QKeySequence::Refresh);
 
   auto* layout = new QVBoxLayout(this);
@@ -170,6 +174,7 @@ void RunsPanel::updateActions() {
   const int n = int(view_->selectionModel()->selectedRows().size());
   compareAction_->setEnabled(n >= 2);
   openAction_->setEnabled(n == 1);
+  tensorBoardAction_->setEnabled(n >= 1);
   for (QAction* a : {renameAction_, tagsAction_, notesAction_, csvAction_, configAction_}) a->setEnabled(n == 1);
   deleteAction_->setEnabled(n >= 1);
 }
@@ -260,6 +265,20 @@ void RunsPanel::exportCsvSelected() {
     Q_EMIT statusMessage(tr("Run %1 exported to %2").arg(id).arg(path));
 }
 
+void RunsPanel::exportTensorBoardSelected() {
+  const auto ids = selectedRunIds();
+  if (ids.isEmpty()) return;
+  const QString dir =
+      QFileDialog::getExistingDirectory(this, tr("Export %n run(s) to TensorBoard", nullptr, ids.size()));
+  if (dir.isEmpty()) return;
+  const QString error = exportRunsTensorBoard(*model_->store(), ids, dir);
+  if (!error.isEmpty())
+    Q_EMIT errorOccurred(error);
+  else
+    Q_EMIT statusMessage(
+        tr("%n run(s) exported to %1; open it with: tensorboard --logdir %1", nullptr, ids.size()).arg(dir));
+}
+
 void RunsPanel::exportConfigSelected() {
   const qint64 id = singleSelected(tr("export its config"));
   if (!id) return;
@@ -299,6 +318,7 @@ void RunsPanel::showRowMenu(const QPoint& pos) {
   menu.addSeparator();
   menu.addAction(csvAction_);
   menu.addAction(configAction_);
+  menu.addAction(tensorBoardAction_);
   menu.addSeparator();
   menu.addAction(deleteAction_);
   menu.addAction(refreshAction_);

@@ -49,6 +49,7 @@ class RunsPanel : public QWidget {
   // The panel's actions, for the main window's menus and toolbar (they follow the selection).
   QAction* compareAction() const { return compareAction_; }
   QAction* openAction() const { return openAction_; }
+  QAction* tensorBoardAction() const { return tensorBoardAction_; }
   QAction* refreshAction() const { return refreshAction_; }
 
  public Q_SLOTS:
@@ -60,6 +61,7 @@ class RunsPanel : public QWidget {
   void editNotesSelected();
   void deleteSelected();
   void exportCsvSelected();
+  void exportTensorBoardSelected();
   void exportConfigSelected();
 
  Q_SIGNALS:
@@ -80,7 +82,7 @@ class RunsPanel : public QWidget {
   QLineEdit* filter_;
   QTableView* view_;
   QAction *compareAction_, *openAction_, *renameAction_, *tagsAction_, *notesAction_, *deleteAction_, *csvAction_,
-      *configAction_, *refreshAction_;
+      *configAction_, *tensorBoardAction_, *refreshAction_;
 };
 
 }  // namespace ps::ui

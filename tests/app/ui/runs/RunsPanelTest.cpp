@@ -2,6 +2,7 @@
 #include "app/ui/runs/RunExports.h"
 #include "app/ui/runs/RunsFilterProxy.h"
 #include "app/ui/runs/RunsPanel.h"
+#include "engine/tensorboard/TensorBoardExport.h"
 
 #include "RunsTestStore.h"
 
@@ -135,6 +136,26 @@ class RunsPanelTest : public QObject {
     QVERIFY(!ps::ui::exportRunCsv(*t.store, id + 99, t.dir.filePath(QStringLiteral("none.csv"))).isEmpty());
     QVERIFY(ps::ui::exportRunConfig(*t.store, id + 99, t.dir.filePath(QStringLiteral("none.json")))
                 .contains(QStringLiteral("refresh")));
+
+    // TensorBoard: a folder per run with one event file, or (a build without protobuf) the reason for every run.
+    const auto second = t.addRun("second", config, 3);
+    const QString board = t.dir.filePath(QStringLiteral("tb"));
+    const QString error = ps::ui::exportRunsTensorBoard(*t.store, {id, second}, board);
+    if (ps::tensorboard::available()) {
+      QCOMPARE(error, QString());
+      const QStringList folders = QDir(board).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+      QCOMPARE(folders,
+               (QStringList{QStringLiteral("run-%1-exported").arg(id), QStringLiteral("run-%1-second").arg(second)}));
+      for (const QString& folder : folders) {
+        const QFileInfoList files = QDir(board + QLatin1Char('/') + folder).entryInfoList(QDir::Files);
+        QCOMPARE(files.size(), 1);
+        QVERIFY(files[0].fileName().startsWith(QStringLiteral("events.out.tfevents.")));
+        QVERIFY(files[0].size() > 200);
+      }
+    } else {
+      QCOMPARE(error.count(QStringLiteral("no TensorBoard export")), 2);
+    }
+    QVERIFY(ps::ui::exportRunsTensorBoard(*t.store, {id + 99}, board).contains(QStringLiteral("no run with id")));
   }
 
   void deleteRefusesARunningRun() {
