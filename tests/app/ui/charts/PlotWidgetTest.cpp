@@ -7,6 +7,7 @@
 #include <QSet>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QXmlStreamReader>
 #include <QtTest>
 
 #include <cmath>
@@ -233,6 +234,12 @@ class PlotWidgetTest : public QObject {
     QVERIFY(svg.contains(QStringLiteral("<path")) || svg.contains(QStringLiteral("<polyline")));
     QVERIFY2(!svg.contains(QStringLiteral("<image")), "a vector export holds no bitmap");
     QVERIFY(svg.contains(QStringLiteral("viewBox=\"0 0 800 500\"")));
+    QXmlStreamReader xml(svg);  // parsed back: well-formed XML, an <svg> root
+    QString root;
+    while (!xml.atEnd())
+      if (xml.readNext() == QXmlStreamReader::StartElement && root.isEmpty()) root = xml.name().toString();
+    QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+    QCOMPARE(root, QStringLiteral("svg"));
 
     const QString pdfPath = dir.filePath("chart.pdf");
     QVERIFY(w.exportChart(pdfPath, ChartFormat::Pdf));
@@ -240,6 +247,26 @@ class PlotWidgetTest : public QObject {
     QVERIFY(pdfFile.open(QIODevice::ReadOnly));
     const QByteArray pdf = pdfFile.readAll();
     QVERIFY(pdf.startsWith("%PDF-"));
+    // Parsed back as a reader finds its objects: startxref points at the cross-reference table, and every object it
+    // lists as in use starts where the table says ("N 0 obj").
+    const int startxref = pdf.lastIndexOf("startxref");
+    QVERIFY(startxref > 0);
+    const qint64 xrefAt = pdf.mid(startxref + 9).trimmed().split('\n').front().trimmed().toLongLong();
+    QVERIFY(pdf.mid(xrefAt, 4) == "xref");
+    const QList<QByteArray> table = pdf.mid(xrefAt).split('\n');
+    const QList<QByteArray> section = table[1].trimmed().split(' ');
+    const int first = section[0].toInt(), count = section[1].toInt();
+    QVERIFY(count > 3);
+    int inUse = 0;
+    for (int i = 0; i < count; ++i) {
+      const QList<QByteArray> entry = table[2 + i].trimmed().split(' ');
+      if (entry.value(2) != "n") continue;
+      const qint64 at = entry[0].toLongLong();
+      QVERIFY2(pdf.mid(at).startsWith(QByteArray::number(first + i) + " 0 obj"),
+               qPrintable(QStringLiteral("object %1 is not at %2").arg(first + i).arg(at)));
+      ++inUse;
+    }
+    QVERIFY(inUse > 3);
     QVERIFY(!pdf.contains("/Subtype /Image"));
     // 800 x 500 pixels at the screen's resolution, in points.
     const double dpi = w.logicalDpiY() > 0 ? w.logicalDpiY() : 96;
