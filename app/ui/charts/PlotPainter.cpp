@@ -5,6 +5,7 @@
 #include <QFontMetricsF>
 #include <QPainter>
 #include <QPainterPath>
+#include <QPolygonF>
 
 #include <algorithm>
 #include <cmath>
@@ -156,9 +157,24 @@ void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const 
     p.restore();
   }
 
-  // Series: faint lines first so that the lines drawn over them stay readable.
+  // Bands first, under everything: the polygon along one line and back along the other.
   const QRectF clip = r.adjusted(-4, -4, 4, 4);
   std::vector<QPointF> pixels;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const PlotSeries& s = series[i];
+    const auto other = s.style.fillTo.isEmpty() ? index.constEnd() : index.constFind(s.style.fillTo);
+    if (other == index.constEnd() || f.lines[i].empty() || f.lines[std::size_t(*other)].empty()) continue;
+    QPolygonF band;
+    for (const QPointF& d : f.lines[i]) band << QPointF(f.px(d.x()), f.py(f.ty(d.y())));
+    const auto& back = f.lines[std::size_t(*other)];
+    for (auto d = back.rbegin(); d != back.rend(); ++d) band << QPointF(f.px(d->x()), f.py(f.ty(d->y())));
+    p.setPen(Qt::NoPen);
+    p.setBrush(withAlpha(s.style.color, 45));
+    p.drawPolygon(band);
+    p.setBrush(Qt::NoBrush);
+  }
+
+  // Series: faint lines first so that the lines drawn over them stay readable.
   for (int pass = 0; pass < 2; ++pass) {
     for (std::size_t i = 0; i < series.size(); ++i) {
       const PlotSeries& s = series[i];

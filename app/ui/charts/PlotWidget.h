@@ -28,6 +28,9 @@ struct SeriesStyle {
   bool scatter = false;  // points, no line; not decimated
   bool bars = false;     // one bar per point, from 0 up to y, 0.6 of a category wide (see setCategories)
   bool legend = true;    // listed in the legend and the crosshair box
+  // A band: the area between this line and the line of the series with this id is filled in this series' colour,
+  // translucent and under every line (a group's min–max around its mean).
+  QString fillTo;
 };
 
 // A file name stem for a chart's PNG: its title lower-cased, runs of other characters as '-', "chart" if empty.

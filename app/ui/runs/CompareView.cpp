@@ -1,4 +1,5 @@
 #include "app/ui/runs/CompareView.h"
+#include "app/ui/runs/SeedGroups.h"
 
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidget.h"
@@ -29,6 +30,9 @@ namespace {
 constexpr int kColumns = 2;  // charts per grid row
 QString seriesId(qint64 id) {
   return QStringLiteral("run%1").arg(id);
+}
+QString groupSeriesId(qint64 firstRun) {
+  return QStringLiteral("group%1").arg(firstRun);
 }
 QString runLabel(const RunSeries& r) {
   return r.info.name.empty() ? QStringLiteral("run %1").arg(r.info.id) : QString::fromStdString(r.info.name);
@@ -63,6 +67,9 @@ void CompareView::buildControls() {
   connect(smoothSlider_, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 100.0); });
   logCheck_ = new QCheckBox(tr("Log y"), this);
   connect(logCheck_, &QCheckBox::toggled, this, &CompareView::setLogY);
+  groupCheck_ = new QCheckBox(tr("Group seeds"), this);
+  groupCheck_->setToolTip(tr("Runs that differ only in their seed as one mean line with a min–max band"));
+  connect(groupCheck_, &QCheckBox::toggled, this, &CompareView::setGroupSeeds);
   auto* pngButton = new QPushButton(tr("Export Charts"), this);
   pngButton->setToolTip(tr("Every chart as it is shown, one file each: PNG, or SVG and PDF as vectors for papers"));
   auto* formats = new QMenu(pngButton);
@@ -78,7 +85,7 @@ void CompareView::buildControls() {
 
   auto* controls = new QHBoxLayout;
   for (QWidget* w : QList<QWidget*>{new QLabel(tr("X axis:"), this), axisCombo_, new QLabel(tr("Smoothing:"), this),
-                                    smoothSlider_, smoothLabel_, logCheck_})
+                                    smoothSlider_, smoothLabel_, logCheck_, groupCheck_})
     controls->addWidget(w);
   controls->setStretchFactor(smoothSlider_, 1);
   controls->addStretch(1);
@@ -212,22 +219,67 @@ void CompareView::drawChart(PlotWidget* plot, const CompareChart& chart) {
   }
   plot->setAxisLabels(xAxisLabel(axis_), chart.yLabel);
   std::vector<Marker> markers;
-  for (const RunSeries* r : runs) {
-    auto points = chartLine(chart, *r, axis_);
-    if (points.empty()) continue;
-    const QColor color = runColor(r->info.id);
-    const QString id = seriesId(r->info.id);
-    if (smoothing_ > 0 && dense(points.size(), *r)) {
-      plot->setSeries(id + QStringLiteral("/raw"), runLabel(*r), points, SeriesStyle{color, true, false, false, false});
-      plot->setSeries(id, runLabel(*r), smoothEma(points, smoothing_), SeriesStyle{color});
-    } else {
-      plot->setSeries(id, runLabel(*r), std::move(points), SeriesStyle{color});
-    }
+  std::vector<std::vector<const RunSeries*>> groups;
+  if (groupSeeds_)
+    groups = seedGroups(runs);
+  else
+    for (const RunSeries* r : runs) groups.push_back({r});
+  for (const auto& group : groups) {
+    if (group.size() < 2 || !drawGroup(plot, chart, group))
+      for (const RunSeries* r : group) drawRun(plot, chart, *r);
     // With several runs a marker says whose change it was.
-    for (const auto& [x, label] : r->markers(axis_))
-      markers.push_back({x, runs.size() > 1 ? runLabel(*r) + QStringLiteral(": ") + label : label});
+    for (const RunSeries* r : group)
+      for (const auto& [x, label] : r->markers(axis_))
+        markers.push_back({x, runs.size() > 1 ? runLabel(*r) + QStringLiteral(": ") + label : label});
   }
   plot->setMarkers(std::move(markers));
+}
+
+// One run's line, smoothed with the raw line faint behind where the series is dense.
+void CompareView::drawRun(PlotWidget* plot, const CompareChart& chart, const RunSeries& r) {
+  auto points = chartLine(chart, r, axis_);
+  if (points.empty()) return;
+  const QColor color = runColor(r.info.id);
+  const QString id = seriesId(r.info.id);
+  if (smoothing_ > 0 && dense(points.size(), r)) {
+    plot->setSeries(id + QStringLiteral("/raw"), runLabel(r), points, SeriesStyle{color, true, false, false, false});
+    plot->setSeries(id, runLabel(r), smoothEma(points, smoothing_), SeriesStyle{color});
+  } else {
+    plot->setSeries(id, runLabel(r), std::move(points), SeriesStyle{color});
+  }
+}
+
+// Runs that differ only in seed: their mean line, in the first run's colour, over their min–max band. False when
+// fewer than two of them have this chart's metric (they are then drawn one by one).
+bool CompareView::drawGroup(PlotWidget* plot, const CompareChart& chart, const std::vector<const RunSeries*>& group) {
+  std::vector<std::vector<QPointF>> lines;
+  for (const RunSeries* r : group)
+    if (auto points = chartLine(chart, *r, axis_); !points.empty()) lines.push_back(std::move(points));
+  if (lines.size() < 2) return false;
+  SeedBand band = seedBand(lines);
+  if (band.mean.empty()) return false;
+  const RunSeries& first = *group.front();
+  if (smoothing_ > 0 && dense(band.mean.size(), first))
+    for (auto* line : {&band.mean, &band.lo, &band.hi}) *line = smoothEma(*line, smoothing_);
+  const QColor color = runColor(first.info.id);
+  const QString id = groupSeriesId(first.info.id);
+  SeriesStyle edge{color, true, false, false, false};
+  plot->setSeries(id + QStringLiteral("/hi"), QString(), std::move(band.hi), edge);
+  edge.fillTo = id + QStringLiteral("/hi");
+  plot->setSeries(id + QStringLiteral("/lo"), QString(), std::move(band.lo), edge);
+  plot->setSeries(id, tr("%1 (mean of %n seeds)", nullptr, int(lines.size())).arg(runLabel(first)),
+                  std::move(band.mean), SeriesStyle{color});
+  return true;
+}
+
+void CompareView::setGroupSeeds(bool on) {
+  {
+    const QSignalBlocker block(groupCheck_);
+    groupCheck_->setChecked(on);
+  }
+  if (on == groupSeeds_) return;
+  groupSeeds_ = on;
+  redraw();
 }
 
 void CompareView::linkZoom(PlotWidget* source, double lo, double hi) {

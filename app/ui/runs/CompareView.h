@@ -52,6 +52,10 @@ class CompareView : public QWidget {
   void setSmoothing(double weight);  // clamped to 0 .. 0.99
   bool logY() const { return logY_; }
   void setLogY(bool on);
+  // Runs that differ only in seed drawn as one mean line ("group<first run id>") with a min–max band
+  // ("group<ID>/lo" filled to "group<ID>/hi") on the line charts; the Pareto chart keeps every run.
+  bool groupSeeds() const { return groupSeeds_; }
+  void setGroupSeeds(bool on);
   bool isRunVisible(qint64 id) const { return hidden_.count(id) == 0; }
   void setRunVisible(qint64 id, bool visible);  // emits runVisibilityChanged when it changes something
 
@@ -80,6 +84,8 @@ class CompareView : public QWidget {
   void rebuildCharts();  // the chart set depends on the runs (accuracy or perplexity)
   void redraw();         // every chart's series and markers from the runs and controls
   void drawChart(PlotWidget* plot, const CompareChart& chart);
+  void drawRun(PlotWidget* plot, const CompareChart& chart, const RunSeries& run);
+  bool drawGroup(PlotWidget* plot, const CompareChart& chart, const std::vector<const RunSeries*>& group);
   void linkZoom(PlotWidget* source, double lo, double hi);
   std::vector<const RunSeries*> visibleRuns() const;
 
@@ -92,11 +98,13 @@ class CompareView : public QWidget {
   XAxis axis_ = XAxis::Step;
   double smoothing_ = 0.6;
   bool logY_ = false;
+  bool groupSeeds_ = false;
 
   QComboBox* axisCombo_ = nullptr;
   QSlider* smoothSlider_ = nullptr;
   QLabel* smoothLabel_ = nullptr;
   QCheckBox* logCheck_ = nullptr;
+  QCheckBox* groupCheck_ = nullptr;
   RunChecklist* runList_ = nullptr;
   QGridLayout* grid_ = nullptr;
   QWidget* gridHost_ = nullptr;

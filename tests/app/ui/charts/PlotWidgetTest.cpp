@@ -282,6 +282,37 @@ class PlotWidgetTest : public QObject {
     QVERIFY(!w.exportChart(dir.filePath("no/such/dir/chart.pdf"), ChartFormat::Pdf));
   }
 
+  // A band fills the area between its two edges in its colour, under the lines; without fillTo nothing is filled.
+  void aBandFillsBetweenItsEdges() {
+    QTemporaryDir dir;
+    const auto render = [&](bool band) {
+      PlotWidget w("Band");
+      w.resize(800, 500);
+      SeriesStyle edge;
+      edge.color = QColor(200, 40, 40);
+      edge.faint = true;
+      edge.legend = false;
+      w.setSeries("hi", QString(), {{0, 10}, {10, 10}}, edge);
+      if (band) edge.fillTo = "hi";
+      w.setSeries("lo", QString(), {{0, 0}, {10, 0}}, edge);
+      const QString path = dir.filePath(band ? "band.png" : "edges.png");
+      return w.exportPng(path) ? QImage(path).convertToFormat(QImage::Format_RGB32) : QImage();
+    };
+    const QImage with = render(true), without = render(false);
+    QVERIFY(!with.isNull() && with.size() == without.size());
+    int reddish = 0, changed = 0;
+    for (int y = 0; y < with.height(); ++y)
+      for (int x = 0; x < with.width(); ++x) {
+        const QColor a = with.pixelColor(x, y), b = without.pixelColor(x, y);
+        if (a == b) continue;
+        ++changed;
+        reddish += a.red() > a.green() + 10 && a.red() > a.blue() + 10;
+      }
+    // Most of the plot area (about 700 x 400 pixels of 800 x 500) lies between the two edges.
+    QVERIFY2(changed > with.width() * with.height() / 3, qPrintable(QString::number(changed)));
+    QVERIFY(reddish > changed * 9 / 10);
+  }
+
   void barsStandOnZeroOverTheirCategory() {
     QTemporaryDir dir;
     PlotWidget w("Time to target");

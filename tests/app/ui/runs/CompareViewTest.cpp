@@ -213,6 +213,45 @@ class CompareViewTest : public QObject {
     }
   }
 
+  // Three seeds of one setting become a mean line over a min–max band; a run with another K stays on its own.
+  void seedsGroupIntoAMeanLineWithABand() {
+    std::vector<qint64> seeds;
+    for (int seed : {1, 2, 3}) {
+      auto config = ps::test::runConfig(0.1);
+      config["train"]["seed"] = seed;
+      const qint64 id = t_->store->createRun("k 10% seed " + std::to_string(seed), config.dump(), "test");
+      std::vector<ps::MetricPoint> metrics;
+      for (int s = 1; s <= 20; ++s) metrics.push_back({s, "train/loss", double(seed) / s, 0.5 * s, 0.25 * s});
+      t_->store->append(id, metrics, {}, {});
+      t_->store->finishRun(id, "finished", "", "{}");
+      seeds.push_back(id);
+    }
+    CompareView view;
+    view.setSmoothing(0);
+    view.setRuns(t_->store, {seeds[0], seeds[1], seeds[2], b_});
+    PlotWidget* loss = view.plot(QStringLiteral("Loss"));
+    QVERIFY(loss);
+    QVERIFY(!view.groupSeeds());
+    QVERIFY(loss->hasSeries(sid(seeds[1])));
+    view.setGroupSeeds(true);
+    const QString group = QStringLiteral("group%1").arg(seeds[0]);
+    for (const QString& id : {group, group + QStringLiteral("/lo"), group + QStringLiteral("/hi"), sid(b_)})
+      QVERIFY2(loss->hasSeries(id), qPrintable(id));
+    for (qint64 id : seeds) QVERIFY(!loss->hasSeries(sid(id)));
+    const auto mean = loss->points(group), lo = loss->points(group + QStringLiteral("/lo")),
+               hi = loss->points(group + QStringLiteral("/hi"));
+    QCOMPARE(mean.size(), size_t(20));
+    for (size_t i = 0; i < mean.size(); ++i) {
+      const double step = double(i + 1);
+      QCOMPARE(mean[i], QPointF(step, 2.0 / step));
+      QCOMPARE(lo[i], QPointF(step, 1.0 / step));
+      QCOMPARE(hi[i], QPointF(step, 3.0 / step));
+    }
+    view.setGroupSeeds(false);
+    QVERIFY(loss->hasSeries(sid(seeds[2])));
+    QVERIFY(!loss->hasSeries(group));
+  }
+
   void hiddenRunsAndLanguageModels() {
     const auto lm = t_->addRun("lm", ps::test::runConfig(0.1, "brown_lm"), 10);
     CompareView view;

@@ -6,6 +6,7 @@
 #include "app/ui/LivePanel.h"
 #include "app/ui/MainWindow.h"
 #include "app/ui/SessionBridge.h"
+#include "app/ui/charts/PlotWidget.h"
 #include "app/ui/runs/CompareView.h"
 
 #include <QComboBox>
@@ -16,6 +17,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cmath>
 #include <fstream>
 #include <set>
 
@@ -100,6 +102,54 @@ class ScreenshotTest : public QObject {
     QVERIFY(saved.save(out + "/saved-run.png"));
     QVERIFY2(colourVariety(saved) > 20, "the saved-run tab grab looks blank");
     qInfo("screenshots written to %s", qPrintable(out));
+  }
+
+  // Two settings, three seeds each, grouped: a mean line over a min–max band per setting (curves made up here, with
+  // a different noise per seed, so that the band has a width to look at).
+  void compareViewWithSeedBands() {
+    QTemporaryDir dir;
+    auto store = std::make_shared<ps::RunStore>(dir.filePath("runs.sqlite").toStdString());
+    std::ifstream in(PIPESQUEEZE_SOURCE_DIR "/presets/fashion-mnist-topk10.json");
+    const nlohmann::json preset = nlohmann::json::parse(in);
+    QList<qint64> ids;
+    for (double k : {0.1, 0.01})
+      for (int seed : {1, 2, 3}) {
+        nlohmann::json config = preset;
+        config["compression"]["forward"]["k"] = k;
+        config["train"]["seed"] = seed;
+        const std::string name = "TopK " + std::to_string(int(k * 100)) + "% seed " + std::to_string(seed);
+        const qint64 id = store->createRun(name, config.dump(), "screenshot");
+        std::vector<ps::MetricPoint> metrics;
+        uint32_t noise = 2654435761u * uint32_t(seed + 7);
+        for (int step = 1; step <= 400; ++step) {
+          noise = noise * 1664525u + 1013904223u;
+          const double jitter = (double(noise >> 8) / double(1u << 24) - 0.5) * 0.25;
+          const double loss = (k < 0.05 ? 0.75 : 0.45) + 1.8 * std::exp(-step / 90.0) + jitter * (1 + seed) / 3;
+          metrics.push_back({step, "train/loss", loss, 0.05 * step, 0.04 * step * (k < 0.05 ? 0.6 : 1.0)});
+          metrics.push_back({step, "bytes/wire", 4e5 * k, 0.05 * step, 0.04 * step});
+          if (step % 50 == 0)
+            metrics.push_back({step, "eval/accuracy",
+                               0.88 - (k < 0.05 ? 0.06 : 0) - 0.5 * std::exp(-step / 90.0) + 0.004 * seed, 0.05 * step,
+                               0.04 * step});
+        }
+        store->append(id, metrics, {}, {});
+        store->finishRun(id, "finished", "", "{}");
+        ids << id;
+      }
+    CompareView view;
+    view.resize(1500, 950);
+    view.setRuns(store, ids);
+    view.setGroupSeeds(true);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QTest::qWait(200);
+    const QImage shot = view.grab().toImage();
+    const QString out = QStringLiteral(PIPESQUEEZE_SCREENSHOT_DIR);
+    QVERIFY(QDir().mkpath(out));
+    QVERIFY(shot.save(out + "/compare-seed-bands.png"));
+    QVERIFY2(colourVariety(shot) > 20, "the compare view grab looks blank");
+    QVERIFY(view.plot(QStringLiteral("Loss"))->hasSeries(QStringLiteral("group%1/lo").arg(ids[0])));
+    QVERIFY(view.plot(QStringLiteral("Loss"))->hasSeries(QStringLiteral("group%1/lo").arg(ids[3])));
   }
 
   // The compressor editor is generated from the catalogue: DIANA brings its alpha, PowerSGD its rank slider.
