@@ -1,5 +1,7 @@
 #include "engine/suites/SuiteMetrics.h"
+
 #include "engine/runs/config/BoundedJson.h"
+#include "engine/runs/store/Reach.h"
 
 #include <cmath>
 #include <limits>
@@ -76,18 +78,10 @@ std::optional<std::pair<double, double>> RunFigures::reach(const std::string& ke
                                                            bool higherIsBetter) const {
   const auto it = curves.find(key);
   if (it == curves.end()) return std::nullopt;
-  const Point* previous = nullptr;
-  for (const Point& p : it->second) {
-    const bool there = higherIsBetter ? p.value >= target : p.value <= target;
-    if (there) {
-      if (!previous || p.value == previous->value) return std::make_pair(p.emulated_s, p.wire_bytes);
-      const double f = (target - previous->value) / (p.value - previous->value);
-      return std::make_pair(previous->emulated_s + f * (p.emulated_s - previous->emulated_s),
-                            previous->wire_bytes + f * (p.wire_bytes - previous->wire_bytes));
-    }
-    previous = &p;
-  }
-  return std::nullopt;
+  const auto r = ps::reach(it->second, target, higherIsBetter, [](const Point& p) { return p.value; });
+  if (!r) return std::nullopt;
+  return std::make_pair(r->read([](const Point& p) { return p.emulated_s; }),
+                        r->read([](const Point& p) { return p.wire_bytes; }));
 }
 
 RunFigures loadRunFigures(const RunStore& store, const RunInfo& run) {
