@@ -14,13 +14,6 @@ namespace ps::ui {
 
 namespace {
 
-bool isLanguageModel(const RunSeries& run) {
-  auto task = run.config.find("task");
-  if (task != run.config.end() && task->is_string())
-    if (auto kind = taskKind(task->get<std::string>())) return *kind == TaskKind::LanguageModel;
-  return run.has(metric::kEvalPerplexity) && !run.has(metric::kEvalAccuracy);
-}
-
 // "link3/fwd/rel_error" has suffix "/fwd/rel_error".
 bool isLinkKey(const std::string& key, const std::string& suffix) {
   const auto link = metric::parseLinkKey(key);
@@ -46,7 +39,7 @@ QString csvNumber(double v) {
 // run's links of the chart's leaf in its direction.
 std::vector<CompareChart> compareCharts(const std::vector<const RunSeries*>& runs) {
   bool anyLm = false, anyClassifier = runs.empty();
-  for (const RunSeries* r : runs) (isLanguageModel(*r) ? anyLm : anyClassifier) = true;
+  for (const RunSeries* r : runs) (r->isLanguageModel() ? anyLm : anyClassifier) = true;
   using Kind = CompareChart::Kind;
   std::vector<CompareChart> charts;
   for (const ChartSpec& spec : ps::charts()) {

@@ -1,5 +1,6 @@
 #include "app/ui/runs/CompareView.h"
 #include "app/ui/runs/SeedGroups.h"
+#include "app/ui/runs/TargetTable.h"
 
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidget.h"
@@ -19,6 +20,7 @@
 #include <QScrollArea>
 #include <QSlider>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -47,7 +49,8 @@ bool dense(size_t points, const RunSeries& run) {
 }
 }  // namespace
 
-CompareView::CompareView(QWidget* parent) : QWidget(parent), diff_(new SettingsDiffView(this)) {
+CompareView::CompareView(QWidget* parent)
+    : QWidget(parent), diff_(new SettingsDiffView(this)), target_(new TargetTable(this)) {
   buildControls();
 }
 
@@ -106,9 +109,12 @@ void CompareView::buildControls() {
   top->addWidget(scroll);
   top->setStretchFactor(1, 1);
   top->setSizes({180, 900});
+  auto* below = new QTabWidget(this);
+  below->addTab(diff_, tr("Settings that differ"));
+  below->addTab(target_, tr("Time to target"));
   auto* body = new QSplitter(Qt::Vertical, this);
   body->addWidget(top);
-  body->addWidget(diff_);
+  body->addWidget(below);
   body->setStretchFactor(0, 3);
   body->setStretchFactor(1, 1);
 
@@ -200,6 +206,7 @@ std::vector<const RunSeries*> CompareView::visibleRuns() const {
 
 void CompareView::redraw() {
   for (size_t i = 0; i < charts_.size(); ++i) drawChart(plots_[i], charts_[i]);
+  target_->setRuns(visibleRuns());
 }
 
 void CompareView::drawChart(PlotWidget* plot, const CompareChart& chart) {

@@ -30,6 +30,7 @@ class PlotWidget;
 class RunChecklist;
 class SettingsDiffModel;
 class SettingsDiffView;
+class TargetTable;
 
 class CompareView : public QWidget {
   Q_OBJECT
@@ -60,6 +61,7 @@ class CompareView : public QWidget {
   void setRunVisible(qint64 id, bool visible);  // emits runVisibilityChanged when it changes something
 
   SettingsDiffModel* diffModel() const;
+  TargetTable* targetTable() const { return target_; }
   int diffRowCount() const;
   void setShowAllSettings(bool all);
 
@@ -109,6 +111,7 @@ class CompareView : public QWidget {
   QGridLayout* grid_ = nullptr;
   QWidget* gridHost_ = nullptr;
   SettingsDiffView* diff_ = nullptr;
+  TargetTable* target_ = nullptr;  // time and bytes to a target accuracy, per visible run
 };
 
 }  // namespace ps::ui

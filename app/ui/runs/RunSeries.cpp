@@ -1,5 +1,7 @@
 #include "app/ui/runs/RunSeries.h"
 #include "engine/runs/config/BoundedJson.h"
+#include "engine/telemetry/Charts.h"
+#include "engine/telemetry/Metrics.h"
 
 #include <QRegularExpression>
 
@@ -188,6 +190,13 @@ RunSeries RunSeries::load(const RunStore& store, int64_t runId) {
   for (const auto& m : store.metrics(runId)) s.append(m);
   for (const auto& e : store.events(runId)) s.appendEvent(e);
   return s;
+}
+
+bool RunSeries::isLanguageModel() const {
+  const auto task = config.find("task");
+  if (task != config.end() && task->is_string())
+    if (auto kind = taskKind(task->get<std::string>())) return *kind == TaskKind::LanguageModel;
+  return has(metric::kEvalPerplexity) && !has(metric::kEvalAccuracy);
 }
 
 }  // namespace ps::ui

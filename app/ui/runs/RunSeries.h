@@ -43,6 +43,8 @@ struct RunSeries {
   // such as "fwd k = 0.05".
   std::vector<std::pair<double, QString>> markers(XAxis axis) const;
   bool has(const std::string& key) const { return metrics.count(key) != 0; }
+  // The run's task is a language model (evaluated by perplexity), by its config, else by what it recorded.
+  bool isLanguageModel() const;
 
   static RunSeries load(const RunStore& store, int64_t runId);  // throws StoreError for an unknown id
 

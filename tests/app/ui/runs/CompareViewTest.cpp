@@ -2,11 +2,13 @@
 #include "app/ui/charts/PlotWidget.h"
 #include "app/ui/runs/CompareView.h"
 #include "app/ui/runs/SettingsDiffModel.h"
+#include "app/ui/runs/TargetTable.h"
 
 #include "RunsTestStore.h"
 
 #include <QAbstractItemModelTester>
 #include <QImage>
+#include <QTableWidget>
 #include <QtTest>
 
 #include <cmath>
@@ -250,6 +252,34 @@ class CompareViewTest : public QObject {
     view.setGroupSeeds(false);
     QVERIFY(loss->hasSeries(sid(seeds[2])));
     QVERIFY(!loss->hasSeries(group));
+  }
+
+  // Accuracy 0.55, 0.60, 0.65, 0.70 at steps 5..20 (0.5 s and 1000 wire bytes a step): 62% falls 40% of the way
+  // from step 10 to 15.
+  void timeAndBytesToTarget() {
+    const auto run = ps::ui::RunSeries::load(*t_->store, a_);
+    const auto reached = ps::ui::reachTarget(run, 0.62);
+    QVERIFY(reached);
+    QCOMPARE(reached->step, 12.0);
+    QCOMPARE(reached->wall_s, 6.0);
+    QCOMPARE(reached->emulated_s, 3.0);
+    QCOMPARE(reached->wire_bytes, 12000.0);
+    QVERIFY(!ps::ui::reachTarget(run, 0.9));
+
+    CompareView v;
+    v.setRuns(t_->store, {a_, b_});
+    auto* table = v.targetTable()->table();
+    v.targetTable()->setTarget(62);
+    QCOMPARE(table->rowCount(), 2);
+    QCOMPARE(table->item(0, 0)->text(), QStringLiteral("k 10%"));
+    QCOMPARE(table->item(0, 1)->text(), QStringLiteral("12"));
+    QCOMPARE(table->item(0, 2)->text(), QStringLiteral("6.0 s"));
+    QCOMPARE(table->item(0, 3)->text(), QStringLiteral("3.0 s"));
+    QCOMPARE(table->item(0, 4)->text(), QStringLiteral("12.0 KB"));
+    v.targetTable()->setTarget(90);
+    QCOMPARE(table->item(1, 1)->text(), QStringLiteral("not reached"));
+    v.setRunVisible(b_, false);
+    QCOMPARE(table->rowCount(), 1);
   }
 
   void hiddenRunsAndLanguageModels() {
