@@ -70,6 +70,17 @@ void CompareView::buildControls() {
   connect(smoothSlider_, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 100.0); });
   logCheck_ = new QCheckBox(tr("Log y"), this);
   connect(logCheck_, &QCheckBox::toggled, this, &CompareView::setLogY);
+  metricCombo_ = new QComboBox(this);
+  metricCombo_->setToolTip(
+      tr("Any metric the runs recorded (per-link codec time, K, error, uncompressed "
+         "evaluation, ...) as a chart of its own"));
+  connect(metricCombo_, qOverload<int>(&QComboBox::activated), this, [this](int i) {
+    if (i <= 0) return;
+    if (!picked_.empty() && i == metricCombo_->count() - 1)
+      removeMetricCharts();
+    else
+      addMetricChart(metricCombo_->itemText(i).toStdString());
+  });
   groupCheck_ = new QCheckBox(tr("Group seeds"), this);
   groupCheck_->setToolTip(tr("Runs that differ only in their seed as one mean line with a min–max band"));
   connect(groupCheck_, &QCheckBox::toggled, this, &CompareView::setGroupSeeds);
@@ -92,6 +103,7 @@ void CompareView::buildControls() {
     controls->addWidget(w);
   controls->setStretchFactor(smoothSlider_, 1);
   controls->addStretch(1);
+  controls->addWidget(metricCombo_);
   controls->addWidget(pngButton);
   controls->addWidget(csvButton);
 
@@ -158,7 +170,10 @@ void CompareView::reload() {
   // Keep the charts (and their zoom) when the chart set is unchanged, as on a live reload.
   std::vector<const RunSeries*> all;
   for (const auto& r : runs_) all.push_back(&r);
-  const auto charts = compareCharts(all);
+  auto charts = compareCharts(all);
+  for (const std::string& key : picked_)
+    charts.push_back({QString::fromStdString(key), QString(), CompareChart::Kind::Line, {key}, {}});
+  fillMetricPicker(all);
   bool same = charts.size() == charts_.size();
   for (size_t i = 0; same && i < charts.size(); ++i) same = charts[i].title == charts_[i].title;
   if (!same) {
@@ -166,6 +181,32 @@ void CompareView::reload() {
     rebuildCharts();
   }
   redraw();
+}
+
+// Every metric key the runs recorded, for a chart of its own.
+void CompareView::fillMetricPicker(const std::vector<const RunSeries*>& runs) {
+  std::set<std::string> keys;
+  for (const RunSeries* r : runs)
+    for (const auto& entry : r->metrics) keys.insert(entry.first);
+  const QSignalBlocker block(metricCombo_);
+  metricCombo_->clear();
+  metricCombo_->addItem(tr("Add a chart of…"));
+  for (const std::string& key : keys) metricCombo_->addItem(QString::fromStdString(key));
+  if (!picked_.empty()) metricCombo_->addItem(tr("Remove the added charts"));
+}
+
+bool CompareView::addMetricChart(const std::string& key) {
+  const bool recorded = std::any_of(runs_.begin(), runs_.end(), [&](const RunSeries& r) { return r.has(key); });
+  if (!recorded || std::find(picked_.begin(), picked_.end(), key) != picked_.end()) return false;
+  picked_.push_back(key);
+  reload();
+  return true;
+}
+
+void CompareView::removeMetricCharts() {
+  if (picked_.empty()) return;
+  picked_.clear();
+  reload();
 }
 
 QList<qint64> CompareView::runIds() const {
@@ -350,46 +391,6 @@ int CompareView::diffRowCount() const {
 
 void CompareView::setShowAllSettings(bool all) {
   diff_->setShowAll(all);
-}
-
-int CompareView::exportAll(const QString& dir, ChartFormat format) {
-  if (!QDir().mkpath(dir)) return 0;
-  int written = 0;
-  for (size_t i = 0; i < plots_.size(); ++i) {
-    const QString name = chartFileStem(charts_[i].title) + QLatin1Char('.') + chartSuffix(format);
-    if (plots_[i]->exportChart(QDir(dir).filePath(name), format)) ++written;
-  }
-  return written;
-}
-
-QString CompareView::exportVisibleCsv(const QString& path) const {
-  std::vector<CsvChart> charts;
-  for (size_t i = 0; i < charts_.size(); ++i) charts.push_back({&charts_[i], plots_[i]->xRange()});
-  return writeVisibleCsv(path, charts, visibleRuns(), axis_);
-}
-
-void CompareView::exportAllDialog(ChartFormat format) {
-  const QString dir =
-      QFileDialog::getExistingDirectory(this, tr("Export every chart as %1").arg(chartSuffix(format).toUpper()));
-  if (dir.isEmpty()) return;
-  const int n = exportAll(dir, format);
-  if (n < int(plots_.size()))
-    Q_EMIT errorOccurred(tr("Only %1 of %2 charts could be written to %3; choose a folder you can write to.")
-                             .arg(n)
-                             .arg(plots_.size())
-                             .arg(dir));
-  else
-    Q_EMIT statusMessage(tr("%1 charts exported to %2").arg(n).arg(dir));
-}
-
-void CompareView::exportVisibleCsvDialog() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export the visible range as CSV"),
-                                                    QStringLiteral("compare.csv"), tr("CSV files (*.csv)"));
-  const QString error = path.isEmpty() ? QString() : exportVisibleCsv(path);
-  if (!error.isEmpty())
-    Q_EMIT errorOccurred(error);
-  else if (!path.isEmpty())
-    Q_EMIT statusMessage(tr("Visible range exported to %1").arg(path));
 }
 
 }  // namespace ps::ui

@@ -60,6 +60,10 @@ class CompareView : public QWidget {
   bool isRunVisible(qint64 id) const { return hidden_.count(id) == 0; }
   void setRunVisible(qint64 id, bool visible);  // emits runVisibilityChanged when it changes something
 
+  // A line chart of any recorded metric key, after the standard ones; false when no run has the key or it is there.
+  bool addMetricChart(const std::string& key);
+  void removeMetricCharts();
+
   SettingsDiffModel* diffModel() const;
   TargetTable* targetTable() const { return target_; }
   int diffRowCount() const;
@@ -83,7 +87,9 @@ class CompareView : public QWidget {
 
  private:
   void buildControls();
-  void rebuildCharts();  // the chart set depends on the runs (accuracy or perplexity)
+  void rebuildCharts();
+  void fillMetricPicker(
+      const std::vector<const RunSeries*>& runs);  // the chart set depends on the runs (accuracy or perplexity)
   void redraw();         // every chart's series and markers from the runs and controls
   void drawChart(PlotWidget* plot, const CompareChart& chart);
   void drawRun(PlotWidget* plot, const CompareChart& chart, const RunSeries& run);
@@ -97,12 +103,14 @@ class CompareView : public QWidget {
   std::vector<CompareChart> charts_;
   std::vector<PlotWidget*> plots_;  // parallel to charts_
   std::set<qint64> hidden_;
+  std::vector<std::string> picked_;  // keys the user added a chart for
   XAxis axis_ = XAxis::Step;
   double smoothing_ = 0.6;
   bool logY_ = false;
   bool groupSeeds_ = false;
 
   QComboBox* axisCombo_ = nullptr;
+  QComboBox* metricCombo_ = nullptr;
   QSlider* smoothSlider_ = nullptr;
   QLabel* smoothLabel_ = nullptr;
   QCheckBox* logCheck_ = nullptr;

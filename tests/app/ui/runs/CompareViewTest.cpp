@@ -282,6 +282,29 @@ class CompareViewTest : public QObject {
     QCOMPARE(table->rowCount(), 1);
   }
 
+  // Any recorded key gets a chart of its own: here one link's forward error, 0.1 at every step for both runs.
+  void anyRecordedMetricGetsAChart() {
+    CompareView view;
+    view.setSmoothing(0);
+    view.setRuns(t_->store, {a_, b_});
+    const int before = view.plots().size();
+    QVERIFY(view.addMetricChart("link0/fwd/rel_error"));
+    QCOMPARE(view.plots().size(), before + 1);
+    PlotWidget* chart = view.plot(QStringLiteral("link0/fwd/rel_error"));
+    QVERIFY(chart);
+    for (qint64 id : {a_, b_}) {
+      const auto points = chart->points(sid(id));
+      QCOMPARE(points.size(), size_t(20));
+      QCOMPARE(points.front().y(), 0.1);
+    }
+    QVERIFY2(!view.addMetricChart("link0/fwd/rel_error"), "a key gets one chart");
+    QVERIFY(!view.addMetricChart("no/such/key"));
+    view.reload();  // a live reload keeps the added chart
+    QVERIFY(view.plot(QStringLiteral("link0/fwd/rel_error")));
+    view.removeMetricCharts();
+    QCOMPARE(view.plots().size(), before);
+  }
+
   void hiddenRunsAndLanguageModels() {
     const auto lm = t_->addRun("lm", ps::test::runConfig(0.1, "brown_lm"), 10);
     CompareView view;
