@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace ps::ui {
 
@@ -78,6 +79,23 @@ QColor withAlpha(QColor c, int alpha) {
 }
 
 }  // namespace
+
+QRectF placeLegend(QSizeF size, const QRectF& plot, const std::vector<QPointF>& drawn) {
+  const double m = 6;
+  const QRectF corners[] = {
+      QRectF(QPointF(plot.right() - size.width() - m, plot.top() + m), size),  // top right first: the usual place
+      QRectF(QPointF(plot.left() + m, plot.top() + m), size),                  // top left
+      QRectF(QPointF(plot.right() - size.width() - m, plot.bottom() - size.height() - m), size),  // bottom right
+      QRectF(QPointF(plot.left() + m, plot.bottom() - size.height() - m), size)};                 // bottom left
+  QRectF best = corners[0];
+  std::size_t fewest = std::numeric_limits<std::size_t>::max();
+  for (const QRectF& c : corners) {
+    const auto hidden =
+        std::size_t(std::count_if(drawn.begin(), drawn.end(), [&](const QPointF& q) { return c.contains(q); }));
+    if (hidden < fewest) fewest = hidden, best = c;
+  }
+  return best;
+}
 
 void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const QFont& font, const QPalette& pal,
                              bool interactive) {
@@ -223,7 +241,7 @@ void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const 
     }
   }
 
-  // Legend: top-right, on a translucent background, only the series that ask for it.
+  // Legend: on a translucent background, only the series that ask for it.
   std::vector<const PlotSeries*> listed;
   for (const PlotSeries& s : series)
     if (s.style.legend) listed.push_back(&s);
@@ -237,7 +255,14 @@ void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const 
     const QString more = QObject::tr("+%1 more").arg(listed.size() - shown);
     if (shown < static_cast<int>(listed.size())) textWidth = std::max(textWidth, fm.horizontalAdvance(more));
     const int rows = shown + (shown < static_cast<int>(listed.size()) ? 1 : 0);
-    const QRectF box(r.right() - textWidth - swatch - 26, r.top() + 6, textWidth + swatch + 20, rows * row + 6);
+    // In the corner where it hides the fewest points of the data.
+    std::vector<QPointF> drawn;
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      const bool points = series[i].style.scatter || series[i].style.bars;
+      for (const QPointF& d : points ? series[i].points : f.lines[i])
+        if (std::isfinite(d.y())) drawn.emplace_back(f.px(d.x()), f.py(f.ty(d.y())));
+    }
+    const QRectF box = placeLegend(QSizeF(textWidth + swatch + 20, rows * row + 6), r, drawn);
     p.setPen(QPen(withAlpha(fg, 60), 1));
     p.setBrush(withAlpha(bg, 200));
     p.drawRoundedRect(box, 3, 3);

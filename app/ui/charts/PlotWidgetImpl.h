@@ -55,6 +55,10 @@ struct PlotFrame {
   double dataX(double pixelX) const { return x0 + (pixelX - plot.left()) / plot.width() * (x1 - x0); }
 };
 
+// Where a legend of `size` goes in the plot rectangle: the corner (top right, top left, bottom right, bottom left, in
+// that order of preference) whose box covers the fewest of the drawn points (widget pixels).
+QRectF placeLegend(QSizeF size, const QRectF& plot, const std::vector<QPointF>& drawn);
+
 // The size a chart is laid out at when it has none worth the name yet (never shown, or squeezed): its own once shown
 // and big enough, else at least 640 x 400.
 QSize effectiveSize(const QWidget* w);

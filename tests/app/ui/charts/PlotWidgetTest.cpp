@@ -1,6 +1,7 @@
 // PlotWidget: the data model, autoscale, export and the zoom interaction (offscreen).
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidget.h"
+#include "app/ui/charts/PlotWidgetImpl.h"
 
 #include <QFileInfo>
 #include <QImage>
@@ -311,6 +312,24 @@ class PlotWidgetTest : public QObject {
     // Most of the plot area (about 700 x 400 pixels of 800 x 500) lies between the two edges.
     QVERIFY2(changed > with.width() * with.height() / 3, qPrintable(QString::number(changed)));
     QVERIFY(reddish > changed * 9 / 10);
+  }
+
+  // The legend goes to the corner where it hides the fewest points: a falling loss fills the top left, so not there
+  // but top right; data along the top moves it to the bottom.
+  void legendAvoidsTheData() {
+    const QRectF plot(50, 30, 600, 400);
+    const QSizeF box(120, 40);
+    std::vector<QPointF> falling, top;
+    for (int x = 0; x <= 600; x += 4) {
+      falling.emplace_back(50 + x, 30 + 400 * (x / 600.0));  // from the top left corner down to the bottom right
+      top.emplace_back(50 + x, 40);
+    }
+    std::vector<QPointF> none;
+    QCOMPARE(ps::ui::placeLegend(box, plot, none), QRectF(QPointF(650 - 6 - 120, 36), box));  // the usual top right
+    const QRectF away = ps::ui::placeLegend(box, plot, falling);
+    QVERIFY(std::none_of(falling.begin(), falling.end(), [&](const QPointF& q) { return away.contains(q); }));
+    const QRectF below = ps::ui::placeLegend(box, plot, top);
+    QVERIFY2(below.top() > plot.center().y(), "with data along the top the legend goes to the bottom");
   }
 
   void barsStandOnZeroOverTheirCategory() {
