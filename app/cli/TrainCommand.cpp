@@ -1,4 +1,5 @@
 #include "app/cli/TrainCommand.h"
+#include "engine/runs/config/RunLabels.h"
 
 #include "app/cli/ProgressPrinter.h"
 #include "app/cli/StopOnSignal.h"
@@ -68,10 +69,15 @@ namespace {
 
 Config configOf(const TrainOptions& o) {
   auto json = readJsonFile(resolvePreset(o.preset));
+  const Config preset = Config::fromJson(json, o.preset);
   for (const auto& s : o.sets) applyOverride(json, s);
   if (!o.name.empty()) json["run"]["name"] = o.name;
   if (o.launch) json["parallel"]["mode"] = "processes";
-  return Config::fromJson(json, o.preset);
+  Config config = Config::fromJson(json, o.preset);
+  // A --set that changes training leaves the preset's name and tags behind (a TopK run is not the "baseline").
+  nlohmann::json relabelled = config.json;
+  if (relabelModified(preset.json, relabelled)) config = Config::fromJson(relabelled, o.preset);
+  return config;
 }
 
 // `launch` starts one process per stage and replica itself, so it must be the only launcher and the count must fit.

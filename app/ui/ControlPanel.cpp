@@ -1,4 +1,5 @@
 #include "app/ui/ControlPanel.h"
+#include "engine/runs/config/RunLabels.h"
 
 #include "app/ui/CompressorEditor.h"
 #include "engine/telemetry/Metrics.h"
@@ -201,8 +202,14 @@ QString ControlPanel::loadPresetFile(const QString& path) {
 }
 
 void ControlPanel::loadConfig(const nlohmann::json& config) {
-  config_ = config;
+  config_ = loaded_ = config;
   showConfig();
+}
+
+nlohmann::json ControlPanel::runConfig() const {
+  nlohmann::json run = config_;
+  relabelModified(loaded_, run);
+  return run;
 }
 
 void ControlPanel::showConfig() {

@@ -30,6 +30,9 @@ class ControlPanel : public QWidget {
   // Loads a preset file; returns an error to show (the current settings stay) or empty.
   QString loadPresetFile(const QString& path);
   void loadConfig(const nlohmann::json& config);  // a validated full config
+  // What a run started now records: config() with the preset's name and tags replaced once a setting that shapes
+  // training differs from the config loaded (engine/runs/config/RunLabels.h).
+  nlohmann::json runConfig() const;
   const nlohmann::json& config() const { return config_; }
   QString presetPath() const { return presetPath_; }
   // Shows a setting the running session applied (a slider moved here, or a change made by the engine itself, as
@@ -45,6 +48,7 @@ class ControlPanel : public QWidget {
   CompressorEditor* backwardEditor() const { return backward_; }
   CompressorEditor* gradientsEditor() const { return gradients_; }
   QSpinBox* replicasBox() const { return replicas_; }
+  QDoubleSpinBox* latencyBox() const { return latency_; }
 
  Q_SIGNALS:
   // A setting changed (already in config()). Emitted for user edits only, not for loads.
@@ -60,6 +64,7 @@ class ControlPanel : public QWidget {
 
   PresetLibrary library_;
   nlohmann::json config_;
+  nlohmann::json loaded_;  // the config as loaded (a preset), before any edit
   QString presetPath_;
   bool loading_ = false;
   QComboBox* preset_;

@@ -210,7 +210,7 @@ void MainWindow::connectPanels() {
 QString MainWindow::startRun() {
   if (reproduceDialog_ && reproduceDialog_->running())
     return tr("A claim suite is running (Runs ▸ Reproduce a Claim…); cancel it or let it finish first.");
-  const QString error = bridge_->start(controls_->config());
+  const QString error = bridge_->start(controls_->runConfig());
   if (!error.isEmpty()) return error;
   live_->reset(bridge_->config());
   controls_->setRunning(true);

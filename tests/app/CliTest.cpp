@@ -238,6 +238,25 @@ TEST(Cli, RunsListTakesTheTablesFilter) {
   EXPECT_NE(misplaced.err.find("--filter is for runs list"), std::string::npos) << misplaced.err;
 }
 
+// A preset's name and tags describe the preset: a --set that changes training names the run after the change and
+// tags it "modified"; one that only changes how it runs or what it reports keeps them.
+TEST(Cli, ASetThatChangesTrainingLeavesThePresetsNameAndTags) {
+  const auto store = freshStore("relabel");
+  auto changed = runCli({"train", "--preset", kSmoke, "--store", store, "--json", "--set",
+                         "compression.forward.method=topk", "--set", "train.max_steps=5"});
+  ASSERT_EQ(changed.exitCode, 0) << changed.err;
+  auto run = RunStore(store).run(json::parse(changed.lastLine())["run_id"].get<int64_t>());
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->name, "smoke, compression.forward.method=topk, train.max_steps=5");
+  EXPECT_EQ(run->tags, "modified");
+  auto same = runCli({"train", "--preset", kSmoke, "--store", store, "--json", "--set", "train.threads=1", "--set",
+                      "telemetry.histogram_every=0"});
+  ASSERT_EQ(same.exitCode, 0) << same.err;
+  run = RunStore(store).run(json::parse(same.lastLine())["run_id"].get<int64_t>());
+  EXPECT_EQ(run->name, "smoke");
+  EXPECT_EQ(run->tags, "smoke");
+}
+
 TEST(Cli, RunsAreTaggedUntaggedAndAnnotatedFromTheCommandLine) {
   const auto store = freshStore("tags");
   auto trained = runCli({"train", "--preset", kSmoke, "--store", store, "--json"});

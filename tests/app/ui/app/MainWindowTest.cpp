@@ -114,6 +114,23 @@ class MainWindowTest : public QObject {
     QVERIFY(!w.bridge()->running());
   }
 
+  // A preset's name and tags describe the preset: changing its compression in the panel makes a run named after the
+  // change and tagged "modified"; a setting that does not change training leaves them.
+  void aChangedPresetIsNotRecordedUnderThePresetsLabels() {
+    MainWindow w(options());
+    const nlohmann::json loaded = w.controls()->config();
+    QCOMPARE(w.controls()->runConfig(), loaded);
+    w.controls()->latencyBox()->setValue(loaded["link"].value("latency_ms", 0.0) + 1);
+    CompressorEditor* fwd = w.controls()->forwardEditor();
+    fwd->methodBox()->setCurrentText(loaded["compression"]["forward"]["method"] == "topk" ? "quantize" : "topk");
+    const nlohmann::json run = w.controls()->runConfig();
+    QCOMPARE(run["run"]["tags"], nlohmann::json("modified"));
+    const std::string name = run["run"]["name"];
+    QVERIFY2(name.find("compression.forward.method=") != std::string::npos, name.c_str());
+    QVERIFY2(name.find("link.latency_ms=") != std::string::npos, name.c_str());
+    QCOMPARE(w.controls()->config()["run"], loaded["run"]);  // the panel keeps the preset's labels for saving
+  }
+
   void aClickOnASliderWithoutMovingChangesNothing() {
     MainWindow w(options());
     CompressorEditor* fwd = w.controls()->forwardEditor();
