@@ -52,6 +52,10 @@ void addSettings(RunFacts& f, const std::string& configJson) {
   addNumber(f, "seed", double(c.train.seed));
   addNumber(f, "bandwidth", c.link.bandwidth_mbps);
   addNumber(f, "latency", c.link.latency_ms);
+  // The directions' settings as the runs table shows them (a single-stage run has them too, unused), then any
+  // boundary's own.
+  addDirection(f, "fwd", c.compression.forward);
+  addDirection(f, "bwd", c.compression.backward);
   for (const auto& o : c.compression.boundary_forward) addDirection(f, "fwd", o);
   for (const auto& o : c.compression.boundary_backward) addDirection(f, "bwd", o);
   if (c.parallel.replicas > 1) addDirection(f, "grad", c.compression.gradients);

@@ -120,6 +120,16 @@ TEST(RunFilter, AMistypedFilterIsRefusedNamingTheTermAndTheFix) {
   refused("name:\"open", "unclosed double quote");
 }
 
+// The runs table shows a direction's settings for every run; a single-stage run (no boundary) is found by them too.
+TEST(RunFilter, ASingleStageRunIsFoundByTheSettingsTheTableShows) {
+  json config = {{"task", "synthetic"},
+                 {"pipeline", {{"stages", 1}}},
+                 {"compression", {{"forward", {{"method", "topk"}, {"k", 0.01}}}}}};
+  const RunFacts f = RunFacts::of(run(4, "one stage", "finished", "", config, json::object()));
+  EXPECT_TRUE(RunFilter::parse("k<0.05 fwd:topk").matches(f));
+  EXPECT_TRUE(RunFilter::parse("stages=1").matches(f));
+}
+
 TEST(RunFilter, AStoredConfigThatNoLongerValidatesStillFiltersByItsRecord) {
   RunInfo r = run(9, "old", "finished", "legacy", json{{"task", "no such task"}}, json{{"steps", 5}});
   r.config_json = "{not json";
