@@ -169,6 +169,13 @@ const std::vector<Marker>& PlotWidget::markers() const {
   return d_->markers;
 }
 
+QStringList PlotWidget::legendLabels() const {
+  QStringList labels;
+  for (const PlotSeries& s : d_->series)
+    if (s.style.legend) labels << s.label;
+  return labels;
+}
+
 int PlotWidget::seriesCount() const {
   return static_cast<int>(d_->series.size());
 }

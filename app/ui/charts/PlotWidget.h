@@ -72,6 +72,7 @@ class PlotWidget : public QWidget {
   const std::vector<Marker>& markers() const;
 
   int seriesCount() const;
+  QStringList legendLabels() const;           // the labels the legend lists, in order
   int pointCount() const;                     // over all series
   int pointCount(const QString& id) const;
   std::vector<QPointF> points(const QString& id) const;

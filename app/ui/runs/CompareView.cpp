@@ -312,6 +312,7 @@ bool CompareView::drawGroup(PlotWidget* plot, const CompareChart& chart, const s
   const QColor color = runColor(first.info.id);
   const QString id = groupSeriesId(first.info.id);
   SeriesStyle edge{color, true, false, false, false};
+  edge.legend = false;  // the mean line names the group
   plot->setSeries(id + QStringLiteral("/hi"), QString(), std::move(band.hi), edge);
   edge.fillTo = id + QStringLiteral("/hi");
   plot->setSeries(id + QStringLiteral("/lo"), QString(), std::move(band.lo), edge);

@@ -240,6 +240,9 @@ class CompareViewTest : public QObject {
     for (const QString& id : {group, group + QStringLiteral("/lo"), group + QStringLiteral("/hi"), sid(b_)})
       QVERIFY2(loss->hasSeries(id), qPrintable(id));
     for (qint64 id : seeds) QVERIFY(!loss->hasSeries(sid(id)));
+    // The legend names the group once, and the other run; the band's edges are not listed.
+    QCOMPARE(loss->legendLabels(),
+             (QStringList{QStringLiteral("k 10% seed 1 (mean of 3 seeds)"), QStringLiteral("k 5%")}));
     const auto mean = loss->points(group), lo = loss->points(group + QStringLiteral("/lo")),
                hi = loss->points(group + QStringLiteral("/hi"));
     QCOMPARE(mean.size(), size_t(20));
