@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -20,12 +21,23 @@ namespace {
 
 using namespace ps;
 
+// connect(), through the signals libFuzzer's watchdog timer delivers: an interrupted connect goes on in the kernel,
+// so wait until the socket is writable and read how it ended instead of calling that a failure.
+bool connectThroughSignals(int fd, const sockaddr* address, socklen_t length) {
+  if (::connect(fd, address, length) == 0) return true;
+  if (errno != EINTR) return false;
+  if (!net::waitFor(fd, POLLOUT, net::Clock::now() + std::chrono::seconds(8))) return false;
+  int error = 0;
+  socklen_t size = sizeof error;
+  return ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0 && error == 0;
+}
+
 // Connects to the server, sends the input, closes the sending half and reads every answer until the server closes.
 std::vector<uint8_t> converse(int port, const uint8_t* data, size_t size) {
   std::vector<uint8_t> answers;
   const net::AddressList list("127.0.0.1", port);
   const int fd = ::socket(list.head->ai_family, list.head->ai_socktype | SOCK_CLOEXEC, list.head->ai_protocol);
-  if (fd < 0 || ::connect(fd, list.head->ai_addr, list.head->ai_addrlen) != 0) {
+  if (fd < 0 || !connectThroughSignals(fd, list.head->ai_addr, list.head->ai_addrlen)) {
     std::perror("fuzz_store: cannot reach the server");
     std::abort();
   }
