@@ -290,7 +290,9 @@ void CompareView::drawRun(PlotWidget* plot, const CompareChart& chart, const Run
   const QColor color = runColor(r.info.id);
   const QString id = seriesId(r.info.id);
   if (smoothing_ > 0 && dense(points.size(), r)) {
-    plot->setSeries(id + QStringLiteral("/raw"), runLabel(r), points, SeriesStyle{color, true, false, false, false});
+    SeriesStyle raw{color, true};  // faint, and not listed: the smoothed line names the run
+    raw.legend = false;
+    plot->setSeries(id + QStringLiteral("/raw"), runLabel(r), points, raw);
     plot->setSeries(id, runLabel(r), smoothEma(points, smoothing_), SeriesStyle{color});
   } else {
     plot->setSeries(id, runLabel(r), std::move(points), SeriesStyle{color});
@@ -311,7 +313,7 @@ bool CompareView::drawGroup(PlotWidget* plot, const CompareChart& chart, const s
     for (auto* line : {&band.mean, &band.lo, &band.hi}) *line = smoothEma(*line, smoothing_);
   const QColor color = runColor(first.info.id);
   const QString id = groupSeriesId(first.info.id);
-  SeriesStyle edge{color, true, false, false, false};
+  SeriesStyle edge{color, true};
   edge.legend = false;  // the mean line names the group
   plot->setSeries(id + QStringLiteral("/hi"), QString(), std::move(band.hi), edge);
   edge.fillTo = id + QStringLiteral("/hi");

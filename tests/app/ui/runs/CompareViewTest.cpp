@@ -308,6 +308,16 @@ class CompareViewTest : public QObject {
     QCOMPARE(view.plots().size(), before);
   }
 
+  // With smoothing the raw line stays faint behind the smoothed one; the legend names each run once.
+  void theLegendNamesEachRunOnce() {
+    CompareView view;
+    view.setRuns(t_->store, {a_, b_});
+    QVERIFY(view.smoothing() > 0);
+    PlotWidget* loss = view.plot(QStringLiteral("Loss"));
+    QVERIFY(loss->hasSeries(sid(a_) + QStringLiteral("/raw")));
+    QCOMPARE(loss->legendLabels(), (QStringList{QStringLiteral("k 10%"), QStringLiteral("k 5%")}));
+  }
+
   void hiddenRunsAndLanguageModels() {
     const auto lm = t_->addRun("lm", ps::test::runConfig(0.1, "brown_lm"), 10);
     CompareView view;
