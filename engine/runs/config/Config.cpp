@@ -367,6 +367,11 @@ json configValue(const json& config, const std::string& key) {
   return config.at(ptr);
 }
 
+json configValueOrNull(const json& config, const std::string& key) {
+  auto ptr = json::json_pointer(pointer(key));
+  return config.contains(ptr) ? config.at(ptr) : json();
+}
+
 void setConfigValue(json& config, const std::string& key, const json& value) {
   const KeySpec* spec = ConfigSchema::instance().find(key);
   if (!spec) unknownKey(key, "setting");

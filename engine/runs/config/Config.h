@@ -82,7 +82,8 @@ nlohmann::json readJsonFile(const std::string& path);
 void applyOverride(nlohmann::json& config, const std::string& assignment);
 
 // Reads or sets one key of a JSON config by dot path; setConfigValue checks the value against the schema.
-nlohmann::json configValue(const nlohmann::json& config, const std::string& key);
+nlohmann::json configValue(const nlohmann::json& config, const std::string& key);  // throws for a missing key
+nlohmann::json configValueOrNull(const nlohmann::json& config, const std::string& key);
 void setConfigValue(nlohmann::json& config, const std::string& key, const nlohmann::json& value);
 
 }  // namespace ps

@@ -1,5 +1,7 @@
 #include "engine/runs/config/RunLabels.h"
 
+#include "engine/runs/config/Config.h"
+
 #include <algorithm>
 #include <iterator>
 
@@ -18,19 +20,6 @@ void collect(const json& a, const json& b, const std::string& path, std::vector<
     return;
   }
   if (a != b) out.push_back(path);
-}
-
-json valueAt(const json& config, const std::string& path) {
-  const json* at = &config;
-  size_t from = 0;
-  while (at && from <= path.size()) {
-    const size_t dot = path.find('.', from);
-    const std::string part = path.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
-    at = at->is_object() && at->contains(part) ? &(*at)[part] : nullptr;
-    if (dot == std::string::npos) break;
-    from = dot + 1;
-  }
-  return at ? *at : json();
 }
 
 std::string text(const json& v) {
@@ -54,8 +43,8 @@ std::vector<std::string> trainingChanges(const json& preset, const json& config)
 }
 
 bool relabelModified(const json& preset, json& config) {
-  const json name = valueAt(preset, "run.name"), tags = valueAt(preset, "run.tags");
-  const bool presetsName = valueAt(config, "run.name") == name, presetsTags = valueAt(config, "run.tags") == tags;
+  const json name = configValueOrNull(preset, "run.name"), tags = configValueOrNull(preset, "run.tags");
+  const bool presetsName = configValueOrNull(config, "run.name") == name, presetsTags = configValueOrNull(config, "run.tags") == tags;
   if (!presetsName && !presetsTags) return false;  // the user's own
   const auto changes = trainingChanges(preset, config);
   if (changes.empty()) return false;
@@ -63,7 +52,7 @@ bool relabelModified(const json& preset, json& config) {
   if (!presetsName) return true;
   std::string label = name.is_string() && !name.get<std::string>().empty() ? name.get<std::string>() : "run";
   for (size_t i = 0; i < changes.size() && i < 3; ++i)
-    label += ", " + changes[i] + "=" + text(valueAt(config, changes[i]));
+    label += ", " + changes[i] + "=" + text(configValueOrNull(config, changes[i]));
   if (changes.size() > 3) label += ", +" + std::to_string(changes.size() - 3) + " more";
   config["run"]["name"] = label;
   return true;
