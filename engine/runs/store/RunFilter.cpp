@@ -1,6 +1,7 @@
 #include "engine/runs/store/RunFilter.h"
 
 #include "engine/compress/spec/Catalogue.h"
+#include "engine/runs/config/BoundedJson.h"
 #include "engine/runs/config/Config.h"
 
 #include <algorithm>
@@ -39,7 +40,7 @@ void addDirection(RunFacts& f, const std::string& dir, const CompressionOptions&
 void addSettings(RunFacts& f, const std::string& configJson) {
   Config c;
   try {
-    c = Config::fromJson(json::parse(configJson), "the run's stored config");
+    c = Config::fromJson(parseJson(configJson, "the run's stored config"), "the run's stored config");
   } catch (const std::exception&) {
     return;
   }
@@ -62,12 +63,7 @@ void addSettings(RunFacts& f, const std::string& configJson) {
 }
 
 void addSummary(RunFacts& f, const std::string& summaryJson) {
-  json s;
-  try {
-    s = json::parse(summaryJson.empty() ? "{}" : summaryJson);
-  } catch (const std::exception&) {
-    return;
-  }
+  const json s = parseJsonOrDiscarded(summaryJson.empty() ? "{}" : summaryJson);  // stored bytes: bounded
   if (!s.is_object()) return;
   static const std::pair<const char*, const char*> keys[] = {{"steps", "steps"},
                                                              {"loss", "eval_loss"},
@@ -244,7 +240,8 @@ RunFilter::Term RunFilter::parseTerm(const std::string& word, bool quoted) {
   if (rest.empty())
     throw FilterError("filter term '" + word + "': no value after the operator; quote a value with spaces");
   const bool ordering = t.op == Op::Less || t.op == Op::LessEqual || t.op == Op::Greater || t.op == Op::GreaterEqual;
-  if (f->number) {
+  t.numeric = f->number;
+  if (t.numeric) {
     t.number = parseNumber(word, t.field, rest);
   } else if (ordering) {
     throw FilterError("filter term '" + word + "': " + t.field + " is text; compare it with :, = or !=");
@@ -261,7 +258,7 @@ RunFilter RunFilter::parse(const std::string& text) {
 
 bool RunFilter::holds(const Term& t, const RunFacts& run) {
   if (t.op == Op::Word) return run.words.find(t.value) != std::string::npos;
-  if (field(t.field)->number) {
+  if (t.numeric) {
     const auto it = run.numbers.find(t.field);
     if (it == run.numbers.end()) return false;
     return std::any_of(it->second.begin(), it->second.end(), [&](double v) {

@@ -63,6 +63,7 @@ class RunFilter {
     bool negated = false;
     Op op = Op::Word;
     std::string field, value;  // value lower-cased for text
+    bool numeric = false;      // the field holds numbers (decided once, at parsing)
     double number = 0;
   };
   static Term parseTerm(const std::string& word, bool quoted);
