@@ -1,6 +1,7 @@
 #include "engine/tensorboard/TensorBoardExport.h"
 
 #include "engine/runs/AtomicFile.h"
+#include "engine/runs/config/BoundedJson.h"
 #include "engine/tensorboard/Records.h"
 #include "engine/tensorboard/event.pb.h"
 
@@ -99,11 +100,15 @@ void writeScalars(EventWriter& w, const std::vector<MetricPoint>& metrics, doubl
   }
 }
 
-std::string eventsText(const std::vector<EventRow>& events, int64_t step) {
-  std::string md;
-  for (const auto& e : events)
-    if (e.step == step) md += "- **" + e.kind + "** `" + e.detail_json + "`\n";
-  return md;
+// The run's timeline as text, one Markdown list per step with events, in one pass (events come in step order).
+void writeEvents(EventWriter& w, const std::vector<EventRow>& events, double start) {
+  for (size_t i = 0; i < events.size();) {
+    const EventRow& first = events[i];
+    std::string md;
+    for (; i < events.size() && events[i].step == first.step; ++i)
+      md += "- **" + events[i].kind + "** `" + events[i].detail_json + "`\n";
+    w.text(start + first.wall_s, first.step, "events", md);
+  }
 }
 
 }  // namespace
@@ -128,15 +133,12 @@ std::string exportRun(const RunStore& store, int64_t runId, const std::string& d
   if (!run)
     throw ExportError("no run with id " + std::to_string(runId) + " in " + store.path() +
                       "; list runs with: pipesqueeze-cli runs list");
-  const double start = std::isnan(epochSeconds(run->created)) ? 0.0 : epochSeconds(run->created);
+  const double created = epochSeconds(run->created), start = std::isnan(created) ? 0.0 : created;
   const fs::path folder = fs::path(dir) / folderName(*run);
   std::error_code ec;
   fs::create_directories(folder, ec);
   if (ec)
     throw ExportError("cannot create " + folder.string() + " (" + ec.message() + "); choose a folder you can write to");
-  // One file per run folder: an earlier export of the run is replaced, not read twice by TensorBoard.
-  for (const auto& entry : fs::directory_iterator(folder, ec))
-    if (entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0) fs::remove(entry.path(), ec);
   char name[96];
   std::snprintf(name, sizeof name, "events.out.tfevents.%lld.pipesqueeze.%lld", (long long)start, (long long)runId);
   const std::string path = (folder / name).string();
@@ -147,7 +149,7 @@ std::string exportRun(const RunStore& store, int64_t runId, const std::string& d
   version.set_wall_time(start);
   version.set_file_version("brain.Event:2");
   w.write(version);
-  nlohmann::json config = nlohmann::json::parse(run->config_json, nullptr, false);
+  const nlohmann::json config = parseJsonOrDiscarded(run->config_json);  // stored bytes: bounded
   w.text(start, 0, "config",
          "```json\n" + (config.is_discarded() ? run->config_json : config.dump(2)) + "\n```\n\nstatus: " + run->status +
              (run->status_reason.empty() ? "" : " (" + run->status_reason + ")") +
@@ -162,18 +164,16 @@ std::string exportRun(const RunStore& store, int64_t runId, const std::string& d
     writeHistogram(v, h);
     w.write(e);
   }
-  const auto events = store.events(runId);
-  int64_t last = INT64_MIN;
-  for (const auto& e : events) {
-    if (e.step == last) continue;
-    last = e.step;
-    w.text(start + e.wall_s, e.step, "events", eventsText(events, e.step));
-  }
+  writeEvents(w, store.events(runId), start);
   try {
     file.commit();
   } catch (const std::exception& e) {
     throw ExportError(e.what());
   }
+  // One file per run folder, or TensorBoard reads both: an earlier export goes once the new one is whole.
+  for (const auto& entry : fs::directory_iterator(folder, ec))
+    if (entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0 && entry.path() != fs::path(path))
+      fs::remove(entry.path(), ec);
   return path;
 }
 
