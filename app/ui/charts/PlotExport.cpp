@@ -1,15 +1,15 @@
 // PlotWidget's files: the chart as it is now, painted by the same code that paints it on screen, onto a bitmap (PNG)
-// or a vector device (SVG, PDF). The vector devices get the screen's resolution, so text and line widths keep the
-// sizes they have in the app; a PDF page is the chart's size in points.
+// or a vector device (SVG, PDF), written atomically. The vector devices get the screen's resolution, so text and line
+// widths keep the sizes they have in the app; a PDF page is the chart's size in points.
 #include "app/ui/charts/PlotWidget.h"
 #include "app/ui/charts/PlotWidgetImpl.h"
 
-#include <QFile>
 #include <QFileInfo>
 #include <QImage>
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
+#include <QSaveFile>
 #include <QSvgGenerator>
 
 namespace ps::ui {
@@ -46,19 +46,17 @@ bool PlotWidget::exportChart(const QString& path, ChartFormat format) {
     d_->paint(p, frame, size, font(), palette(), /*interactive=*/false);
     return p.end();
   };
+  // Every format is written whole or not at all: an existing file stays until the new one is complete.
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly)) return false;
+  bool painted = false;
+  const int dpi = logicalDpiY() > 0 ? logicalDpiY() : 96;
   if (format == ChartFormat::Png) {
     QImage image(size, QImage::Format_ARGB32_Premultiplied);
-    return draw(image) && image.save(path, "PNG");
-  }
-  // Neither vector device says when it cannot write its file: check the folder first, and the file after.
-  QFile probe(path);
-  if (!probe.open(QIODevice::WriteOnly)) return false;
-  probe.close();
-  const int dpi = logicalDpiY() > 0 ? logicalDpiY() : 96;
-  bool painted = false;
-  if (format == ChartFormat::Svg) {
+    painted = draw(image) && image.save(&file, "PNG");
+  } else if (format == ChartFormat::Svg) {
     QSvgGenerator svg;
-    svg.setFileName(path);
+    svg.setOutputDevice(&file);
     svg.setSize(size);
     svg.setViewBox(QRect(QPoint(0, 0), size));
     svg.setResolution(dpi);
@@ -66,7 +64,7 @@ bool PlotWidget::exportChart(const QString& path, ChartFormat format) {
     svg.setDescription(QStringLiteral("PipeSqueeze chart"));
     painted = draw(svg);
   } else {
-    QPdfWriter pdf(path);
+    QPdfWriter pdf(&file);
     pdf.setResolution(dpi);
     pdf.setPageSize(QPageSize(QSizeF(size) * 72.0 / dpi, QPageSize::Point, QString(), QPageSize::ExactMatch));
     pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
@@ -74,7 +72,8 @@ bool PlotWidget::exportChart(const QString& path, ChartFormat format) {
     pdf.setCreator(QStringLiteral("PipeSqueeze"));
     painted = draw(pdf);
   }
-  return painted && QFileInfo(path).size() > 0;
+  if (!painted) return false;  // the file is discarded, the old one kept
+  return file.commit();
 }
 
 }  // namespace ps::ui
