@@ -5,13 +5,10 @@
 #include "engine/runs/CodeVersion.h"
 #include "engine/session/Checkpoint.h"
 #include "engine/session/RunStoreSink.h"
-#include "engine/session/Threads.h"
-#include "engine/telemetry/StepReport.h"
 
 #include <torch/torch.h>
 
 #include <cmath>
-#include <csignal>
 #include <filesystem>
 #include <numeric>
 #include <random>

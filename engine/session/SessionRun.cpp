@@ -11,7 +11,6 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <csignal>
 #include <filesystem>
 #include <cstring>
 #include <numeric>
