@@ -145,9 +145,8 @@ void RunStore::finishRun(int64_t id, const std::string& status, const std::strin
   if (impl_->db.changes() == 0) impl_->unknownRun(id);
 }
 
-void RunStore::append(int64_t run_id, const std::vector<MetricPoint>& metrics,
-                      const std::vector<EventRow>& events,
-                      const std::vector<HistogramRow>& histograms) {
+void RunStore::append(int64_t run_id, const std::vector<MetricPoint>& metrics, const std::vector<EventRow>& events,
+                      const std::vector<HistogramRow>& histograms, const std::vector<TraceRow>& traces) {
   SqliteTransaction tx(impl_->db);
   impl_->requireRun(run_id);
   if (!metrics.empty()) {
@@ -176,6 +175,13 @@ void RunStore::append(int64_t run_id, const std::vector<MetricPoint>& metrics,
     for (const HistogramRow& h : histograms) {
       q->bindInt(1, run_id).bindInt(2, h.step).bindText(3, h.name).bindReal(4, h.lo);
       q->bindReal(5, h.hi).bindBlob(6, h.counts.data(), h.counts.size() * sizeof(float)).run();
+      q->reset();
+    }
+  }
+  if (!traces.empty()) {
+    auto q = impl_->use("INSERT INTO step_traces(run_id, step, epoch, trace) VALUES(?1, ?2, ?3, ?4)");
+    for (const TraceRow& t : traces) {
+      q->bindInt(1, run_id).bindInt(2, t.step).bindInt(3, t.epoch).bindBlob(4, t.trace.data(), t.trace.size()).run();
       q->reset();
     }
   }

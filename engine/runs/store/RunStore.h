@@ -54,6 +54,13 @@ struct HistogramRow {
   std::vector<float> counts;
 };
 
+// One step's trace (engine/runs/trace/StepTrace.h), encoded: what re-timing the run for another network needs.
+struct TraceRow {
+  int64_t step;
+  int64_t epoch;
+  std::vector<uint8_t> trace;
+};
+
 struct CheckpointRow {
   int64_t step;
   std::string path;
@@ -85,8 +92,8 @@ class RunStore {
                  const std::string& summary_json);
 
   // Batched writes: each call is ONE transaction.
-  void append(int64_t run_id, const std::vector<MetricPoint>& metrics,
-              const std::vector<EventRow>& events, const std::vector<HistogramRow>& histograms);
+  void append(int64_t run_id, const std::vector<MetricPoint>& metrics, const std::vector<EventRow>& events,
+              const std::vector<HistogramRow>& histograms, const std::vector<TraceRow>& traces = {});
   void addCheckpoint(int64_t run_id, const CheckpointRow& checkpoint);
 
   std::vector<RunInfo> listRuns() const;  // newest first
@@ -97,6 +104,7 @@ class RunStore {
   std::vector<EventRow> events(int64_t run_id) const;          // by step, then insertion
   std::vector<HistogramRow> histograms(int64_t run_id, const std::string& name_prefix = "") const;
   std::vector<CheckpointRow> checkpoints(int64_t run_id) const;
+  std::vector<TraceRow> traces(int64_t run_id) const;  // by step; empty for runs saved before traces were kept
 
   void rename(int64_t id, const std::string& name);
   void setTags(int64_t id, const std::string& tags);

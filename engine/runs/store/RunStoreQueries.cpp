@@ -116,4 +116,16 @@ std::vector<CheckpointRow> RunStore::checkpoints(int64_t run_id) const {
   return out;
 }
 
+std::vector<TraceRow> RunStore::traces(int64_t run_id) const {
+  impl_->requireRun(run_id);
+  auto q = impl_->use("SELECT step, epoch, trace FROM step_traces WHERE run_id = ?1 ORDER BY step, rowid");
+  q->bindInt(1, run_id);
+  std::vector<TraceRow> out;
+  while (q->step()) {
+    const auto* data = static_cast<const uint8_t*>(q->blobData(2));
+    out.push_back(TraceRow{q->integer(0), q->integer(1), std::vector<uint8_t>(data, data + q->blobBytes(2))});
+  }
+  return out;
+}
+
 }  // namespace ps

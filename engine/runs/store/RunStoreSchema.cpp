@@ -71,6 +71,18 @@ CREATE TABLE checkpoints(
 CREATE INDEX checkpoints_by_run_step ON checkpoints(run_id, step);
 )sql";
 
+// Version 2: what a step's emulated time was made of (engine/runs/trace/StepTrace.h), one encoded trace per step, so
+// a saved run can be re-timed for another network. Runs saved before have none.
+const char* const kSchemaV2 = R"sql(
+CREATE TABLE step_traces(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  step   INTEGER NOT NULL,
+  epoch  INTEGER NOT NULL,
+  trace  BLOB NOT NULL
+);
+CREATE INDEX step_traces_by_run_step ON step_traces(run_id, step);
+)sql";
+
 constexpr const char* kApplicationId = "1347637586";  // 'PSQR', set by the first schema
 
 int userVersion(SqliteDb& db) { return std::stoi(db.queryText("PRAGMA user_version")); }
@@ -97,7 +109,7 @@ void checkRunStoreIdentity(SqliteDb& db) {
 const std::vector<RunStoreMigration>& runStoreMigrations() {
   static const std::vector<RunStoreMigration> steps = {
       {1, kSchemaV1},
-      // {2, "ALTER TABLE runs ADD COLUMN ...;"},
+      {2, kSchemaV2},
   };
   return steps;
 }

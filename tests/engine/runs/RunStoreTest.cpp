@@ -172,13 +172,13 @@ TEST(RunStore, MigratesAnEmptyFileAndReopens) {
   {
     RunStore store(path);
     EXPECT_EQ(store.schemaVersion(), ps::runStoreLatestVersion());
-    EXPECT_EQ(store.schemaVersion(), 1);
+    EXPECT_EQ(store.schemaVersion(), 2);
     store.createRun("kept", "{}", "v");
   }
   {
     RunStoreRawDb raw(path);
     EXPECT_EQ(raw.text("PRAGMA journal_mode"), "wal");
-    for (const char* table : {"runs", "metrics", "events", "histograms", "checkpoints"})
+    for (const char* table : {"runs", "metrics", "events", "histograms", "checkpoints", "step_traces"})
       EXPECT_EQ(raw.count(std::string("SELECT count(*) FROM sqlite_master WHERE name = '") +
                           table + "'"),
                 1)
@@ -188,9 +188,37 @@ TEST(RunStore, MigratesAnEmptyFileAndReopens) {
               1);
   }
   RunStore again(path);
-  EXPECT_EQ(again.schemaVersion(), 1);
+  EXPECT_EQ(again.schemaVersion(), 2);
   ASSERT_EQ(again.listRuns().size(), 1u);
   EXPECT_EQ(again.listRuns()[0].name, "kept");
+}
+
+// A store written before step traces were kept (schema 1) gains their table; its runs stay and have no traces.
+TEST(RunStore, AVersionOneStoreGainsStepTracesAndKeepsItsRuns) {
+  RunStoreTempDir dir;
+  const std::string path = dir.file("runs.sqlite");
+  {
+    RunStoreRawDb raw(path);
+    raw.exec("PRAGMA application_id = 1347637586");
+    raw.exec(ps::runStoreMigrations().front().sql);
+    raw.exec("PRAGMA user_version = 1");
+    raw.exec("INSERT INTO runs(name, created) VALUES('old', '2026-01-01T00:00:00Z')");
+  }
+  RunStore store(path);
+  EXPECT_EQ(store.schemaVersion(), 2);
+  ASSERT_EQ(store.listRuns().size(), 1u);
+  const int64_t old = store.listRuns()[0].id;
+  EXPECT_TRUE(store.traces(old).empty());
+  const int64_t id = store.createRun("new", "{}", "v");
+  store.append(id, {}, {}, {}, {{1, 0, {1, 2, 3}}, {2, 0, {}}, {3, 1, {9}}});
+  const auto traces = store.traces(id);
+  ASSERT_EQ(traces.size(), 3u);
+  EXPECT_EQ(traces[0].trace, (std::vector<uint8_t>{1, 2, 3}));
+  EXPECT_TRUE(traces[1].trace.empty());
+  EXPECT_EQ(traces[2].step, 3);
+  EXPECT_EQ(traces[2].epoch, 1);
+  store.deleteRun(id);
+  EXPECT_EQ(RunStoreRawDb(path).count("SELECT count(*) FROM step_traces"), 0) << "a deleted run's traces stayed";
 }
 
 TEST(RunStore, RefusesAStoreFromANewerVersion) {

@@ -1,0 +1,290 @@
+#include "engine/runs/trace/StepTrace.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <tuple>
+
+namespace ps {
+namespace {
+
+constexpr uint8_t kVersion = 1;
+
+bool sends(TraceEvent::Kind k) {
+  return k == TraceEvent::SendForward || k == TraceEvent::SendBackward;
+}
+bool receives(TraceEvent::Kind k) {
+  return k == TraceEvent::ReceiveForward || k == TraceEvent::ReceiveBackward;
+}
+bool exchanges(TraceEvent::Kind k) {
+  return k == TraceEvent::ExchangeDense || k == TraceEvent::ExchangeCompressed;
+}
+
+// The link direction an event uses: (boundary, direction, replica). Stage s sends forward on boundary s and
+// backward on boundary s - 1; it receives forward on s - 1 and backward on s.
+std::tuple<int, int, int> linkOf(const TraceLane& lane, TraceEvent::Kind k) {
+  switch (k) {
+    case TraceEvent::SendForward:
+      return {lane.stage, 0, lane.replica};
+    case TraceEvent::ReceiveForward:
+      return {lane.stage - 1, 0, lane.replica};
+    case TraceEvent::SendBackward:
+      return {lane.stage - 1, 1, lane.replica};
+    default:
+      return {lane.stage, 1, lane.replica};  // ReceiveBackward
+  }
+}
+
+std::string laneName(const TraceLane& lane) {
+  return "stage " + std::to_string(lane.stage) + " (replica " + std::to_string(lane.replica) + ")";
+}
+
+}  // namespace
+
+double replay(const StepTrace& trace, const LinkModel& model) {
+  struct Lane {
+    size_t next = 0;
+    double clock = 0;
+    bool waiting = false;  // at an exchange, its own part (the encode) done
+  };
+  struct LinkSide {
+    std::deque<double> arrivals;
+    double busy_until = 0;
+  };
+  const auto& lanes = trace.lanes;
+  std::vector<Lane> state(lanes.size());
+  std::map<std::tuple<int, int, int>, LinkSide> links;
+  std::map<int, std::vector<size_t>> replicasOf;  // stage -> its lanes
+  for (size_t i = 0; i < lanes.size(); ++i) replicasOf[lanes[i].stage].push_back(i);
+
+  // The exchange of `stage`, once every replica waits at it: the arithmetic of GradientExchange, in its order.
+  auto exchange = [&](int stage) {
+    const auto& group = replicasOf[stage];
+    double start = 0;
+    uint64_t largest = 0;
+    for (size_t i : group) {
+      const auto& e = lanes[i].events[state[i].next];
+      start = std::max(start, state[i].clock);
+      largest = std::max(largest, e.bytes);
+    }
+    const double r = double(group.size());
+    for (size_t i : group) {
+      const auto& e = lanes[i].events[state[i].next];
+      Lane& s = state[i];
+      if (e.kind == TraceEvent::ExchangeDense) {
+        const double modelled =
+            2.0 * (r - 1) * (model.latencySeconds() + model.transferSeconds(uint64_t(4.0 * double(e.bytes) / r)));
+        s.clock = start + modelled;
+      } else {
+        const double modelled = (r - 1) * model.messageSeconds(largest);
+        s.clock = start + modelled + e.decode;
+      }
+      s.waiting = false;
+      ++s.next;
+    }
+  };
+
+  for (;;) {
+    bool progress = false, done = true;
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      const TraceLane& lane = lanes[i];
+      Lane& s = state[i];
+      while (s.next < lane.events.size() && !s.waiting) {
+        const TraceEvent& e = lane.events[s.next];
+        if (e.kind == TraceEvent::Compute) {
+          s.clock += e.seconds;
+        } else if (sends(e.kind)) {
+          LinkSide& l = links[linkOf(lane, e.kind)];
+          s.clock += e.seconds;
+          const double transfer = model.transferSeconds(e.bytes);
+          const double start = std::max(s.clock, l.busy_until);
+          l.busy_until = start + transfer;
+          l.arrivals.push_back(l.busy_until + model.latencySeconds());
+        } else if (receives(e.kind)) {
+          LinkSide& l = links[linkOf(lane, e.kind)];
+          if (l.arrivals.empty()) break;  // its sender has not got there yet
+          s.clock = std::max(s.clock, l.arrivals.front()) + e.seconds;
+          l.arrivals.pop_front();
+        } else {  // an exchange: this replica's encode, then the group's
+          if (e.kind == TraceEvent::ExchangeCompressed) s.clock += e.seconds;
+          s.waiting = true;
+          progress = true;
+          const auto& group = replicasOf[lane.stage];
+          const bool all = std::all_of(group.begin(), group.end(), [&](size_t j) {
+            return state[j].waiting && lanes[j].events[state[j].next].kind == e.kind;
+          });
+          if (all) exchange(lane.stage);
+          continue;
+        }
+        ++s.next;
+        progress = true;
+      }
+      if (s.next < lane.events.size()) done = false;
+    }
+    if (done) break;
+    if (!progress) {
+      std::string stuck;
+      for (size_t i = 0; i < lanes.size(); ++i)
+        if (state[i].next < lanes[i].events.size())
+          stuck +=
+              (stuck.empty() ? "" : ", ") + laneName(lanes[i]) + " waits at event " + std::to_string(state[i].next);
+      throw TraceError("the step's trace does not fit together: " + stuck +
+                       ", for messages or an exchange no other stage provides");
+    }
+  }
+  double emulated = 0;
+  for (const Lane& s : state) emulated = std::max(emulated, s.clock);
+  return emulated;
+}
+
+namespace {
+
+class Writer {
+ public:
+  explicit Writer(std::vector<uint8_t>& out) : out_(out) {}
+  template <typename T>
+  void raw(T v) {
+    uint8_t b[sizeof(T)];
+    std::memcpy(b, &v, sizeof(T));
+    out_.insert(out_.end(), b, b + sizeof(T));
+  }
+  void varint(uint64_t v) {
+    while (v >= 0x80) {
+      out_.push_back(uint8_t(v) | 0x80);
+      v >>= 7;
+    }
+    out_.push_back(uint8_t(v));
+  }
+
+ private:
+  std::vector<uint8_t>& out_;
+};
+
+class Reader {
+ public:
+  Reader(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}
+  template <typename T>
+  T raw(const char* what) {
+    if (size_t(end_ - p_) < sizeof(T)) throw TraceError(std::string("step trace ends inside ") + what);
+    T v;
+    std::memcpy(&v, p_, sizeof(T));
+    p_ += sizeof(T);
+    return v;
+  }
+  uint64_t varint(const char* what) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      const uint8_t b = raw<uint8_t>(what);
+      if (shift == 63 && b > 1) break;
+      v |= uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    throw TraceError(std::string("step trace: ") + what + " is longer than 64 bits");
+  }
+  double seconds(const char* what) {
+    const float v = raw<float>(what);
+    if (!std::isfinite(v) || v < 0)
+      throw TraceError(std::string("step trace: ") + what + " is " + std::to_string(v) +
+                       " (a duration must be a finite number of seconds, not negative)");
+    return double(v);
+  }
+  size_t left() const { return size_t(end_ - p_); }
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+
+void writeLane(Writer& w, const TraceLane& lane) {
+  if (lane.stage < 0 || lane.stage > 0xffff || lane.replica < 0 || lane.replica > 0xffff)
+    throw TraceError("a step trace lane's stage and replica must be in 0..65535");
+  w.raw(uint16_t(lane.stage));
+  w.raw(uint16_t(lane.replica));
+  w.raw(uint32_t(lane.events.size()));
+  for (const auto& e : lane.events) {
+    w.raw(uint8_t(e.kind));
+    w.raw(float(e.seconds));
+    if (e.kind == TraceEvent::ExchangeCompressed) w.raw(float(e.decode));
+    if (sends(e.kind) || exchanges(e.kind)) w.varint(e.bytes);
+  }
+}
+
+TraceLane readLane(Reader& r, size_t& budget) {
+  TraceLane lane;
+  lane.stage = r.raw<uint16_t>("a lane's stage");
+  lane.replica = r.raw<uint16_t>("a lane's replica");
+  const uint32_t count = r.raw<uint32_t>("a lane's event count");
+  constexpr size_t kSmallestEvent = 5;  // kind + seconds
+  if (count > budget || size_t(count) * kSmallestEvent > r.left())
+    throw TraceError("step trace: " + laneName(lane) + " claims " + std::to_string(count) + " events, more than " +
+                     (count > budget ? "the " + std::to_string(budget) + " a trace may hold" : "its bytes can hold"));
+  budget -= count;
+  lane.events.resize(count);
+  for (auto& e : lane.events) {
+    const uint8_t kind = r.raw<uint8_t>("an event's kind");
+    if (kind > TraceEvent::ExchangeCompressed)
+      throw TraceError("step trace: " + laneName(lane) + " has an event of unknown kind " + std::to_string(kind));
+    e.kind = TraceEvent::Kind(kind);
+    e.seconds = r.seconds("an event's seconds");
+    if (e.kind == TraceEvent::ExchangeCompressed) e.decode = r.seconds("an exchange's decode seconds");
+    if (sends(e.kind) || exchanges(e.kind)) e.bytes = r.varint("a message's bytes");
+    const bool noPeer = (e.kind == TraceEvent::ReceiveForward || e.kind == TraceEvent::SendBackward) && lane.stage == 0;
+    if (noPeer)
+      throw TraceError("step trace: stage 0 cannot " +
+                       std::string(e.kind == TraceEvent::SendBackward ? "send backward" : "receive forward"));
+  }
+  return lane;
+}
+
+}  // namespace
+
+std::vector<uint8_t> encodeLane(const TraceLane& lane) {
+  std::vector<uint8_t> out;
+  Writer w(out);
+  writeLane(w, lane);
+  return out;
+}
+
+TraceLane decodeLane(const uint8_t* data, size_t size, size_t maxEvents) {
+  Reader r(data, size);
+  auto lane = readLane(r, maxEvents);
+  if (r.left()) throw TraceError("step trace: " + std::to_string(r.left()) + " bytes after the lane's events");
+  return lane;
+}
+
+std::vector<uint8_t> encodeTrace(const StepTrace& trace) {
+  std::vector<uint8_t> out;
+  Writer w(out);
+  w.raw(kVersion);
+  w.raw(trace.model.bandwidth_mbps);
+  w.raw(trace.model.latency_ms);
+  w.raw(uint32_t(trace.lanes.size()));
+  for (const auto& lane : trace.lanes) writeLane(w, lane);
+  return out;
+}
+
+StepTrace decodeTrace(const uint8_t* data, size_t size, size_t maxEvents) {
+  Reader r(data, size);
+  const auto version = r.raw<uint8_t>("the version");
+  if (version != kVersion)
+    throw TraceError("step trace version " + std::to_string(version) + " is not one this build reads (" +
+                     std::to_string(kVersion) + "); it was written by a newer PipeSqueeze");
+  StepTrace t;
+  t.model.bandwidth_mbps = r.raw<double>("the bandwidth");
+  t.model.latency_ms = r.raw<double>("the latency");
+  if (!std::isfinite(t.model.bandwidth_mbps) || t.model.bandwidth_mbps <= 0 || !std::isfinite(t.model.latency_ms) ||
+      t.model.latency_ms < 0)
+    throw TraceError("step trace: its link (" + std::to_string(t.model.bandwidth_mbps) + " Mbit/s, " +
+                     std::to_string(t.model.latency_ms) + " ms) is not a network");
+  const uint32_t lanes = r.raw<uint32_t>("the lane count");
+  constexpr size_t kSmallestLane = 8;
+  if (size_t(lanes) * kSmallestLane > r.left())
+    throw TraceError("step trace claims " + std::to_string(lanes) + " lanes, more than its bytes can hold");
+  for (uint32_t i = 0; i < lanes; ++i) t.lanes.push_back(readLane(r, maxEvents));
+  if (r.left()) throw TraceError("step trace: " + std::to_string(r.left()) + " bytes after its last lane");
+  return t;
+}
+
+}  // namespace ps

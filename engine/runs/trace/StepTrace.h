@@ -1,0 +1,80 @@
+#pragma once
+// What a step's emulated time was made of, kept so that a saved run can be re-timed for another network without
+// training again (docs/link-model.md).
+//
+// The engine's emulated clock is a small event simulation: every stage advances its own clock by the compute it
+// measured, a sent message leaves when its sender has encoded it and the link is free (the link serialises
+// transfers), and arrives `latency + 8 * bytes / bandwidth` later; a receiver waits for the arrival, then decodes.
+// The step takes as long as its slowest stage. A StepTrace is that simulation's input: every stage's events in the
+// order the stage ran them, with the measured durations and the bytes of every message, and the link model the step
+// ran under. replay() recomputes the step's critical path for any link model; for the recorded one it gives the
+// recorded time to the bit, because it does the engine's arithmetic in the engine's order on the same durations
+// (durations are kept at float precision, which the engine rounds them to as it measures: tracedSeconds()).
+//
+// Torch-free: the run store, the CLI and the app read traces without the engine.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/pipeline/LinkModel.h"
+
+namespace ps {
+
+class TraceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A measured duration as the trace keeps it (and as the engine's emulated clock adds it): rounded to float.
+inline double tracedSeconds(double seconds) {
+  return double(float(seconds));
+}
+
+struct TraceEvent {
+  enum Kind : uint8_t {
+    Compute = 0,         // seconds: forward, backward or optimizer time
+    SendForward = 1,     // seconds: encode; bytes: the payload. On boundary `stage` (forward) or `stage - 1`
+    SendBackward = 2,    //   (backward).
+    ReceiveForward = 3,  // seconds: decode. On boundary `stage - 1` (forward) or `stage` (backward).
+    ReceiveBackward = 4,
+    ExchangeDense = 5,       // the replicas' float32 ring all-reduce of `bytes` values (no codec time)
+    ExchangeCompressed = 6,  // seconds: encode; decode: decode; bytes: this replica's message
+  };
+  Kind kind = Compute;
+  double seconds = 0;
+  double decode = 0;  // ExchangeCompressed only
+  uint64_t bytes = 0;
+};
+
+// One stage of one replica.
+struct TraceLane {
+  int stage = 0, replica = 0;
+  std::vector<TraceEvent> events;
+};
+
+struct StepTrace {
+  LinkModel model;  // the link the step ran under (its `throttled` flag is not kept)
+  std::vector<TraceLane> lanes;
+};
+
+// The step's emulated time under `model`: the largest clock any lane ends with. Throws TraceError when the events
+// cannot have come from one step (a receive with no matching send, an exchange some replica never joins).
+double replay(const StepTrace& trace, const LinkModel& model);
+inline double replay(const StepTrace& trace) {
+  return replay(trace, trace.model);
+}
+
+// The stored form (little-endian, versioned). decodeTrace() reads untrusted bytes: anything malformed is a
+// TraceError naming what is wrong; at most `maxEvents` events in all are accepted.
+std::vector<uint8_t> encodeTrace(const StepTrace& trace);
+StepTrace decodeTrace(const uint8_t* data, size_t size, size_t maxEvents = 1u << 20);
+inline StepTrace decodeTrace(const std::vector<uint8_t>& bytes) {
+  return decodeTrace(bytes.data(), bytes.size());
+}
+
+// One lane alone, as a rank sends its part of a step to the others.
+std::vector<uint8_t> encodeLane(const TraceLane& lane);
+TraceLane decodeLane(const uint8_t* data, size_t size, size_t maxEvents = 1u << 20);
+
+}  // namespace ps

@@ -1,0 +1,194 @@
+// Step traces: the replay of a step's events for another network, their stored form read from untrusted bytes, and
+// re-timing a stored run.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "RunStoreTestUtil.h"
+#include "engine/runs/store/RunStore.h"
+#include "engine/runs/trace/Retime.h"
+#include "engine/runs/trace/StepTrace.h"
+
+using namespace ps;
+
+namespace {
+
+TraceEvent ev(TraceEvent::Kind k, double seconds, uint64_t bytes = 0, double decode = 0) {
+  TraceEvent e;
+  e.kind = k;
+  e.seconds = seconds;
+  e.bytes = bytes;
+  e.decode = decode;
+  return e;
+}
+
+// Two stages, one micro-batch: stage 0 computes 10 ms, encodes 1 ms and sends 125,000 bytes (1 Mbit); stage 1
+// decodes 0.5 ms, computes 20 ms, encodes 1 ms and sends 12,500 bytes back; stage 0 decodes 2 ms, computes 3 ms
+// backward and 1 ms in its update; stage 1 computes 1 ms in its update. Durations are powers of two over 1024 so the
+// sums below are exact.
+StepTrace twoStages(double bandwidth, double latency) {
+  StepTrace t;
+  t.model.bandwidth_mbps = bandwidth;
+  t.model.latency_ms = latency;
+  TraceLane a, b;
+  a.stage = 0, b.stage = 1;
+  const double ms = 1.0 / 1024;
+  a.events = {ev(TraceEvent::Compute, 10 * ms), ev(TraceEvent::SendForward, 1 * ms, 125000),
+              ev(TraceEvent::ReceiveBackward, 2 * ms), ev(TraceEvent::Compute, 3 * ms), ev(TraceEvent::Compute, ms)};
+  b.events = {ev(TraceEvent::ReceiveForward, 0.5 * ms), ev(TraceEvent::Compute, 20 * ms),
+              ev(TraceEvent::SendBackward, 1 * ms, 12500), ev(TraceEvent::Compute, ms)};
+  t.lanes = {a, b};
+  return t;
+}
+
+}  // namespace
+
+TEST(StepTrace, ReplayIsTheCriticalPathOfTheStepsEvents) {
+  const double ms = 1.0 / 1024;
+  const StepTrace t = twoStages(100, 1);
+  // Forward: 11 ms to encode, 10 ms on the wire (1 Mbit at 100 Mbit/s), 1 ms latency; stage 1 then decodes 0.5,
+  // computes 20, encodes 1; back over the wire 1 ms + 1 ms latency; stage 0 decodes 2, computes 3 + 1.
+  const double forwardArrives = 11 * ms + 0.01 + 0.001;
+  const double backSent = forwardArrives + 21.5 * ms;
+  const double backArrives = backSent + 0.001 + 0.001;
+  EXPECT_NEAR(replay(t), backArrives + 6 * ms, 1e-12);
+  // Another network replays the same events: 10x the bandwidth takes 9 ms + 0.9 ms off the two transfers.
+  LinkModel fast = t.model;
+  fast.bandwidth_mbps = 1000;
+  EXPECT_NEAR(replay(t) - replay(t, fast), 0.0099, 1e-12);
+  // Latency is paid once per message on the critical path.
+  LinkModel slow = t.model;
+  slow.latency_ms = 11;
+  EXPECT_NEAR(replay(t, slow) - replay(t), 0.020, 1e-12);
+}
+
+TEST(StepTrace, ALinkSendsOneMessageAtATime) {
+  StepTrace t;
+  t.model.bandwidth_mbps = 8;  // 1 byte per microsecond
+  TraceLane a, b;
+  a.stage = 0, b.stage = 1;
+  a.events = {ev(TraceEvent::SendForward, 0, 1000), ev(TraceEvent::SendForward, 0, 1000)};
+  b.events = {ev(TraceEvent::ReceiveForward, 0), ev(TraceEvent::ReceiveForward, 0)};
+  t.lanes = {b, a};  // the receiver first: it waits for the sender
+  EXPECT_NEAR(replay(t), 0.002, 1e-12) << "the second message waits for the first to leave";
+}
+
+TEST(StepTrace, ReplicasExchangeFromTheSlowestOne) {
+  StepTrace t;
+  t.model.bandwidth_mbps = 8;
+  t.model.latency_ms = 1;
+  TraceLane r0, r1;
+  r0.replica = 0, r1.replica = 1;
+  r0.events = {ev(TraceEvent::Compute, 0.25), ev(TraceEvent::ExchangeCompressed, 0.125, 1000, 0.0625)};
+  r1.events = {ev(TraceEvent::Compute, 0.5), ev(TraceEvent::ExchangeCompressed, 0.125, 3000, 0.03125)};
+  t.lanes = {r0, r1};
+  // Both start when replica 1 has encoded (0.625 s); one round of the largest message: 1 ms + 3 ms.
+  EXPECT_NEAR(replay(t), 0.625 + 0.004 + 0.0625, 1e-12);
+  t.lanes[0].events[1] = ev(TraceEvent::ExchangeDense, 0, 1000);
+  t.lanes[1].events[1] = ev(TraceEvent::ExchangeDense, 0, 1000);
+  // A ring all-reduce of 1000 floats over 2 replicas: 2 rounds of 1 ms + 2000 bytes.
+  EXPECT_NEAR(replay(t), 0.5 + 2 * (0.001 + 0.002), 1e-12);
+}
+
+TEST(StepTrace, EventsThatDoNotFitTogetherAreRefusedNamingTheStage) {
+  StepTrace t = twoStages(100, 1);
+  t.lanes[0].events.erase(t.lanes[0].events.begin() + 1);  // the forward send is gone
+  try {
+    replay(t);
+    FAIL() << "a receive without a send replayed";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("stage 1 (replica 0) waits at event 0"), std::string::npos) << e.what();
+  }
+}
+
+TEST(StepTrace, StoredFormRoundTripsAndRefusesDamage) {
+  StepTrace t = twoStages(123.5, 0.25);
+  t.lanes.push_back(TraceLane{2, 1, {ev(TraceEvent::ExchangeCompressed, 0.5, 1ull << 40, 0.25)}});
+  const auto bytes = encodeTrace(t);
+  const StepTrace back = decodeTrace(bytes);
+  EXPECT_EQ(back.model.bandwidth_mbps, 123.5);
+  EXPECT_EQ(back.model.latency_ms, 0.25);
+  ASSERT_EQ(back.lanes.size(), 3u);
+  EXPECT_EQ(back.lanes[2].stage, 2);
+  EXPECT_EQ(back.lanes[2].replica, 1);
+  EXPECT_EQ(back.lanes[2].events[0].bytes, 1ull << 40);
+  EXPECT_EQ(back.lanes[2].events[0].decode, 0.25);
+  EXPECT_EQ(encodeTrace(back), bytes);
+  EXPECT_EQ(replay(back), replay(t));
+  // Every truncation is an error, never a crash or a short trace.
+  for (size_t n = 0; n < bytes.size(); ++n) EXPECT_THROW(decodeTrace(bytes.data(), n), TraceError) << n;
+  auto damaged = bytes;
+  damaged.push_back(0);
+  EXPECT_THROW(decodeTrace(damaged), TraceError);
+  damaged = bytes;
+  damaged[0] = 7;  // a newer version
+  EXPECT_THROW(decodeTrace(damaged), TraceError);
+  damaged = bytes;
+  damaged[1 + 16 + 4 + 8] = 9;  // the first event's kind
+  EXPECT_THROW(decodeTrace(damaged), TraceError);
+  damaged = bytes;
+  const float negative = -1;
+  std::memcpy(&damaged[1 + 16 + 4 + 8 + 1], &negative, 4);
+  EXPECT_THROW(decodeTrace(damaged), TraceError);
+  damaged = bytes;
+  const uint32_t huge = 0xffffffffu;
+  std::memcpy(&damaged[1 + 16 + 4 + 4], &huge, 4);  // the first lane's event count
+  EXPECT_THROW(decodeTrace(damaged), TraceError);
+  EXPECT_THROW(decodeTrace(bytes.data(), bytes.size(), 3), TraceError) << "more events than allowed";
+  const auto lane = encodeLane(t.lanes[1]);
+  EXPECT_EQ(decodeLane(lane.data(), lane.size()).events.size(), t.lanes[1].events.size());
+  TraceLane first{0, 0, {ev(TraceEvent::SendBackward, 0, 1)}};
+  const auto impossible = encodeLane(first);
+  EXPECT_THROW(decodeLane(impossible.data(), impossible.size()), TraceError) << "stage 0 has no previous stage";
+}
+
+TEST(Retime, AStoredRunReplaysToItsOwnTimeAndToAnotherNetwork) {
+  test::RunStoreTempDir dir;
+  RunStore store(dir.file("runs.sqlite"));
+  const int64_t id = store.createRun("r", "{}", "v");
+  std::vector<TraceRow> rows;
+  for (int64_t step = 1; step <= 4; ++step) rows.push_back({step, (step - 1) / 2, encodeTrace(twoStages(100, 1))});
+  store.append(id, {{2, "eval/accuracy", 0.5, 1, 1}, {2, "eval/loss", 1.5, 1, 1}, {4, "eval/accuracy", 0.75, 2, 2}}, {},
+               {}, rows);
+  const double step = replay(twoStages(100, 1));
+  const RetimedRun own = retimeRun(store, id, {});
+  EXPECT_EQ(own.emulated_s, own.recorded_emulated_s);
+  EXPECT_EQ(own.emulated_s, ((step + step) + step) + step) << "not the engine's sum, in its order";
+  EXPECT_EQ(own.steps, 4);
+  ASSERT_EQ(own.epochs.size(), 2u);
+  EXPECT_EQ(own.epochs[1].first, 1);
+  ASSERT_EQ(own.evaluations.size(), 2u);
+  EXPECT_EQ(own.evaluations[0].step, 2);
+  EXPECT_EQ(own.evaluations[0].emulated_s, step + step);
+  EXPECT_EQ(own.evaluations[0].values.at("eval/loss"), 1.5);
+
+  RetimeNetwork slower;
+  slower.bandwidth_mbps = 10;
+  const RetimedRun slow = retimeRun(store, id, slower);
+  EXPECT_NEAR(slow.emulated_s - own.emulated_s, 4 * 9 * (0.01 + 0.001), 1e-9);
+  EXPECT_EQ(slow.recorded_emulated_s, own.recorded_emulated_s);
+
+  for (double bad : {0.0, -5.0, std::nan("")}) {
+    RetimeNetwork n;
+    n.bandwidth_mbps = bad;
+    EXPECT_THROW(retimeRun(store, id, n), TraceError);
+  }
+  RetimeNetwork negative;
+  negative.latency_ms = -1;
+  EXPECT_THROW(retimeRun(store, id, negative), TraceError);
+  const int64_t bare = store.createRun("old", "{}", "v");
+  try {
+    retimeRun(store, bare, {});
+    FAIL();
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("has no step traces"), std::string::npos) << e.what();
+  }
+  store.append(bare, {}, {}, {}, {{1, 0, {1, 2}}});
+  try {
+    retimeRun(store, bare, {});
+    FAIL();
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find(", step 1: step trace"), std::string::npos) << e.what();
+  }
+}
