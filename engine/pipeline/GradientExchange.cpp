@@ -10,7 +10,9 @@
 namespace ps {
 namespace {
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double since(Clock::time_point t0) {  // rounded as the emulated clock adds it
+  return tracedSeconds(std::chrono::duration<double>(Clock::now() - t0).count());
+}
 }  // namespace
 
 GradientExchange::GradientExchange(std::shared_ptr<Cluster> cluster, int stage, const CompressionOptions& options,
@@ -49,7 +51,7 @@ void GradientExchange::applyDecision(const AdaptDecision& decision) {
   options_.k = adaptive_->sentK();
 }
 
-void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& clock) {
+void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& clock, std::vector<TraceEvent>* trace) {
   torch::NoGradGuard noGrad;
   int64_t n = 0;
   for (const auto& p : params) n += p.numel();
@@ -60,7 +62,8 @@ void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& 
   raw_ += ringBytes(n);
   elements_ += uint64_t(n);
   messages_ += 1;
-  scatterMean(params, dense ? reduceDense(params, n, onDevice, clock) : reduceCompressed(params, n, clock));
+  scatterMean(params,
+              dense ? reduceDense(params, n, onDevice, clock, trace) : reduceCompressed(params, n, clock, trace));
 }
 
 uint64_t GradientExchange::ringBytes(int64_t n) const {
@@ -92,8 +95,10 @@ void GradientExchange::scatterMean(const std::vector<torch::Tensor>& params, con
   }
 }
 
+// The modelled time here and in reduceCompressed() is replayed for saved runs by engine/runs/trace/StepTrace.cpp:
+// keep the arithmetic of the two the same.
 torch::Tensor GradientExchange::reduceDense(const std::vector<torch::Tensor>& params, int64_t n, bool onDevice,
-                                            double& clock) {
+                                            double& clock, std::vector<TraceEvent>* trace) {
   // The replicas' clocks first: the all-reduce starts when the slowest replica is ready.
   const auto clocks = cluster_->allGatherReplicas(
       std::vector<uint8_t>(reinterpret_cast<uint8_t*>(&clock), reinterpret_cast<uint8_t*>(&clock) + 8), 64);
@@ -130,6 +135,7 @@ torch::Tensor GradientExchange::reduceDense(const std::vector<torch::Tensor>& pa
   nonzeros_ += uint64_t(n);
   modelled_s_ += modelled;  // no codec: nothing counts as encode or decode time
   clock = start + modelled;
+  if (trace) trace->push_back({TraceEvent::ExchangeDense, 0, 0, uint64_t(n)});
   return mean;
 }
 
@@ -186,7 +192,8 @@ void GradientExchange::decodeFrom(int replica, const std::vector<uint8_t>& bytes
   }
 }
 
-torch::Tensor GradientExchange::reduceCompressed(const std::vector<torch::Tensor>& params, int64_t n, double& clock) {
+torch::Tensor GradientExchange::reduceCompressed(const std::vector<torch::Tensor>& params, int64_t n, double& clock,
+                                                 std::vector<TraceEvent>* trace) {
   const auto t0 = Clock::now();
   GradientMessageWriter writer;
   encodeAll(params, writer);
@@ -213,6 +220,7 @@ torch::Tensor GradientExchange::reduceCompressed(const std::vector<torch::Tensor
   modelled_s_ += modelled;
   decode_s_ += decode;
   clock = start + modelled + decode;
+  if (trace) trace->push_back({TraceEvent::ExchangeCompressed, encode, decode, sent});
   return mean;
 }
 

@@ -18,6 +18,7 @@
 #include "engine/dist/nccl/NcclGroup.h"
 #include "engine/pipeline/GradientMessage.h"
 #include "engine/pipeline/LinkModel.h"
+#include "engine/runs/trace/StepTrace.h"
 #include "engine/telemetry/Telemetry.h"
 
 #include <memory>
@@ -33,8 +34,9 @@ class GradientExchange {
                    LinkModel model, bool nccl = false);
   ~GradientExchange();
 
-  // Stage thread: replaces the gradients of `params` with the replicas' mean; advances the emulated clock.
-  void reduce(const std::vector<torch::Tensor>& params, double& clock);
+  // Stage thread: replaces the gradients of `params` with the replicas' mean; advances the emulated clock and
+  // appends the exchange to `trace` when one is given.
+  void reduce(const std::vector<torch::Tensor>& params, double& clock, std::vector<TraceEvent>* trace = nullptr);
 
   // Between steps.
   void setOptions(const CompressionOptions& options);
@@ -51,8 +53,10 @@ class GradientExchange {
   CodecContext contextOf(int replica) const;
   // The parts of reduce(): the CPU copy of the gradients, the two ways to sum them, and the mean written back.
   void gatherGradients(const std::vector<torch::Tensor>& params, int64_t n);
-  torch::Tensor reduceDense(const std::vector<torch::Tensor>& params, int64_t n, bool onDevice, double& clock);
-  torch::Tensor reduceCompressed(const std::vector<torch::Tensor>& params, int64_t n, double& clock);
+  torch::Tensor reduceDense(const std::vector<torch::Tensor>& params, int64_t n, bool onDevice, double& clock,
+                            std::vector<TraceEvent>* trace);
+  torch::Tensor reduceCompressed(const std::vector<torch::Tensor>& params, int64_t n, double& clock,
+                                 std::vector<TraceEvent>* trace);
   void encodeAll(const std::vector<torch::Tensor>& params, GradientMessageWriter& message);  // this replica's
   uint64_t ringBytes(int64_t n) const;  // what a dense float32 ring all-reduce of n values sends per replica
   // Adds replica j's decoded gradients to sum_ (its bytes are untrusted); `start` becomes the latest clock seen.

@@ -56,7 +56,8 @@ void Link::applyDecision(Direction d, const AdaptDecision& decision) {
   buildEval(d);  // compressed evaluation goes through the factor sent
 }
 
-double Link::send(Direction d, const torch::Tensor& x, double clock, const MessageMeta& meta) {
+double Link::send(Direction d, const torch::Tensor& x, double clock, const MessageMeta& meta,
+                  std::vector<TraceEvent>* trace) {
   Side& s = side(d);
   if (histogramBins_ > 0 && !s.histogram)
     s.histogram = histogramOf({x}, histogramBins_,
@@ -77,14 +78,17 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
     s.report.reset.clear();
   }
   if (s.measureNorm) s.normSquared += x.square().sum().item<double>();
-  const double encode = since(t0);
+  const double encode = tracedSeconds(since(t0));
   const uint64_t bytes = m.payload.size();
   s.raw += uint64_t(x.numel()) * sizeof(float);
   s.wire += bytes;
   s.elements += uint64_t(x.numel());
   s.messages += 1;
   s.encode_s += encode;
-  // Emulated network: the link serialises transfers; latency overlaps with the next transfer.
+  // Emulated network: the link serialises transfers; latency overlaps with the next transfer. replay() in
+  // engine/runs/trace/StepTrace.cpp does this arithmetic again for a saved run: keep the two the same.
+  if (trace)
+    trace->push_back({d == Direction::Forward ? TraceEvent::SendForward : TraceEvent::SendBackward, encode, 0, bytes});
   clock += encode;
   const double transfer = model_.transferSeconds(bytes);
   const double start = std::max(clock, s.busy_until);
@@ -102,14 +106,17 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
   return clock;
 }
 
-torch::Tensor Link::receive(Direction d, const torch::Device& device, double& clock, const MessageMeta& meta) {
+torch::Tensor Link::receive(Direction d, const torch::Device& device, double& clock, const MessageMeta& meta,
+                            std::vector<TraceEvent>* trace) {
   Side& s = side(d);
   Message m = s.channel.pop(meta.shape ? maxPayloadBytes(*meta.shape) : UINT64_MAX);
   const auto t0 = Clock::now();
   auto x = s.receiver->lossless() ? s.receiver->codec().decode(m.payload, device, meta.shape)
                                   : s.receiver->receive(m.payload, device, meta);
-  const double decode = since(t0);
+  const double decode = tracedSeconds(since(t0));
   s.decode_s += decode;
+  if (trace)
+    trace->push_back({d == Direction::Forward ? TraceEvent::ReceiveForward : TraceEvent::ReceiveBackward, decode});
   if (histogramBins_ > 0 && !s.decoded)
     s.decoded = histogramOf({x}, histogramBins_,
                             metric::linkKey(boundary_, d, metric::leaf::kDecoded), histogramStep_);

@@ -5,6 +5,7 @@
 #include "engine/compress/Compensation.h"
 #include "engine/pipeline/Channel.h"
 #include "engine/pipeline/LinkModel.h"
+#include "engine/runs/trace/StepTrace.h"
 #include "engine/telemetry/Telemetry.h"
 
 #include <array>
@@ -23,10 +24,13 @@ class Link {
   };
   Link(int boundary, LinkModel model, const Settings& settings);
 
-  // Sender thread. `clock` is the sender's emulated time when the tensor is ready; returns it after encoding.
-  double send(Direction d, const torch::Tensor& x, double clock, const MessageMeta& meta = {});
-  // Receiver thread. Advances `clock` to the arrival time plus decode time.
-  torch::Tensor receive(Direction d, const torch::Device& device, double& clock, const MessageMeta& meta = {});
+  // Sender thread. `clock` is the sender's emulated time when the tensor is ready; returns it after encoding. The
+  // send (its encode time and bytes) is appended to `trace` when one is given.
+  double send(Direction d, const torch::Tensor& x, double clock, const MessageMeta& meta = {},
+              std::vector<TraceEvent>* trace = nullptr);
+  // Receiver thread. Advances `clock` to the arrival time plus decode time; appends the receive to `trace`.
+  torch::Tensor receive(Direction d, const torch::Device& device, double& clock, const MessageMeta& meta = {},
+                        std::vector<TraceEvent>* trace = nullptr);
   // Evaluation through the codec alone: no statistics, no compensation state.
   torch::Tensor roundTrip(Direction d, const torch::Tensor& x);
 

@@ -55,7 +55,9 @@ torch::Tensor shardOf(const torch::Tensor& t, int replicas, int replica) {
   return replicas > 1 ? t.tensor_split(replicas)[size_t(replica)] : t;
 }
 
-constexpr int kEvalTag = 1000;  // link messages use tags 2 * boundary + direction
+constexpr int kEvalTag = 1000;
+// A rank's step trace holds a few events per micro-batch; anything near this is not one.
+constexpr size_t kMostTraceEvents = 1u << 16;  // link messages use tags 2 * boundary + direction
 
 }  // namespace
 
@@ -107,7 +109,8 @@ Pipeline::Pipeline(BlockModel model, PipelineOptions options)
     exchange_ = std::make_unique<GradientExchange>(cluster, me, options_.gradients, options_.seed, options_.link,
                                                    options_.nccl);
     StageWorker* w = workers_[size_t(me)].get();
-    w->setBeforeUpdate([this, w](StageStepResult& r) { exchange_->reduce(w->module().parameters(), r.clock); });
+    w->setBeforeUpdate(
+        [this, w](StageStepResult& r) { exchange_->reduce(w->module().parameters(), r.clock, &r.trace.events); });
   }
 }
 
@@ -200,10 +203,12 @@ StepResult Pipeline::step(const torch::Tensor& x, const torch::Tensor& y, int64_
   r.loss = results.back().loss;
   r.correct = results.back().correct;
   r.predictions = results.back().predictions;
+  r.trace.model = options_.link;
   for (auto& s : results) {
     r.compute_s += s.compute_s;
     r.emulated_s = std::max(r.emulated_s, s.clock);
     if (s.gradients) r.histograms.push_back(std::move(*s.gradients));
+    r.trace.lanes.push_back(std::move(s.trace));
   }
   for (auto& l : links_) {
     for (Direction d : {Direction::Forward, Direction::Backward}) r.traffic.push_back(l->takeTraffic(d));
@@ -228,6 +233,12 @@ EvalResult Pipeline::evaluate(const torch::Tensor& x, const torch::Tensor& y, bo
   r.correct = correctOf(model_.kind, h, target);
   r.predictions = target.numel();
   return r;
+}
+
+void Pipeline::setLinkModel(const LinkModel& model) {
+  options_.link = model;
+  for (auto& l : links_) l->setModel(model);
+  if (exchange_) exchange_->setModel(model);
 }
 
 void Pipeline::setLearningRate(double lr) {
@@ -274,10 +285,13 @@ StepResult Pipeline::distributedStep(const torch::Tensor& x, const torch::Tensor
   if (mine.gradients && cluster.replica() == 0) histograms.push_back(report::toJson(*mine.gradients));
   report["traffic"] = std::move(traffic);
   report["histograms"] = std::move(histograms);
+  mine.trace.replica = cluster.replica();
+  report["trace"] = json::binary(encodeLane(mine.trace));
 
   // Every rank learns every rank's part, so every rank returns the same result and decides the same next step.
   const auto reports = cluster.allGatherWorld(json::to_cbor(report));
   StepResult r;
+  r.trace.model = options_.link;
   std::map<std::pair<int, int>, TrafficMerge> merged;
   const double batch = double(x.size(0));
   for (size_t rank = 0; rank < reports.size(); ++rank) {
@@ -302,6 +316,12 @@ StepResult Pipeline::distributedStep(const torch::Tensor& x, const torch::Tensor
         merged[{lt.direction == Direction::Gradients ? 1 << 20 : 0, lt.boundary * 2 + int(lt.direction)}].add(lt);
       }
       for (const auto& h : j.at("histograms")) r.histograms.push_back(report::histogramFromJson(h));
+      if (!j.at("trace").is_binary()) throw report::ReportError("its step trace must be bytes");
+      const auto& bytes = j.at("trace").get_binary();
+      TraceLane lane = decodeLane(bytes.data(), bytes.size(), kMostTraceEvents);
+      if (lane.stage != stage || lane.replica != replica)
+        throw report::ReportError("its step trace is for another stage or replica");
+      r.trace.lanes.push_back(std::move(lane));
     } catch (const ClusterError&) {
       throw;
     } catch (const std::exception& e) {

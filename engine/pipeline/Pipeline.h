@@ -43,6 +43,7 @@ struct StepResult {
   int64_t correct = 0, predictions = 0;
   double compute_s = 0;       // summed over stages
   double emulated_s = 0;      // critical path of the step with modelled links
+  StepTrace trace;            // what emulated_s was made of: every stage's (and replica's) events
   std::vector<LinkTraffic> traffic;           // every boundary, forward then backward
   std::vector<HistogramRecord> histograms;    // gradients per stage and link values, when asked for
 };
@@ -71,6 +72,8 @@ class Pipeline {
   EvalResult evaluate(const torch::Tensor& x, const torch::Tensor& y, bool compressed);
 
   void setLearningRate(double lr);
+  // Between steps: the network every link and the gradient exchange model from now on.
+  void setLinkModel(const LinkModel& model);
   Link& link(int boundary) { return *links_.at(size_t(boundary)); }
   // The data-parallel gradient exchange of this process's stage; null with one replica.
   GradientExchange* gradientExchange() { return exchange_.get(); }

@@ -10,7 +10,10 @@ namespace ps {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+// As the emulated clock adds it (and a step trace keeps it): rounded to float.
+double since(Clock::time_point t0) {
+  return tracedSeconds(std::chrono::duration<double>(Clock::now() - t0).count());
+}
 
 std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const OptimizerOptions& o, std::vector<torch::Tensor> params) {
   if (o.name == "sgd")
@@ -96,6 +99,7 @@ void StageWorker::setLearningRate(double lr) {
 
 StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const StepWork& work) {
   StageStepResult r;
+  r.trace.stage = index_;
   std::vector<InFlight> saved(work.scales.size());
   for (const auto& op : ops) {
     InFlight& f = saved[size_t(op.microbatch)];
@@ -122,7 +126,7 @@ void StageWorker::forward(int microbatch, const StepWork& work, InFlight& f, Sta
     auto meta = work.meta(microbatch);
     const auto expected = work.activationShape(index_ - 1, microbatch);
     if (!expected.empty()) meta.shape = &expected;
-    f.input = previous_->receive(Direction::Forward, device_, r.clock, meta).requires_grad_(true);
+    f.input = previous_->receive(Direction::Forward, device_, r.clock, meta, &r.trace.events).requires_grad_(true);
   }
   const auto t0 = Clock::now();
   auto out = module_->forward(f.input);
@@ -138,7 +142,8 @@ void StageWorker::forward(int microbatch, const StepWork& work, InFlight& f, Sta
   const double compute = since(t0);
   r.compute_s += compute;
   r.clock += compute;
-  if (!last) r.clock = next_->send(Direction::Forward, out.detach(), r.clock, work.meta(microbatch));
+  r.trace.events.push_back({TraceEvent::Compute, compute});
+  if (!last) r.clock = next_->send(Direction::Forward, out.detach(), r.clock, work.meta(microbatch), &r.trace.events);
 }
 
 // Receives the gradient of what this stage sent forward (the same shape), runs the backward pass, and sends the
@@ -150,7 +155,7 @@ void StageWorker::backward(int microbatch, const StepWork& work, InFlight& f, St
     auto meta = work.meta(microbatch);
     const auto expected = f.output.sizes().vec();
     meta.shape = &expected;
-    grad = next_->receive(Direction::Backward, device_, r.clock, meta);
+    grad = next_->receive(Direction::Backward, device_, r.clock, meta, &r.trace.events);
   }
   const auto t0 = Clock::now();
   if (last) f.output.backward();
@@ -158,7 +163,9 @@ void StageWorker::backward(int microbatch, const StepWork& work, InFlight& f, St
   const double compute = since(t0);
   r.compute_s += compute;
   r.clock += compute;
-  if (!first) r.clock = previous_->send(Direction::Backward, f.input.grad(), r.clock, work.meta(microbatch));
+  r.trace.events.push_back({TraceEvent::Compute, compute});
+  if (!first)
+    r.clock = previous_->send(Direction::Backward, f.input.grad(), r.clock, work.meta(microbatch), &r.trace.events);
 }
 
 // The optimizer step, with the gradient histogram taken first when this step records one.
@@ -174,6 +181,7 @@ void StageWorker::update(const StepWork& work, StageStepResult& r) {
   const double update = since(t0);
   r.compute_s += update;
   r.clock += update;
+  r.trace.events.push_back({TraceEvent::Compute, update});
 }
 
 }  // namespace ps

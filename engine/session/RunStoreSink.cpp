@@ -49,6 +49,7 @@ void RunStoreSink::evalMetrics(const EvalRecord& e, std::vector<MetricPoint>& ou
 void RunStoreSink::consume(const Telemetry& item) {
   if (auto s = std::get_if<StepRecord>(&item)) {
     stepMetrics(*s, metrics_);
+    if (s->trace) traces_.push_back({s->step, s->epoch, encodeTrace(*s->trace)});
   } else if (auto e = std::get_if<EvalRecord>(&item)) {
     evalMetrics(*e, metrics_);
   } else if (auto h = std::get_if<HistogramRecord>(&item)) {
@@ -69,7 +70,9 @@ void RunStoreSink::flush() {
 }
 
 void RunStoreSink::write() {
-  if (!metrics_.empty() || !events_.empty() || !histograms_.empty()) store_->append(run_, metrics_, events_, histograms_);
+  if (!metrics_.empty() || !events_.empty() || !histograms_.empty() || !traces_.empty())
+    store_->append(run_, metrics_, events_, histograms_, traces_);
+  traces_.clear();
   metrics_.clear();
   events_.clear();
   histograms_.clear();

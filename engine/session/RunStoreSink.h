@@ -29,6 +29,7 @@ class RunStoreSink final : public TelemetrySink {
   std::vector<MetricPoint> metrics_;
   std::vector<EventRow> events_;
   std::vector<HistogramRow> histograms_;
+  std::vector<TraceRow> traces_;
   std::vector<CheckpointRow> checkpoints_;
   std::optional<StatusRecord> final_;
   std::chrono::steady_clock::time_point lastWrite_ = std::chrono::steady_clock::now();

@@ -192,9 +192,9 @@ void Session::applySetting(const Command& c, int64_t step, double wall) {
   json next = config_.json;
   setConfigValue(next, c.key, c.value);
   replaceConfig(Config::fromJson(next, "setting"));
+  pipeline_->setLinkModel({config_.link.bandwidth_mbps, config_.link.latency_ms, config_.link.throttled});
   for (int b = 0; b + 1 < config_.pipeline.stages; ++b) {
     Link& link = pipeline_->link(b);
-    link.setModel({config_.link.bandwidth_mbps, config_.link.latency_ms, config_.link.throttled});
     for (Direction d : {Direction::Forward, Direction::Backward}) {
       const auto& want = (d == Direction::Forward ? config_.compression.boundary_forward
                                                   : config_.compression.boundary_backward)[size_t(b)];
@@ -209,7 +209,6 @@ void Session::applySetting(const Command& c, int64_t step, double wall) {
     }
   }
   if (GradientExchange* g = pipeline_->gradientExchange()) {  // resets are reported with its traffic
-    g->setModel({config_.link.bandwidth_mbps, config_.link.latency_ms, config_.link.throttled});
     if (g->options() != config_.compression.gradients) g->setOptions(config_.compression.gradients);
   }
   bus_.publish(EventRecord{step, wall, "setting", json{{"key", c.key}, {"from", old}, {"to", c.value}}});

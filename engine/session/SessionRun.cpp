@@ -132,6 +132,7 @@ bool Session::trainStep(Progress& p, const std::vector<int64_t>& order, int64_t 
   rec.compute_s = r.compute_s;
   rec.emulated_step_s = r.emulated_s;
   rec.links = std::move(r.traffic);
+  rec.trace = std::make_shared<const StepTrace>(std::move(r.trace));
   publishStep(std::move(rec), std::move(r.histograms), p);
   if (std::isfinite(r.loss)) return true;
   p.status = "diverged";

@@ -3,8 +3,11 @@
 // No torch, no Qt: the run store, the CLI and the GUI all consume these.
 #include <nlohmann/json.hpp>
 
+#include "engine/runs/trace/StepTrace.h"
+
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -71,6 +74,7 @@ struct StepRecord {
   double emulated_step_s = 0; // critical path of the schedule with modelled links
   double emulated_s = 0;      // cumulative emulated time
   std::vector<LinkTraffic> links;
+  std::shared_ptr<const StepTrace> trace;  // what emulated_step_s was made of; the store keeps it for re-timing
 };
 
 struct EvalRecord {

@@ -1,6 +1,7 @@
 #include "engine/session/Session.h"
 
 #include "engine/data/BrownCorpus.h"
+#include "engine/runs/trace/Retime.h"
 
 #include <gtest/gtest.h>
 
@@ -87,6 +88,45 @@ TEST(Session, RecordsEverythingInTheStore) {
   ASSERT_GE(events.size(), 2u);
   EXPECT_EQ(events.front().kind, "start");
   EXPECT_EQ(events.back().kind, "finished");
+}
+
+// Every step keeps what its emulated time was made of, and replaying that gives the step's time to the bit: with
+// compression, either schedule, a bandwidth changed mid-run; the stored run re-times to its own summary exactly.
+TEST(Session, StepTracesReplayToTheRecordedEmulatedTime) {
+  json topk = smoke();
+  topk["compression"] = {{"forward", {{"method", "topk"}, {"k", 0.25}, {"feedback", "ef"}}}};
+  json gpipe = smoke();
+  gpipe["pipeline"] = {{"stages", 2}, {"microbatches", 4}, {"schedule", "gpipe"}};
+  gpipe["link"] = {{"bandwidth_mbps", 5}, {"latency_ms", 2}};
+  gpipe["compression"] = {{"backward", {{"method", "quantize"}, {"bits", 4}}}};
+  for (const json& cfg : {topk, gpipe}) {
+    auto store = std::make_shared<RunStore>(tempStore("traces"));
+    Session session(Config::fromJson(cfg), store);
+    auto hook = std::make_shared<StepHook>();
+    std::vector<StepRecord> steps;
+    hook->onStep = [&](const StepRecord& s) {
+      steps.push_back(s);
+      if (s.step == 10) session.post(Command::set("link.bandwidth_mbps", 1));
+    };
+    session.telemetry().addSink(hook);
+    const auto summary = session.run();
+    ASSERT_EQ(steps.size(), 30u);
+    for (const auto& s : steps) {
+      ASSERT_TRUE(s.trace) << "step " << s.step;
+      EXPECT_EQ(s.trace->lanes.size(), size_t(cfg["pipeline"]["stages"].get<int>()));
+      EXPECT_EQ(replay(*s.trace), s.emulated_step_s) << "step " << s.step << " of " << cfg.dump();
+    }
+    EXPECT_EQ(steps.back().trace->model.bandwidth_mbps, 1) << "the bandwidth set mid-run is the one traced";
+    const RetimedRun own = retimeRun(*store, session.runId(), {});
+    EXPECT_EQ(own.emulated_s, summary["emulated_seconds"].get<double>());
+    EXPECT_EQ(own.recorded_emulated_s, own.emulated_s);
+    const auto evals = store->metrics(session.runId(), "eval/accuracy_uncompressed");
+    ASSERT_EQ(own.evaluations.size(), evals.size());
+    for (size_t i = 0; i < evals.size(); ++i) EXPECT_EQ(own.evaluations[i].emulated_s, evals[i].emulated_s) << i;
+    RetimeNetwork faster;
+    faster.bandwidth_mbps = 1e6;
+    EXPECT_LT(retimeRun(*store, session.runId(), faster).emulated_s, own.emulated_s / 2);
+  }
 }
 
 TEST(Session, CommandsApplyAtTheNextStep) {
