@@ -4,6 +4,7 @@
 
 #include "engine/runs/store/RunFilter.h"
 #include "engine/runs/store/RunStore.h"
+#include "engine/runs/trace/Retime.h"
 #include "engine/tensorboard/TensorBoardExport.h"
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 
 namespace ps::cli {
 namespace {
@@ -133,25 +135,78 @@ void exportTensorBoard(const RunStore& store, const RunsOptions& o) {
   for (int64_t id : ids) std::cout << tensorboard::exportRun(store, id, o.tensorboard) << "\n";
 }
 
+std::string seconds(double s) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(s < 10 ? 3 : 1) << s << " s";
+  return out.str();
+}
+
+// The run's emulated time at another network, from its step traces: a line per epoch and per evaluation, or one
+// JSON object.
+void retime(const RunStore& store, const RunsOptions& o) {
+  const RunInfo run = require(store, o.id);
+  RetimeNetwork network;
+  network.bandwidth_mbps = o.bandwidth_mbps;
+  network.latency_ms = o.latency_ms;
+  const RetimedRun r = retimeRun(store, o.id, network);
+  if (o.json) {
+    auto orNull = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+    json epochs = json::array(), evaluations = json::array();
+    for (const auto& [epoch, s] : r.epochs) epochs.push_back({{"epoch", epoch}, {"seconds", s}});
+    for (const auto& e : r.evaluations)
+      evaluations.push_back({{"step", e.step},
+                             {"emulated_seconds", e.emulated_s},
+                             {"recorded_emulated_seconds", e.recorded_emulated_s},
+                             {"values", e.values}});
+    std::cout << json{{"run_id", r.run_id},
+                      {"bandwidth_mbps", orNull(o.bandwidth_mbps)},
+                      {"latency_ms", orNull(o.latency_ms)},
+                      {"steps", r.steps},
+                      {"emulated_seconds", r.emulated_s},
+                      {"recorded_emulated_seconds", r.recorded_emulated_s},
+                      {"epochs", epochs},
+                      {"evaluations", evaluations}}
+                     .dump()
+              << "\n";
+    return;
+  }
+  std::string at;
+  if (o.bandwidth_mbps) at += " at " + json(*o.bandwidth_mbps).dump() + " Mbit/s";
+  if (o.latency_ms) at += std::string(at.empty() ? " at " : ", ") + json(*o.latency_ms).dump() + " ms latency";
+  if (at.empty()) at = " at its own network";
+  std::cout << "run " << r.run_id << " (" << run.name << ")" << at << ": " << seconds(r.emulated_s) << " emulated over "
+            << r.steps << " steps (recorded: " << seconds(r.recorded_emulated_s) << ")\n";
+  for (const auto& [epoch, s] : r.epochs) std::cout << "  epoch " << epoch << ": " << seconds(s) << "\n";
+  for (const auto& e : r.evaluations) {
+    std::cout << "  evaluation after step " << e.step << " at " << seconds(e.emulated_s);
+    for (const auto& [key, v] : e.values) std::cout << ", " << key << " " << v;
+    std::cout << "\n";
+  }
+}
+
 }  // namespace
 
 void addRunsCommand(CLI::App& app, RunsOptions& o) {
-  auto* cmd = app.add_subcommand("runs", "List, show, export, tag and annotate recorded runs");
-  cmd->add_option("action", o.action, "list | show | export | tag | untag | note")
+  auto* cmd = app.add_subcommand("runs", "List, show, export, tag, annotate and re-time recorded runs");
+  cmd->add_option("action", o.action, "list | show | export | tag | untag | note | retime")
       ->required()
-      ->check(CLI::IsMember({"list", "show", "export", "tag", "untag", "note"}));
+      ->check(CLI::IsMember({"list", "show", "export", "tag", "untag", "note", "retime"}));
   cmd->add_option("id", o.id, "run id (all but list)");
   cmd->add_option("values", o.values,
                   "tag, untag: the tags; note: the note (an empty one clears it); export --tensorboard: more run ids");
   cmd->add_option("--store", o.store, "run store file");
   cmd->add_flag("--csv", o.csv, "export as CSV (one row per step)");
-  cmd->add_flag("--json", o.json, "list as JSON");
+  cmd->add_flag("--json", o.json, "list, retime: as JSON");
   cmd->add_option("--filter,-f", o.filter,
                   "list: only the runs this filter holds for, as in the app's runs table: words, field:value, "
                   "field<value (status:finished k<0.05 tag:suite-1 accuracy>=85%); a wrong field lists them all");
   cmd->add_option("--output,-o", o.output, "write the export to this file instead of stdout");
   cmd->add_option("--tensorboard", o.tensorboard,
                   "export: write each run given as a TensorBoard event file under this folder (one folder per run)");
+  cmd->add_option("--bandwidth", o.bandwidth_mbps,
+                  "retime: the link bandwidth in Mbit/s to re-time the run for (default: what each step ran with)");
+  cmd->add_option("--latency", o.latency_ms,
+                  "retime: the link latency in ms to re-time the run for (default: what each step ran with)");
 }
 
 int runRuns(const RunsOptions& o) {
@@ -169,9 +224,15 @@ int runRuns(const RunsOptions& o) {
     return 0;
   }
   if (!o.filter.empty()) throw std::runtime_error("--filter is for runs list; runs " + o.action + " takes a run id");
+  if ((o.bandwidth_mbps || o.latency_ms) && o.action != "retime")
+    throw std::runtime_error("--bandwidth and --latency are for runs retime, not runs " + o.action);
   if (o.id <= 0) throw std::runtime_error("runs " + o.action + " needs a run id; see: pipesqueeze-cli runs list");
   if (o.action == "show") {
     show(store, o.id);
+    return 0;
+  }
+  if (o.action == "retime") {
+    retime(store, o);
     return 0;
   }
   if (o.action == "tag" || o.action == "untag") {

@@ -2,6 +2,7 @@
 #include <CLI/App.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@ struct RunsOptions {
   int64_t id = 0;
   std::vector<std::string> values;  // tag, untag: the tags; note: the note's words; export --tensorboard: more ids
   bool csv = false, json = false;
+  // retime: the network to re-time the run for; a figure not given keeps the run's own.
+  std::optional<double> bandwidth_mbps, latency_ms;
 };
 
 void addRunsCommand(CLI::App& app, RunsOptions& options);

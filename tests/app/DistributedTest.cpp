@@ -133,6 +133,16 @@ TEST(Distributed, TopKSgdOnTwoStagesTimesTwoReplicasSendsAFractionOfTheGradients
     EXPECT_GT(series(r.store, p + "rel_error").back(), 0.0) << p;
   }
   EXPECT_TRUE(std::isfinite(r.summary["train_loss"].get<double>()));
+  // Every rank's part of every step was kept: the run re-times to its own emulated time exactly (the replicas'
+  // exchanges included), and a slower network takes longer.
+  const std::string id = std::to_string(r.summary["run_id"].get<int64_t>());
+  const auto own = runCli({"runs", "retime", id, "--store", r.store, "--json"});
+  ASSERT_EQ(own.exitCode, 0) << own.err;
+  EXPECT_EQ(json::parse(own.lastLine())["emulated_seconds"].get<double>(), r.summary["emulated_seconds"].get<double>());
+  const auto slow = runCli({"runs", "retime", id, "--bandwidth", "1", "--store", r.store, "--json"});
+  ASSERT_EQ(slow.exitCode, 0) << slow.err;
+  EXPECT_GT(json::parse(slow.lastLine())["emulated_seconds"].get<double>(),
+            r.summary["emulated_seconds"].get<double>());
 }
 
 // Every rank refuses a bad setting at once; their lines must not interleave, and each worker says which rank it is.

@@ -1,0 +1,107 @@
+// `pipesqueeze-cli runs retime`: a saved run's emulated time at another network, from the step traces it stored.
+#include "tests/app/CliRunner.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+namespace ps::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string retimeStore(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("pipesqueeze-retime-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto path = (dir / (name + ".sqlite")).string();
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
+  return path;
+}
+
+const std::string kSmokePreset = std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets/smoke.json";
+
+// A run whose steps are mostly link time: 1 KiB activations per micro-batch at a few Mbit/s.
+json trainAt(const std::string& store, double mbps) {
+  auto r = runCli({"train", "--preset", kSmokePreset, "--store", store, "--json", "--set",
+                   "link.bandwidth_mbps=" + json(mbps).dump(), "--set", "train.max_steps=40"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  return r.exitCode == 0 ? json::parse(r.lastLine()) : json();
+}
+
+TEST(RetimeCli, ARunRetimedToItsOwnNetworkGivesItsRecordedTimeAndToAnotherOneARunThere) {
+  const auto store = retimeStore("retime");
+  const json slow = trainAt(store, 1);
+  const json fast = trainAt(store, 4);
+  ASSERT_FALSE(slow.is_null());
+  ASSERT_FALSE(fast.is_null());
+  const std::string id = std::to_string(slow["run_id"].get<int64_t>());
+
+  auto own = runCli({"runs", "retime", id, "--store", store, "--json"});
+  ASSERT_EQ(own.exitCode, 0) << own.err;
+  const json o = json::parse(own.lastLine());
+  EXPECT_EQ(o["emulated_seconds"].get<double>(), slow["emulated_seconds"].get<double>()) << "not to the bit";
+  EXPECT_EQ(o["recorded_emulated_seconds"], o["emulated_seconds"]);
+  EXPECT_TRUE(o["bandwidth_mbps"].is_null());
+  EXPECT_EQ(o["steps"], 40);
+  ASSERT_EQ(o["evaluations"].size(), 2u);  // steps 20 and 40 (the last step's, which is also the final one)
+  EXPECT_EQ(o["evaluations"][0]["step"], 20);
+  EXPECT_TRUE(o["evaluations"][0]["values"].contains("eval/accuracy"));
+  ASSERT_EQ(o["epochs"].size(), 2u);  // 1024 samples in batches of 32: epoch 0 is steps 1-32
+  EXPECT_EQ(o["epochs"][1]["epoch"], 1);
+  EXPECT_NEAR(o["epochs"][0]["seconds"].get<double>() + o["epochs"][1]["seconds"].get<double>(),
+              o["emulated_seconds"].get<double>(), 1e-9);
+  EXPECT_NEAR(o["epochs"][1]["seconds"].get<double>() / o["epochs"][0]["seconds"].get<double>(), 8.0 / 32, 0.1);
+
+  // The 1 Mbit/s run re-timed to 4 Mbit/s is the run trained at 4 Mbit/s, but for its measured compute.
+  auto at4 = runCli({"runs", "retime", id, "--bandwidth", "4", "--store", store, "--json"});
+  ASSERT_EQ(at4.exitCode, 0) << at4.err;
+  const double retimed = json::parse(at4.lastLine())["emulated_seconds"].get<double>();
+  const double trained = fast["emulated_seconds"].get<double>();
+  EXPECT_NEAR(retimed, trained, 0.05 * trained);
+  EXPECT_LT(retimed, 0.5 * o["emulated_seconds"].get<double>());
+  auto later = runCli({"runs", "retime", id, "--latency", "20", "--store", store, "--json"});
+  ASSERT_EQ(later.exitCode, 0) << later.err;
+  EXPECT_GT(json::parse(later.lastLine())["emulated_seconds"].get<double>(),
+            o["emulated_seconds"].get<double>() + 40 * 0.02);
+
+  auto text = runCli({"runs", "retime", id, "--bandwidth", "4", "--latency", "1", "--store", store});
+  ASSERT_EQ(text.exitCode, 0) << text.err;
+  EXPECT_NE(text.out.find("at 4.0 Mbit/s, 1.0 ms latency"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("evaluation after step 20 at "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("epoch 0: "), std::string::npos) << text.out;
+}
+
+TEST(RetimeCli, BadArgumentsAreRefusedNamingWhatIsWrong) {
+  const auto store = retimeStore("bad");
+  const json run = trainAt(store, 100);
+  ASSERT_FALSE(run.is_null());
+  const std::string id = std::to_string(run["run_id"].get<int64_t>());
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--bandwidth", "0"}, "the bandwidth must be a positive number of Mbit/s"},
+      {{"--bandwidth", "-3"}, "the bandwidth must be a positive number of Mbit/s"},
+      {{"--latency", "-1"}, "the latency must be a number of milliseconds, 0 or more"},
+      {{"--bandwidth", "fast"}, "--bandwidth"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args{"runs", "retime", id, "--store", store};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const auto r = runCli(args);
+    EXPECT_NE(r.exitCode, 0) << c.args[1];
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+  auto noId = runCli({"runs", "retime", "--store", store});
+  EXPECT_NE(noId.err.find("runs retime needs a run id"), std::string::npos) << noId.err;
+  auto unknown = runCli({"runs", "retime", "999", "--store", store});
+  EXPECT_NE(unknown.err.find("no run with id 999"), std::string::npos) << unknown.err;
+  auto elsewhere = runCli({"runs", "show", id, "--bandwidth", "10", "--store", store});
+  EXPECT_NE(elsewhere.err.find("--bandwidth and --latency are for runs retime"), std::string::npos) << elsewhere.err;
+}
+
+}  // namespace
+}  // namespace ps::test
