@@ -1,7 +1,11 @@
 #pragma once
 // The TCP sockets some processes listen on, read the way `ss -ltnp` reads them: socket inodes from /proc/PID/fd,
 // listening entries from /proc/net/tcp and tcp6. For tests that check nothing listens outside loopback.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -12,6 +16,21 @@
 #include <vector>
 
 namespace ps::test {
+
+// A TCP port on loopback that nothing listens on right now (for ranks a test starts by hand).
+inline int freeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0) ::close(fd);
+  return port;
+}
 
 struct Listener {
   std::string address;  // as /proc prints it: "0100007F" (127.0.0.1), "00000000" (every IPv4 interface), ...

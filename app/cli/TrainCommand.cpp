@@ -27,8 +27,10 @@ CLI::App* commonOptions(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--store", o.store, "run store file (default: $XDG_DATA_HOME/pipesqueeze/runs.sqlite)");
   cmd->add_option("--name", o.name, "run name");
   cmd->add_flag("--json", o.json, "print the summary as one JSON object on the last line of stdout");
-  cmd->add_option("--bind", o.bind, "multi-process: local address this rank listens on (default 127.0.0.1, "
-                                    "or $PIPESQUEEZE_BIND)");
+  cmd->add_option("--bind", o.bind,
+                  "multi-process: the local address or interface this rank listens on (or $PIPESQUEEZE_BIND, "
+                  "$GLOO_SOCKET_IFNAME; default: loopback for a master on loopback, else the address that routes to "
+                  "the master)");
   return cmd;
 }
 
@@ -39,7 +41,7 @@ ClusterOptions clusterOptions(const TrainOptions& o) {
   if (o.rank >= 0) c.rank = o.rank;
   if (o.masterPort >= 0) c.master_port = o.masterPort;
   if (!o.masterAddr.empty()) c.master_addr = o.masterAddr;
-  if (!o.bind.empty()) c.bind = o.bind;
+  if (!o.bind.empty()) c.bind = o.bind, c.bind_source = "--bind";
   if (c.world < 1 || c.rank < 0 || c.rank >= c.world)
     throw ConfigError("--rank " + std::to_string(c.rank) + " is not in 0 .. --world-size - 1 = " +
                       std::to_string(c.world - 1));
@@ -84,8 +86,8 @@ Config configOf(const TrainOptions& o) {
 void checkLaunch(const TrainOptions& o, const Config& config, const ClusterOptions& cluster) {
   const int workers = config.pipeline.stages * config.parallel.replicas;
   if (cluster.active())
-    throw ConfigError("launch starts its own ranks, but RANK/WORLD_SIZE are set; use `train` under an external "
-                      "launcher, or unset them");
+    throw ConfigError("launch starts its own ranks, but " + cluster.ranks_from +
+                      " are set; use `train` under an external launcher (torchrun, srun), or unset them");
   if (o.nproc > 0 && o.nproc != workers)
     throw ConfigError("--nproc " + std::to_string(o.nproc) + " but the run has pipeline.stages = " +
                       std::to_string(config.pipeline.stages) + " x parallel.replicas = " +

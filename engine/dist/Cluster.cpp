@@ -1,6 +1,7 @@
 #include "engine/dist/Cluster.h"
 
 #include "engine/dist/Framing.h"
+#include "engine/dist/HostNetwork.h"
 #include "engine/dist/RendezvousStore.h"
 #include "engine/errors/ConfigError.h"
 
@@ -9,9 +10,10 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <climits>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -46,20 +48,54 @@ bool timedOut(const std::string& what) {
 
 }  // namespace
 
+namespace {
+
+// A Slurm job step of several tasks, when RANK and WORLD_SIZE are not set: `srun pipesqueeze-cli train ...`.
+bool fromSlurm(ClusterOptions& o) {
+  const char* tasks = std::getenv("SLURM_NTASKS");
+  if (!tasks || !std::getenv("SLURM_PROCID") || envInt("SLURM_NTASKS", 1, 1, 1 << 20) < 2) return false;
+  o.ranks_from = "SLURM_PROCID/SLURM_NTASKS";
+  o.world = envInt("SLURM_NTASKS", 1, 1, 4096);
+  o.rank = envInt("SLURM_PROCID", 0, 0, o.world - 1);
+  o.local_rank = envInt("SLURM_LOCALID", -1, 0, 4096);
+  const int node = envInt("SLURM_NODEID", 0, 0, 1 << 20);
+  o.local_world = envInt("SLURM_NTASKS_PER_NODE", slurmTasksOnNode(envText("SLURM_TASKS_PER_NODE", ""), node), 0, 4096);
+  const std::string nodes = envText("SLURM_JOB_NODELIST", envText("SLURM_NODELIST", ""));
+  if (nodes.empty())
+    throw ConfigError("a Slurm job step (SLURM_NTASKS = " + std::string(tasks) +
+                      ") without SLURM_JOB_NODELIST: set MASTER_ADDR to the host of task 0");
+  o.master_addr = firstSlurmHost(nodes);
+  o.master_port = 29500 + envInt("SLURM_JOB_ID", 0, 0, INT_MAX) % 1000;
+  return true;
+}
+
+}  // namespace
+
 ClusterOptions ClusterOptions::fromEnvironment() {
   ClusterOptions o;
+  if (const char* named = std::getenv("GLOO_SOCKET_IFNAME"); named && *named) {
+    o.bind = named;
+    o.bind_source = "GLOO_SOCKET_IFNAME";
+  }
+  if (const char* named = std::getenv("PIPESQUEEZE_BIND"); named && *named) {
+    o.bind = named;
+    o.bind_source = "PIPESQUEEZE_BIND";
+  }
+  o.token = envText(kStoreTokenVariable, "");
   const bool anySet = std::getenv("WORLD_SIZE") || std::getenv("RANK");
-  if (!anySet) return o;
-  if (!std::getenv("WORLD_SIZE") || !std::getenv("RANK"))
-    throw ConfigError("RANK and WORLD_SIZE must be set together for a multi-process run (found only " +
-                      std::string(std::getenv("RANK") ? "RANK" : "WORLD_SIZE") + ")");
-  o.world = envInt("WORLD_SIZE", 1, 1, 4096);
-  o.rank = envInt("RANK", 0, 0, o.world - 1);
+  if (!anySet && !fromSlurm(o)) return o;
+  if (anySet) {
+    if (!std::getenv("WORLD_SIZE") || !std::getenv("RANK"))
+      throw ConfigError("RANK and WORLD_SIZE must be set together for a multi-process run (found only " +
+                        std::string(std::getenv("RANK") ? "RANK" : "WORLD_SIZE") + ")");
+    o.ranks_from = "RANK/WORLD_SIZE";
+    o.world = envInt("WORLD_SIZE", 1, 1, 4096);
+    o.rank = envInt("RANK", 0, 0, o.world - 1);
+    o.local_world = envInt("LOCAL_WORLD_SIZE", 0, 0, 4096);
+    o.local_rank = envInt("LOCAL_RANK", -1, 0, 4096);
+  }
   o.master_addr = envText("MASTER_ADDR", o.master_addr);
   o.master_port = envInt("MASTER_PORT", o.master_port, 1, 65535);
-  o.local_world = envInt("LOCAL_WORLD_SIZE", 0, 0, 4096);
-  o.bind = envText("PIPESQUEEZE_BIND", o.bind);
-  o.token = envText(kStoreTokenVariable, "");
   return o;
 }
 
@@ -104,6 +140,8 @@ Cluster::Cluster(const ClusterOptions& options, int stages, int replicas)
                       std::to_string(stages) + " x parallel.replicas = " + std::to_string(replicas) + " = " +
                       std::to_string(stages * replicas) + " workers; start one process per stage and replica");
   impl_->timeout = milliseconds(int64_t(options_.timeout_s * 1000));
+  // Refused before anything connects: an address that is not this machine's could never be listened on.
+  const std::string local = bindAddress(options_.bind, options_.bind_source, options_.master_addr);
   const std::string where = options_.master_addr + ":" + std::to_string(options_.master_port);
   try {
     // Rank 0 keeps the store, listening on MASTER_ADDR only (loopback for a run on one machine); two connections
@@ -120,7 +158,7 @@ Cluster::Cluster(const ClusterOptions& options, int stages, int replicas)
   }
   try {
     auto gloo = c10d::ProcessGroupGloo::Options::create(impl_->timeout);
-    gloo->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(options_.bind));
+    gloo->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(local));
     gloo->threads = 1;
     auto group = [&](const std::string& prefix, int r, int n) {
       return c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>(prefix, impl_->store),
@@ -143,7 +181,7 @@ Cluster::Cluster(const ClusterOptions& options, int stages, int replicas)
     if (replicas_ > 1) impl_->replicas = group("stage" + std::to_string(stage()), replica(), replicas_);
   } catch (const std::exception& e) {
     throw ClusterError(describe(rank()) + ": connecting to the other ranks through " + where + " with local address " +
-                       options_.bind + " failed (" + e.what() + "); check PIPESQUEEZE_BIND (--bind)");
+                       local + " failed (" + e.what() + "); check --bind (or PIPESQUEEZE_BIND)");
   }
 }
 

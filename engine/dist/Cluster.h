@@ -31,13 +31,21 @@ struct ClusterOptions {
   int master_port = 29500;
   int rank = 0, world = 1;
   int local_world = 0;               // processes on this machine (0: all of them); shares the cores
-  std::string bind = "127.0.0.1";    // address this rank's connections listen on
+  int local_rank = -1;               // this process among them (LOCAL_RANK, SLURM_LOCALID; -1: unknown): its GPU
+  // The address or interface this rank's connections listen on, and who named it ("--bind", "PIPESQUEEZE_BIND",
+  // "GLOO_SOCKET_IFNAME"). Empty: loopback for a master on loopback, else the address that routes to the master
+  // (engine/dist/HostNetwork.h).
+  std::string bind, bind_source = "--bind";
+  std::string ranks_from;            // the variables the rank layout came from ("RANK/WORLD_SIZE", Slurm's)
   std::string token;                 // presented to the rendezvous store (rank 0 refuses connections without it)
   double timeout_s = 120;            // a peer silent for longer is declared failed
   bool active() const { return world > 1; }
 
-  // torchrun-style variables: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, LOCAL_WORLD_SIZE, and PIPESQUEEZE_BIND and
-  // PIPESQUEEZE_STORE_TOKEN.
+  // torchrun-style variables: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, LOCAL_WORLD_SIZE, LOCAL_RANK, and
+  // PIPESQUEEZE_BIND (else GLOO_SOCKET_IFNAME) and PIPESQUEEZE_STORE_TOKEN. Without RANK and WORLD_SIZE, a Slurm job
+  // step of several tasks (`srun`): SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, the tasks on this node, and the
+  // job's first node as the master (MASTER_ADDR and MASTER_PORT still win; the port defaults to 29500 plus the job
+  // id modulo 1000, so two jobs sharing a node do not meet).
   // Unset: a single process. Half set or malformed: ConfigError naming the variable.
   static ClusterOptions fromEnvironment();
 };

@@ -29,6 +29,10 @@ class RankCoordinator {
   const std::shared_ptr<Cluster>& cluster() const { return cluster_; }
   int rank() const { return cluster_ ? cluster_->rank() : 0; }
   int world() const { return cluster_ ? cluster_->world() : 1; }
+  // This process among the ranks on its machine (LOCAL_RANK, SLURM_LOCALID), else its rank: which GPU it takes.
+  int localRank() const {
+    return cluster_ && cluster_->options().local_rank >= 0 ? cluster_->options().local_rank : rank();
+  }
   bool launched() const;  // this process started the other ranks
 
   // Threads for each stage of this process: the cores of this machine over the processes on it.

@@ -121,7 +121,8 @@ void Session::prepare() {
   if (config_.train.max_steps > 0) totalSteps_ = std::min(totalSteps_, config_.train.max_steps);
 }
 
-// The device of every stage (one GPU each, round robin, where the run asks for CUDA) and whether replicas reduce
+// The device of every stage (one GPU each, round robin, where the run asks for CUDA; a rank takes the GPU of its local
+// rank) and whether replicas reduce
 // gradients over NCCL; every rank makes the same choice.
 void Session::placeStages(PipelineOptions& o) {
   const bool cuda =
@@ -131,7 +132,7 @@ void Session::placeStages(PipelineOptions& o) {
     if (gpus == 0)
       throw ConfigError("pipeline.device = cuda but no CUDA device is visible; use pipeline.device=cpu or auto");
     for (int s = 0; s < config_.pipeline.stages; ++s)
-      o.devices.emplace_back(torch::kCUDA, (ranks_.active() ? ranks_.rank() : s) % gpus);
+      o.devices.emplace_back(torch::kCUDA, (ranks_.active() ? ranks_.localRank() : s) % gpus);
   }
   // Only a multi-process run reduces over NCCL, and only where every replica of a stage has a GPU of its own.
   const std::string sharing =

@@ -339,6 +339,40 @@ TEST(Distributed, BadLaunchesAreRefusedWithTheFix) {
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("WORLD_SIZE = 3 but the run has pipeline.stages = 2 x parallel.replicas = 1"), std::string::npos)
       << r.err;
+  // A --bind that is not this machine's is named at once, not after a connection timeout.
+  r = runCli({"train", "--preset", preset("smoke"), "--store", freshStore("bad"), "--bind", "192.0.2.77"},
+             {"RANK=0", "WORLD_SIZE=2"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("--bind 192.0.2.77 is not an address of this machine"), std::string::npos) << r.err;
+  // `launch` inside an srun job step would start ranks a second time.
+  r = runCli({"launch", "--preset", preset("smoke"), "--store", freshStore("bad")},
+             {"SLURM_NTASKS=2", "SLURM_PROCID=0", "SLURM_JOB_NODELIST=localhost"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("SLURM_PROCID/SLURM_NTASKS are set; use `train` under an external launcher"), std::string::npos)
+      << r.err;
+}
+
+// `srun pipesqueeze-cli train ...`: two tasks of a Slurm job step on this machine meet through Slurm's variables
+// alone and give the in-process run's losses.
+TEST(Distributed, ASlurmJobStepRunsFromSlurmsVariables) {
+  const auto threads = cli("train", "smoke", kShort, "slurm-threads");
+  ASSERT_EQ(threads.cli.exitCode, 0) << threads.cli.err;
+  const std::string store = freshStore("slurm");
+  const std::string port = std::to_string(test::freeLoopbackPort());
+  std::vector<std::unique_ptr<CliProcess>> tasks;
+  for (int task : {0, 1}) {
+    std::vector<std::string> args{"train", "--preset", preset("smoke"), "--store", store, "--json"};
+    for (const auto& s : kShort) args.insert(args.end(), {"--set", s});
+    tasks.push_back(std::make_unique<CliProcess>(
+        args, std::vector<std::string>{"SLURM_NTASKS=2", "SLURM_PROCID=" + std::to_string(task),
+                                       "SLURM_LOCALID=" + std::to_string(task), "SLURM_JOB_NODELIST=localhost",
+                                       "SLURM_TASKS_PER_NODE=2", "MASTER_PORT=" + port}));
+  }
+  const auto first = tasks[0]->wait();
+  const auto second = tasks[1]->wait();
+  ASSERT_EQ(first.exitCode, 0) << first.err;
+  ASSERT_EQ(second.exitCode, 0) << second.err;
+  expectClose(series(store, "train/loss"), series(threads.store, "train/loss"), 1e-5, "train/loss");
 }
 
 }  // namespace
