@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Test hosts on this machine: one network namespace per host, each joined by a veth pair to a bridge that lives in
+# a namespace of its own, addresses from 10.231.0.0/24 (which exists only inside those namespaces: nothing is added
+# to this machine's own network), each host's link shaped with tc: a token bucket for the bandwidth, netem for
+# latency and loss where the kernel has it.
+#
+#   netns-hosts.sh up   --hosts N [--bandwidth MBIT] [--latency MS] [--loss PCT] [--prefix P]
+#   netns-hosts.sh down [--prefix P]
+#   netns-hosts.sh run  --hosts N [shaping] [--prefix P] -- COMMAND [ARGS...]
+#
+# `run` makes the hosts, starts COMMAND once per host as one rank of a multi-process run (RANK, WORLD_SIZE,
+# MASTER_ADDR = host 0, MASTER_PORT, a fresh PIPESQUEEZE_STORE_TOKEN, PIPESQUEEZE_BIND=eth0), waits for every rank
+# and always removes the hosts again: when the ranks end, when one fails, on Ctrl-C or on a kill of this script
+# (SIGKILL excepted: `down` cleans up after that). Its exit status is the first failing rank's, else 0.
+# Needs root (CAP_NET_ADMIN) and iproute2. Host i is P-h<i> at 10.231.0.<i+1>; the bridge is in P-sw.
+set -u
+
+die() {
+  echo "netns-hosts: $*" >&2
+  exit 2
+}
+
+action=${1:-}
+[[ -n $action ]] || die "usage: netns-hosts.sh up|down|run ... (see the head of this script)"
+shift
+hosts=0 bandwidth=0 latency=0 loss=0 prefix=ps
+while (($#)); do
+  case $1 in
+    --hosts) hosts=${2:-}; shift 2 ;;
+    --bandwidth) bandwidth=${2:-}; shift 2 ;;
+    --latency) latency=${2:-}; shift 2 ;;
+    --loss) loss=${2:-}; shift 2 ;;
+    --prefix) prefix=${2:-}; shift 2 ;;
+    --) shift; break ;;
+    *) die "unknown argument '$1'" ;;
+  esac
+done
+command=("$@")
+
+number() { [[ $2 =~ ^[0-9]+([.][0-9]+)?$ ]] || die "$1 must be a number, not '$2'"; }
+number --bandwidth "$bandwidth"
+number --latency "$latency"
+number --loss "$loss"
+[[ $prefix =~ ^[a-z][a-z0-9]{0,7}$ ]] || die "--prefix must be 1-8 lowercase letters or digits, not '$prefix'"
+
+sw=$prefix-sw
+host() { echo "$prefix-h$1"; }
+address() { echo "10.231.0.$(($1 + 1))"; }
+
+# Every namespace of this prefix, with whatever still runs in it, and the links that die with them.
+down() {
+  local ns
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^$prefix-(sw|h[0-9]+)$"); do
+    ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+    ip netns del "$ns" 2>/dev/null
+  done
+  return 0
+}
+
+has_netem() {  # the kernel's sch_netem, tried on a throwaway pair inside the switch namespace
+  ip -n "$sw" link add probe0 type veth peer name probe1 2>/dev/null || return 1
+  local ok=1
+  ip netns exec "$sw" tc qdisc add dev probe0 root netem delay 1ms 2>/dev/null && ok=0
+  ip -n "$sw" link del probe0 2>/dev/null
+  return $ok
+}
+
+# One host's egress: netem (latency, loss) above a token bucket (bandwidth), or the bucket alone.
+shape() {
+  local ns=$1 dev=$2 parent="root"
+  local -a tcx=(ip netns exec "$ns" tc)
+  if [[ $latency != 0 || $loss != 0 ]]; then
+    "${tcx[@]}" qdisc add dev "$dev" root handle 1: netem delay "${latency}ms" loss "${loss}%" limit 100000 ||
+      return 1
+    parent="parent 1:"
+  fi
+  if [[ $bandwidth != 0 ]]; then
+    # The bucket holds a 64 KiB segment (veth hands over unsegmented TCP) and 4 ms at the rate, whichever is more;
+    # its queue holds a second at the rate, so a burst of messages waits instead of being dropped.
+    local burst
+    burst=$(awk -v r="$bandwidth" 'BEGIN { b = r * 1e6 / 8 * 0.004; if (b < 65536) b = 65536; printf "%d", b }')
+    # shellcheck disable=SC2086
+    "${tcx[@]}" qdisc add dev "$dev" $parent handle 2: tbf rate "${bandwidth}mbit" burst "$burst" latency 1s ||
+      return 1
+  fi
+}
+
+up() {
+  [[ $hosts =~ ^[0-9]{1,3}$ ]] && ((hosts >= 1 && hosts <= 200)) || die "--hosts must be 1 to 200, not '$hosts'"
+  [[ $(id -u) == 0 ]] || die "making network namespaces needs root (CAP_NET_ADMIN)"
+  command -v ip >/dev/null && command -v tc >/dev/null || die "ip and tc are missing: apt-get install iproute2"
+  down
+  ip netns add "$sw" 2>/dev/null || die "cannot create network namespace $sw (no CAP_NET_ADMIN, or namespaces are off)"
+  ip -n "$sw" link add br0 type bridge && ip -n "$sw" link set br0 up && ip -n "$sw" link set lo up ||
+    die "cannot make a bridge in $sw (this kernel has no bridge support)"
+  if [[ $latency != 0 || $loss != 0 ]] && ! has_netem; then
+    down
+    die "this kernel has no netem qdisc (sch_netem), so latency and loss cannot be shaped; use --latency 0 --loss 0 " \
+        "(bandwidth shaping needs only tbf) or a kernel with sch_netem"
+  fi
+  local i ns
+  for ((i = 0; i < hosts; i++)); do
+    ns=$(host "$i")
+    ip netns add "$ns" || { down; die "cannot create network namespace $ns"; }
+    ip link add eth0 netns "$ns" type veth peer name "h$i" netns "$sw" &&
+      ip -n "$sw" link set "h$i" master br0 && ip -n "$sw" link set "h$i" up &&
+      ip -n "$ns" addr add "$(address "$i")/24" dev eth0 && ip -n "$ns" link set eth0 up &&
+      ip -n "$ns" link set lo up || { down; die "cannot wire host $ns to the bridge"; }
+    shape "$ns" eth0 || { down; die "tc refused to shape $ns (bandwidth $bandwidth Mbit/s, latency $latency ms)"; }
+  done
+}
+
+pids=()  # the ranks `run` started; global, as the exit trap runs after run() has returned
+run() {
+  ((${#command[@]})) || die "run needs a command after --"
+  stop() {
+    trap - INT TERM HUP EXIT
+    ((${#pids[@]})) && kill -TERM "${pids[@]}" 2>/dev/null
+    sleep 0.5
+    ((${#pids[@]})) && kill -KILL "${pids[@]}" 2>/dev/null
+    down
+  }
+  trap 'stop; exit 130' INT
+  trap 'stop; exit 143' TERM HUP
+  trap stop EXIT
+  up
+  local token i status=0 s
+  token=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  for ((i = 0; i < hosts; i++)); do
+    ip netns exec "$(host "$i")" env RANK="$i" WORLD_SIZE="$hosts" LOCAL_RANK=0 LOCAL_WORLD_SIZE="$hosts" \
+      MASTER_ADDR="$(address 0)" MASTER_PORT=29500 PIPESQUEEZE_STORE_TOKEN="$token" PIPESQUEEZE_BIND=eth0 \
+      "${command[@]}" &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}"
+    s=$?
+    ((status == 0 && s != 0)) && status=$s
+  done
+  pids=()
+  return "$status"
+}
+
+case $action in
+  up) up ;;
+  down) down ;;
+  run) run; exit $? ;;
+  *) die "unknown action '$action': up, down or run" ;;
+esac
