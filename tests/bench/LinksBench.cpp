@@ -1,0 +1,190 @@
+// The link model against a real, shaped network. The same preset (Fashion-MNIST, 2 and 4 stages) with dense links,
+// TopK 10% and 4-bit activations / 8-bit gradients, at 100 Mbit/s and 1 Gbit/s:
+//   measured  one rank per test host (tools/netns-hosts.sh: network namespaces, veth, tc token bucket), links in
+//             accounted mode (nothing waits for the model): rank 0's wall time per step;
+//   own model the same run's emulated step time (its measured compute and codec times, the modelled links);
+//   1 process the same configuration in one process with accounted links: its emulated step time.
+// Prints a table and one JSON array (medians over the steps after a warm-up). Needs root for the namespaces; says
+// why and exits 0 where they cannot be made.
+//   bench_links [--steps N] [--warmup W] [--stages 2,4] [--bandwidths 100,1000] [--methods dense,topk10,quant4-8]
+//               [--json FILE]
+#include "engine/runs/store/RunStore.h"
+
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kScript = std::string(PIPESQUEEZE_SOURCE_DIR) + "/tools/netns-hosts.sh";
+const std::string kPreset = std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets/fashion-mnist-4stage.json";
+
+const std::map<std::string, std::vector<std::string>> kMethods = {
+    {"dense", {"compression.forward.method=none", "compression.backward.method=none"}},
+    {"topk10",
+     {"compression.forward.method=topk", "compression.forward.k=0.1", "compression.backward.method=topk",
+      "compression.backward.k=0.1"}},
+    {"quant4-8",
+     {"compression.forward.method=quantize", "compression.forward.bits=4", "compression.backward.method=quantize",
+      "compression.backward.bits=8"}},
+};
+
+int shell(const std::string& command, std::string* out = nullptr) {
+  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  if (!p) return -1;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  std::string text;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) text.append(buf.data(), n);
+  const int w = ::pclose(p);
+  if (out) *out = text;
+  return WIFEXITED(w) ? WEXITSTATUS(w) : 128 + WTERMSIG(w);
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, ',');)
+    if (!part.empty()) out.push_back(part);
+  return out;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// The median of a per-step metric after the warm-up steps.
+double medianOf(const std::string& store, const std::string& key, int warmup) {
+  ps::RunStore s(store);
+  const auto runs = s.listRuns();
+  if (runs.empty()) return 0;
+  std::vector<double> v;
+  for (const auto& m : s.metrics(runs.front().id, key))
+    if (m.key == key && m.step > warmup) v.push_back(m.value);
+  return median(v);
+}
+
+std::string freshStore(const std::string& name) {
+  const auto path =
+      (fs::temp_directory_path() / ("pipesqueeze-bench-links-" + std::to_string(::getpid()) + "-" + name + ".sqlite"))
+          .string();
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
+  return path;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int steps = 40, warmup = 5;
+  std::vector<std::string> stages{"2", "4"}, bandwidths{"100", "1000"}, methods{"dense", "topk10", "quant4-8"};
+  std::string jsonPath;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--steps")
+      steps = std::stoi(next());
+    else if (a == "--warmup")
+      warmup = std::stoi(next());
+    else if (a == "--stages")
+      stages = split(next());
+    else if (a == "--bandwidths")
+      bandwidths = split(next());
+    else if (a == "--methods")
+      methods = split(next());
+    else if (a == "--json")
+      jsonPath = next();
+    else {
+      std::fprintf(stderr,
+                   "usage: bench_links [--steps N] [--warmup W] [--stages 2,4] [--bandwidths 100,1000] "
+                   "[--methods dense,topk10,quant4-8] [--json FILE]\n");
+      return 2;
+    }
+  }
+  for (const auto& m : methods)
+    if (!kMethods.count(m)) {
+      std::fprintf(stderr, "bench_links: unknown method '%s' (dense, topk10, quant4-8)\n", m.c_str());
+      return 2;
+    }
+  std::string why;
+  if (::geteuid() != 0 || shell("ip netns add psbenchprobe && ip netns del psbenchprobe", &why) != 0) {
+    std::printf("bench_links: skipped: test hosts need network namespaces (root, iproute2)%s%s\n",
+                why.empty() ? "" : ": ", why.c_str());
+    return 0;
+  }
+  std::string netem;
+  const bool latencyShaped =
+      shell(kScript + " up --hosts 1 --latency 1 --prefix psbl && " + kScript + " down --prefix psbl", &netem) == 0;
+
+  const std::string cli = PIPESQUEEZE_CLI;
+  json out = json::array();
+  std::printf("\nbench_links: %s, %d steps (medians after %d), links accounted; latency %s\n",
+              fs::path(kPreset).filename().c_str(), steps, warmup,
+              latencyShaped ? "0 ms" : "not shaped (this kernel has no sch_netem): 0 ms in the model too");
+  std::printf("%-7s %-10s %-10s %12s %12s %8s %12s %8s %10s\n", "stages", "bandwidth", "method", "measured",
+              "own model", "ratio", "1 process", "ratio", "MB/step");
+  for (const auto& s : stages)
+    for (const auto& b : bandwidths)
+      for (const auto& m : methods) {
+        std::string sets =
+            " --set pipeline.stages=" + s + " --set train.max_steps=" + std::to_string(steps) +
+            " --set eval.every_steps=0 --set telemetry.histogram_every=0 --set link.bandwidth_mbps=" + b +
+            " --set link.latency_ms=0 --set link.mode=accounted";
+        for (const auto& set : kMethods.at(m)) sets += " --set " + set;
+        const std::string name = s + "-" + b + "-" + m;
+        const auto hosts = freshStore(name + "-hosts"), one = freshStore(name + "-one");
+        std::fprintf(stderr, "bench_links: %s ...\n", name.c_str());
+        std::string log;
+        const int a = shell(kScript + " run --hosts " + s + " --bandwidth " + b + " --prefix psbl -- " + cli +
+                                " train --preset " + kPreset + " --store " + hosts + sets,
+                            &log);
+        const int c = shell(cli + " train --preset " + kPreset + " --store " + one + sets, &log);
+        if (a != 0 || c != 0) {
+          std::printf("%-7s %-10s %-10s failed (%d, %d): %s\n", s.c_str(), b.c_str(), m.c_str(), a, c,
+                      log.substr(log.size() > 300 ? log.size() - 300 : 0).c_str());
+          continue;
+        }
+        const double measured = medianOf(hosts, "time/step_s", warmup);
+        const double own = medianOf(hosts, "time/emulated_step_s", warmup);
+        const double single = medianOf(one, "time/emulated_step_s", warmup);
+        const double bytes = medianOf(hosts, "bytes/wire", warmup);
+        std::printf("%-7s %-10s %-10s %10.1f ms %10.1f ms %8.3f %10.1f ms %8.3f %10.2f\n", s.c_str(),
+                    (b + " Mb/s").c_str(), m.c_str(), 1e3 * measured, 1e3 * own, measured / own, 1e3 * single,
+                    measured / single, bytes / 1e6);
+        out.push_back({{"stages", std::stoi(s)},
+                       {"bandwidth_mbps", std::stod(b)},
+                       {"method", m},
+                       {"measured_step_s", measured},
+                       {"own_model_step_s", own},
+                       {"one_process_step_s", single},
+                       {"measured_over_own_model", measured / own},
+                       {"measured_over_one_process", measured / single},
+                       {"wire_bytes_per_step", bytes}});
+        for (const auto& f : {hosts, one})
+          for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(f + suffix);
+      }
+  std::printf("%s\n", out.dump().c_str());
+  if (!jsonPath.empty()) std::ofstream(jsonPath) << out.dump(2) << "\n";
+  return 0;
+}
