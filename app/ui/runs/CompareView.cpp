@@ -5,6 +5,7 @@
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidget.h"
 #include "app/ui/charts/Smoothing.h"
+#include "app/ui/runs/NetworkControls.h"
 #include "app/ui/runs/RunChecklist.h"
 #include "app/ui/runs/SettingsDiffView.h"
 
@@ -84,6 +85,11 @@ void CompareView::buildControls() {
   groupCheck_ = new QCheckBox(tr("Group seeds"), this);
   groupCheck_->setToolTip(tr("Runs that differ only in their seed as one mean line with a min–max band"));
   connect(groupCheck_, &QCheckBox::toggled, this, &CompareView::setGroupSeeds);
+  network_ = new NetworkControls(this);
+  connect(network_, &NetworkControls::networkChanged, this, [this] {
+    retimeRuns();
+    redraw();
+  });
   auto* pngButton = new QPushButton(tr("Export Charts"), this);
   pngButton->setToolTip(tr("Every chart as it is shown, one file each: PNG, or SVG and PDF as vectors for papers"));
   auto* formats = new QMenu(pngButton);
@@ -99,7 +105,7 @@ void CompareView::buildControls() {
 
   auto* controls = new QHBoxLayout;
   for (QWidget* w : QList<QWidget*>{new QLabel(tr("X axis:"), this), axisCombo_, new QLabel(tr("Smoothing:"), this),
-                                    smoothSlider_, smoothLabel_, logCheck_, groupCheck_})
+                                    smoothSlider_, smoothLabel_, logCheck_, groupCheck_, network_})
     controls->addWidget(w);
   controls->setStretchFactor(smoothSlider_, 1);
   controls->addStretch(1);
@@ -161,6 +167,7 @@ void CompareView::reload() {
   if (!errors.isEmpty())
     Q_EMIT errorOccurred(tr("Some runs could not be compared: %1").arg(errors.join(QStringLiteral("; "))));
   runs_ = std::move(loaded);
+  retimeRuns();
   std::vector<SettingsDiffModel::Run> diffRuns;
   for (const auto& r : runs_) diffRuns.push_back({r.info.id, runLabel(r), runColor(r.info.id), r.config});
   diff_->setRuns(diffRuns);
@@ -181,32 +188,6 @@ void CompareView::reload() {
     rebuildCharts();
   }
   redraw();
-}
-
-// Every metric key the runs recorded, for a chart of its own.
-void CompareView::fillMetricPicker(const std::vector<const RunSeries*>& runs) {
-  std::set<std::string> keys;
-  for (const RunSeries* r : runs)
-    for (const auto& entry : r->metrics) keys.insert(entry.first);
-  const QSignalBlocker block(metricCombo_);
-  metricCombo_->clear();
-  metricCombo_->addItem(tr("Add a chart of…"));
-  for (const std::string& key : keys) metricCombo_->addItem(QString::fromStdString(key));
-  if (!picked_.empty()) metricCombo_->addItem(tr("Remove the added charts"));
-}
-
-bool CompareView::addMetricChart(const std::string& key) {
-  const bool recorded = std::any_of(runs_.begin(), runs_.end(), [&](const RunSeries& r) { return r.has(key); });
-  if (!recorded || std::find(picked_.begin(), picked_.end(), key) != picked_.end()) return false;
-  picked_.push_back(key);
-  reload();
-  return true;
-}
-
-void CompareView::removeMetricCharts() {
-  if (picked_.empty()) return;
-  picked_.clear();
-  reload();
 }
 
 QList<qint64> CompareView::runIds() const {

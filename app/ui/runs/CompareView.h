@@ -1,8 +1,8 @@
 #pragma once
 // ps::ui::CompareView: overlays a set of runs on a grid of charts (CompareCharts.h) with one x axis for all of
-// them (step, wall time, emulated time or cumulative wire bytes), debiased-EMA smoothing with the raw line faint
-// behind, log y, per-run visibility, mid-run changes as markers, linked zoom across the line charts, the
-// loss-versus-bytes (Pareto) scatter and a settings diff table.
+// them (step, wall time, emulated time, re-timed for any network, or cumulative wire bytes), debiased-EMA smoothing
+// with the raw line faint behind, log y, per-run visibility, mid-run changes as markers, linked zoom across the line
+// charts, the loss-versus-bytes (Pareto) scatter and a settings diff table.
 //
 // Series ids on every chart: "run<ID>" (the drawn line; smoothed when smoothing is on), "run<ID>/raw" (the faint
 // raw line, only while smoothing), and on the Pareto chart "run<ID>" (the final point) and "run<ID>/curve".
@@ -26,6 +26,7 @@ class QSlider;
 
 namespace ps::ui {
 
+class NetworkControls;
 class PlotWidget;
 class RunChecklist;
 class SettingsDiffModel;
@@ -59,6 +60,11 @@ class CompareView : public QWidget {
   void setGroupSeeds(bool on);
   bool isRunVisible(qint64 id) const { return hidden_.count(id) == 0; }
   void setRunVisible(qint64 id, bool visible);  // emits runVisibilityChanged when it changes something
+
+  // The network the emulated time axis and the time-to-target table are re-timed for (engine/runs/trace/Retime.h);
+  // an empty one shows the recorded emulated times. Runs saved without step traces keep theirs, with a message.
+  RetimeNetwork network() const;
+  void setNetwork(const RetimeNetwork& network);
 
   // A line chart of any recorded metric key, after the standard ones; false when no run has the key or it is there.
   bool addMetricChart(const std::string& key);
@@ -96,6 +102,7 @@ class CompareView : public QWidget {
   bool drawGroup(PlotWidget* plot, const CompareChart& chart, const std::vector<const RunSeries*>& group);
   void linkZoom(PlotWidget* source, double lo, double hi);
   std::vector<const RunSeries*> visibleRuns() const;
+  void retimeRuns();  // every run at the chosen network
 
   std::shared_ptr<ps::RunStore> store_;
   QList<qint64> ids_;
@@ -115,6 +122,7 @@ class CompareView : public QWidget {
   QLabel* smoothLabel_ = nullptr;
   QCheckBox* logCheck_ = nullptr;
   QCheckBox* groupCheck_ = nullptr;
+  NetworkControls* network_ = nullptr;
   RunChecklist* runList_ = nullptr;
   QGridLayout* grid_ = nullptr;
   QWidget* gridHost_ = nullptr;

@@ -105,6 +105,24 @@ double RunSeries::bytesAt(int64_t step) const {
   return std::prev(it)->second;
 }
 
+bool RunSeries::retime(const RetimeNetwork& network) {
+  retimed_.clear();
+  if (!network.bandwidth_mbps && !network.latency_ms) return true;
+  if (traces.empty()) return false;
+  const RetimedRun r = retimeTraces(info.id, traces, network);
+  retimed_.reserve(r.cumulative.size());
+  for (const auto& s : r.cumulative) retimed_.emplace_back(s.step, s.emulated_s);
+  return true;
+}
+
+double RunSeries::emulatedOf(const SeriesPoint& p) const {
+  if (retimed_.empty()) return p.emulated_s;
+  // A point at a step is recorded after that step: the emulated time at the step's end.
+  auto it = std::upper_bound(retimed_.begin(), retimed_.end(), p.step,
+                             [](int64_t s, const std::pair<int64_t, double>& e) { return s < e.first; });
+  return it == retimed_.begin() ? 0.0 : std::prev(it)->second;
+}
+
 double RunSeries::xOf(const SeriesPoint& p, XAxis axis) const {
   switch (axis) {
     case XAxis::Step:
@@ -112,7 +130,7 @@ double RunSeries::xOf(const SeriesPoint& p, XAxis axis) const {
     case XAxis::WallTime:
       return p.wall_s;
     case XAxis::EmulatedTime:
-      return p.emulated_s;
+      return emulatedOf(p);
     case XAxis::Bytes:
       return bytesAt(p.step);
   }
@@ -139,7 +157,7 @@ std::vector<std::pair<double, QString>> RunSeries::markers(XAxis axis) const {
   else
     for (const auto& entry : metrics)
       if (!entry.second.empty() && (!ref || entry.second.size() > ref->size())) ref = &entry.second;
-  auto timeOf = [axis](const SeriesPoint& p) { return axis == XAxis::WallTime ? p.wall_s : p.emulated_s; };
+  auto timeOf = [&](const SeriesPoint& p) { return axis == XAxis::WallTime ? p.wall_s : emulatedOf(p); };
   auto pointAt = [](const std::vector<SeriesPoint>& pts, int64_t step) {
     return std::lower_bound(pts.begin(), pts.end(), step, [](const SeriesPoint& p, int64_t s) { return p.step < s; });
   };
@@ -189,6 +207,7 @@ RunSeries RunSeries::load(const RunStore& store, int64_t runId) {
   s.config = (!parsed.is_discarded() && parsed.is_object()) ? std::move(parsed) : nlohmann::json::object();
   for (const auto& m : store.metrics(runId)) s.append(m);
   for (const auto& e : store.events(runId)) s.appendEvent(e);
+  s.traces = store.traces(runId);
   return s;
 }
 

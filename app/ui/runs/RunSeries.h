@@ -3,6 +3,7 @@
 // telemetry (through RunStoreSink's key names) and the compare view loads it from the run store, so both draw
 // the same keys the same way.
 #include "engine/runs/store/RunStore.h"
+#include "engine/runs/trace/Retime.h"
 
 #include <QPointF>
 #include <QString>
@@ -28,6 +29,15 @@ struct RunSeries {
   nlohmann::json config = nlohmann::json::object();  // parsed info.config_json
   std::map<std::string, std::vector<SeriesPoint>> metrics;  // key -> points in step order
   std::vector<EventRow> events;
+  std::vector<TraceRow> traces;  // every step's trace: what re-timing the run for another network needs
+
+  // Re-times the emulated time axis for another network (engine/runs/trace/Retime.h): emulatedOf() then answers at
+  // that network. An empty network, or a run without traces (saved before they were kept), keeps the recorded
+  // times; false for the latter. Throws TraceError for a damaged trace.
+  bool retime(const RetimeNetwork& network);
+  bool retimed() const { return !retimed_.empty(); }
+  // The point's emulated time: at the network of the last retime(), else as recorded.
+  double emulatedOf(const SeriesPoint& p) const;
 
   // Appends a metric point (steps must not go backwards within a key). "bytes/wire" also advances the
   // cumulative byte count used by XAxis::Bytes.
@@ -50,6 +60,7 @@ struct RunSeries {
 
  private:
   std::vector<std::pair<int64_t, double>> cumulativeBytes_;  // (step, total wire bytes so far)
+  std::vector<std::pair<int64_t, double>> retimed_;          // (step, emulated seconds at its end), when re-timed
 };
 
 // A short label for a setting event's detail: "fwd k = 0.05" for compression.forward.k (see compactKey).

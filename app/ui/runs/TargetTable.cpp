@@ -24,7 +24,7 @@ std::optional<TargetReach> reachTarget(const RunSeries& run, double target) {
   TargetReach t;
   t.step = r->read([](const SeriesPoint& p) { return double(p.step); });
   t.wall_s = r->read([](const SeriesPoint& p) { return p.wall_s; });
-  t.emulated_s = r->read([](const SeriesPoint& p) { return p.emulated_s; });
+  t.emulated_s = r->read([&](const SeriesPoint& p) { return run.emulatedOf(p); });  // at the chosen network
   t.wire_bytes = r->read([&](const SeriesPoint& p) { return run.bytesAt(p.step); });
   return t;
 }

@@ -5,9 +5,11 @@
 #include "app/ui/runs/TargetTable.h"
 
 #include "RunsTestStore.h"
+#include "engine/runs/trace/StepTrace.h"
 
 #include <QAbstractItemModelTester>
 #include <QImage>
+#include <QSignalSpy>
 #include <QTableWidget>
 #include <QtTest>
 
@@ -283,6 +285,44 @@ class CompareViewTest : public QObject {
     QCOMPARE(table->item(1, 1)->text(), QStringLiteral("not reached"));
     v.setRunVisible(b_, false);
     QCOMPARE(table->rowCount(), 1);
+  }
+
+  // Re-timed for another network: run a's stored traces put 10 Mbit on the critical path of each 0.25 s step at
+  // its recorded 100 Mbit/s, so at 50 Mbit/s a step takes 0.35 s; run b has no traces and keeps its recorded time.
+  void retimesTheEmulatedAxisAndTheTargetTableForAnotherNetwork() {
+    std::vector<ps::TraceRow> rows;
+    for (int64_t step = 1; step <= 20; ++step) {
+      ps::StepTrace t;
+      t.model.bandwidth_mbps = 100;
+      ps::TraceLane first{0, 0, {{ps::TraceEvent::Compute, 0.125}, {ps::TraceEvent::SendForward, 0, 0, 1250000}}};
+      ps::TraceLane second{1, 0, {{ps::TraceEvent::ReceiveForward, 0}, {ps::TraceEvent::Compute, 0.025}}};
+      t.lanes = {first, second};
+      rows.push_back({step, 0, ps::encodeTrace(t)});
+    }
+    t_->store->append(a_, {}, {}, {}, rows);
+    CompareView view;
+    QSignalSpy messages(&view, &CompareView::statusMessage);
+    view.setRuns(t_->store, {a_, b_});
+    view.setSmoothing(0);
+    view.setXAxis(XAxis::EmulatedTime);
+    PlotWidget* loss = view.plot(QStringLiteral("Loss"));
+    QCOMPARE(loss->points(sid(a_))[2].x(), 0.75);
+    ps::RetimeNetwork slower;
+    slower.bandwidth_mbps = 50;
+    slower.latency_ms = 0;
+    view.setNetwork(slower);
+    QVERIFY2(std::abs(loss->points(sid(a_))[2].x() - 1.05) < 1e-6,
+             qPrintable(QString::number(loss->points(sid(a_))[2].x(), 'g', 17)));
+    QCOMPARE(loss->points(sid(b_))[2].x(), 0.75);
+    QVERIFY(!messages.isEmpty());
+    QVERIFY2(messages.last().at(0).toString().contains(QStringLiteral("Runs %1 keep their recorded").arg(b_)),
+             qPrintable(messages.last().at(0).toString()));
+    view.targetTable()->setTarget(62);
+    QCOMPARE(view.targetTable()->table()->item(0, 3)->text(), QStringLiteral("4.2 s"));
+    // Unticked: the recorded times again.
+    view.setNetwork({});
+    QCOMPARE(loss->points(sid(a_))[2].x(), 0.75);
+    QCOMPARE(view.targetTable()->table()->item(0, 3)->text(), QStringLiteral("3.0 s"));
   }
 
   // Any recorded key gets a chart of its own: here one link's forward error, 0.1 at every step for both runs.
