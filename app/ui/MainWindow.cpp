@@ -6,6 +6,7 @@
 #include "app/ui/SessionBridge.h"
 #include "app/ui/runs/CompareView.h"
 #include "app/ui/runs/RunsPanel.h"
+#include "app/ui/runs/TargetTable.h"
 #include "engine/runs/CodeVersion.h"
 #include "engine/runs/config/Config.h"
 #include "engine/runs/store/RunStore.h"
@@ -193,6 +194,17 @@ void MainWindow::connectPanels() {
   // The visibility tick in the runs table and the compare view's run list are one setting.
   connect(runs_->model(), &RunsModel::visibilityChanged, compare_, &CompareView::setRunVisible);
   connect(compare_, &CompareView::runVisibilityChanged, runs_->model(), &RunsModel::setRunVisible);
+  // The runs table's time to target reads the compare view's target and the network it re-times for.
+  connect(compare_, &CompareView::timeTargetChanged, this, [this] {
+    auto t = runs_->model()->timeTarget();
+    const TargetTable* table = compare_->targetTable();
+    if (table->languageModels())
+      t.perplexity = table->target();
+    else
+      t.accuracy = table->target() / 100;
+    t.network = compare_->network();
+    runs_->model()->setTimeTarget(t);
+  });
   connect(runs_, &RunsPanel::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 6000); });
   connect(runs_, &RunsPanel::errorOccurred, this, &MainWindow::showError);
   connect(compare_, &CompareView::statusMessage, this, [this](const QString& m) { statusBar()->showMessage(m, 6000); });

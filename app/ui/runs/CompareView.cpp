@@ -89,7 +89,9 @@ void CompareView::buildControls() {
   connect(network_, &NetworkControls::networkChanged, this, [this] {
     retimeRuns();
     redraw();
+    Q_EMIT timeTargetChanged();
   });
+  connect(target_, &TargetTable::targetChanged, this, &CompareView::timeTargetChanged);
   auto* pngButton = new QPushButton(tr("Export Charts"), this);
   pngButton->setToolTip(tr("Every chart as it is shown, one file each: PNG, or SVG and PDF as vectors for papers"));
   auto* formats = new QMenu(pngButton);

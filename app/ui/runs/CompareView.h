@@ -90,6 +90,7 @@ class CompareView : public QWidget {
   void statusMessage(const QString& message);
   void errorOccurred(const QString& message);
   void runVisibilityChanged(qint64 id, bool visible);  // from the view's own run list or setRunVisible
+  void timeTargetChanged();                            // the network or the time-to-target table's target changed
 
  private:
   void buildControls();

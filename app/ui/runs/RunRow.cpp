@@ -79,7 +79,7 @@ QString runColumnTitle(RunColumn c) {
       "", "ID", "Name", "Status", "Tags", "Notes", "Created", "Task", "Stages", "Micro-batches", "Schedule",
       "Fwd method", "Fwd K", "Fwd bits", "Fwd feedback", "Bwd method", "Bwd K", "Bwd bits", "Bwd feedback",
       "Bandwidth (Mbit/s)", "Latency (ms)", "LR", "Steps", "Train loss", "Eval loss", "Eval acc / ppl",
-      "Best acc / ppl", "Wire bytes", "Ratio", "Wall time"};
+      "Best acc / ppl", "Wire bytes", "Ratio", "Wall time", "Time to target"};
   // clang-format on
   return int(c) >= 0 && int(c) < kRunColumnCount ? QString::fromLatin1(titles[int(c)]) : QString();
 }
@@ -102,6 +102,10 @@ QString runColumnToolTip(RunColumn c) {
       return QStringLiteral("Compression ratio: raw bytes / wire bytes");
     case RunColumn::TrainLoss:
       return QStringLiteral("Final train loss (latest while running)");
+    case RunColumn::TimeToTarget:
+      return QStringLiteral(
+          "Emulated time to the compare view's target accuracy (perplexity), at the network it "
+          "re-times for (the run's own while that is unticked)");
     default:
       return runColumnTitle(c);
   }

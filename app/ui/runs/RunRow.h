@@ -19,7 +19,7 @@ enum class RunColumn {
   Visible, Id, Name, Status, Tags, Notes, Created, Task, Stages, Microbatches, Schedule,
   FwdMethod, FwdK, FwdBits, FwdFeedback, BwdMethod, BwdK, BwdBits, BwdFeedback,
   Bandwidth, Latency, Lr, Steps, TrainLoss, EvalLoss, EvalMetric, BestEvalMetric,
-  WireBytes, Ratio, WallTime, Count
+  WireBytes, Ratio, WallTime, TimeToTarget, Count
 };
 // clang-format on
 constexpr int kRunColumnCount = int(RunColumn::Count);

@@ -1,6 +1,8 @@
 #include "app/ui/runs/RunsModel.h"
 
 #include "app/ui/charts/Palette.h"
+#include "app/ui/runs/Units.h"
+#include "engine/telemetry/Metrics.h"
 
 #include <QColor>
 
@@ -26,6 +28,22 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= int(rows_.size()) || index.column() >= kRunColumnCount) return QVariant();
   const RunRow& r = rows_[size_t(index.row())];
   const auto column = RunColumn(index.column());
+  if (column == RunColumn::TimeToTarget) {
+    const Reached& t = reached(r);
+    if (role == Qt::DisplayRole) return t.seconds.isValid() ? humanDuration(t.seconds.toDouble()) : t.why;
+    if (role == SortRole) return t.seconds;
+    if (role == Qt::ToolTipRole) {
+      const QString what = r.languageModel ? tr("perplexity %1 or lower").arg(target_.perplexity)
+                                           : tr("accuracy %1% or higher").arg(100 * target_.accuracy);
+      const auto& n = target_.network;
+      const QString where = n.bandwidth_mbps
+                                ? tr("at %1 Mbit/s, %2 ms").arg(*n.bandwidth_mbps).arg(n.latency_ms.value_or(0))
+                                : tr("at the run's own network");
+      return tr("Emulated time to %1, %2").arg(what, where) + (t.why.isEmpty() ? QString() : ": " + t.why);
+    }
+    if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
+    return QVariant();
+  }
   switch (role) {
     case Qt::DisplayRole:
       return column == RunColumn::Visible ? QVariant() : QVariant(r.display(column));
@@ -160,6 +178,30 @@ void RunsModel::reportError(const QString& what, const std::exception& e) {
                                       "then refresh (F5)."));
 }
 
+void RunsModel::setTimeTarget(const TimeTarget& target) {
+  target_ = target;
+  reached_.clear();
+  const int c = int(RunColumn::TimeToTarget);
+  if (!rows_.empty()) Q_EMIT dataChanged(index(0, c), index(int(rows_.size()) - 1, c));
+}
+
+const RunsModel::Reached& RunsModel::reached(const RunRow& r) const {
+  auto it = reached_.find(r.info.id);
+  if (it != reached_.end()) return it->second;
+  Reached out;
+  try {
+    const auto t =
+        r.languageModel
+            ? timeToTarget(*store_, r.info.id, metric::kEvalPerplexity, target_.perplexity, false, target_.network)
+            : timeToTarget(*store_, r.info.id, metric::kEvalAccuracy, target_.accuracy, true, target_.network);
+    if (t.seconds) out.seconds = *t.seconds;
+    out.why = QString::fromStdString(t.why);
+  } catch (const std::exception& e) {  // a damaged trace, a store that went away: said in the cell, not thrown
+    out.why = QString::fromStdString(e.what());
+  }
+  return reached_[r.info.id] = out;
+}
+
 void RunsModel::refresh() {
   std::vector<RunRow> fresh;
   try {
@@ -177,6 +219,8 @@ void RunsModel::refresh() {
   for (const auto& r : rows_) oldIds.insert(r.info.id);
   for (const auto& r : fresh) newIds.insert(r.info.id);
   for (auto it = hidden_.begin(); it != hidden_.end();) it = newIds.count(*it) ? std::next(it) : hidden_.erase(it);
+  for (const auto& r : fresh)  // a running run reaches further with every refresh
+    if (r.info.status == "running") reached_.erase(r.info.id);
 
   // The runs both lists have must keep their relative order for row-wise updates; otherwise reset.
   std::vector<qint64> keptOld, keptNew;

@@ -8,12 +8,17 @@
 //   QVariant where the cell is empty (RunsFilterProxy sorts those last in both orders).
 // - refresh() re-reads the store. Rows that stay keep their place (dataChanged), new and deleted runs are
 //   inserted and removed row by row, so a selection survives the periodic refresh during a live run.
+// - The time-to-target column is the emulated time at which a run's evaluation first reaches the target of
+//   setTimeTarget(), at its network (engine/runs/trace/Retime.h); read when shown, kept until the target changes
+//   (a running run's until the next refresh).
 // - Store failures never throw out of the model: they are reported through errorOccurred with what to do.
 #include "app/ui/runs/RunRow.h"
+#include "engine/runs/trace/Retime.h"
 
 #include <QAbstractTableModel>
 #include <QList>
 
+#include <map>
 #include <memory>
 #include <set>
 #include <vector>
@@ -48,6 +53,15 @@ class RunsModel : public QAbstractTableModel {
   void setRunVisible(qint64 id, bool visible);
   static bool isEditable(RunColumn column);
 
+  // What the time-to-target column measures: accuracy (a fraction) for classifiers, perplexity for language
+  // models, at `network` (empty: each run's own).
+  struct TimeTarget {
+    double accuracy = 0.8, perplexity = 20;
+    RetimeNetwork network;
+  };
+  void setTimeTarget(const TimeTarget& target);
+  const TimeTarget& timeTarget() const { return target_; }
+
  public Q_SLOTS:
   void refresh();
 
@@ -57,10 +71,17 @@ class RunsModel : public QAbstractTableModel {
 
  private:
   void reportError(const QString& what, const std::exception& e);
+  struct Reached {
+    QVariant seconds;  // a double, or invalid when not reached
+    QString why;
+  };
+  const Reached& reached(const RunRow& r) const;  // read at the first need, then kept
 
   std::shared_ptr<RunStore> store_;
   std::vector<RunRow> rows_;
   std::set<qint64> hidden_;  // runs whose visibility box is unticked (new runs start visible)
+  TimeTarget target_;
+  mutable std::map<qint64, Reached> reached_;
 };
 
 }  // namespace ps::ui

@@ -33,7 +33,10 @@ TargetTable::TargetTable(QWidget* parent)
     : QWidget(parent), target_(new QDoubleSpinBox(this)), what_(new QLabel(this)), table_(new QTableWidget(this)) {
   target_->setDecimals(1);
   target_->setToolTip(tr("Read between the evaluations around the target, as the claim suites measure it"));
-  connect(target_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this] { refill(); });
+  connect(target_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this] {
+    refill();
+    Q_EMIT targetChanged();
+  });
   table_->setColumnCount(5);
   table_->setHorizontalHeaderLabels({tr("Run"), tr("Step"), tr("Wall time"), tr("Emulated time"), tr("Wire bytes")});
   table_->verticalHeader()->hide();

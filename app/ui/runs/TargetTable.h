@@ -31,7 +31,11 @@ class TargetTable : public QWidget {
   // Accuracy in percent for classifiers (85 = 85%), perplexity for language models.
   double target() const;
   void setTarget(double target);
+  bool languageModels() const { return languageModels_; }  // the target is a perplexity, not an accuracy
   QTableWidget* table() const { return table_; }
+
+ Q_SIGNALS:
+  void targetChanged();
 
  private:
   void refill();

@@ -1,5 +1,8 @@
 #include "engine/runs/trace/Retime.h"
 
+#include "engine/runs/store/Reach.h"
+
+#include <algorithm>
 #include <cmath>
 
 namespace ps {
@@ -58,6 +61,36 @@ RetimedRun retimeRun(const RunStore& store, int64_t runId, const RetimeNetwork& 
     r.evaluations.back().values[m.key] = m.value;
   }
   return r;
+}
+
+TimeToTarget timeToTarget(const RunStore& store, int64_t runId, const std::string& metricKey, double target,
+                          bool higherIsBetter, const RetimeNetwork& network) {
+  TimeToTarget out;
+  std::vector<MetricPoint> curve;
+  for (auto& m : store.metrics(runId, metricKey))
+    if (m.key == metricKey && std::isfinite(m.value)) curve.push_back(std::move(m));
+  const auto r = reach(curve, target, higherIsBetter, [](const MetricPoint& p) { return p.value; });
+  if (!r) {
+    out.why = curve.empty() ? "no evaluation" : "not reached";
+    return out;
+  }
+  if (!network.bandwidth_mbps && !network.latency_ms) {
+    out.seconds = r->read([](const MetricPoint& p) { return p.emulated_s; });
+    return out;
+  }
+  const auto traces = store.traces(runId);
+  if (traces.empty()) {
+    out.why = "no step traces (saved before they were kept): cannot be re-timed";
+    return out;
+  }
+  const RetimedRun retimed = retimeTraces(runId, traces, network);
+  auto at = [&](const MetricPoint& p) {  // the emulated time at the end of the point's step
+    auto it = std::upper_bound(retimed.cumulative.begin(), retimed.cumulative.end(), p.step,
+                               [](int64_t s, const RetimedRun::StepTime& t) { return s < t.step; });
+    return it == retimed.cumulative.begin() ? 0.0 : std::prev(it)->emulated_s;
+  };
+  out.seconds = r->read(at);
+  return out;
 }
 
 }  // namespace ps

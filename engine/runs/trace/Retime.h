@@ -49,6 +49,17 @@ struct RetimedRun {
   std::vector<StepTime> cumulative;
 };
 
+// When a run's evaluation curve (`metricKey`: accuracy with `higherIsBetter`, perplexity without) first reaches
+// `target`, in emulated seconds at the network (read between the evaluations around it, as the suites measure it):
+// `seconds` is unset when it never does, with `why` saying so ("not reached", "no step traces" when the network
+// asks for a re-timing the run cannot give).
+struct TimeToTarget {
+  std::optional<double> seconds;
+  std::string why;
+};
+TimeToTarget timeToTarget(const RunStore& store, int64_t runId, const std::string& metricKey, double target,
+                          bool higherIsBetter, const RetimeNetwork& network);
+
 // Replays the stored traces of one run. Throws TraceError when the run has no traces (saved before they were kept)
 // or one is damaged, naming the run and the step; StoreError for an unknown run.
 RetimedRun retimeRun(const RunStore& store, int64_t runId, const RetimeNetwork& network);

@@ -192,3 +192,33 @@ TEST(Retime, AStoredRunReplaysToItsOwnTimeAndToAnotherNetwork) {
     EXPECT_NE(std::string(e.what()).find(", step 1: step trace"), std::string::npos) << e.what();
   }
 }
+
+TEST(Retime, TimeToTargetAtTheRecordedAndAtAnotherNetwork) {
+  test::RunStoreTempDir dir;
+  RunStore store(dir.file("runs.sqlite"));
+  const int64_t id = store.createRun("r", "{}", "v");
+  std::vector<TraceRow> rows;
+  for (int64_t step = 1; step <= 4; ++step) rows.push_back({step, 0, encodeTrace(twoStages(100, 1))});
+  const double step = replay(twoStages(100, 1));
+  store.append(id,
+               {{2, "eval/accuracy", 0.5, 1, 2 * step},
+                {4, "eval/accuracy", 0.9, 2, 4 * step},
+                {4, "eval/accuracy_uncompressed", 0.95, 2, 4 * step}},
+               {}, {}, rows);
+  // 0.7 is half way between the evaluations at steps 2 and 4.
+  auto own = timeToTarget(store, id, "eval/accuracy", 0.7, true, {});
+  ASSERT_TRUE(own.seconds);
+  EXPECT_NEAR(*own.seconds, 3 * step, 1e-12);
+  RetimeNetwork slower;
+  slower.bandwidth_mbps = 10;
+  auto slow = timeToTarget(store, id, "eval/accuracy", 0.7, true, slower);
+  ASSERT_TRUE(slow.seconds);
+  EXPECT_NEAR(*slow.seconds, 3 * replay(twoStages(100, 1), LinkModel{10, 1}), 1e-9);
+  EXPECT_EQ(timeToTarget(store, id, "eval/accuracy", 0.99, true, {}).why, "not reached");
+  EXPECT_EQ(timeToTarget(store, id, "eval/perplexity", 10, false, {}).why, "no evaluation");
+  const int64_t bare = store.createRun("old", "{}", "v");
+  store.append(bare, {{2, "eval/accuracy", 0.8, 1, 1}}, {}, {}, {});
+  EXPECT_TRUE(timeToTarget(store, bare, "eval/accuracy", 0.7, true, {}).seconds);
+  EXPECT_NE(timeToTarget(store, bare, "eval/accuracy", 0.7, true, slower).why.find("no step traces"),
+            std::string::npos);
+}

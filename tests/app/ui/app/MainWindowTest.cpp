@@ -13,6 +13,7 @@
 #include "app/ui/runs/RunExports.h"
 #include "app/ui/runs/RunsModel.h"
 #include "app/ui/runs/RunsPanel.h"
+#include "app/ui/runs/TargetTable.h"
 #include "engine/compress/spec/Catalogue.h"
 #include "engine/runs/config/Config.h"
 #include "engine/runs/store/RunStore.h"
@@ -314,6 +315,16 @@ class MainWindowTest : public QObject {
     QVERIFY(csv.readLine().startsWith("step,wall_s,emulated_s"));
     QVERIFY(w.compare()->exportVisibleCsv(out.filePath("visible.csv")).isEmpty());
     QVERIFY(QFileInfo(out.filePath("visible.csv")).size() > 100);
+    // The network the compare view re-times for, and its target, are what the runs table's time to target reads.
+    ps::RetimeNetwork slow;
+    slow.bandwidth_mbps = 0.5;
+    slow.latency_ms = 5;
+    w.compare()->setNetwork(slow);
+    QCOMPARE(w.runs()->model()->timeTarget().network.bandwidth_mbps.value_or(0), 0.5);
+    w.compare()->targetTable()->setTarget(10);
+    QCOMPARE(w.runs()->model()->timeTarget().accuracy, 0.1);
+    w.compare()->setNetwork({});
+    QVERIFY(!w.runs()->model()->timeTarget().network.bandwidth_mbps);
     QVERIFY(exportRunConfig(*w.store(), second, out.filePath("config.json")).isEmpty());
     QVERIFY(w.openPreset(out.filePath("config.json")).isEmpty());  // the app replays it
     QCOMPARE(w.controls()->config()["compression"]["forward"]["k"].get<double>(), 0.3);

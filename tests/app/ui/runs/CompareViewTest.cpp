@@ -5,7 +5,6 @@
 #include "app/ui/runs/TargetTable.h"
 
 #include "RunsTestStore.h"
-#include "engine/runs/trace/StepTrace.h"
 
 #include <QAbstractItemModelTester>
 #include <QImage>
@@ -290,16 +289,7 @@ class CompareViewTest : public QObject {
   // Re-timed for another network: run a's stored traces put 10 Mbit on the critical path of each 0.25 s step at
   // its recorded 100 Mbit/s, so at 50 Mbit/s a step takes 0.35 s; run b has no traces and keeps its recorded time.
   void retimesTheEmulatedAxisAndTheTargetTableForAnotherNetwork() {
-    std::vector<ps::TraceRow> rows;
-    for (int64_t step = 1; step <= 20; ++step) {
-      ps::StepTrace t;
-      t.model.bandwidth_mbps = 100;
-      ps::TraceLane first{0, 0, {{ps::TraceEvent::Compute, 0.125}, {ps::TraceEvent::SendForward, 0, 0, 1250000}}};
-      ps::TraceLane second{1, 0, {{ps::TraceEvent::ReceiveForward, 0}, {ps::TraceEvent::Compute, 0.025}}};
-      t.lanes = {first, second};
-      rows.push_back({step, 0, ps::encodeTrace(t)});
-    }
-    t_->store->append(a_, {}, {}, {}, rows);
+    t_->addTraces(a_, 20);
     CompareView view;
     QSignalSpy messages(&view, &CompareView::statusMessage);
     view.setRuns(t_->store, {a_, b_});

@@ -6,6 +6,7 @@
 // emulated_s 0.25*s; and every 5 steps eval/loss 1/s with eval/accuracy (or eval/perplexity for brown_lm).
 #include "engine/runs/config/Config.h"
 #include "engine/runs/store/RunStore.h"
+#include "engine/runs/trace/StepTrace.h"
 
 #include <QTemporaryDir>
 
@@ -80,6 +81,21 @@ struct TestStore {
       store->finishRun(id, "finished", "", summary.dump());
     }
     return id;
+  }
+
+  // Step traces for steps 1..steps that replay to the recorded 0.25 s per step at 100 Mbit/s: stage 0 computes
+  // 0.125 s and sends 10 Mbit (0.1 s), stage 1 computes 0.025 s. At 50 Mbit/s a step takes 0.35 s.
+  void addTraces(int64_t id, int steps) {
+    std::vector<TraceRow> rows;
+    for (int64_t step = 1; step <= steps; ++step) {
+      StepTrace t;
+      t.model.bandwidth_mbps = 100;
+      TraceLane first{0, 0, {{TraceEvent::Compute, 0.125}, {TraceEvent::SendForward, 0, 0, 1250000}}};
+      TraceLane second{1, 0, {{TraceEvent::ReceiveForward, 0}, {TraceEvent::Compute, 0.025}}};
+      t.lanes = {first, second};
+      rows.push_back({step, 0, encodeTrace(t)});
+    }
+    store->append(id, {}, {}, {}, rows);
   }
 };
 
