@@ -8,6 +8,10 @@
 // why and exits 0 where they cannot be made.
 //   bench_links [--steps N] [--warmup W] [--stages 2,4] [--bandwidths 100,1000] [--methods dense,topk10,quant4-8]
 //               [--json FILE]
+// With --time-to-accuracy: the 4-stage preset on four test hosts at 100 Mbit/s (--bandwidths' first), E epochs
+// (--epochs, default 3) of the first N training samples (--train-limit, default 9600; 0: all 60000) with dense, TopK 10%, 4-bit activations + 8-bit gradients and AQ-SGD (its preset: 4-bit
+// activations after a dense first epoch): the wall time until the evaluation reaches 90% of dense's final accuracy,
+// and the speed-up over dense.
 #include "engine/runs/store/RunStore.h"
 
 #include <nlohmann/json.hpp>
@@ -34,6 +38,9 @@ const std::string kScript = std::string(PIPESQUEEZE_SOURCE_DIR) + "/tools/netns-
 const std::string kPreset = std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets/fashion-mnist-4stage.json";
 
 const std::map<std::string, std::vector<std::string>> kMethods = {
+    {"aqsgd",
+     {"compression.forward.method=quantize", "compression.forward.bits=4", "compression.forward.feedback=aqsgd",
+      "compression.backward.method=quantize", "compression.backward.bits=8", "compression.aqsgd_warmup_epochs=1"}},
     {"dense", {"compression.forward.method=none", "compression.backward.method=none"}},
     {"topk10",
      {"compression.forward.method=topk", "compression.forward.k=0.1", "compression.backward.method=topk",
@@ -88,12 +95,83 @@ std::string freshStore(const std::string& name) {
   return path;
 }
 
+// Evaluations of the run in `store` as (wall seconds, accuracy).
+std::vector<std::pair<double, double>> accuracyOverWallTime(const std::string& store) {
+  ps::RunStore s(store);
+  std::vector<std::pair<double, double>> out;
+  const auto runs = s.listRuns();
+  if (!runs.empty())
+    for (const auto& m : s.metrics(runs.front().id, "eval/accuracy"))
+      if (m.key == "eval/accuracy") out.emplace_back(m.wall_s, m.value);
+  return out;
+}
+
+double timeTo(const std::vector<std::pair<double, double>>& curve, double target) {  // -1: not reached
+  double prevT = 0, prevA = 0;
+  for (const auto& [t, a] : curve) {
+    if (a >= target) return a == prevA ? t : prevT + (t - prevT) * (target - prevA) / (a - prevA);
+    prevT = t, prevA = a;
+  }
+  return -1;
+}
+
+int timeToAccuracy(const std::string& bandwidth, const std::string& epochs, const std::string& trainLimit,
+                   const std::string& jsonPath) {
+  const std::string cli = PIPESQUEEZE_CLI;
+  json out = json::array();
+  std::map<std::string, std::vector<std::pair<double, double>>> curves;
+  const std::vector<std::string> methods{"dense", "topk10", "quant4-8", "aqsgd"};
+  for (const auto& m : methods) {
+    std::string sets = " --set pipeline.stages=4 --set train.epochs=" + epochs + " --set data.train_limit=" +
+                       trainLimit + " --set data.eval_limit=2000 --set eval.every_steps=50 --set telemetry.histogram_every=0 --set link.bandwidth_mbps=" +
+                       bandwidth + " --set link.latency_ms=0 --set link.mode=accounted";
+    for (const auto& set : kMethods.at(m)) sets += " --set " + set;
+    const auto store = freshStore("tta-" + m);
+    std::fprintf(stderr, "bench_links: time to accuracy, %s ...\n", m.c_str());
+    std::string log;
+    if (shell(kScript + " run --hosts 4 --bandwidth " + bandwidth + " --prefix psbl -- " + cli + " train --preset " +
+                  kPreset + " --store " + store + sets,
+              &log) != 0) {
+      std::printf("%s failed: %s\n", m.c_str(), log.substr(log.size() > 300 ? log.size() - 300 : 0).c_str());
+      continue;
+    }
+    curves[m] = accuracyOverWallTime(store);
+  }
+  if (curves["dense"].empty()) {
+    std::printf("bench_links: the dense run failed; nothing to compare against\n");
+    return 1;
+  }
+  const double target = 0.9 * curves["dense"].back().second;
+  const double dense = timeTo(curves["dense"], target);
+  std::printf("\nbench_links: time to %.2f%% (90%% of dense's final %.2f%%), Fashion-MNIST 4 stages on 4 test hosts "
+              "at %s Mbit/s, %s epochs of %s samples\n",
+              100 * target, 100 * curves["dense"].back().second, bandwidth.c_str(), epochs.c_str(),
+              trainLimit == "0" ? "all" : trainLimit.c_str());
+  std::printf("%-10s %14s %12s %14s\n", "method", "time to target", "speed-up", "final accuracy");
+  for (const auto& m : methods) {
+    if (curves[m].empty()) continue;
+    const double t = timeTo(curves[m], target);
+    std::printf("%-10s %12.1f s %11.2fx %13.2f%%\n", m.c_str(), t, t > 0 && dense > 0 ? dense / t : 0.0,
+                100 * curves[m].back().second);
+    out.push_back({{"method", m},
+                   {"time_to_target_s", t},
+                   {"speedup_over_dense", t > 0 && dense > 0 ? dense / t : 0.0},
+                   {"final_accuracy", curves[m].back().second},
+                   {"target", target},
+                   {"bandwidth_mbps", std::stod(bandwidth)}});
+  }
+  std::printf("%s\n", out.dump().c_str());
+  if (!jsonPath.empty()) std::ofstream(jsonPath) << out.dump(2) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int steps = 40, warmup = 5;
   std::vector<std::string> stages{"2", "4"}, bandwidths{"100", "1000"}, methods{"dense", "topk10", "quant4-8"};
-  std::string jsonPath;
+  std::string jsonPath, epochs = "3", trainLimit = "9600";
+  bool timeToTarget = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -115,10 +193,16 @@ int main(int argc, char** argv) {
       methods = split(next());
     else if (a == "--json")
       jsonPath = next();
+    else if (a == "--epochs")
+      epochs = next();
+    else if (a == "--train-limit")
+      trainLimit = next();
+    else if (a == "--time-to-accuracy")
+      timeToTarget = true;
     else {
       std::fprintf(stderr,
                    "usage: bench_links [--steps N] [--warmup W] [--stages 2,4] [--bandwidths 100,1000] "
-                   "[--methods dense,topk10,quant4-8] [--json FILE]\n");
+                   "[--methods dense,topk10,quant4-8,aqsgd] [--json FILE] [--time-to-accuracy [--epochs E] [--train-limit N]]\n");
       return 2;
     }
   }
@@ -133,6 +217,7 @@ int main(int argc, char** argv) {
                 why.empty() ? "" : ": ", why.c_str());
     return 0;
   }
+  if (timeToTarget) return timeToAccuracy(bandwidths.front(), epochs, trainLimit, jsonPath);
   std::string netem;
   const bool latencyShaped =
       shell(kScript + " up --hosts 1 --latency 1 --prefix psbl && " + kScript + " down --prefix psbl", &netem) == 0;
