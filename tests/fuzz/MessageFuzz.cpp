@@ -1,8 +1,10 @@
 // libFuzzer target for what ranks send each other besides payloads: the point-to-point frame header, the gradient
-// exchange's message and the CBOR step reports. Whatever the bytes, each parser returns or throws its own error.
+// exchange's message, the CBOR step reports and the step traces in them (decoded, then replayed as a stored run's
+// would be). Whatever the bytes, each parser returns or throws its own error.
 //   build/fuzz/fuzz_messages -max_total_time=60 tests/fuzz/corpus/messages
 #include "engine/dist/Framing.h"
 #include "engine/pipeline/GradientMessage.h"
+#include "engine/runs/trace/StepTrace.h"
 #include "engine/telemetry/StepReport.h"
 
 #include <cstdint>
@@ -11,7 +13,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const std::vector<uint8_t> bytes(data + 1, data + size);
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
     case 0:
       try {
         ps::parseHeader(bytes.data(), bytes.size(), uint64_t(1) << 34);
@@ -20,8 +22,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 1:
       try {  // the expected tensor count from the first byte: any count the receiver could hold
-        ps::GradientMessage::parse(bytes, data[0] / 3);
+        ps::GradientMessage::parse(bytes, data[0] / 4);
       } catch (const ps::GradientMessageError&) {
+      }
+      break;
+    case 2:
+      try {  // a whole trace as the store keeps it, or one rank's lane; either replayed for two networks
+        ps::StepTrace t;
+        if (data[0] & 4) t = ps::decodeTrace(bytes.data(), bytes.size(), 1 << 12);
+        else t.lanes.push_back(ps::decodeLane(bytes.data(), bytes.size(), 1 << 12));
+        ps::replay(t);
+        ps::replay(t, ps::LinkModel{1, 5});
+      } catch (const ps::TraceError&) {
       }
       break;
     default:

@@ -44,6 +44,8 @@ std::string laneName(const TraceLane& lane) {
 }  // namespace
 
 double replay(const StepTrace& trace, const LinkModel& model) {
+  // A worklist: a lane runs until it waits for a message or an exchange and is woken by the send or the last
+  // replica that frees it, so every event is visited once however the lanes interleave (the bytes may be hostile).
   struct Lane {
     size_t next = 0;
     double clock = 0;
@@ -52,12 +54,16 @@ double replay(const StepTrace& trace, const LinkModel& model) {
   struct LinkSide {
     std::deque<double> arrivals;
     double busy_until = 0;
+    std::vector<size_t> receivers;  // lanes waiting for a message here
   };
   const auto& lanes = trace.lanes;
   std::vector<Lane> state(lanes.size());
   std::map<std::tuple<int, int, int>, LinkSide> links;
   std::map<int, std::vector<size_t>> replicasOf;  // stage -> its lanes
+  std::map<int, size_t> arrived;                  // stage -> replicas waiting at its exchange
   for (size_t i = 0; i < lanes.size(); ++i) replicasOf[lanes[i].stage].push_back(i);
+  std::deque<size_t> runnable;
+  for (size_t i = 0; i < lanes.size(); ++i) runnable.push_back(i);
 
   // The exchange of `stage`, once every replica waits at it: the arithmetic of GradientExchange, in its order.
   auto exchange = [&](int stage) {
@@ -83,57 +89,61 @@ double replay(const StepTrace& trace, const LinkModel& model) {
       }
       s.waiting = false;
       ++s.next;
+      runnable.push_back(i);
     }
+    arrived[stage] = 0;
   };
 
-  for (;;) {
-    bool progress = false, done = true;
-    for (size_t i = 0; i < lanes.size(); ++i) {
-      const TraceLane& lane = lanes[i];
-      Lane& s = state[i];
-      while (s.next < lane.events.size() && !s.waiting) {
-        const TraceEvent& e = lane.events[s.next];
-        if (e.kind == TraceEvent::Compute) {
-          s.clock += e.seconds;
-        } else if (sends(e.kind)) {
-          LinkSide& l = links[linkOf(lane, e.kind)];
-          s.clock += e.seconds;
-          const double transfer = model.transferSeconds(e.bytes);
-          const double start = std::max(s.clock, l.busy_until);
-          l.busy_until = start + transfer;
-          l.arrivals.push_back(l.busy_until + model.latencySeconds());
-        } else if (receives(e.kind)) {
-          LinkSide& l = links[linkOf(lane, e.kind)];
-          if (l.arrivals.empty()) break;  // its sender has not got there yet
-          s.clock = std::max(s.clock, l.arrivals.front()) + e.seconds;
-          l.arrivals.pop_front();
-        } else {  // an exchange: this replica's encode, then the group's
-          if (e.kind == TraceEvent::ExchangeCompressed) s.clock += e.seconds;
-          s.waiting = true;
-          progress = true;
-          const auto& group = replicasOf[lane.stage];
-          const bool all = std::all_of(group.begin(), group.end(), [&](size_t j) {
-            return state[j].waiting && lanes[j].events[state[j].next].kind == e.kind;
-          });
-          if (all) exchange(lane.stage);
-          continue;
+  while (!runnable.empty()) {
+    const size_t i = runnable.front();
+    runnable.pop_front();
+    const TraceLane& lane = lanes[i];
+    Lane& s = state[i];
+    while (s.next < lane.events.size() && !s.waiting) {
+      const TraceEvent& e = lane.events[s.next];
+      if (e.kind == TraceEvent::Compute) {
+        s.clock += e.seconds;
+      } else if (sends(e.kind)) {
+        LinkSide& l = links[linkOf(lane, e.kind)];
+        s.clock += e.seconds;
+        const double transfer = model.transferSeconds(e.bytes);
+        const double start = std::max(s.clock, l.busy_until);
+        l.busy_until = start + transfer;
+        l.arrivals.push_back(l.busy_until + model.latencySeconds());
+        for (size_t w : l.receivers) runnable.push_back(w);
+        l.receivers.clear();
+      } else if (receives(e.kind)) {
+        LinkSide& l = links[linkOf(lane, e.kind)];
+        if (l.arrivals.empty()) {  // its sender has not got there yet: woken by the send
+          l.receivers.push_back(i);
+          break;
         }
-        ++s.next;
-        progress = true;
+        s.clock = std::max(s.clock, l.arrivals.front()) + e.seconds;
+        l.arrivals.pop_front();
+      } else {  // an exchange: this replica's encode, then the group's once the last replica is there
+        if (e.kind == TraceEvent::ExchangeCompressed) s.clock += e.seconds;
+        s.waiting = true;
+        const auto& group = replicasOf[lane.stage];
+        if (++arrived[lane.stage] == group.size()) {
+          const bool same = std::all_of(group.begin(), group.end(),
+                                        [&](size_t j) { return lanes[j].events[state[j].next].kind == e.kind; });
+          if (!same)
+            throw TraceError("the step's trace does not fit together: the replicas of stage " +
+                             std::to_string(lane.stage) + " meet at exchanges of different kinds");
+          exchange(lane.stage);  // wakes every replica, this one included
+        }
+        break;
       }
-      if (s.next < lane.events.size()) done = false;
-    }
-    if (done) break;
-    if (!progress) {
-      std::string stuck;
-      for (size_t i = 0; i < lanes.size(); ++i)
-        if (state[i].next < lanes[i].events.size())
-          stuck +=
-              (stuck.empty() ? "" : ", ") + laneName(lanes[i]) + " waits at event " + std::to_string(state[i].next);
-      throw TraceError("the step's trace does not fit together: " + stuck +
-                       ", for messages or an exchange no other stage provides");
+      ++s.next;
     }
   }
+  std::string stuck;
+  for (size_t i = 0; i < lanes.size(); ++i)
+    if (state[i].next < lanes[i].events.size())
+      stuck += (stuck.empty() ? "" : ", ") + laneName(lanes[i]) + " waits at event " + std::to_string(state[i].next);
+  if (!stuck.empty())
+    throw TraceError("the step's trace does not fit together: " + stuck +
+                     ", for messages or an exchange no other stage provides");
   double emulated = 0;
   for (const Lane& s : state) emulated = std::max(emulated, s.clock);
   return emulated;
