@@ -100,7 +100,7 @@ void Session::prepare() {
   o.gradients = config_.compression.gradients;
   o.microbatches = config_.pipeline.microbatches;
   o.schedule = config_.pipeline.schedule;
-  o.link = {config_.link.bandwidth_mbps, config_.link.latency_ms, config_.link.throttled};
+  o.link = {config_.link.bandwidth_mbps, config_.link.latency_ms, config_.link.throttled, config_.link.tcp};
   o.forward = config_.compression.boundary_forward;
   o.backward = config_.compression.boundary_backward;
   o.optimizer = {config_.train.optimizer, config_.train.lr, config_.train.momentum, config_.train.weight_decay};
@@ -193,7 +193,8 @@ void Session::applySetting(const Command& c, int64_t step, double wall) {
   json next = config_.json;
   setConfigValue(next, c.key, c.value);
   replaceConfig(Config::fromJson(next, "setting"));
-  pipeline_->setLinkModel({config_.link.bandwidth_mbps, config_.link.latency_ms, config_.link.throttled});
+  pipeline_->setLinkModel(
+      {config_.link.bandwidth_mbps, config_.link.latency_ms, config_.link.throttled, config_.link.tcp});
   for (int b = 0; b + 1 < config_.pipeline.stages; ++b) {
     Link& link = pipeline_->link(b);
     for (Direction d : {Direction::Forward, Direction::Backward}) {

@@ -293,7 +293,8 @@ Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
   const Json& m = j["model"];
   c.model = {m["width"], m["depth"], m["heads"], m["init_checkpoint"]};
   c.pipeline = pipelineOf(j["pipeline"]);
-  c.link = {j["link"]["bandwidth_mbps"], j["link"]["latency_ms"], j["link"]["mode"] == "throttled"};
+  c.link = {j["link"]["bandwidth_mbps"], j["link"]["latency_ms"], j["link"]["mode"] == "throttled",
+            j["link"]["framing"] == "tcp"};
   c.compression = compressionOf(j, c.pipeline.stages);
   c.parallel = {j["parallel"]["replicas"], j["parallel"]["mode"], j["parallel"]["timeout_s"], j["parallel"]["backend"]};
   const Json& e = j["eval"];

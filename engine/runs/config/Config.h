@@ -51,6 +51,7 @@ struct Config {
   struct Link {
     double bandwidth_mbps = 10000, latency_ms = 0;
     bool throttled = false;
+    bool tcp = true;  // link.framing
   } link;
   struct Compression {
     CompressionOptions forward, backward;

@@ -10,7 +10,8 @@
 namespace ps {
 namespace {
 
-constexpr uint8_t kVersion = 1;
+// 1: the link model without framing (an ideal link); 2: a framing byte after the latency.
+constexpr uint8_t kVersion = 2;
 
 bool sends(TraceEvent::Kind k) {
   return k == TraceEvent::SendForward || k == TraceEvent::SendBackward;
@@ -270,6 +271,7 @@ std::vector<uint8_t> encodeTrace(const StepTrace& trace) {
   w.raw(kVersion);
   w.raw(trace.model.bandwidth_mbps);
   w.raw(trace.model.latency_ms);
+  w.raw(uint8_t(trace.model.tcp ? 1 : 0));
   w.raw(uint32_t(trace.lanes.size()));
   for (const auto& lane : trace.lanes) writeLane(w, lane);
   return out;
@@ -278,12 +280,17 @@ std::vector<uint8_t> encodeTrace(const StepTrace& trace) {
 StepTrace decodeTrace(const uint8_t* data, size_t size, size_t maxEvents) {
   Reader r(data, size);
   const auto version = r.raw<uint8_t>("the version");
-  if (version != kVersion)
-    throw TraceError("step trace version " + std::to_string(version) + " is not one this build reads (" +
+  if (version < 1 || version > kVersion)
+    throw TraceError("step trace version " + std::to_string(version) + " is not one this build reads (1 to " +
                      std::to_string(kVersion) + "); it was written by a newer PipeSqueeze");
   StepTrace t;
   t.model.bandwidth_mbps = r.raw<double>("the bandwidth");
   t.model.latency_ms = r.raw<double>("the latency");
+  if (version >= 2) {
+    const uint8_t framing = r.raw<uint8_t>("the framing");
+    if (framing > 1) throw TraceError("step trace: unknown link framing " + std::to_string(framing));
+    t.model.tcp = framing == 1;
+  }
   if (!std::isfinite(t.model.bandwidth_mbps) || t.model.bandwidth_mbps <= 0 || !std::isfinite(t.model.latency_ms) ||
       t.model.latency_ms < 0)
     throw TraceError("step trace: its link (" + std::to_string(t.model.bandwidth_mbps) + " Mbit/s, " +

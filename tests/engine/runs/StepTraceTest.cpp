@@ -125,15 +125,18 @@ TEST(StepTrace, StoredFormRoundTripsAndRefusesDamage) {
   damaged[0] = 7;  // a newer version
   EXPECT_THROW(decodeTrace(damaged), TraceError);
   damaged = bytes;
-  damaged[1 + 16 + 4 + 8] = 9;  // the first event's kind
+  damaged[1 + 16 + 1 + 4 + 8] = 9;  // the first event's kind
   EXPECT_THROW(decodeTrace(damaged), TraceError);
   damaged = bytes;
   const float negative = -1;
-  std::memcpy(&damaged[1 + 16 + 4 + 8 + 1], &negative, 4);
+  std::memcpy(&damaged[1 + 16 + 1 + 4 + 8 + 1], &negative, 4);
   EXPECT_THROW(decodeTrace(damaged), TraceError);
   damaged = bytes;
   const uint32_t huge = 0xffffffffu;
-  std::memcpy(&damaged[1 + 16 + 4 + 4], &huge, 4);  // the first lane's event count
+  std::memcpy(&damaged[1 + 16 + 1 + 4 + 4], &huge, 4);  // the first lane's event count
+  EXPECT_THROW(decodeTrace(damaged), TraceError);
+  damaged = bytes;
+  damaged[1 + 16] = 5;  // the framing
   EXPECT_THROW(decodeTrace(damaged), TraceError);
   EXPECT_THROW(decodeTrace(bytes.data(), bytes.size(), 3), TraceError) << "more events than allowed";
   const auto lane = encodeLane(t.lanes[1]);
@@ -141,6 +144,34 @@ TEST(StepTrace, StoredFormRoundTripsAndRefusesDamage) {
   TraceLane first{0, 0, {ev(TraceEvent::SendBackward, 0, 1)}};
   const auto impossible = encodeLane(first);
   EXPECT_THROW(decodeLane(impossible.data(), impossible.size()), TraceError) << "stage 0 has no previous stage";
+}
+
+// TCP framing: every 1448 payload bytes or part of them carry 66 bytes of headers on the wire.
+TEST(StepTrace, TcpFramingChargesHeadersPerSegmentAndIsKept) {
+  LinkModel ideal{100, 0};
+  LinkModel tcp = ideal;
+  tcp.tcp = true;
+  EXPECT_EQ(tcp.wireBytes(0), 0u);
+  EXPECT_EQ(tcp.wireBytes(1), 67u);
+  EXPECT_EQ(tcp.wireBytes(1448), 1514u);
+  EXPECT_EQ(tcp.wireBytes(1449), 1449u + 132);
+  EXPECT_EQ(ideal.wireBytes(1449), 1449u);
+  StepTrace t = twoStages(100, 1);
+  t.model.tcp = true;
+  ideal = t.model;
+  ideal.tcp = false;
+  const uint64_t segments = (125000 + 1447) / 1448 + (12500 + 1447) / 1448;
+  EXPECT_NEAR(replay(t) - replay(t, ideal), 8.0 * 66 * double(segments) / 100e6, 1e-12);
+  const StepTrace back = decodeTrace(encodeTrace(t));
+  EXPECT_TRUE(back.model.tcp);
+  EXPECT_EQ(replay(back), replay(t));
+  // A trace written before framing was kept (version 1) is an ideal link.
+  auto old = encodeTrace(twoStages(100, 1));
+  old.erase(old.begin() + 1 + 16);
+  old[0] = 1;
+  const StepTrace v1 = decodeTrace(old);
+  EXPECT_FALSE(v1.model.tcp);
+  EXPECT_EQ(replay(v1), replay(twoStages(100, 1)));
 }
 
 TEST(Retime, AStoredRunReplaysToItsOwnTimeAndToAnotherNetwork) {
