@@ -9,9 +9,9 @@
 //   bench_links [--steps N] [--warmup W] [--stages 2,4] [--bandwidths 100,1000] [--methods dense,topk10,quant4-8]
 //               [--json FILE]
 // With --time-to-accuracy: the 4-stage preset on four test hosts at 100 Mbit/s (--bandwidths' first), E epochs
-// (--epochs, default 3) of the first N training samples (--train-limit, default 9600; 0: all 60000) with dense, TopK 10%, 4-bit activations + 8-bit gradients and AQ-SGD (its preset: 4-bit
-// activations after a dense first epoch): the wall time until the evaluation reaches 90% of dense's final accuracy,
-// and the speed-up over dense.
+// (--epochs, default 3) of the first N training samples (--train-limit, default 9600; 0: all 60000) with dense, TopK
+// 10%, 4-bit activations + 8-bit gradients and AQ-SGD (its preset: 4-bit activations after a dense first epoch): the
+// wall time until the evaluation reaches 90% of dense's final accuracy, and the speed-up over dense.
 #include "engine/runs/store/RunStore.h"
 
 #include <nlohmann/json.hpp>
@@ -122,8 +122,10 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& epochs, cons
   std::map<std::string, std::vector<std::pair<double, double>>> curves;
   const std::vector<std::string> methods{"dense", "topk10", "quant4-8", "aqsgd"};
   for (const auto& m : methods) {
-    std::string sets = " --set pipeline.stages=4 --set train.epochs=" + epochs + " --set data.train_limit=" +
-                       trainLimit + " --set data.eval_limit=2000 --set eval.every_steps=50 --set telemetry.histogram_every=0 --set link.bandwidth_mbps=" +
+    std::string sets = " --set pipeline.stages=4 --set train.epochs=" + epochs +
+                       " --set data.train_limit=" + trainLimit +
+                       " --set data.eval_limit=2000 --set eval.every_steps=50 --set telemetry.histogram_every=0 --set "
+                       "link.bandwidth_mbps=" +
                        bandwidth + " --set link.latency_ms=0 --set link.mode=accounted";
     for (const auto& set : kMethods.at(m)) sets += " --set " + set;
     const auto store = freshStore("tta-" + m);
@@ -143,10 +145,11 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& epochs, cons
   }
   const double target = 0.9 * curves["dense"].back().second;
   const double dense = timeTo(curves["dense"], target);
-  std::printf("\nbench_links: time to %.2f%% (90%% of dense's final %.2f%%), Fashion-MNIST 4 stages on 4 test hosts "
-              "at %s Mbit/s, %s epochs of %s samples\n",
-              100 * target, 100 * curves["dense"].back().second, bandwidth.c_str(), epochs.c_str(),
-              trainLimit == "0" ? "all" : trainLimit.c_str());
+  std::printf(
+      "\nbench_links: time to %.2f%% (90%% of dense's final %.2f%%), Fashion-MNIST 4 stages on 4 test hosts "
+      "at %s Mbit/s, %s epochs of %s samples\n",
+      100 * target, 100 * curves["dense"].back().second, bandwidth.c_str(), epochs.c_str(),
+      trainLimit == "0" ? "all" : trainLimit.c_str());
   std::printf("%-10s %14s %12s %14s\n", "method", "time to target", "speed-up", "final accuracy");
   for (const auto& m : methods) {
     if (curves[m].empty()) continue;
@@ -202,7 +205,8 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: bench_links [--steps N] [--warmup W] [--stages 2,4] [--bandwidths 100,1000] "
-                   "[--methods dense,topk10,quant4-8,aqsgd] [--json FILE] [--time-to-accuracy [--epochs E] [--train-limit N]]\n");
+                   "[--methods dense,topk10,quant4-8,aqsgd] [--json FILE] [--time-to-accuracy [--epochs E] "
+                   "[--train-limit N]]\n");
       return 2;
     }
   }

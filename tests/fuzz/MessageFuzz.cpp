@@ -29,8 +29,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 2:
       try {  // a whole trace as the store keeps it, or one rank's lane; either replayed for two networks
         ps::StepTrace t;
-        if (data[0] & 4) t = ps::decodeTrace(bytes.data(), bytes.size(), 1 << 12);
-        else t.lanes.push_back(ps::decodeLane(bytes.data(), bytes.size(), 1 << 12));
+        if (data[0] & 4)
+          t = ps::decodeTrace(bytes.data(), bytes.size(), 1 << 12);
+        else
+          t.lanes.push_back(ps::decodeLane(bytes.data(), bytes.size(), 1 << 12));
         ps::replay(t);
         ps::replay(t, ps::LinkModel{1, 5});
       } catch (const ps::TraceError&) {
