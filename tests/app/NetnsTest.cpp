@@ -32,7 +32,7 @@ struct Shell {
 
 Shell shell(const std::string& command) {
   Shell r;
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  FILE* p = ::popen(("(" + command + ") 2>&1").c_str(), "r");  // every part of a chain, not only its last
   if (!p) return r;
   std::array<char, 4096> buf{};
   size_t n = 0;

@@ -51,7 +51,7 @@ const std::map<std::string, std::vector<std::string>> kMethods = {
 };
 
 int shell(const std::string& command, std::string* out = nullptr) {
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  FILE* p = ::popen(("(" + command + ") 2>&1").c_str(), "r");  // every part of a chain, not only its last
   if (!p) return -1;
   std::array<char, 4096> buf{};
   size_t n = 0;
