@@ -5,6 +5,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace ps {
@@ -12,6 +13,8 @@ namespace {
 
 // 1: the link model without framing (an ideal link); 2: a framing byte after the latency.
 constexpr uint8_t kVersion = 2;
+constexpr uint64_t kMostBytes = uint64_t(1) << 48;  // a message (or a dense exchange's values) larger is not one
+constexpr uint32_t kMostLanes = 1u << 16;           // stages x replicas of any run
 
 bool sends(TraceEvent::Kind k) {
   return k == TraceEvent::SendForward || k == TraceEvent::SendBackward;
@@ -58,6 +61,12 @@ double replay(const StepTrace& trace, const LinkModel& model) {
     std::vector<size_t> receivers;  // lanes waiting for a message here
   };
   const auto& lanes = trace.lanes;
+  {  // one lane per stage and replica, so one receiver per link direction: what keeps the worklist linear
+    std::set<std::pair<int, int>> seen;
+    for (const auto& l : lanes)
+      if (!seen.insert({l.stage, l.replica}).second)
+        throw TraceError("the step's trace has two lanes for " + laneName(l));
+  }
   std::vector<Lane> state(lanes.size());
   std::map<std::tuple<int, int, int>, LinkSide> links;
   std::map<int, std::vector<size_t>> replicasOf;  // stage -> its lanes
@@ -139,9 +148,11 @@ double replay(const StepTrace& trace, const LinkModel& model) {
     }
   }
   std::string stuck;
+  size_t waiting = 0;
   for (size_t i = 0; i < lanes.size(); ++i)
-    if (state[i].next < lanes[i].events.size())
+    if (state[i].next < lanes[i].events.size() && ++waiting <= 4)
       stuck += (stuck.empty() ? "" : ", ") + laneName(lanes[i]) + " waits at event " + std::to_string(state[i].next);
+  if (waiting > 4) stuck += " and " + std::to_string(waiting - 4) + " more";
   if (!stuck.empty())
     throw TraceError("the step's trace does not fit together: " + stuck +
                      ", for messages or an exchange no other stage provides");
@@ -240,7 +251,12 @@ TraceLane readLane(Reader& r, size_t& budget) {
     e.kind = TraceEvent::Kind(kind);
     e.seconds = r.seconds("an event's seconds");
     if (e.kind == TraceEvent::ExchangeCompressed) e.decode = r.seconds("an exchange's decode seconds");
-    if (sends(e.kind) || exchanges(e.kind)) e.bytes = r.varint("a message's bytes");
+    if (sends(e.kind) || exchanges(e.kind)) {
+      e.bytes = r.varint("a message's bytes");
+      if (e.bytes > kMostBytes)
+        throw TraceError("step trace: " + laneName(lane) + " has a message of " + std::to_string(e.bytes) +
+                         " bytes, more than any step sends");
+    }
     const bool noPeer = (e.kind == TraceEvent::ReceiveForward || e.kind == TraceEvent::SendBackward) && lane.stage == 0;
     if (noPeer)
       throw TraceError("step trace: stage 0 cannot " +
@@ -282,7 +298,8 @@ StepTrace decodeTrace(const uint8_t* data, size_t size, size_t maxEvents) {
   const auto version = r.raw<uint8_t>("the version");
   if (version < 1 || version > kVersion)
     throw TraceError("step trace version " + std::to_string(version) + " is not one this build reads (1 to " +
-                     std::to_string(kVersion) + "); it was written by a newer PipeSqueeze");
+                     std::to_string(kVersion) + ")" +
+                     (version > kVersion ? "; it was written by a newer PipeSqueeze" : ": the trace is damaged"));
   StepTrace t;
   t.model.bandwidth_mbps = r.raw<double>("the bandwidth");
   t.model.latency_ms = r.raw<double>("the latency");
@@ -297,8 +314,9 @@ StepTrace decodeTrace(const uint8_t* data, size_t size, size_t maxEvents) {
                      std::to_string(t.model.latency_ms) + " ms) is not a network");
   const uint32_t lanes = r.raw<uint32_t>("the lane count");
   constexpr size_t kSmallestLane = 8;
-  if (size_t(lanes) * kSmallestLane > r.left())
-    throw TraceError("step trace claims " + std::to_string(lanes) + " lanes, more than its bytes can hold");
+  if (lanes > kMostLanes || size_t(lanes) * kSmallestLane > r.left())
+    throw TraceError("step trace claims " + std::to_string(lanes) + " lanes, more than " +
+                     (lanes > kMostLanes ? "any run has" : "its bytes can hold"));
   for (uint32_t i = 0; i < lanes; ++i) t.lanes.push_back(readLane(r, maxEvents));
   if (r.left()) throw TraceError("step trace: " + std::to_string(r.left()) + " bytes after its last lane");
   return t;

@@ -102,6 +102,32 @@ TEST(StepTrace, EventsThatDoNotFitTogetherAreRefusedNamingTheStage) {
   }
 }
 
+// Two lanes for one stage would let many lanes wait on one link (a hostile stored trace made replay quadratic).
+TEST(StepTrace, TwoLanesForOneStageAreRefused) {
+  StepTrace t = twoStages(100, 1);
+  t.lanes.push_back(t.lanes[1]);
+  try {
+    replay(t);
+    FAIL() << "a trace with two lanes for stage 1 replayed";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("two lanes for stage 1 (replica 0)"), std::string::npos) << e.what();
+  }
+  // A message size no step sends (it would overflow the exchange's arithmetic) and a lane count no run has.
+  StepTrace huge = twoStages(100, 1);
+  huge.lanes[0].events[1].bytes = uint64_t(1) << 62;
+  EXPECT_THROW(decodeTrace(encodeTrace(huge)), TraceError);
+  auto many = encodeTrace(twoStages(100, 1));
+  const uint32_t lanes = 1u << 20;
+  std::memcpy(&many[1 + 16 + 1], &lanes, 4);
+  many.resize(many.size() + 8 * size_t(lanes));
+  try {
+    decodeTrace(many);
+    FAIL();
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than any run has"), std::string::npos) << e.what();
+  }
+}
+
 TEST(StepTrace, StoredFormRoundTripsAndRefusesDamage) {
   StepTrace t = twoStages(123.5, 0.25);
   t.lanes.push_back(TraceLane{2, 1, {ev(TraceEvent::ExchangeCompressed, 0.5, 1ull << 40, 0.25)}});
