@@ -50,22 +50,29 @@ bool timedOut(const std::string& what) {
 
 namespace {
 
-// A Slurm job step of several tasks, when RANK and WORLD_SIZE are not set: `srun pipesqueeze-cli train ...`.
+// A Slurm job step of several tasks, when RANK and WORLD_SIZE are not set: `srun pipesqueeze-cli train ...`. Only
+// srun sets the step's variables (SLURM_STEP_*): a batch script of an `sbatch --ntasks=4` job also has SLURM_NTASKS
+// and SLURM_PROCID, but it is one process, and must not wait for ranks that never come.
 bool fromSlurm(ClusterOptions& o) {
-  const char* tasks = std::getenv("SLURM_NTASKS");
-  if (!tasks || !std::getenv("SLURM_PROCID") || envInt("SLURM_NTASKS", 1, 1, 1 << 20) < 2) return false;
-  o.ranks_from = "SLURM_PROCID/SLURM_NTASKS";
-  o.world = envInt("SLURM_NTASKS", 1, 1, 4096);
+  const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS");
+  if (!tasks || !std::getenv("SLURM_PROCID") || envInt("SLURM_STEP_NUM_TASKS", 1, 1, 1 << 20) < 2) return false;
+  o.ranks_from = "SLURM_PROCID/SLURM_STEP_NUM_TASKS";
+  o.world = envInt("SLURM_STEP_NUM_TASKS", 1, 1, 4096);
   o.rank = envInt("SLURM_PROCID", 0, 0, o.world - 1);
   o.local_rank = envInt("SLURM_LOCALID", -1, 0, 4096);
   const int node = envInt("SLURM_NODEID", 0, 0, 1 << 20);
-  o.local_world = envInt("SLURM_NTASKS_PER_NODE", slurmTasksOnNode(envText("SLURM_TASKS_PER_NODE", ""), node), 0, 4096);
-  const std::string nodes = envText("SLURM_JOB_NODELIST", envText("SLURM_NODELIST", ""));
-  if (nodes.empty())
-    throw ConfigError("a Slurm job step (SLURM_NTASKS = " + std::string(tasks) +
-                      ") without SLURM_JOB_NODELIST: set MASTER_ADDR to the host of task 0");
-  o.master_addr = firstSlurmHost(nodes);
-  o.master_port = 29500 + envInt("SLURM_JOB_ID", 0, 0, INT_MAX) % 1000;
+  o.local_world = slurmTasksOnNode(envText("SLURM_STEP_TASKS_PER_NODE", envText("SLURM_TASKS_PER_NODE", "")), node);
+  // The step's nodes, not the job's: a step may run on some of them. MASTER_ADDR, when set, wins (read after this).
+  const std::string nodes =
+      envText("SLURM_STEP_NODELIST", envText("SLURM_JOB_NODELIST", envText("SLURM_NODELIST", "")));
+  if (!nodes.empty())
+    o.master_addr = firstSlurmHost(nodes);
+  else if (!std::getenv("MASTER_ADDR"))
+    throw ConfigError("a Slurm job step (SLURM_STEP_NUM_TASKS = " + std::string(tasks) +
+                      ") without SLURM_STEP_NODELIST: set MASTER_ADDR to the host of task 0");
+  // Two jobs on a node, or two steps of one job, do not meet on one port.
+  const int job = envInt("SLURM_JOB_ID", 0, 0, INT_MAX), step = envInt("SLURM_STEP_ID", 0, 0, INT_MAX);
+  o.master_port = 29500 + int((int64_t(job) * 31 + step) % 1000);
   return true;
 }
 

@@ -43,9 +43,9 @@ struct ClusterOptions {
 
   // torchrun-style variables: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, LOCAL_WORLD_SIZE, LOCAL_RANK, and
   // PIPESQUEEZE_BIND (else GLOO_SOCKET_IFNAME) and PIPESQUEEZE_STORE_TOKEN. Without RANK and WORLD_SIZE, a Slurm job
-  // step of several tasks (`srun`): SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, the tasks on this node, and the
-  // job's first node as the master (MASTER_ADDR and MASTER_PORT still win; the port defaults to 29500 plus the job
-  // id modulo 1000, so two jobs sharing a node do not meet).
+  // step of several tasks (`srun`): SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_LOCALID, the tasks on this node, and
+  // the step's first node as the master (MASTER_ADDR and MASTER_PORT still win; the port defaults to 29500 plus the
+  // job and step ids modulo 1000, so two jobs or steps sharing a node do not meet).
   // Unset: a single process. Half set or malformed: ConfigError naming the variable.
   static ClusterOptions fromEnvironment();
 };

@@ -346,9 +346,10 @@ TEST(Distributed, BadLaunchesAreRefusedWithTheFix) {
   EXPECT_NE(r.err.find("--bind 192.0.2.77 is not an address of this machine"), std::string::npos) << r.err;
   // `launch` inside an srun job step would start ranks a second time.
   r = runCli({"launch", "--preset", preset("smoke"), "--store", freshStore("bad")},
-             {"SLURM_NTASKS=2", "SLURM_PROCID=0", "SLURM_JOB_NODELIST=localhost"});
+             {"SLURM_STEP_NUM_TASKS=2", "SLURM_PROCID=0", "SLURM_STEP_NODELIST=localhost"});
   EXPECT_EQ(r.exitCode, 2);
-  EXPECT_NE(r.err.find("SLURM_PROCID/SLURM_NTASKS are set; use `train` under an external launcher"), std::string::npos)
+  EXPECT_NE(r.err.find("SLURM_PROCID/SLURM_STEP_NUM_TASKS are set; use `train` under an external launcher"),
+            std::string::npos)
       << r.err;
 }
 
@@ -364,9 +365,9 @@ TEST(Distributed, ASlurmJobStepRunsFromSlurmsVariables) {
     std::vector<std::string> args{"train", "--preset", preset("smoke"), "--store", store, "--json"};
     for (const auto& s : kShort) args.insert(args.end(), {"--set", s});
     tasks.push_back(std::make_unique<CliProcess>(
-        args, std::vector<std::string>{"SLURM_NTASKS=2", "SLURM_PROCID=" + std::to_string(task),
-                                       "SLURM_LOCALID=" + std::to_string(task), "SLURM_JOB_NODELIST=localhost",
-                                       "SLURM_TASKS_PER_NODE=2", "MASTER_PORT=" + port}));
+        args, std::vector<std::string>{"SLURM_STEP_NUM_TASKS=2", "SLURM_PROCID=" + std::to_string(task),
+                                       "SLURM_LOCALID=" + std::to_string(task), "SLURM_STEP_NODELIST=localhost",
+                                       "SLURM_STEP_TASKS_PER_NODE=2", "MASTER_PORT=" + port}));
   }
   const auto first = tasks[0]->wait();
   const auto second = tasks[1]->wait();

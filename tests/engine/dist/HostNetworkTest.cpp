@@ -65,18 +65,24 @@ TEST(HostNetwork, SlurmNodeListsAndTasksPerNode) {
 TEST(HostNetwork, AnSrunJobStepIsAMultiProcessRunWithTheFirstNodeAsMaster) {
   ScopedEnv noRank("RANK", nullptr), noWorld("WORLD_SIZE", nullptr), noAddr("MASTER_ADDR", nullptr),
       noPort("MASTER_PORT", nullptr), noBind("PIPESQUEEZE_BIND", nullptr), ifname("GLOO_SOCKET_IFNAME", "ib0");
-  ScopedEnv tasks("SLURM_NTASKS", "4"), id("SLURM_PROCID", "3"), local("SLURM_LOCALID", "1"), node("SLURM_NODEID", "1"),
-      perNode("SLURM_TASKS_PER_NODE", "2(x2)"), nodes("SLURM_JOB_NODELIST", "cn[12-13]"), job("SLURM_JOB_ID", "48213");
+  ScopedEnv tasks("SLURM_STEP_NUM_TASKS", "4"), id("SLURM_PROCID", "3"), local("SLURM_LOCALID", "1"),
+      node("SLURM_NODEID", "1"), perNode("SLURM_STEP_TASKS_PER_NODE", "2(x2)"),
+      jobNodes("SLURM_JOB_NODELIST", "cn[10-13]"), nodes("SLURM_STEP_NODELIST", "cn[12-13]"),
+      job("SLURM_JOB_ID", "48213"), step("SLURM_STEP_ID", "0"), jobTasks("SLURM_NTASKS", "8");
   ClusterOptions o = ClusterOptions::fromEnvironment();
   EXPECT_EQ(o.world, 4);
   EXPECT_EQ(o.rank, 3);
   EXPECT_EQ(o.local_rank, 1);
   EXPECT_EQ(o.local_world, 2);
-  EXPECT_EQ(o.master_addr, "cn12");
-  EXPECT_EQ(o.master_port, 29500 + 213);
+  EXPECT_EQ(o.master_addr, "cn12") << "the step's first node, not the job's";
+  EXPECT_EQ(o.master_port, 29500 + int(48213LL * 31 % 1000));
   EXPECT_EQ(o.bind, "ib0");
   EXPECT_EQ(o.bind_source, "GLOO_SOCKET_IFNAME");
-  EXPECT_EQ(o.ranks_from, "SLURM_PROCID/SLURM_NTASKS");
+  EXPECT_EQ(o.ranks_from, "SLURM_PROCID/SLURM_STEP_NUM_TASKS");
+  {
+    ScopedEnv second("SLURM_STEP_ID", "1");
+    EXPECT_NE(ClusterOptions::fromEnvironment().master_port, o.master_port) << "two steps of one job met on a port";
+  }
   {
     // torchrun's variables win over Slurm's, and MASTER_ADDR over the node list.
     ScopedEnv rank("RANK", "0"), world("WORLD_SIZE", "2"), addr("MASTER_ADDR", "10.0.0.9"), lr("LOCAL_RANK", "0");
@@ -88,11 +94,19 @@ TEST(HostNetwork, AnSrunJobStepIsAMultiProcessRunWithTheFirstNodeAsMaster) {
     EXPECT_EQ(o.ranks_from, "RANK/WORLD_SIZE");
   }
   {
-    ScopedEnv one("SLURM_NTASKS", "1");  // an allocation of one task is a single process
+    ScopedEnv one("SLURM_STEP_NUM_TASKS", "1");  // a step of one task is a single process
     EXPECT_FALSE(ClusterOptions::fromEnvironment().active());
   }
-  ScopedEnv noList("SLURM_JOB_NODELIST", nullptr), noList2("SLURM_NODELIST", nullptr);
+  {
+    // An sbatch script of a 4-task job has SLURM_NTASKS and SLURM_PROCID but no step: one process.
+    ScopedEnv batch("SLURM_STEP_NUM_TASKS", nullptr);
+    EXPECT_FALSE(ClusterOptions::fromEnvironment().active());
+  }
+  ScopedEnv noList("SLURM_JOB_NODELIST", nullptr), noList2("SLURM_NODELIST", nullptr),
+      noList3("SLURM_STEP_NODELIST", nullptr);
   EXPECT_NE(errorOf([] { ClusterOptions::fromEnvironment(); }).find("set MASTER_ADDR"), std::string::npos);
+  ScopedEnv addr("MASTER_ADDR", "10.0.0.9");  // the fix the message names works
+  EXPECT_EQ(ClusterOptions::fromEnvironment().master_addr, "10.0.0.9");
 }
 
 }  // namespace
