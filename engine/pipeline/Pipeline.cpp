@@ -55,9 +55,9 @@ torch::Tensor shardOf(const torch::Tensor& t, int replicas, int replica) {
   return replicas > 1 ? t.tensor_split(replicas)[size_t(replica)] : t;
 }
 
-constexpr int kEvalTag = 1000;
+constexpr int kEvalTag = 1000;  // link messages use tags 2 * boundary + direction
 // A rank's step trace holds a few events per micro-batch; anything near this is not one.
-constexpr size_t kMostTraceEvents = 1u << 16;  // link messages use tags 2 * boundary + direction
+constexpr size_t kMostTraceEvents = 1u << 16;
 
 }  // namespace
 
