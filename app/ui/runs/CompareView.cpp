@@ -107,7 +107,7 @@ void CompareView::buildControls() {
 
   auto* controls = new QHBoxLayout;
   for (QWidget* w : QList<QWidget*>{new QLabel(tr("X axis:"), this), axisCombo_, new QLabel(tr("Smoothing:"), this),
-                                    smoothSlider_, smoothLabel_, logCheck_, groupCheck_, network_})
+                                    smoothSlider_, smoothLabel_, logCheck_, groupCheck_})
     controls->addWidget(w);
   controls->setStretchFactor(smoothSlider_, 1);
   controls->addStretch(1);
@@ -138,8 +138,14 @@ void CompareView::buildControls() {
   body->setStretchFactor(0, 3);
   body->setStretchFactor(1, 1);
 
+  smoothSlider_->setMinimumWidth(80);
+  auto* network = new QHBoxLayout;  // a row of its own: the first one is full
+  network->addWidget(network_);
+  network->addStretch(1);
+
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(controls);
+  layout->addLayout(network);
   layout->addWidget(body, 1);
 
   const QSignalBlocker block(smoothSlider_);

@@ -19,15 +19,18 @@ void CompareView::setNetwork(const RetimeNetwork& network) {
 
 void CompareView::retimeRuns() {
   const RetimeNetwork n = network_->network();
-  QStringList kept;
+  QStringList kept, damaged;
   for (auto& r : runs_) {
     try {
       if (!r.retime(n)) kept << QString::number(r.info.id);
     } catch (const std::exception& e) {
-      kept << QStringLiteral("%1 (%2)").arg(r.info.id).arg(QString::fromStdString(e.what()));
+      damaged << QStringLiteral("%1 (%2)").arg(r.info.id).arg(QString::fromStdString(e.what()));
     }
   }
-  if (!kept.isEmpty())
+  if (!damaged.isEmpty())
+    Q_EMIT statusMessage(tr("Runs %1 keep their recorded emulated time: a step trace is damaged")
+                             .arg(damaged.join(QStringLiteral(", "))));
+  else if (!kept.isEmpty())
     Q_EMIT statusMessage(tr("Runs %1 keep their recorded emulated time: they were saved without step traces")
                              .arg(kept.join(QStringLiteral(", "))));
   else if (n.bandwidth_mbps)

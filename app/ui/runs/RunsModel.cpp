@@ -219,8 +219,12 @@ void RunsModel::refresh() {
   for (const auto& r : rows_) oldIds.insert(r.info.id);
   for (const auto& r : fresh) newIds.insert(r.info.id);
   for (auto it = hidden_.begin(); it != hidden_.end();) it = newIds.count(*it) ? std::next(it) : hidden_.erase(it);
-  for (const auto& r : fresh)  // a running run reaches further with every refresh
-    if (r.info.status == "running") reached_.erase(r.info.id);
+  // A running run reaches further with every refresh, and the refresh where it ends adds its final evaluation.
+  std::set<qint64> wasRunning;
+  for (const auto& r : rows_)
+    if (r.info.status == "running") wasRunning.insert(r.info.id);
+  for (const auto& r : fresh)
+    if (r.info.status == "running" || wasRunning.count(r.info.id)) reached_.erase(r.info.id);
 
   // The runs both lists have must keep their relative order for row-wise updates; otherwise reset.
   std::vector<qint64> keptOld, keptNew;

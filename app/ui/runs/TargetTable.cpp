@@ -72,6 +72,9 @@ void TargetTable::setRuns(std::vector<const RunSeries*> runs) {
     target_->setRange(lm ? 1.0 : 0.0, lm ? 1e6 : 100.0);
     target_->setSuffix(lm ? QString() : QStringLiteral(" %"));
     target_->setValue(lm ? 20.0 : 80.0);
+    refill();
+    Q_EMIT targetChanged();  // what the target means changed: the runs table's time to target follows
+    return;
   }
   refill();
 }
