@@ -6,12 +6,14 @@
 #
 #   netns-hosts.sh up   --hosts N [--bandwidth MBIT] [--latency MS] [--loss PCT] [--prefix P]
 #   netns-hosts.sh down [--prefix P]
-#   netns-hosts.sh run  --hosts N [shaping] [--prefix P] -- COMMAND [ARGS...]
+#   netns-hosts.sh run  --hosts N [shaping] [--prefix P] [--grace S] -- COMMAND [ARGS...]
 #
 # `run` makes the hosts, starts COMMAND once per host as one rank of a multi-process run (RANK, WORLD_SIZE,
 # MASTER_ADDR = host 0, MASTER_PORT, a fresh PIPESQUEEZE_STORE_TOKEN, PIPESQUEEZE_BIND=eth0), waits for every rank
-# and always removes the hosts again: when the ranks end, when one fails, on Ctrl-C or on a kill of this script
-# (SIGKILL excepted: `down` cleans up after that). Its exit status is the first failing rank's, else 0.
+# and always removes the hosts again: when the ranks end, when one fails (the others get S seconds, default 30, to
+# notice and record the failure, then are stopped), on Ctrl-C or on a kill of this script (SIGKILL excepted: `down`
+# cleans up after that). Its exit status is the first failing rank's, else 0. `up` replaces hosts of the same prefix:
+# give concurrent runs their own --prefix.
 # Needs root (CAP_NET_ADMIN) and iproute2. Host i is P-h<i> at 10.231.0.<i+1>; the bridge is in P-sw.
 set -u
 
@@ -23,7 +25,7 @@ die() {
 action=${1:-}
 [[ -n $action ]] || die "usage: netns-hosts.sh up|down|run ... (see the head of this script)"
 shift
-hosts=0 bandwidth=0 latency=0 loss=0 prefix=ps
+hosts=0 bandwidth=0 latency=0 loss=0 prefix=ps grace=30
 while (($#)); do
   case $1 in
     --hosts) hosts=${2:-}; shift 2 ;;
@@ -31,6 +33,7 @@ while (($#)); do
     --latency) latency=${2:-}; shift 2 ;;
     --loss) loss=${2:-}; shift 2 ;;
     --prefix) prefix=${2:-}; shift 2 ;;
+    --grace) grace=${2:-}; shift 2 ;;
     --) shift; break ;;
     *) die "unknown argument '$1'" ;;
   esac
@@ -41,6 +44,7 @@ number() { [[ $2 =~ ^[0-9]+([.][0-9]+)?$ ]] || die "$1 must be a number, not '$2
 number --bandwidth "$bandwidth"
 number --latency "$latency"
 number --loss "$loss"
+number --grace "$grace"
 [[ $prefix =~ ^[a-z][a-z0-9]{0,7}$ ]] || die "--prefix must be 1-8 lowercase letters or digits, not '$prefix'"
 
 sw=$prefix-sw
@@ -92,7 +96,7 @@ up() {
   down
   ip netns add "$sw" 2>/dev/null || die "cannot create network namespace $sw (no CAP_NET_ADMIN, or namespaces are off)"
   ip -n "$sw" link add br0 type bridge && ip -n "$sw" link set br0 up && ip -n "$sw" link set lo up ||
-    die "cannot make a bridge in $sw (this kernel has no bridge support)"
+    { down; die "cannot make a bridge in $sw (this kernel has no bridge support)"; }
   if [[ $latency != 0 || $loss != 0 ]] && ! has_netem; then
     down
     die "this kernel has no netem qdisc (sch_netem), so latency and loss cannot be shaped; use --latency 0 --loss 0 " \
@@ -114,7 +118,8 @@ pids=()  # the ranks `run` started; global, as the exit trap runs after run() ha
 run() {
   ((${#command[@]})) || die "run needs a command after --"
   stop() {
-    trap - INT TERM HUP EXIT
+    trap '' INT TERM HUP  # a second Ctrl-C does not cut the teardown short
+    trap - EXIT
     ((${#pids[@]})) && kill -TERM "${pids[@]}" 2>/dev/null
     sleep 0.5
     ((${#pids[@]})) && kill -KILL "${pids[@]}" 2>/dev/null
@@ -132,11 +137,28 @@ run() {
       "${command[@]}" &
     pids+=($!)
   done
-  for i in "${!pids[@]}"; do
-    wait "${pids[$i]}"
+  # Ranks in the order they end: the first failure is the run's status, and the others get the grace period to
+  # notice it (within their parallel.timeout_s) and record it before they are stopped.
+  local -a live=("${pids[@]}") rest
+  local finished killer="" p
+  while ((${#live[@]})); do
+    wait -n -p finished "${live[@]}"
     s=$?
-    ((status == 0 && s != 0)) && status=$s
+    rest=()
+    for p in "${live[@]}"; do [[ $p == "$finished" ]] || rest+=("$p"); done
+    live=("${rest[@]}")
+    if ((s != 0 && status == 0)); then
+      status=$s
+      if ((${#live[@]})); then
+        (sleep "$grace"; kill -TERM "${live[@]}" 2>/dev/null) &
+        killer=$!
+      fi
+    fi
   done
+  if [[ -n $killer ]]; then  # the timer and its sleep
+    pkill -P "$killer" 2>/dev/null
+    kill "$killer" 2>/dev/null
+  fi
   pids=()
   return "$status"
 }
