@@ -106,21 +106,15 @@ double RunSeries::bytesAt(int64_t step) const {
 }
 
 bool RunSeries::retime(const RetimeNetwork& network) {
-  retimed_.clear();
+  retimed_.reset();
   if (!network.bandwidth_mbps && !network.latency_ms) return true;
   if (traces.empty()) return false;
-  const RetimedRun r = retimeTraces(info.id, traces, network);
-  retimed_.reserve(r.cumulative.size());
-  for (const auto& s : r.cumulative) retimed_.emplace_back(s.step, s.emulated_s);
+  retimed_ = retimeTraces(info.id, traces, network);
   return true;
 }
 
 double RunSeries::emulatedOf(const SeriesPoint& p) const {
-  if (retimed_.empty()) return p.emulated_s;
-  // A point at a step is recorded after that step: the emulated time at the step's end.
-  auto it = std::upper_bound(retimed_.begin(), retimed_.end(), p.step,
-                             [](int64_t s, const std::pair<int64_t, double>& e) { return s < e.first; });
-  return it == retimed_.begin() ? 0.0 : std::prev(it)->second;
+  return retimed_ ? retimed_->emulatedAt(p.step) : p.emulated_s;  // a point at a step is recorded after it
 }
 
 double RunSeries::xOf(const SeriesPoint& p, XAxis axis) const {

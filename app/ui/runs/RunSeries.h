@@ -10,6 +10,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,7 @@ struct RunSeries {
   // that network. An empty network, or a run without traces (saved before they were kept), keeps the recorded
   // times; false for the latter. Throws TraceError for a damaged trace.
   bool retime(const RetimeNetwork& network);
-  bool retimed() const { return !retimed_.empty(); }
+  bool retimed() const { return retimed_.has_value(); }
   // The point's emulated time: at the network of the last retime(), else as recorded.
   double emulatedOf(const SeriesPoint& p) const;
 
@@ -60,7 +61,7 @@ struct RunSeries {
 
  private:
   std::vector<std::pair<int64_t, double>> cumulativeBytes_;  // (step, total wire bytes so far)
-  std::vector<std::pair<int64_t, double>> retimed_;          // (step, emulated seconds at its end), when re-timed
+  std::optional<RetimedRun> retimed_;                        // at the network of the last retime()
 };
 
 // A short label for a setting event's detail: "fwd k = 0.05" for compression.forward.k (see compactKey).

@@ -7,6 +7,12 @@
 
 namespace ps {
 
+double RetimedRun::emulatedAt(int64_t step) const {
+  auto it = std::upper_bound(cumulative.begin(), cumulative.end(), step,
+                             [](int64_t s, const StepTime& t) { return s < t.step; });
+  return it == cumulative.begin() ? 0.0 : std::prev(it)->emulated_s;
+}
+
 void RetimeNetwork::check() const {
   if (bandwidth_mbps && !(std::isfinite(*bandwidth_mbps) && *bandwidth_mbps > 0))
     throw TraceError("the bandwidth must be a positive number of Mbit/s, not " + std::to_string(*bandwidth_mbps));
@@ -84,12 +90,7 @@ TimeToTarget timeToTarget(const RunStore& store, int64_t runId, const std::strin
     return out;
   }
   const RetimedRun retimed = retimeTraces(runId, traces, network);
-  auto at = [&](const MetricPoint& p) {  // the emulated time at the end of the point's step
-    auto it = std::upper_bound(retimed.cumulative.begin(), retimed.cumulative.end(), p.step,
-                               [](int64_t s, const RetimedRun::StepTime& t) { return s < t.step; });
-    return it == retimed.cumulative.begin() ? 0.0 : std::prev(it)->emulated_s;
-  };
-  out.seconds = r->read(at);
+  out.seconds = r->read([&](const MetricPoint& p) { return retimed.emulatedAt(p.step); });
   return out;
 }
 

@@ -47,6 +47,10 @@ struct RetimedRun {
     double emulated_s = 0, recorded_emulated_s = 0;
   };
   std::vector<StepTime> cumulative;
+
+  // The emulated seconds at the end of the last step at or before `step` (0 before the first): what a point
+  // recorded at that step (a metric, an evaluation) reads at the chosen network.
+  double emulatedAt(int64_t step) const;
 };
 
 // When a run's evaluation curve (`metricKey`: accuracy with `higherIsBetter`, perplexity without) first reaches
