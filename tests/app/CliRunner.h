@@ -17,6 +17,16 @@
 
 namespace ps::test {
 
+// A run store path `name`.sqlite in a folder of this test process (`folder`-PID under the temp folder), with no
+// file, -wal or -shm left from an earlier test.
+inline std::string freshStoreIn(const std::string& folder, const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / (folder + "-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / (name + ".sqlite")).string();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  return path;
+}
+
 struct CliResult {
   int exitCode = -1;
   std::string out, err;

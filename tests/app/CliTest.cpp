@@ -20,11 +20,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::string freshStore(const std::string& name) {
-  auto dir = fs::temp_directory_path() / ("pipesqueeze-cli-test-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  auto path = (dir / (name + ".sqlite")).string();
-  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
-  return path;
+  return freshStoreIn("pipesqueeze-cli-test", name);
 }
 
 const std::string kSmoke = std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets/smoke.json";

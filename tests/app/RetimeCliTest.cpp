@@ -9,15 +9,10 @@
 namespace ps::test {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::string retimeStore(const std::string& name) {
-  auto dir = fs::temp_directory_path() / ("pipesqueeze-retime-test-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  auto path = (dir / (name + ".sqlite")).string();
-  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
-  return path;
+  return freshStoreIn("pipesqueeze-retime-test", name);
 }
 
 const std::string kSmokePreset = std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets/smoke.json";
