@@ -259,16 +259,14 @@ double inverseNormalCdf(double p) {
 
 namespace {
 
-// The GaussianK threshold search shared by gaussianThreshold and gaussianGather: `measure(t)` returns #{|x| > t}.
+// The GaussianK threshold search shared by gaussianThreshold, gaussianGather and gaussianRefine: `measure(t)` returns
+// #{|x| > t}.
 template <typename Measure>
-float gaussianSearch(const float* x, size_t n, double K, int threads, size_t* count, Measure&& measure) {
-  checkInput(x, n, "gaussianThreshold");
+float gaussianSearch(size_t n, double K, Moments m, size_t* count, Measure&& measure) {
   require(n > 0, "gaussianThreshold: empty input");
   require(K > 0.0 && K <= 1.0, "gaussianThreshold: K must be in (0, 1]");
   const size_t k = targetCount(n, K);
   const double z = inverseNormalCdf(1.0 - K / 2.0);
-  Moments m = momentsImpl<false>(x, n, threads);
-  if (!std::isfinite(m.mean) || !std::isfinite(m.stddev)) m = momentsImpl<true>(x, n, threads);
   float t = clampFinite(m.mean + z * m.stddev);
   size_t c = measure(t);
   for (int r = 0; r < 3; ++r) {
@@ -281,11 +279,22 @@ float gaussianSearch(const float* x, size_t n, double K, int threads, size_t* co
   return t;
 }
 
+// The moments GaussianK starts from: of every element, or of the finite ones when some are not.
+Moments gaussianMoments(const float* x, size_t n, double K, int threads) {
+  checkInput(x, n, "gaussianThreshold");
+  require(n > 0, "gaussianThreshold: empty input");
+  require(K > 0.0 && K <= 1.0, "gaussianThreshold: K must be in (0, 1]");
+  Moments m = momentsImpl<false>(x, n, threads);
+  if (!std::isfinite(m.mean) || !std::isfinite(m.stddev)) m = momentsImpl<true>(x, n, threads);
+  return m;
+}
+
 }  // namespace
 
 float gaussianThreshold(const float* x, size_t n, double K, size_t* count, int threads) {
   size_t c = 0;
-  const float t = gaussianSearch(x, n, K, threads, &c, [&](float t) { return countAbove(x, n, t, threads); });
+  const float t = gaussianSearch(n, K, gaussianMoments(x, n, K, threads), &c,
+                                 [&](float t) { return countAbove(x, n, t, threads); });
   if (count) *count = c;
   return t;
 }
@@ -294,25 +303,28 @@ size_t gaussianGather(const float* x, size_t n, double K, uint32_t* indices, flo
                       float* threshold, int threads) {
   require(capacity == 0 || (indices && values), "gaussianGather: null output");
   size_t c = 0;
-  const float t = gaussianSearch(x, n, K, threads, &c,
+  const float t = gaussianSearch(n, K, gaussianMoments(x, n, K, threads), &c,
                                  [&](float t) { return gatherAbove(x, n, t, indices, values, capacity, threads); });
   if (threshold) *threshold = t;
   return c;
 }
 
+float gaussianRefine(size_t n, double K, Moments m, const std::function<size_t(float)>& countAbove, size_t* count) {
+  size_t c = 0;
+  const float t = gaussianSearch(n, K, m, &c, countAbove);
+  if (count) *count = c;
+  return t;
+}
+
 thread_local std::vector<float> tlsSample;
 thread_local std::vector<uint64_t> tlsDrawn;  // bitmap of drawn positions; all zero between calls
 
-float sampledThreshold(const float* x, size_t n, double K, double sampleFraction, uint64_t seed, int threads) {
-  checkInput(x, n, "sampledThreshold");
-  require(n > 0, "sampledThreshold: empty input");
-  require(K > 0.0 && K <= 1.0, "sampledThreshold: K must be in (0, 1]");
-  require(sampleFraction > 0.0 && sampleFraction <= 1.0, "sampledThreshold: sampleFraction must be in (0, 1]");
-  const size_t m = std::min(n, targetCount(n, sampleFraction));
-  std::vector<float>& sample = tlsSample;
-  sample.resize(m);
-  // Floyd's algorithm: m distinct positions in m draws, marked in a bitmap that is cleared again afterwards by the
-  // positions themselves (no pass over n bits per call).
+namespace {
+
+// Floyd's algorithm: m distinct positions in m draws, marked in a bitmap that is cleared again afterwards by the
+// positions themselves (no pass over n bits per call). `visit(s, position)` sees the s-th draw.
+template <typename Visit>
+void drawSample(size_t n, size_t m, uint64_t seed, Visit&& visit) {
   std::vector<uint64_t>& drawn = tlsDrawn;
   if (drawn.size() < (n + 63) / 64) drawn.assign((n + 63) / 64, 0);
   auto mark = [&](size_t i) {
@@ -324,10 +336,9 @@ float sampledThreshold(const float* x, size_t n, double K, double sampleFraction
   std::mt19937_64 gen(seed);
   for (size_t j = n - m, s = 0; j < n; ++j, ++s) {
     const size_t t = size_t(uniformBelow(gen, j + 1));
-    const size_t pick = mark(t) ? t : (mark(j), j);
-    sample[s] = x[pick];
+    visit(s, mark(t) ? t : (mark(j), j));
   }
-  // Clear: the sampled values do not say where they came from, so replay the draws.
+  // Clear: replay the draws.
   gen.seed(seed);
   for (size_t j = n - m; j < n; ++j) {
     const size_t t = size_t(uniformBelow(gen, j + 1));
@@ -337,8 +348,41 @@ float sampledThreshold(const float* x, size_t n, double K, double sampleFraction
   // One bit per element is 8 MB at 64M floats: a bitmap four times larger than this call needed and over 16 MB is
   // given back rather than kept for the thread's life.
   if (drawn.size() > 4 * ((n + 63) / 64) && drawn.size() * 8 > (16u << 20)) std::vector<uint64_t>().swap(drawn);
-  const float t = kthLargestAbs(sample.data(), m, std::min(m, targetCount(m, K)), threads);
+}
+
+size_t sampleSize(size_t n, double K, double sampleFraction, const char* who) {
+  const char* bad = n == 0                                             ? ": empty input"
+                    : !(K > 0.0 && K <= 1.0)                           ? ": K must be in (0, 1]"
+                    : !(sampleFraction > 0.0 && sampleFraction <= 1.0) ? ": sampleFraction must be in (0, 1]"
+                    : n > kMaxElements                                 ? ": n exceeds 2^32 - 1"
+                                                                       : nullptr;
+  if (bad) throw KernelError(std::string(who) + bad);
+  return std::min(n, targetCount(n, sampleFraction));
+}
+
+}  // namespace
+
+float sampleThreshold(const float* sample, size_t m, double K, int threads) {
+  checkInput(sample, m, "sampleThreshold");
+  require(m > 0, "sampleThreshold: empty sample");
+  require(K > 0.0 && K <= 1.0, "sampleThreshold: K must be in (0, 1]");
+  const float t = kthLargestAbs(sample, m, std::min(m, targetCount(m, K)), threads);
   return std::isnan(t) ? INFINITY : t;
+}
+
+float sampledThreshold(const float* x, size_t n, double K, double sampleFraction, uint64_t seed, int threads) {
+  checkInput(x, n, "sampledThreshold");
+  const size_t m = sampleSize(n, K, sampleFraction, "sampledThreshold");
+  std::vector<float>& sample = tlsSample;
+  sample.resize(m);
+  drawSample(n, m, seed, [&](size_t s, size_t pick) { sample[s] = x[pick]; });
+  return sampleThreshold(sample.data(), m, K, threads);
+}
+
+void samplePositions(size_t n, double sampleFraction, uint64_t seed, std::vector<uint32_t>& positions) {
+  const size_t m = sampleSize(n, 1.0, sampleFraction, "samplePositions");
+  positions.resize(m);
+  drawSample(n, m, seed, [&](size_t s, size_t pick) { positions[s] = uint32_t(pick); });
 }
 
 }  // namespace ps::kernels

@@ -7,6 +7,8 @@
 // `threads`: OpenMP threads for n >= 2^18; <= 0 means omp_get_max_threads(). Results do not depend on it.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <vector>
 
 namespace ps::kernels {
 
@@ -51,6 +53,11 @@ float gaussianThreshold(const float* x, size_t n, double K, size_t* count, int t
 size_t gaussianGather(const float* x, size_t n, double K, uint32_t* indices, float* values, size_t capacity,
                       float* threshold, int threads = 0);
 
+// The search of gaussianThreshold from moments measured elsewhere (on a GPU, say): t = μ + zσ, then up to 3
+// refinements, each measured by `countAbove(t)`. Returns the final t and stores its count in *count. The same
+// arithmetic as gaussianThreshold, so equal moments and counts give the same t.
+float gaussianRefine(size_t n, double K, Moments m, const std::function<size_t(float)>& countAbove, size_t* count);
+
 // DGC-style threshold: draws m = max(1, round(sampleFraction n)) (at most n) distinct elements uniformly without
 // replacement (Floyd's algorithm on std::mt19937_64 seeded with `seed`, own unbiased integer draw, so the sample is
 // the same on every platform) and returns the exact max(1, round(K m))-th largest |x| of the sample; with
@@ -59,5 +66,10 @@ size_t gaussianGather(const float* x, size_t n, double K, uint32_t* indices, flo
 // thread_local buffers (m floats, n bits).
 // Throws KernelError unless 0 < K <= 1, 0 < sampleFraction <= 1 and n >= 1.
 float sampledThreshold(const float* x, size_t n, double K, double sampleFraction, uint64_t seed, int threads = 0);
+
+// The two halves of sampledThreshold, for data the host cannot read directly: the positions it samples, in its
+// order (replaces `positions`), and the threshold from the sampled values (x at those positions).
+void samplePositions(size_t n, double sampleFraction, uint64_t seed, std::vector<uint32_t>& positions);
+float sampleThreshold(const float* sample, size_t m, double K, int threads = 0);
 
 }  // namespace ps::kernels

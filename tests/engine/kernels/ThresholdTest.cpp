@@ -176,6 +176,51 @@ TEST(KernelsThreshold, SampledThresholdIsCloseOnNormalData) {
   EXPECT_THROW(sampledThreshold(one.data(), 0, 0.1, 0.5, 5), KernelError);
 }
 
+// A GPU codec runs the two halves itself (positions here, values fetched from the device, the threshold here), and
+// GaussianK's search on its own moments and counts: with the same inputs they give what the one-call versions give.
+TEST(KernelsThreshold, SplitSampledAndGaussianThresholdsMatchTheOneCallVersions) {
+  for (size_t n : {1, 10, 1000, 300001}) {
+    auto x = normalData(n, 40 + n);
+    if (n > 100) x[17] = 9.f, x[18] = -9.f;
+    for (double fraction : {0.01, 0.5, 1.0})
+      for (double K : {0.001, 0.1, 1.0})
+        for (uint64_t seed : {3, 4}) {
+          std::vector<uint32_t> positions;
+          samplePositions(n, fraction, seed, positions);
+          ASSERT_EQ(positions.size(), std::min(n, std::max<size_t>(1, size_t(std::llround(fraction * double(n))))));
+          std::vector<float> sample;
+          for (uint32_t p : positions) {
+            ASSERT_LT(p, n);
+            sample.push_back(x[p]);
+          }
+          EXPECT_EQ(sampleThreshold(sample.data(), sample.size(), K), sampledThreshold(x.data(), n, K, fraction, seed))
+              << "n " << n << " fraction " << fraction << " K " << K;
+        }
+    for (double K : {0.001, 0.01, 0.3}) {
+      size_t c1 = 0, c2 = 0, measured = 0;
+      const float t1 = gaussianThreshold(x.data(), n, K, &c1);
+      const float t2 = gaussianRefine(
+          n, K, moments(x.data(), n),
+          [&](float t) {
+            ++measured;
+            return countAbove(x.data(), n, t);
+          },
+          &c2);
+      EXPECT_EQ(t1, t2) << "n " << n << " K " << K;
+      EXPECT_EQ(c1, c2);
+      EXPECT_GE(measured, 1u);
+      EXPECT_LE(measured, 4u);
+    }
+  }
+  std::vector<uint32_t> positions;
+  EXPECT_THROW(samplePositions(0, 0.5, 1, positions), KernelError);
+  EXPECT_THROW(samplePositions(10, 0.0, 1, positions), KernelError);
+  EXPECT_THROW(sampleThreshold(nullptr, 0, 0.1), KernelError);
+  EXPECT_THROW(gaussianRefine(
+                   10, 0.0, {0, 1}, [](float) { return size_t(0); }, nullptr),
+               KernelError);
+}
+
 TEST(KernelsThreshold, SampledThresholdDrawsWithoutReplacement) {
   // A sample of every element is the tensor itself, so its k-th largest is the exact one (with replacement it
   // would repeat some elements and miss others).
