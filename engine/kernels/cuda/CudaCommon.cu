@@ -16,6 +16,16 @@ bool available(std::string* why) {
   return true;
 }
 
+DeviceScope::DeviceScope(int device) {
+  check(cudaGetDevice(&previous_), "current device");
+  if (device != previous_) check(cudaSetDevice(device), "set device");
+}
+
+DeviceScope::~DeviceScope() {
+  int now = -1;
+  if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+}
+
 Scratch::~Scratch() {
   if (p_) cudaFree(p_);  // at thread exit; after the runtime's own shutdown this fails harmlessly
 }

@@ -11,6 +11,19 @@ namespace ps::kernels::cuda {
 // False with the reason (no driver, no device) where kernels cannot run.
 bool available(std::string* why = nullptr);
 
+// Makes `device` the host thread's current device for the scope's life: the kernels below run on the current device,
+// and a stage's thread may touch several (its own, and a peer's when it decodes there).
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
 // Magnitudes are ordered as on the CPU (TopK.h): NaN is above +inf and all NaNs are equal. A negative threshold
 // keeps everything; a NaN threshold, bits outside 1..8 or group 0 throw std::invalid_argument, a CUDA failure
 // std::runtime_error. Work is queued on the default stream of the current device: outputs are ready for whatever
