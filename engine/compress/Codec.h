@@ -22,13 +22,16 @@ struct CodecContext {
 };
 
 // A codec writes its body after a header naming it and the tensor's shape; the base class does what every codec
-// would repeat: the float32 CPU view of the input, the header, and on the way back the header's checks, a bounds-
-// checked reader over the body, the check that nothing trails it, kernel errors reported as malformed payloads and
-// the move to the device.
+// would repeat: the float32 contiguous view of the input (on the CPU, or where it is for a codec that encodes on a
+// GPU), the check for non-finite values, the header, and on the way back the header's checks, a bounds-checked reader
+// over the body, the check that nothing trails it, kernel errors reported as malformed payloads and the move to the
+// device.
 class Codec {
  public:
   virtual ~Codec() = default;
-  // Encodes a float tensor of any shape (moved to the CPU as float32 if needed).
+  // Encodes a float tensor of any shape. A codec that encodesOnDevice() works on a CUDA tensor where it is and only the
+  // payload comes to the host; every other input is copied to the CPU as float32 first. The bytes are the same either
+  // way.
   Payload encode(const torch::Tensor& x);
   // Validates the payload (untrusted input) and decodes it onto `device`. `expected`: the shape the receiver waits
   // for (links and the gradient exchange know it); a payload declaring another shape is refused before any of its
@@ -44,15 +47,19 @@ class Codec {
 
  protected:
   explicit Codec(CodecId id) : id_(id) {}
-  // The body of x (float32, on the CPU, contiguous) after the header; `p.values` is x's size unless set here.
+  // The body of x (float32, contiguous; on the CPU unless encodesOnDevice(), then possibly on a CUDA device
+  // TensorKernels can use) after the header; `p.values` is x's size unless set here.
   virtual void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) = 0;
+  // True when encodeBody takes its input on a CUDA device (through TensorKernels) for these settings.
+  virtual bool encodesOnDevice() const { return false; }
   // True when encodeBody refuses non-finite input itself, through refuseNonFinite, because its own work shows it
   // for less than a pass over the whole tensor; encode() then skips that pass.
   virtual bool findsNonFinite() const { return false; }
   [[noreturn]] static void refuseNonFinite(const torch::Tensor& x);
-  // The tensor of the body's values, on the CPU, shaped as the header says; reading past the end, kernel errors and
-  // trailing bytes are the base class's to report.
-  virtual torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r) = 0;
+  // The tensor of the body's values, shaped as the header says: on `device` when the codec rebuilds it there from its
+  // compact form (decodesOnDevice), else on the CPU and the base class moves it. Reading past the end, kernel errors
+  // and trailing bytes are the base class's to report.
+  virtual torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) = 0;
   CodecId id() const { return id_; }
   // The float32 CPU tensor a decoder writes into: the previous call's buffer when nothing outside this codec
   // still holds its storage and the element count matches (fresh large allocations page-fault on every call,

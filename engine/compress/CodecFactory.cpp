@@ -3,6 +3,7 @@
 #include "engine/compress/DenseCodecs.h"
 #include "engine/compress/IdentityCodec.h"
 #include "engine/compress/SparseCodec.h"
+#include "engine/compress/TensorKernels.h"
 #include "engine/errors/DivergedError.h"
 #include "engine/kernels/GroupStats.h"
 #include "engine/kernels/KernelError.h"
@@ -75,10 +76,11 @@ void Codec::refuseNonFinite(const torch::Tensor& x) {
 }
 
 Payload Codec::encode(const torch::Tensor& input) {
-  const torch::Tensor x = cpuFloat(input);
+  const bool inPlace = input.is_cuda() && encodesOnDevice() && TensorKernels::usable(input);
+  const torch::Tensor x = inPlace ? input.detach().to(torch::kFloat32).contiguous() : cpuFloat(input);
   // One rule for every codec: non-finite values never travel. At the sender they are the run's divergence; in a
   // payload they can only be malformed, and every decoder refuses them.
-  if (!findsNonFinite() && !kernels::allFinite(x.data_ptr<float>(), size_t(x.numel()))) refuseNonFinite(x);
+  if (!findsNonFinite() && !TensorKernels(x).allFinite()) refuseNonFinite(x);
   Payload p;
   PayloadHeader h;
   h.codec = id_;
@@ -96,7 +98,7 @@ torch::Tensor Codec::decode(const Payload& p, const torch::Device& device, const
   ByteReader r(p.bytes, offset);
   torch::Tensor out;
   try {
-    out = decodeBody(h, r);
+    out = decodeBody(h, r, device);
   } catch (const kernels::KernelError& e) {
     throw PayloadError(e.what());
   }

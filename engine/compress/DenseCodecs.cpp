@@ -1,5 +1,7 @@
 #include "engine/compress/DenseCodecs.h"
 
+#include "engine/compress/TensorKernels.h"
+
 #include "engine/kernels/BitPack.h"
 #include "engine/kernels/GroupStats.h"
 #include "engine/kernels/Half.h"
@@ -32,7 +34,7 @@ void HalfCodec::encodeBody(const torch::Tensor& x, Payload&, ByteWriter& w) {
     if ((out[i] & 0x7fff) == inf) out[i] = uint16_t(out[i] - 1);
 }
 
-torch::Tensor HalfCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {
+torch::Tensor HalfCodec::decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device&) {
   const size_t n = size_t(h.numel());
   auto in = reinterpret_cast<const uint16_t*>(r.take(2 * n, "half values"));
   auto out = outputTensor(h.shape);
@@ -83,10 +85,10 @@ void QuantizeCodec::encodeBody(const torch::Tensor& input, Payload&, ByteWriter&
   f.group = groupOf(x.sizes(), mode);
   if (mode == 2) x = x.movedim(channelDim(x.sizes().vec()), 0).contiguous();
   w.put<uint8_t>(mode);
-  encodeValues(x.data_ptr<float>(), size_t(x.numel()), f, kernels::splitmix64(stream_ + messages_++), w);
+  encodeValues(TensorKernels(x), f, kernels::splitmix64(stream_ + messages_++), w);
 }
 
-torch::Tensor QuantizeCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {
+torch::Tensor QuantizeCodec::decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) {
   const uint8_t mode = r.get<uint8_t>("scale mode");
   if (mode > 2 || (mode == 2 && h.shape.size() < 2)) throw PayloadError("bad scale mode " + std::to_string(mode));
   std::vector<int64_t> stored = h.shape;
@@ -96,8 +98,14 @@ torch::Tensor QuantizeCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {
     stored.insert(stored.begin(), h.shape[size_t(c)]);
   }
   requireValueBlock(r, size_t(h.numel()));  // before the output a hostile shape could make huge
-  auto out = outputTensor(stored);  // per-channel scales: a scratch buffer, moved to its dimension below
-  decodeValues(r, size_t(out.numel()), out.data_ptr<float>());
+  const ValueBlock block = readValues(r, size_t(h.numel()));
+  torch::Tensor out;
+  if (decodesOnDevice(device) && block.bits <= 8 && !block.minmax) {  // the codes cross PCIe, not the floats
+    out = dequantizeOnDevice(stored, device, block.data, block.bits, block.group, block.lo.data());
+  } else {
+    out = outputTensor(stored);  // per-channel scales: a scratch buffer, moved to its dimension below
+    decodeValues(block, size_t(out.numel()), out.data_ptr<float>());
+  }
   if (mode == 2) out = out.movedim(0, channelDim(h.shape)).contiguous();
   return out;
 }
@@ -124,7 +132,7 @@ void QsgdCodec::encodeBody(const torch::Tensor& x, Payload&, ByteWriter& w) {
   if (buckets) std::memcpy(block, norms_.data(), buckets * 4);  // the payload's bytes carry no float alignment
 }
 
-torch::Tensor QsgdCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {
+torch::Tensor QsgdCodec::decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device&) {
   const int s = r.get<uint8_t>("levels");
   const uint64_t bucket = r.get<uint32_t>("bucket");
   const uint64_t n = uint64_t(h.numel());
@@ -154,7 +162,7 @@ void SignCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) {
   std::memcpy(p.bytes.data() + at, &scale, 4);
 }
 
-torch::Tensor SignCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {
+torch::Tensor SignCodec::decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device&) {
   const float scale = r.get<float>("scale");
   if (!std::isfinite(scale) || scale < 0) throw PayloadError("the sign scale is not a finite non-negative number");
   const uint64_t n = uint64_t(h.numel());

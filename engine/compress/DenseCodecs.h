@@ -14,7 +14,7 @@ class HalfCodec final : public Codec {
 
  private:
   void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
-  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r) override;
+  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) override;
   bool bf16_;
 };
 
@@ -27,7 +27,9 @@ class QuantizeCodec final : public Codec {
 
  private:
   void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
-  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r) override;
+  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) override;
+  // Symmetric max-abs with nearest rounding is encoded on a GPU (TensorKernels); min-max and stochastic on the host.
+  bool encodesOnDevice() const override { return encodesWhereItLives(format_); }
   // Values per scale group for a tensor of this shape, and how they are laid out (0 tensor, 1 bucket, 2 channel).
   uint64_t groupOf(c10::IntArrayRef shape, uint8_t& mode) const;
 
@@ -45,7 +47,7 @@ class QsgdCodec final : public Codec {
 
  private:
   void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
-  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r) override;
+  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) override;
   int levels_;
   int64_t bucket_;
   uint64_t stream_, messages_ = 0;
@@ -60,7 +62,7 @@ class SignCodec final : public Codec {
 
  private:
   void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
-  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r) override;
+  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) override;
 };
 
 }  // namespace ps

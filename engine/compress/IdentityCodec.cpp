@@ -13,7 +13,7 @@ void IdentityCodec::encodeBody(const torch::Tensor& x, Payload&, ByteWriter& w) 
   std::memcpy(w.grow(body), x.data_ptr<float>(), body);
 }
 
-torch::Tensor IdentityCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {
+torch::Tensor IdentityCodec::decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device&) {
   const size_t body = size_t(h.numel()) * sizeof(float);
   if (r.remaining() != body)
     throw PayloadError("body has " + std::to_string(r.remaining()) + " bytes, the shape needs " + std::to_string(body));

@@ -12,7 +12,7 @@ class IdentityCodec final : public Codec {
 
  private:
   void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
-  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r) override;
+  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) override;
 };
 
 }  // namespace ps

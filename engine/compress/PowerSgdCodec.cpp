@@ -48,7 +48,7 @@ class PowerSgdCodec final : public Codec {
     if (!kernels::allFinite(q_.data_ptr<float>(), size_t(m * r))) q_ = torch::Tensor();  // start afresh next time
   }
 
-  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& in) override {
+  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& in, const torch::Device&) override {
     const int64_t numel = h.numel(), n = rows(h.shape), m = n ? numel / n : 0;
     const int64_t r = in.get<uint8_t>("rank");
     if (r == 0) {

@@ -76,7 +76,7 @@ void SparseCodec::selectRandom(uint64_t n, uint64_t k, uint64_t seed) {
 void SparseCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) {
   const uint64_t n = uint64_t(x.numel());
   if (n > 0xffffffffULL) throw std::invalid_argument("sparse payloads address at most 2^32 elements");
-  const float* v = x.data_ptr<float>();
+  const TensorKernels data(x);
   const uint64_t k = keep(K_, n);
   const uint64_t seed = kernels::splitmix64(stream_ + messages_++);
 
@@ -85,13 +85,21 @@ void SparseCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) 
     selectRandom(n, k, seed);
     count = indices_.size();
     picked_.resize(count);
+    data.at(indices_.data(), count, picked_.data());
     const float scale = scaled_ ? float(double(n) / double(count)) : 1.f;
-    for (uint64_t i = 0; i < count; ++i) picked_[i] = v[indices_[i]] * scale;
+    if (scale != 1.f)
+      for (float& v : picked_) v *= scale;
     p.bytes.reserve(p.bytes.size() + 32 + 4 * count);
     w.put<uint32_t>(uint32_t(count));
     w.put<uint64_t>(seed);  // the receiver draws the same positions: no indices on the wire
   } else {
-    count = kind_ == Kind::TopK ? selectLargest(v, n, k) : selectAboveThreshold(v, n, k, seed);
+    if (kind_ == Kind::TopK) {
+      indices_.resize(k);
+      picked_.resize(k);
+      count = data.topk(k, indices_.data(), picked_.data());
+    } else {
+      count = selectAboveThreshold(data, k, seed);
+    }
     // An inf or NaN outranks every finite magnitude, so TopK selects one whenever x holds one.
     if (findsNonFinite() && !kernels::allFinite(picked_.data(), count)) refuseNonFinite(x);
     writeIndices(count, n, p, w);
@@ -100,30 +108,34 @@ void SparseCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) 
   p.values = count;
 }
 
-uint64_t SparseCodec::selectLargest(const float* v, uint64_t n, uint64_t k) {
-  indices_.resize(k);
-  picked_.resize(k);
-  return kernels::topkSelect(v, n, k, indices_.data(), picked_.data());
+float SparseCodec::sampleThresholdOf(const TensorKernels& x, uint64_t seed) {
+  if (x.onHost()) return kernels::sampledThreshold(x.host(), x.size(), K_, sample_, seed);
+  // On a GPU: the same positions drawn here, their values fetched, the same k-th largest of the sample.
+  kernels::samplePositions(x.size(), sample_, seed, trimmed_);
+  scratch_.resize(trimmed_.size());
+  x.at(trimmed_.data(), trimmed_.size(), scratch_.data());
+  return kernels::sampleThreshold(scratch_.data(), scratch_.size(), K_);
 }
 
-uint64_t SparseCodec::selectAboveThreshold(const float* v, uint64_t n, uint64_t k, uint64_t seed) {
+uint64_t SparseCodec::selectAboveThreshold(const TensorKernels& x, uint64_t k, uint64_t seed) {
+  const uint64_t n = x.size();
   float t = 0;
   uint64_t count = 0;
-  if (kind_ == Kind::GaussianK) {
+  bool gathered = false;
+  if (kind_ == Kind::GaussianK && x.onHost()) {
     // Gathered while the threshold is searched; room for 4k/3 (the accepted band) covers the usual case.
     const size_t room = std::max<size_t>(indices_.size(), std::min<uint64_t>(n, (4 * k + 2) / 3 + 1));
     indices_.resize(room);
     picked_.resize(room);
-    count = kernels::gaussianGather(v, n, K_, indices_.data(), picked_.data(), room, &t);
+    count = kernels::gaussianGather(x.host(), n, K_, indices_.data(), picked_.data(), room, &t);
+    gathered = count <= room;
+  } else if (kind_ == Kind::GaussianK) {  // on a GPU: the same search on the device's moments and counts
+    t = kernels::gaussianRefine(
+        n, K_, x.moments(), [&](float c) { return x.countAbove(c); }, nullptr);
   } else {
-    t = kernels::sampledThreshold(v, n, K_, sample_, seed);
-    count = kernels::countAbove(v, n, t);
+    t = sampleThresholdOf(x, seed);
   }
-  if (kind_ == Kind::SampledK || count > indices_.size()) {
-    indices_.resize(count);
-    picked_.resize(count);
-    count = kernels::gatherAbove(v, n, t, indices_.data(), picked_.data(), count);
-  }
+  if (!gathered) count = x.gatherAbove(t, indices_, picked_);
   // Exact trim to the k largest among the survivors: when asked for, and always for the sampled threshold
   // once more than 4k/3 survive, as DGC does (a small sample can set the threshold far too low).
   if ((trim_ && count > k) || (kind_ == Kind::SampledK && 3 * count > 4 * k)) {
@@ -151,7 +163,7 @@ void SparseCodec::writeIndices(uint64_t count, uint64_t n, Payload& p, ByteWrite
   std::memcpy(p.bytes.data() + at, &length, 4);
 }
 
-torch::Tensor SparseCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {
+torch::Tensor SparseCodec::decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) {
   const bool randk = kind_ == Kind::RandK;
   const uint64_t n = uint64_t(h.numel());
   if (n > 0xffffffffULL) throw PayloadError("a sparse payload addresses at most 2^32 elements");
@@ -175,6 +187,8 @@ torch::Tensor SparseCodec::decodeBody(const PayloadHeader& h, ByteReader& r) {
   }
   picked_.resize(count);
   decodeValues(r, count, picked_.data());
+  // On a GPU the selection is scattered there: only it crosses PCIe, not the dense tensor.
+  if (decodesOnDevice(device)) return scatterOnDevice(h.shape, device, indices_.data(), picked_.data(), count);
   auto out = outputTensor(h.shape);
   float* o = out.data_ptr<float>();
   if (randk) {  // RandK's indices come from its seed, in draw order

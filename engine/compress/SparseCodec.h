@@ -3,6 +3,7 @@
 // no indices on the wire). Indices travel in the cheapest of 32-bit, delta+varint or bitmap; values in
 // float32, fp16 or quantized again (value_bits).
 #include "engine/compress/Codec.h"
+#include "engine/compress/TensorKernels.h"
 #include "engine/compress/ValueCoding.h"
 
 namespace ps {
@@ -18,13 +19,15 @@ class SparseCodec final : public Codec {
 
  private:
   void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
-  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r) override;
+  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) override;
   // TopK checks only what it selected: any inf or NaN in the input would be among it.
   bool findsNonFinite() const override { return kind_ == Kind::TopK; }
+  // Every selector runs on a GPU (TensorKernels); only the selection comes to the host.
+  bool encodesOnDevice() const override { return true; }
   void selectRandom(uint64_t n, uint64_t k, uint64_t seed);  // fills indices_ ascending
-  // TopK, and GaussianK or the sampled threshold: fill indices_ and picked_, return how many were kept.
-  uint64_t selectLargest(const float* v, uint64_t n, uint64_t k);
-  uint64_t selectAboveThreshold(const float* v, uint64_t n, uint64_t k, uint64_t seed);
+  // GaussianK or the sampled threshold: fill indices_ and picked_, return how many were kept.
+  uint64_t selectAboveThreshold(const TensorKernels& x, uint64_t k, uint64_t seed);
+  float sampleThresholdOf(const TensorKernels& x, uint64_t seed);
   // The selection's kind, count and index block (its byte length first).
   void writeIndices(uint64_t count, uint64_t n, Payload& p, ByteWriter& w);
 

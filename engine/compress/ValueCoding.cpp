@@ -1,5 +1,7 @@
 #include "engine/compress/ValueCoding.h"
 
+#include "engine/compress/TensorKernels.h"
+
 #include "engine/kernels/Half.h"
 #include "engine/kernels/KernelError.h"
 #include "engine/kernels/GroupStats.h"
@@ -86,6 +88,33 @@ double quantizerOmega(const ValueFormat& f, uint64_t group) {
   return d * widen / (4.0 * L * L);
 }
 
+namespace {
+
+// The symmetric max-abs block after its bit width: range, group, scales, codes. `maxAbs(group, scales)` and
+// `pack(group, scales, out)` run where the values are.
+template <typename MaxAbs, typename Pack>
+void encodeSymmetric(size_t n, const ValueFormat& f, ByteWriter& out, MaxAbs&& maxAbs, Pack&& pack) {
+  const size_t group = std::max<uint64_t>(1, std::min<uint64_t>(f.group, std::max<size_t>(n, 1)));
+  const size_t groups = (n + group - 1) / group;
+  out.put<uint8_t>(0);
+  out.put<uint32_t>(uint32_t(group));
+  std::vector<float> scale(groups);
+  maxAbs(group, scale.data());
+  const double stretch = scaleStretch(f);
+  if (stretch != 1.0)  // saturating: a stretched scale beyond float's range stays finite (the edge clamps)
+    for (float& s : scale) s = float(std::min(double(s) * stretch, double(FLT_MAX)));
+  const bool half = fitsHalf(scale);
+  out.put<uint8_t>(half ? kScaleHalf : kScaleFloat);
+  putScales(scale, half, true, out);
+  pack(group, scale.data(), out.grow(k::packedBytes(n, f.bits)));
+}
+
+}  // namespace
+
+bool encodesWhereItLives(const ValueFormat& f) {
+  return f.bits >= 1 && f.bits <= 8 && !f.minmax && !f.stochastic;
+}
+
 void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed, ByteWriter& out) {
   out.put<uint8_t>(uint8_t(f.bits));
   if (f.bits == 32) {
@@ -96,31 +125,35 @@ void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed,
     k::floatToHalf(x, n, reinterpret_cast<uint16_t*>(out.grow(n * 2)));
     return;
   }
+  const auto rounding = f.stochastic ? k::Rounding::Stochastic : k::Rounding::Nearest;
+  if (!f.minmax) {
+    encodeSymmetric(
+        n, f, out, [&](size_t group, float* scales) { k::groupMaxAbs(x, n, group, scales); },
+        [&](size_t group, const float* scales, uint8_t* codes) {
+          k::quantizePackSymmetric(x, n, f.bits, group, scales, rounding, seed, codes);
+        });
+    return;
+  }
   const size_t group = std::max<uint64_t>(1, std::min<uint64_t>(f.group, std::max<size_t>(n, 1)));
   const size_t groups = (n + group - 1) / group;
-  const auto rounding = f.stochastic ? k::Rounding::Stochastic : k::Rounding::Nearest;
-  out.put<uint8_t>(f.minmax ? 1 : 0);
+  out.put<uint8_t>(1);
   out.put<uint32_t>(uint32_t(group));
-  if (f.minmax) {
-    std::vector<float> lo(groups), hi(groups);
-    k::groupMinMax(x, n, group, lo.data(), hi.data());
-    const bool half = fitsHalf(lo) && fitsHalf(hi);
-    out.put<uint8_t>(half ? kScaleHalf : kScaleFloat);
-    putScales(lo, half, false, out);
-    putScales(hi, half, true, out);
-    k::quantizePackMinMax(x, n, f.bits, group, lo.data(), hi.data(), rounding, seed,
-                          out.grow(k::packedBytes(n, f.bits)));
-  } else {
-    std::vector<float> scale(groups);
-    k::groupMaxAbs(x, n, group, scale.data());
-    const double stretch = scaleStretch(f);
-    if (stretch != 1.0)  // saturating: a stretched scale beyond float's range stays finite (the edge clamps)
-      for (float& s : scale) s = float(std::min(double(s) * stretch, double(FLT_MAX)));
-    const bool half = fitsHalf(scale);
-    out.put<uint8_t>(half ? kScaleHalf : kScaleFloat);
-    putScales(scale, half, true, out);
-    k::quantizePackSymmetric(x, n, f.bits, group, scale.data(), rounding, seed, out.grow(k::packedBytes(n, f.bits)));
-  }
+  std::vector<float> lo(groups), hi(groups);
+  k::groupMinMax(x, n, group, lo.data(), hi.data());
+  const bool half = fitsHalf(lo) && fitsHalf(hi);
+  out.put<uint8_t>(half ? kScaleHalf : kScaleFloat);
+  putScales(lo, half, false, out);
+  putScales(hi, half, true, out);
+  k::quantizePackMinMax(x, n, f.bits, group, lo.data(), hi.data(), rounding, seed, out.grow(k::packedBytes(n, f.bits)));
+}
+
+void encodeValues(const TensorKernels& x, const ValueFormat& f, uint64_t seed, ByteWriter& out) {
+  if (x.onHost()) return encodeValues(x.host(), x.size(), f, seed, out);
+  if (!encodesWhereItLives(f)) throw std::logic_error("encodeValues: this value format is encoded on the host only");
+  out.put<uint8_t>(uint8_t(f.bits));
+  encodeSymmetric(
+      x.size(), f, out, [&](size_t group, float* scales) { x.groupMaxAbs(group, scales); },
+      [&](size_t group, const float* scales, uint8_t* codes) { x.quantizeNearest(f.bits, group, scales, codes); });
 }
 
 void requireValueBlock(const ByteReader& in, size_t n) {
@@ -132,46 +165,66 @@ void requireValueBlock(const ByteReader& in, size_t n) {
                        std::to_string(needed) + " bytes, the payload has " + std::to_string(in.remaining()));
 }
 
-void decodeValues(ByteReader& in, size_t n, float* out) {
-  const int bits = in.get<uint8_t>("value bits");
-  if (bits == 32) {
-    const uint8_t* values = in.take(n * 4, "float32 values");
-    if (n > 0) std::memcpy(out, values, n * 4);  // an empty block may come with no buffer at all
-    if (!k::allFinite(out, n)) throw PayloadError("a value is not finite");
-    return;
+ValueBlock readValues(ByteReader& in, size_t n) {
+  ValueBlock b;
+  b.bits = in.get<uint8_t>("value bits");
+  if (b.bits == 32 || b.bits == 16) {
+    b.bytes = n * size_t(b.bits / 8);
+    b.data = in.take(b.bytes, b.bits == 32 ? "float32 values" : "fp16 values");
+    return b;
   }
-  if (bits == 16) {
-    const uint8_t* bytes = in.take(n * 2, "fp16 values");
-    // The block follows variable-length fields, so it may start at an odd byte; the kernel reads uint16_t.
-    std::vector<uint16_t> aligned;
-    if (n > 0 && reinterpret_cast<uintptr_t>(bytes) % alignof(uint16_t) != 0) {
-      aligned.resize(n);
-      std::memcpy(aligned.data(), bytes, n * 2);
-    }
-    k::halfToFloat(aligned.empty() ? reinterpret_cast<const uint16_t*>(bytes) : aligned.data(), n, out);
-    if (!k::allFinite(out, n)) throw PayloadError("a value is not finite");
-    return;
-  }
-  if (bits < 1 || bits > 8) throw PayloadError("value width " + std::to_string(bits) + " bits; allowed 1..8, 16, 32");
+  if (b.bits < 1 || b.bits > 8)
+    throw PayloadError("value width " + std::to_string(b.bits) + " bits; allowed 1..8, 16, 32");
   const uint8_t minmax = in.get<uint8_t>("range");
   const uint32_t group = in.get<uint32_t>("group size");
   const uint8_t type = in.get<uint8_t>("scale type");
   if (minmax > 1 || type > 1) throw PayloadError("unknown range or scale type");
   if (group == 0 || group > std::max<size_t>(n, 1)) throw PayloadError("group size " + std::to_string(group));
+  b.minmax = minmax == 1;
+  b.group = group;
   const size_t groups = n == 0 ? 0 : (n + group - 1) / group;
   if (groups > in.remaining()) throw PayloadError("more scale groups than bytes");
-  const size_t packed = k::packedBytes(n, bits);
+  b.lo = getScales(in, groups, type);
+  if (b.minmax) b.hi = getScales(in, groups, type);
+  b.bytes = k::packedBytes(n, b.bits);
+  b.data = in.take(b.bytes, "codes");
   try {
-    if (minmax) {
-      auto lo = getScales(in, groups, type), hi = getScales(in, groups, type);
-      k::unpackDequantizeMinMax(in.take(packed, "codes"), packed, n, bits, group, lo.data(), hi.data(), out);
-    } else {
-      auto scale = getScales(in, groups, type);
-      k::unpackDequantizeSymmetric(in.take(packed, "codes"), packed, n, bits, group, scale.data(), out);
-    }
+    k::checkPackedCodes(b.data, b.bytes, n, b.bits, "codes");
   } catch (const k::KernelError& e) {
     throw PayloadError(e.what());
   }
+  return b;
+}
+
+void decodeValues(const ValueBlock& b, size_t n, float* out) {
+  if (b.bits == 32) {
+    if (n > 0) std::memcpy(out, b.data, n * 4);  // an empty block may come with no buffer at all
+    if (!k::allFinite(out, n)) throw PayloadError("a value is not finite");
+    return;
+  }
+  if (b.bits == 16) {
+    // The block follows variable-length fields, so it may start at an odd byte; the kernel reads uint16_t.
+    std::vector<uint16_t> aligned;
+    if (n > 0 && reinterpret_cast<uintptr_t>(b.data) % alignof(uint16_t) != 0) {
+      aligned.resize(n);
+      std::memcpy(aligned.data(), b.data, n * 2);
+    }
+    k::halfToFloat(aligned.empty() ? reinterpret_cast<const uint16_t*>(b.data) : aligned.data(), n, out);
+    if (!k::allFinite(out, n)) throw PayloadError("a value is not finite");
+    return;
+  }
+  try {
+    if (b.minmax)
+      k::unpackDequantizeMinMax(b.data, b.bytes, n, b.bits, b.group, b.lo.data(), b.hi.data(), out);
+    else
+      k::unpackDequantizeSymmetric(b.data, b.bytes, n, b.bits, b.group, b.lo.data(), out);
+  } catch (const k::KernelError& e) {
+    throw PayloadError(e.what());
+  }
+}
+
+void decodeValues(ByteReader& in, size_t n, float* out) {
+  decodeValues(readValues(in, n), n, out);
 }
 
 }  // namespace ps

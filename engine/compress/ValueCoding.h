@@ -4,8 +4,11 @@
 #include "engine/compress/ByteIo.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace ps {
+
+class TensorKernels;
 
 struct ValueFormat {
   int bits = 32;              // 32 float32, 16 fp16, 1..8 quantized
@@ -16,9 +19,26 @@ struct ValueFormat {
 
 // Appends the block for x[0..n) to `out`; `seed` drives stochastic rounding.
 void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed, ByteWriter& out);
+// The same block for a tensor where it lives: on a GPU the group scales and the packing run there and only they come
+// back. There the format must be one encodesWhereItLives() accepts.
+void encodeValues(const TensorKernels& x, const ValueFormat& f, uint64_t seed, ByteWriter& out);
+// Formats encoded on a GPU: 1..8 bits, symmetric max-abs, nearest rounding (the CUDA twins' format).
+bool encodesWhereItLives(const ValueFormat& f);
 // Throws unless the block that starts at `in` can hold n values in the bytes left: decoders call it before they
 // allocate the output a hostile header may size.
 void requireValueBlock(const ByteReader& in, size_t n);
+// A block of n values read and checked field by field; its values or packed codes still point into the payload.
+struct ValueBlock {
+  int bits = 32;
+  bool minmax = false;
+  size_t group = 1;
+  std::vector<float> lo, hi;  // per group: the max-abs scales in lo; min-max's minimums and maximums
+  const uint8_t* data = nullptr;
+  size_t bytes = 0;  // of data: 4n, 2n or packedBytes(n, bits)
+};
+ValueBlock readValues(ByteReader& in, size_t n);
+// Decodes a block read for n values into `out` (host), refusing non-finite values and malformed codes.
+void decodeValues(const ValueBlock& block, size_t n, float* out);
 // Reads a block of exactly n values (validating every field) into `out`.
 void decodeValues(ByteReader& in, size_t n, float* out);
 

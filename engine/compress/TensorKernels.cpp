@@ -1,0 +1,229 @@
+#include "engine/compress/TensorKernels.h"
+
+#include "engine/kernels/BitPack.h"
+#include "engine/kernels/GroupStats.h"
+#include "engine/kernels/Quantize.h"
+#include "engine/kernels/TopK.h"
+#ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
+#include "engine/kernels/cuda/CudaKernels.h"
+#endif
+
+#include <torch/torch.h>
+
+#include <stdexcept>
+#include <type_traits>
+
+namespace ps {
+namespace {
+
+// Host memory viewed as a CPU tensor, for copies to and from the device (no allocation).
+template <typename T>
+torch::Tensor hostView(T* data, size_t count, torch::ScalarType type) {
+  return torch::from_blob(const_cast<std::remove_const_t<T>*>(data), {int64_t(count)}, torch::TensorOptions(type));
+}
+
+torch::TensorOptions onDeviceOf(const torch::Tensor& x, torch::ScalarType type) {
+  return torch::TensorOptions(type).device(x.device());
+}
+
+#ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
+namespace cu = kernels::cuda;
+// The CUDA twins run on the thread's current device: the tensor's, for the call.
+struct On {
+  explicit On(const torch::Device& d) : scope(d.index() < 0 ? 0 : d.index()) {}
+  cu::DeviceScope scope;
+};
+uint32_t* u32m(torch::Tensor& t) {
+  return reinterpret_cast<uint32_t*>(t.data_ptr<int32_t>());
+}
+#endif
+
+[[noreturn]] void noKernels() {
+  throw std::logic_error("TensorKernels: this build has no CUDA kernels for a tensor on a GPU");
+}
+
+}  // namespace
+
+bool TensorKernels::built() {
+#ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool TensorKernels::usable(const torch::Tensor& x, std::string* why) {
+  if (x.device().is_cpu()) return true;
+  if (!x.device().is_cuda()) {
+    if (why) *why = "codecs run kernels on the CPU and on CUDA devices, not on " + x.device().str();
+    return false;
+  }
+#ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
+  return cu::available(why);
+#else
+  if (why) *why = "this build has no CUDA kernels (configure with PIPESQUEEZE_CUDA=ON where nvcc is found)";
+  return false;
+#endif
+}
+
+bool decodesOnDevice(const torch::Device& device) {
+  if (!device.is_cuda()) return false;
+#ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
+  return cu::available();
+#else
+  return false;
+#endif
+}
+
+TensorKernels::TensorKernels(const torch::Tensor& x) : x_(x), n_(size_t(x.numel())) {
+  if (x.scalar_type() != torch::kFloat32 || !x.is_contiguous())
+    throw std::logic_error("TensorKernels: the input must be contiguous float32");
+  if (x.device().is_cpu())
+    host_ = x.data_ptr<float>();
+  else if (!x.device().is_cuda() || !built())
+    noKernels();
+}
+
+bool TensorKernels::allFinite() const {
+  if (host_) return kernels::allFinite(host_, n_);
+  return n_ == 0 || x_.isfinite().all().item<bool>();
+}
+
+size_t TensorKernels::countAbove(float t) const {
+  if (host_) return kernels::countAbove(host_, n_, t);
+#ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
+  On on(x_.device());
+  return cu::countAbove(x_.data_ptr<float>(), n_, t);
+#else
+  noKernels();
+#endif
+}
+
+size_t TensorKernels::gatherAbove(float t, std::vector<uint32_t>& indices, std::vector<float>& values) const {
+  if (host_) {
+    const size_t room = std::min(indices.size(), values.size());
+    size_t count = kernels::gatherAbove(host_, n_, t, indices.data(), values.data(), room);
+    if (count > room) {  // the room was short: gather again with the exact count
+      indices.resize(count);
+      values.resize(count);
+      count = kernels::gatherAbove(host_, n_, t, indices.data(), values.data(), count);
+    }
+    indices.resize(count);
+    values.resize(count);
+    return count;
+  }
+#ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
+  On on(x_.device());
+  const size_t count = cu::countAbove(x_.data_ptr<float>(), n_, t);
+  auto idx = torch::empty({int64_t(std::max<size_t>(count, 1))}, onDeviceOf(x_, torch::kInt32));
+  auto val = torch::empty({int64_t(std::max<size_t>(count, 1))}, onDeviceOf(x_, torch::kFloat32));
+  cu::gatherAbove(x_.data_ptr<float>(), n_, t, u32m(idx), val.data_ptr<float>());
+  indices.resize(count);
+  values.resize(count);
+  if (count) {
+    hostView(indices.data(), count, torch::kInt32).copy_(idx.narrow(0, 0, int64_t(count)));
+    hostView(values.data(), count, torch::kFloat32).copy_(val.narrow(0, 0, int64_t(count)));
+  }
+  return count;
+#else
+  noKernels();
+#endif
+}
+
+size_t TensorKernels::topk(size_t k, uint32_t* indices, float* values) const {
+  if (host_) return kernels::topkSelect(host_, n_, k, indices, values);
+#ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
+  k = std::min(k, n_);
+  if (k == 0) return 0;
+  On on(x_.device());
+  auto idx = torch::empty({int64_t(k)}, onDeviceOf(x_, torch::kInt32));
+  auto val = torch::empty({int64_t(k)}, onDeviceOf(x_, torch::kFloat32));
+  cu::topkSelect(x_.data_ptr<float>(), n_, k, u32m(idx), val.data_ptr<float>());
+  hostView(indices, k, torch::kInt32).copy_(idx);
+  hostView(values, k, torch::kFloat32).copy_(val);
+  return k;
+#else
+  noKernels();
+#endif
+}
+
+void TensorKernels::at(const uint32_t* positions, size_t m, float* out) const {
+  if (host_) {
+    for (size_t i = 0; i < m; ++i) out[i] = host_[positions[i]];
+    return;
+  }
+  if (m == 0) return;
+  // int32 positions below 2^32 - 1 can read as negative: widen them on the device, where index_select wants int64.
+  auto where = hostView(positions, m, torch::kInt32).to(x_.device()).to(torch::kInt64).bitwise_and(int64_t(0xffffffff));
+  hostView(out, m, torch::kFloat32).copy_(x_.index_select(0, where));
+}
+
+kernels::Moments TensorKernels::moments() const {
+  if (host_) return kernels::moments(host_, n_);
+  if (n_ == 0) throw std::invalid_argument("TensorKernels::moments: empty input");
+  if (n_ == 1) return {x_.item<double>(), 0.0};
+  // Welford on the device (torch's reduction), in float: a first threshold estimate, refined by counts afterwards.
+  auto [stddev, mean] = torch::std_mean(x_, /*unbiased=*/true);
+  return {mean.item<double>(), stddev.item<double>()};
+}
+
+void TensorKernels::groupMaxAbs(size_t group, float* scales) const {
+  if (host_) return kernels::groupMaxAbs(host_, n_, group, scales);
+#ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
+  const size_t groups = (n_ + group - 1) / std::max<size_t>(group, 1);
+  if (groups == 0) return;
+  On on(x_.device());
+  auto out = torch::empty({int64_t(groups)}, onDeviceOf(x_, torch::kFloat32));
+  cu::groupMaxAbs(x_.data_ptr<float>(), n_, group, out.data_ptr<float>());
+  hostView(scales, groups, torch::kFloat32).copy_(out);
+#else
+  noKernels();
+#endif
+}
+
+void TensorKernels::quantizeNearest(int bits, size_t group, const float* scales, uint8_t* out) const {
+  if (host_) return kernels::quantizePackSymmetric(host_, n_, bits, group, scales, kernels::Rounding::Nearest, 0, out);
+#ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
+  const size_t bytes = kernels::packedBytes(n_, bits), groups = (n_ + group - 1) / std::max<size_t>(group, 1);
+  if (bytes == 0) return;
+  On on(x_.device());
+  auto s = hostView(scales, groups, torch::kFloat32).to(x_.device());
+  auto codes = torch::empty({int64_t(bytes)}, onDeviceOf(x_, torch::kUInt8));
+  cu::quantizePackSymmetric(x_.data_ptr<float>(), n_, bits, group, s.data_ptr<float>(), codes.data_ptr<uint8_t>());
+  hostView(out, bytes, torch::kUInt8).copy_(codes);
+#else
+  noKernels();
+#endif
+}
+
+torch::Tensor scatterOnDevice(c10::IntArrayRef shape, const torch::Device& device, const uint32_t* indices,
+                              const float* values, size_t count) {
+  auto out = torch::zeros({c10::multiply_integers(shape)}, torch::TensorOptions(torch::kFloat32).device(device));
+  if (count) {
+    auto where = hostView(indices, count, torch::kInt32).to(device).to(torch::kInt64).bitwise_and(int64_t(0xffffffff));
+    out.index_copy_(0, where, hostView(values, count, torch::kFloat32).to(device));
+  }
+  return out.view(shape);
+}
+
+torch::Tensor dequantizeOnDevice(c10::IntArrayRef shape, const torch::Device& device, const uint8_t* codes, int bits,
+                                 size_t group, const float* scales) {
+  const int64_t n = c10::multiply_integers(shape);
+  auto out = torch::empty({n}, torch::TensorOptions(torch::kFloat32).device(device));
+#ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
+  if (n > 0) {
+    const size_t bytes = kernels::packedBytes(size_t(n), bits), groups = (size_t(n) + group - 1) / group;
+    On on(device);
+    auto c = hostView(codes, bytes, torch::kUInt8).to(device);
+    auto s = hostView(scales, groups, torch::kFloat32).to(device);
+    kernels::cuda::unpackDequantizeSymmetric(c.data_ptr<uint8_t>(), size_t(n), bits, group, s.data_ptr<float>(),
+                                             out.data_ptr<float>());
+  }
+  return out.view(shape);
+#else
+  (void)codes, (void)bits, (void)group, (void)scales;
+  noKernels();
+#endif
+}
+
+}  // namespace ps

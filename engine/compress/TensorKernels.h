@@ -1,0 +1,64 @@
+#pragma once
+// The passes a codec makes over its whole input, run where the input lives: with the CPU kernels on the host, with
+// their CUDA twins (engine/kernels/cuda) on a GPU. What comes back to the host is only what the payload needs (the
+// selected indices and values, a sample, the group scales, the packed codes), so a codec on a GPU moves its payload
+// across PCIe, not its tensor. The twins select and round exactly as the CPU kernels do, so a payload does not depend
+// on where it was encoded.
+#include "engine/kernels/Threshold.h"
+
+#include <torch/types.h>
+
+#include <string>
+#include <vector>
+
+namespace ps {
+
+class TensorKernels {
+ public:
+  // True when codecs can work on `x` where it is: always on the CPU; on a CUDA device when this build has the CUDA
+  // kernels and the device can run them. Otherwise false with the reason (codecs then copy x to the host).
+  static bool usable(const torch::Tensor& x, std::string* why = nullptr);
+  // Whether this build compiled the CUDA kernels in.
+  static bool built();
+
+  // x: float32, contiguous, on the CPU or a device usable() accepts; held (not copied) for the object's life.
+  explicit TensorKernels(const torch::Tensor& x);
+  bool onHost() const { return host_ != nullptr; }
+  // The host pointer (onHost() only).
+  const float* host() const { return host_; }
+  size_t size() const { return n_; }
+
+  bool allFinite() const;
+  // #{ |x| > t } (magnitude order of engine/kernels/TopK.h: NaN above everything, t < 0 keeps everything).
+  size_t countAbove(float t) const;
+  // Every i with |x[i]| > t ascending into (indices, values), resized to the count; returns it.
+  size_t gatherAbove(float t, std::vector<uint32_t>& indices, std::vector<float>& values) const;
+  // The k largest magnitudes (lowest-indexed ties), indices ascending, into arrays of room k; returns k.
+  size_t topk(size_t k, uint32_t* indices, float* values) const;
+  // x at `positions` (each < size()) into out[0..m).
+  void at(const uint32_t* positions, size_t m, float* out) const;
+  // Mean and standard deviation (Bessel) of the values, for GaussianK's first threshold.
+  kernels::Moments moments() const;
+  // Max-abs per group of `group` values into scales (host, one per group).
+  void groupMaxAbs(size_t group, float* scales) const;
+  // Symmetric Q_b with nearest rounding, LSB-first packing, scales (host) per group: packedBytes(n, bits) into out.
+  void quantizeNearest(int bits, size_t group, const float* scales, uint8_t* out) const;
+
+ private:
+  torch::Tensor x_;
+  const float* host_ = nullptr;
+  size_t n_ = 0;
+};
+
+// The decoding side on a device: a float32 tensor of `shape` on `device` holding `values` at `indices` (host arrays of
+// `count`, each index < numel, no repeats) and zeros elsewhere.
+torch::Tensor scatterOnDevice(c10::IntArrayRef shape, const torch::Device& device, const uint32_t* indices,
+                              const float* values, size_t count);
+// Symmetric Q_b codes (host, packedBytes(numel, bits) bytes, already checked) and scales (host, one per group)
+// dequantized into a float32 tensor of `shape` on `device` (a CUDA device usable() accepts).
+torch::Tensor dequantizeOnDevice(c10::IntArrayRef shape, const torch::Device& device, const uint8_t* codes, int bits,
+                                 size_t group, const float* scales);
+// True when a payload decoded for `device` can be rebuilt there from its compact form.
+bool decodesOnDevice(const torch::Device& device);
+
+}  // namespace ps

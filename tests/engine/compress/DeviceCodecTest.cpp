@@ -1,0 +1,129 @@
+// Codecs on a GPU against the same codecs on the CPU: byte-identical payloads (every selector, value width, bit width
+// and scale mode), the same refusal of non-finite input, and payloads decoded on the other side of a CPU/GPU boundary. Skipped, with the reason, where there is no usable GPU (a LibTorch
+// without CUDA, no driver, or a build without the CUDA kernels).
+#include "engine/compress/Codec.h"
+#include "engine/compress/TensorKernels.h"
+#include "engine/errors/DivergedError.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ps {
+namespace {
+
+CompressionOptions opts(const std::string& method, const std::function<void(CompressionOptions&)>& set = {}) {
+  CompressionOptions o;
+  o.method = method;
+  if (set) set(o);
+  return o;
+}
+
+class DeviceCodecs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!torch::cuda::is_available()) GTEST_SKIP() << "this LibTorch sees no CUDA device; run on a GPU machine";
+    std::string why;
+    if (!TensorKernels::usable(torch::zeros({1}, torch::kCUDA), &why)) GTEST_SKIP() << why;
+  }
+
+  // Activations (4-d, channels), a weight gradient (2-d) and an odd length, with heavy tails and ties.
+  static std::vector<torch::Tensor> inputs() {
+    torch::manual_seed(11);
+    auto tails = torch::randn({300, 1000});
+    tails.view(-1).slice(0, 0, 300000, 97).fill_(1.5f);
+    tails.view(-1).slice(0, 5, 300000, 1009).mul_(40.f);
+    return {torch::randn({8, 16, 12, 12}), tails, torch::randn({100003}) * 1e-3f};
+  }
+
+  // Fresh codecs from the same options and context on each side, so their random streams agree.
+  static void expectSameBytes(const CompressionOptions& o, const torch::Tensor& x, int messages = 2) {
+    CodecContext context{7, 1, 0};
+    auto cpu = makeCodec(o, context), gpu = makeCodec(o, context);
+    const auto onGpu = x.to(torch::kCUDA);
+    for (int m = 0; m < messages; ++m) {
+      const Payload a = cpu->encode(x), b = gpu->encode(onGpu);
+      ASSERT_EQ(a.bytes, b.bytes) << cpu->describe() << " on " << c10::str(x.sizes()) << ", message " << m;
+      EXPECT_EQ(a.values, b.values);
+    }
+  }
+};
+
+TEST_F(DeviceCodecs, SparsePayloadsAreByteIdenticalToTheCpu) {
+  for (const auto& x : inputs())
+    for (double K : {0.001, 0.01, 0.3, 1.0})
+      for (int bits : {32, 16, 8, 3, 1}) {
+        SCOPED_TRACE("K=" + std::to_string(K) + " value_bits=" + std::to_string(bits));
+        expectSameBytes(opts("topk", [&](auto& o) { o.k = K, o.value_bits = bits; }), x);
+        expectSameBytes(opts("randk", [&](auto& o) { o.k = K, o.value_bits = bits; }), x);
+        expectSameBytes(opts("randk", [&](auto& o) { o.k = K, o.value_bits = bits, o.scaled = true; }), x);
+        expectSameBytes(opts("sampledk", [&](auto& o) { o.k = K, o.value_bits = bits; }), x);
+        expectSameBytes(opts("sampledk", [&](auto& o) { o.k = K, o.value_bits = bits, o.sample = 1.0; }), x);
+      }
+}
+
+TEST_F(DeviceCodecs, QuantizedPayloadsAreByteIdenticalToTheCpu) {
+  for (const auto& x : inputs())
+    for (int bits = 1; bits <= 8; ++bits)
+      for (const char* scale : {"tensor", "bucket", "channel"}) {
+        SCOPED_TRACE(std::string(scale) + " " + std::to_string(bits) + " bits");
+        expectSameBytes(opts("quantize", [&](auto& o) { o.bits = bits, o.scale = scale, o.bucket = 100; }), x);
+        // Min-max and stochastic rounding go through the host on a GPU: the same bytes all the same.
+        expectSameBytes(opts("quantize", [&](auto& o) { o.bits = bits, o.scale = scale, o.range = "minmax"; }), x);
+        expectSameBytes(opts("quantize", [&](auto& o) { o.bits = bits, o.scale = scale, o.rounding = "stochastic"; }),
+                        x);
+      }
+}
+
+// GaussianK's first threshold comes from the device's moments (a float reduction in another order than the CPU's),
+// so its bytes may differ in the last bit of the threshold; what it selects is still a threshold selection with the
+// CPU's refinement rule: every selected magnitude above every one left out, and as many as the CPU keeps, give or
+// take what one rounding of the threshold moves.
+TEST_F(DeviceCodecs, GaussianKOnTheDeviceSelectsAboveAThresholdLikeTheCpu) {
+  for (const auto& x : inputs())
+    for (double K : {0.001, 0.01, 0.1}) {
+      CodecContext context{7, 1, 0};
+      auto cpu = makeCodec(opts("gaussiank", [&](auto& o) { o.k = K; }), context);
+      auto gpu = makeCodec(opts("gaussiank", [&](auto& o) { o.k = K; }), context);
+      const Payload a = cpu->encode(x), b = gpu->encode(x.to(torch::kCUDA));
+      const auto decoded = cpu->decode(b, torch::kCPU).abs().view(-1);
+      const auto kept = decoded != 0, magnitudes = x.abs().view(-1);
+      ASSERT_GT(kept.sum().item<int64_t>(), 0);
+      EXPECT_GT(magnitudes.masked_select(kept).min().item<float>(),
+                magnitudes.masked_select(~kept).max().item<float>());
+      EXPECT_NEAR(double(b.values), double(a.values), 0.01 * double(a.values) + 2) << "K=" << K;
+    }
+}
+
+TEST_F(DeviceCodecs, NonFiniteInputIsRefusedOnTheDeviceAsOnTheCpu) {
+  for (const char* method : {"topk", "gaussiank", "sampledk", "randk", "quantize"})
+    for (float bad : {NAN, INFINITY, -INFINITY}) {
+      auto x = torch::randn({1000});
+      x[417] = bad;
+      auto codec = makeCodec(opts(method));
+      EXPECT_THROW(codec->encode(x), DivergedError) << method;
+      EXPECT_THROW(codec->encode(x.to(torch::kCUDA)), DivergedError) << method << " on the GPU";
+    }
+}
+
+TEST_F(DeviceCodecs, PayloadsCrossBetweenACpuStageAndAGpuStage) {
+  const auto x = torch::randn({8, 16, 12, 12});
+  for (const auto& o : {opts("topk"), opts("randk"), opts("sampledk"), opts("gaussiank"), opts("quantize"),
+                        opts("quantize", [](auto& o) { o.bits = 3, o.scale = "channel"; }),
+                        opts("topk", [](auto& o) { o.value_bits = 4; })}) {
+    auto codec = makeCodec(o);
+    SCOPED_TRACE(codec->describe());
+    const Payload fromCpu = codec->encode(x);
+    const auto onCpu = codec->decode(fromCpu, torch::kCPU), onGpu = codec->decode(fromCpu, torch::kCUDA);
+    EXPECT_TRUE(onGpu.is_cuda());
+    EXPECT_TRUE(torch::equal(onGpu.cpu(), onCpu));
+    const Payload fromGpu = makeCodec(o)->encode(x.to(torch::kCUDA));
+    EXPECT_TRUE(torch::equal(codec->decode(fromGpu, torch::kCUDA).cpu(), codec->decode(fromGpu, torch::kCPU)));
+  }
+}
+
+}  // namespace
+}  // namespace ps

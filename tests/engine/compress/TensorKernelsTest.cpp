@@ -1,0 +1,91 @@
+// TensorKernels on the host: the CPU kernels behind the interface a GPU codec uses, so a codec's code path is the
+// same on both (its GPU side is compared with the CPU in DeviceCodecTest.cpp, on a machine with a GPU).
+#include "engine/compress/TensorKernels.h"
+
+#include "engine/kernels/BitPack.h"
+#include "engine/kernels/GroupStats.h"
+#include "engine/kernels/Quantize.h"
+#include "engine/kernels/Threshold.h"
+#include "engine/kernels/TopK.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <vector>
+
+namespace ps {
+namespace {
+
+TEST(TensorKernels, OnTheHostTheyAreTheCpuKernels) {
+  torch::manual_seed(4);
+  const auto x = torch::randn({10007});
+  const float* v = x.data_ptr<float>();
+  const size_t n = size_t(x.numel());
+  const TensorKernels k(x);
+  ASSERT_TRUE(k.onHost());
+  EXPECT_EQ(k.host(), v);
+  EXPECT_EQ(k.size(), n);
+  EXPECT_TRUE(k.allFinite());
+  EXPECT_EQ(k.countAbove(1.5f), kernels::countAbove(v, n, 1.5f));
+
+  // Gathering into room that is short, exact and large: the vectors end at the count, the contents are the kernel's.
+  const size_t want = kernels::countAbove(v, n, 1.f);
+  std::vector<uint32_t> refIdx(want);
+  std::vector<float> refVal(want);
+  kernels::gatherAbove(v, n, 1.f, refIdx.data(), refVal.data(), want);
+  for (size_t room : {size_t(0), want / 3, want, 4 * want}) {
+    std::vector<uint32_t> idx(room);
+    std::vector<float> val(room);
+    EXPECT_EQ(k.gatherAbove(1.f, idx, val), want) << room;
+    EXPECT_EQ(idx, refIdx);
+    EXPECT_EQ(val, refVal);
+  }
+
+  std::vector<uint32_t> top(100), refTop(100);
+  std::vector<float> topVal(100), refTopVal(100);
+  EXPECT_EQ(k.topk(100, top.data(), topVal.data()), 100u);
+  kernels::topkSelect(v, n, 100, refTop.data(), refTopVal.data());
+  EXPECT_EQ(top, refTop);
+  EXPECT_EQ(topVal, refTopVal);
+
+  const std::vector<uint32_t> positions{10006, 0, 5, 5};
+  std::vector<float> picked(positions.size());
+  k.at(positions.data(), positions.size(), picked.data());
+  for (size_t i = 0; i < positions.size(); ++i) EXPECT_EQ(picked[i], v[positions[i]]);
+
+  const auto m = k.moments(), ref = kernels::moments(v, n);
+  EXPECT_EQ(m.mean, ref.mean);
+  EXPECT_EQ(m.stddev, ref.stddev);
+
+  const size_t group = 100, groups = (n + group - 1) / group;
+  std::vector<float> scales(groups), refScales(groups);
+  k.groupMaxAbs(group, scales.data());
+  kernels::groupMaxAbs(v, n, group, refScales.data());
+  EXPECT_EQ(scales, refScales);
+  for (int bits : {1, 3, 8}) {
+    std::vector<uint8_t> codes(kernels::packedBytes(n, bits)), refCodes(codes.size());
+    k.quantizeNearest(bits, group, scales.data(), codes.data());
+    kernels::quantizePackSymmetric(v, n, bits, group, scales.data(), kernels::Rounding::Nearest, 0, refCodes.data());
+    EXPECT_EQ(codes, refCodes) << bits;
+  }
+
+  auto bad = x.clone();
+  bad[7] = NAN;
+  EXPECT_FALSE(TensorKernels(bad).allFinite());
+}
+
+TEST(TensorKernels, RefusesWhatItCannotRunOn) {
+  EXPECT_TRUE(TensorKernels::usable(torch::zeros({3})));
+  EXPECT_THROW(TensorKernels(torch::zeros({3}, torch::kFloat64)), std::logic_error);
+  EXPECT_THROW(TensorKernels(torch::zeros({4, 4}).t()), std::logic_error);  // not contiguous
+  EXPECT_FALSE(decodesOnDevice(torch::kCPU));
+  if (!torch::cuda::is_available()) {
+    // A CUDA tensor cannot be made here; what a codec asks first is answered for the device alone.
+    std::string why;
+    EXPECT_FALSE(TensorKernels::usable(torch::zeros({1}, torch::TensorOptions().device(torch::kMeta)), &why));
+    EXPECT_NE(why.find("meta"), std::string::npos) << why;
+  }
+}
+
+}  // namespace
+}  // namespace ps
