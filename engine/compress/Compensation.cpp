@@ -14,8 +14,9 @@ namespace {
 double sq(const torch::Tensor& t) { return t.pow(2).sum().item<double>(); }
 
 // The payload's codec decodes it: the identity for a whole tensor, the compensator's codec otherwise.
-torch::Tensor decodeAny(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta) {
-  return whole ? c.identity().decode(p, torch::kCPU, meta.shape) : c.codec().decode(p, torch::kCPU, meta.shape);
+torch::Tensor decodeAny(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta,
+                        const torch::Device& device) {
+  return whole ? c.identity().decode(p, device, meta.shape) : c.codec().decode(p, device, meta.shape);
 }
 
 // None: what the codec gives is used as it is.
@@ -23,14 +24,15 @@ class NoCompensation final : public CompensationRule {
  public:
   Payload send(Compensator& c, const torch::Tensor& x, const MessageMeta&, SendReport& report, torch::Tensor& used) override {
     Payload p = c.codec().encode(x);
-    used = c.codec().lossless() ? x : c.codec().decode(p, torch::kCPU);
+    used = c.codec().lossless() ? x : c.codec().decode(p, x.device());
     const double xx = sq(x);
     report.comp_num += sq(used - x), report.comp_den += xx;
     return p;
   }
   // A stateless receiver takes a whole tensor from any sender (GraVAC sends dense when no factor keeps enough).
-  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta) override {
-    return decodeAny(c, p, whole, meta);
+  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta,
+                        const torch::Device& device) override {
+    return decodeAny(c, p, whole, meta, device);
   }
 };
 
@@ -42,13 +44,14 @@ class ErrorFeedback final : public CompensationRule {
     auto& e = c.slotState(meta.slot, x, report.reset);
     auto q = x + e;
     Payload p = c.codec().encode(q);
-    used = c.codec().decode(p, torch::kCPU);
+    used = c.codec().decode(p, x.device());
     e = q - used;
     report.comp_num += sq(e), report.comp_den += sq(q);
     return p;
   }
-  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta) override {
-    return decodeAny(c, p, whole, meta);
+  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta,
+                        const torch::Device& device) override {
+    return decodeAny(c, p, whole, meta, device);
   }
 };
 
@@ -70,17 +73,18 @@ class Shifted final : public CompensationRule {
     }
     auto diff = x - h;
     Payload p = c.codec().encode(diff);
-    auto d = c.codec().decode(p, torch::kCPU);
+    auto d = c.codec().decode(p, x.device());
     report.comp_num += sq(d - diff), report.comp_den += sq(diff);
     used = step(c, h, d);
     return p;
   }
 
-  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta) override {
+  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta,
+                        const torch::Device& device) override {
     const bool full = kind_ == Kind::RandDiana && c.fullThisTime();
     if (!c.codec().lossless() && full != whole)
       throw PayloadError("Rand-DIANA ends disagree on the coin; both ends must share the run seed");
-    auto d = decodeAny(c, p, full, meta);
+    auto d = decodeAny(c, p, full, meta, device);
     std::string ignored;
     auto& h = c.slotState(meta.slot, d, ignored);
     if (!full) return step(c, h, d);
@@ -109,8 +113,9 @@ class Aqsgd final : public CompensationRule {
   Payload send(Compensator& c, const torch::Tensor& x, const MessageMeta& meta, SendReport& report,
                torch::Tensor& used) override {
     checkSamples(meta, &x);
-    if (c.ensureBuffers(x.numel() / x.size(0))) report.reset = "AQ-SGD buffers reset: activation size changed";
-    auto ids = torch::tensor(*meta.samples, torch::kInt64);
+    if (c.ensureBuffers(x.numel() / x.size(0), x.device()))
+      report.reset = "AQ-SGD buffers reset: activation size changed";
+    auto ids = torch::tensor(*meta.samples, torch::kInt64).to(x.device());
     Payload p;
     if (!c.warm(meta) || c.codec().lossless()) {  // warm-up, a sample seen for the first time, or nothing to gain
       p = c.identity().encode(x);
@@ -119,7 +124,7 @@ class Aqsgd final : public CompensationRule {
       auto m = c.buffered(ids, x.sizes());
       auto diff = x - m;
       p = c.codec().encode(diff);
-      auto d = c.codec().decode(p, torch::kCPU);
+      auto d = c.codec().decode(p, x.device());
       report.comp_num += sq(d - diff), report.comp_den += sq(diff);
       used = m + d;
     }
@@ -127,11 +132,12 @@ class Aqsgd final : public CompensationRule {
     return p;
   }
 
-  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta) override {
+  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta,
+                        const torch::Device& device) override {
     checkSamples(meta, nullptr);
-    auto x = decodeAny(c, p, whole, meta);
-    c.ensureBuffers(x.numel() / std::max<int64_t>(1, x.size(0)));
-    auto ids = torch::tensor(*meta.samples, torch::kInt64);
+    auto x = decodeAny(c, p, whole, meta, device);
+    c.ensureBuffers(x.numel() / std::max<int64_t>(1, x.size(0)), device);
+    auto ids = torch::tensor(*meta.samples, torch::kInt64).to(device);
     if (!whole) x = c.buffered(ids, x.sizes()) + x;
     c.remember(*meta.samples, ids, x);
     return x;
@@ -203,10 +209,10 @@ torch::Tensor& Compensator::slotState(int slot, const torch::Tensor& like, std::
   return it->second;
 }
 
-bool Compensator::ensureBuffers(int64_t perSample) {
-  if (buffers_.defined() && buffers_.size(1) == perSample) return false;
+bool Compensator::ensureBuffers(int64_t perSample, const torch::Device& device) {
+  if (buffers_.defined() && buffers_.size(1) == perSample && buffers_.device() == device) return false;
   const bool had = buffers_.defined();
-  buffers_ = torch::zeros({aqsgd_.samples, perSample}, torch::kFloat16);
+  buffers_ = torch::zeros({aqsgd_.samples, perSample}, torch::TensorOptions(torch::kFloat16).device(device));
   filled_.assign(size_t(aqsgd_.samples), 0);
   return had;
 }
@@ -217,7 +223,7 @@ void Compensator::remember(const std::vector<int64_t>& samples, const torch::Ten
 }
 
 Payload Compensator::send(const torch::Tensor& input, const MessageMeta& meta, SendReport& report) {
-  const auto x = cpuFloat(input);
+  const auto x = input.detach().to(torch::kFloat32).contiguous();  // where the stage is: its state is there too
   report.err_den += sq(x);
   torch::Tensor used;  // what the receiver will use
   Payload p = rule_->send(*this, x, meta, report, used);
@@ -230,7 +236,7 @@ Payload Compensator::send(const torch::Tensor& input, const MessageMeta& meta, S
 torch::Tensor Compensator::receive(const Payload& payload, const torch::Device& device, const MessageMeta& meta) {
   size_t offset = 0;
   const bool whole = PayloadHeader::read(payload.bytes, offset).codec == CodecId::Identity;
-  return onDevice(rule_->receive(*this, payload, whole, meta), device);
+  return rule_->receive(*this, payload, whole, meta, device);
 }
 
 torch::Tensor Compensator::buffered(const torch::Tensor& ids, c10::IntArrayRef like) {

@@ -1,6 +1,7 @@
 #pragma once
 // Error compensation around a codec, as two halves: the sender's state and the receiver's state of one link
-// direction (docs/algorithms.md): none, EF, EF21, DIANA, Rand-DIANA and AQ-SGD. Each half lives on its own thread.
+// direction (docs/algorithms.md): none, EF, EF21, DIANA, Rand-DIANA and AQ-SGD. Each half lives on its own thread, and
+// its state on its stage's device: on a GPU nothing but the payload crosses to the host.
 #include "engine/compress/Codec.h"
 
 #include <map>
@@ -40,11 +41,14 @@ class Compensator;
 class CompensationRule {
  public:
   virtual ~CompensationRule() = default;
-  // Sender: the payload for x (float32 on the CPU); sets `used` to what the receiver will use.
+  // Sender: the payload for x (float32, contiguous, on the sending stage's device, where its state lives too); sets
+  // `used` to what the receiver will use, on that device.
   virtual Payload send(Compensator& c, const torch::Tensor& x, const MessageMeta& meta, SendReport& report,
                        torch::Tensor& used) = 0;
-  // Receiver: what it uses, on the CPU. `whole`: the payload is a whole uncompressed tensor.
-  virtual torch::Tensor receive(Compensator& c, const Payload& payload, bool whole, const MessageMeta& meta) = 0;
+  // Receiver: what it uses, on `device` (the receiving stage's, where its state lives). `whole`: the payload is a
+  // whole uncompressed tensor.
+  virtual torch::Tensor receive(Compensator& c, const Payload& payload, bool whole, const MessageMeta& meta,
+                                const torch::Device& device) = 0;
 };
 
 class Compensator {
@@ -73,8 +77,9 @@ class Compensator {
   torch::Tensor& slotState(int slot, const torch::Tensor& like, std::string& reset);
   double alphaFor(c10::IntArrayRef shape) const;  // DIANA's step: alpha, else 1/(omega+1) of the codec
   bool fullThisTime();                            // Rand-DIANA's coin, shared by both ends through the seed
-  // AQ-SGD: (re)allocates the buffers for activations of `perSample` values; true when old ones were dropped.
-  bool ensureBuffers(int64_t perSample);
+  // AQ-SGD: (re)allocates the buffers for activations of `perSample` values on `device`; true when old ones were
+  // dropped.
+  bool ensureBuffers(int64_t perSample, const torch::Device& device);
   // AQ-SGD: the buffers of these samples, shaped like `like`; whether every sample has one and warm-up is over.
   torch::Tensor buffered(const torch::Tensor& ids, c10::IntArrayRef like);
   bool warm(const MessageMeta& meta) const;
@@ -91,7 +96,7 @@ class Compensator {
   AqsgdOptions aqsgd_;
   uint64_t coinSeed_, coins_ = 0;
   std::map<int, torch::Tensor> state_;  // per micro-batch slot: e (EF), g (EF21), h (DIANA)
-  torch::Tensor buffers_;               // AQ-SGD: [samples, elements] fp16
+  torch::Tensor buffers_;               // AQ-SGD: [samples, elements] fp16, on the stage's device
   std::vector<uint8_t> filled_;         // AQ-SGD: which samples have a buffer
   bool measureOutput_ = false;
   uint64_t retargets_ = 0;

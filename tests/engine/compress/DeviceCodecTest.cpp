@@ -1,7 +1,9 @@
 // Codecs on a GPU against the same codecs on the CPU: byte-identical payloads (every selector, value width, bit width
-// and scale mode), the same refusal of non-finite input, and payloads decoded on the other side of a CPU/GPU boundary. Skipped, with the reason, where there is no usable GPU (a LibTorch
+// and scale mode), the same refusal of non-finite input, payloads decoded on the other side of a CPU/GPU boundary, and
+// error-compensation state kept on the device. Skipped, with the reason, where there is no usable GPU (a LibTorch
 // without CUDA, no driver, or a build without the CUDA kernels).
 #include "engine/compress/Codec.h"
+#include "engine/compress/Compensation.h"
 #include "engine/compress/TensorKernels.h"
 #include "engine/errors/DivergedError.h"
 
@@ -122,6 +124,46 @@ TEST_F(DeviceCodecs, PayloadsCrossBetweenACpuStageAndAGpuStage) {
     EXPECT_TRUE(torch::equal(onGpu.cpu(), onCpu));
     const Payload fromGpu = makeCodec(o)->encode(x.to(torch::kCUDA));
     EXPECT_TRUE(torch::equal(codec->decode(fromGpu, torch::kCUDA).cpu(), codec->decode(fromGpu, torch::kCPU)));
+  }
+}
+
+TEST_F(DeviceCodecs, ErrorCompensationStateStaysOnTheDeviceAndMatchesTheCpu) {
+  for (const char* feedback : {"ef", "ef21", "diana"}) {
+    const auto o = opts("topk", [&](auto& o) { o.k = 0.05, o.feedback = feedback; });
+    CodecContext context{3, 0, 0};
+    Compensator cpuSend(o, context, {}), gpuSend(o, context, {}), cpuReceive(o, context, {}),
+        gpuReceive(o, context, {});
+    torch::manual_seed(5);
+    for (int step = 0; step < 4; ++step) {
+      const auto x = torch::randn({64, 256});
+      SendReport r1, r2;
+      MessageMeta meta;
+      const Payload a = cpuSend.send(x, meta, r1), b = gpuSend.send(x.to(torch::kCUDA), meta, r2);
+      ASSERT_EQ(a.bytes, b.bytes) << feedback << " step " << step;
+      const auto usedCpu = cpuReceive.receive(a, torch::kCPU, meta),
+                 usedGpu = gpuReceive.receive(b, torch::kCUDA, meta);
+      ASSERT_TRUE(usedGpu.is_cuda());
+      EXPECT_TRUE(torch::allclose(usedGpu.cpu(), usedCpu, 1e-6, 1e-6)) << feedback << " step " << step;
+    }
+  }
+}
+
+TEST_F(DeviceCodecs, AqsgdBuffersLiveOnTheDevice) {
+  auto o = opts("quantize", [](auto& o) { o.bits = 4, o.feedback = "aqsgd"; });
+  AqsgdOptions aq;
+  aq.warmup_epochs = 0;
+  aq.samples = 16;
+  Compensator sender(o, {}, aq), receiver(o, {}, aq);
+  const std::vector<int64_t> samples{1, 3, 5, 7};
+  MessageMeta meta;
+  meta.samples = &samples;
+  meta.epoch = 1;
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    const auto x = torch::randn({4, 32}, torch::kCUDA);
+    SendReport report;
+    const auto used = receiver.receive(sender.send(x, meta, report), torch::kCUDA, meta);
+    EXPECT_TRUE(used.is_cuda());
+    EXPECT_LT((used - x).norm().item<double>(), 0.5 * x.norm().item<double>());
   }
 }
 
