@@ -5,10 +5,11 @@
 #   tools/gpu-build.sh prepare   on a Debian machine: unpacks the small dependencies (nlohmann-json, CLI11, SQLite,
 #                                zlib, GoogleTest, Gloo's headers), Fashion-MNIST and the Brown corpus into .devdeps/
 #                                (ignored)
-#   tools/gpu-build.sh check [kernels,train]
+#   tools/gpu-build.sh check [kernels,codecs,train]
 #                                on the GPU machine, with .devdeps/ copied beside the sources: configures against
 #                                python3's torch (torch.utils.cmake_prefix_path), builds, runs the CUDA kernel and NCCL
-#                                tests, bench_cuda_kernels, and pipeline.device=cuda training runs (threads and
+#                                tests, bench_cuda_kernels, the codecs on the device against the CPU (DeviceCodecs
+#                                tests, bench_device_codecs), and pipeline.device=cuda training runs (threads and
 #                                processes) beside the same run on the CPU; logs to $OUT or .
 #   tools/gpu-build.sh suite     there too: builds everything but the GUI and runs the whole test suite (ctest).
 #
@@ -88,12 +89,17 @@ case "${1:-}" in
       grep -E "tests passed|Failed|\*\*\*|Not Run|Timeout" "$out/ctest.log" | tail -60
       exit 0
     fi
-    parts=",${2:-kernels,train},"  # check [kernels,train]: which of the two
+    parts=",${2:-kernels,codecs,train},"  # check [kernels,codecs,train]: which of the three
     if [[ $parts == *,kernels,* ]]; then  # the CUDA kernels and NCCL: they need no engine to work
       build test_cuda_kernels test_nccl bench_cuda_kernels
       step test_cuda_kernels 120 build-gpu/tests/test_cuda_kernels
       step test_nccl 120 build-gpu/tests/test_nccl
       step bench_cuda_kernels 180 build-gpu/tests/bench/bench_cuda_kernels --sizes 1,16,64
+    fi
+    if [[ $parts == *,codecs,* ]]; then  # codecs on the device: the CPU's bytes, and what they save over the host path
+      build test_engine bench_device_codecs
+      step "device codecs against the CPU" 300 build-gpu/tests/test_engine --gtest_filter='DeviceCodecs.*'
+      step bench_device_codecs 240 build-gpu/tests/bench/bench_device_codecs --sizes 1M,16M,64M
     fi
     [[ $parts == *,train,* ]] || exit 0
     build pipesqueeze-cli || exit 1

@@ -1,0 +1,116 @@
+// Codecs on a GPU: encoding a CUDA tensor where it lives (only the payload crosses PCIe) against the path it replaces
+// (copy the tensor to the host, encode there), and decoding on the receiving GPU (the compact form goes up, the tensor
+// is rebuilt there) against decoding on the host and copying the dense tensor up. Both paths are timed in the same
+// run on the same data; the ratio is host path / device path. Prints why and exits 0 where no GPU is usable.
+//
+//   bench_device_codecs [--sizes 1M,16M,64M] [--reps 7]
+#include "engine/compress/Codec.h"
+#include "engine/compress/TensorKernels.h"
+
+#include <torch/cuda.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace ps;
+
+namespace {
+
+double medianMs(int reps, const std::function<void()>& f) {
+  f();  // warm: scratch, caching allocator, page faults
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    torch::cuda::synchronize();
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    torch::cuda::synchronize();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::nth_element(t.begin(), t.begin() + long(t.size() / 2), t.end());
+  return t[t.size() / 2];
+}
+
+std::vector<int64_t> parseSizes(const std::string& s) {
+  std::vector<int64_t> out;
+  size_t at = 0;
+  while (at < s.size()) {
+    size_t end = s.find(',', at);
+    if (end == std::string::npos) end = s.size();
+    std::string item = s.substr(at, end - at);
+    int64_t scale = 1;
+    if (!item.empty() && (item.back() == 'M' || item.back() == 'K')) {
+      scale = item.back() == 'M' ? (1 << 20) : (1 << 10);
+      item.pop_back();
+    }
+    out.push_back(std::stoll(item) * scale);
+    at = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int64_t> sizes{1 << 20, 16 << 20, 64 << 20};
+  int reps = 7;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--sizes" && i + 1 < argc)
+      sizes = parseSizes(argv[++i]);
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::max(1, std::atoi(argv[++i]));
+    else {
+      std::fprintf(stderr, "usage: bench_device_codecs [--sizes 1M,16M,64M] [--reps 7]\n");
+      return 2;
+    }
+  }
+  if (!torch::cuda::is_available()) {
+    std::printf("bench_device_codecs: this LibTorch sees no CUDA device; nothing to measure here\n");
+    return 0;
+  }
+  std::string why;
+  if (!TensorKernels::usable(torch::zeros({1}, torch::kCUDA), &why)) {
+    std::printf("bench_device_codecs: codecs cannot run on this GPU (%s)\n", why.c_str());
+    return 0;
+  }
+  struct Case {
+    const char* name;
+    std::function<void(CompressionOptions&)> set;
+  };
+  const std::vector<Case> cases{
+      {"topk 1%", [](auto& o) { o.method = "topk", o.k = 0.01; }},
+      {"gaussiank 1%", [](auto& o) { o.method = "gaussiank", o.k = 0.01; }},
+      {"sampledk 1%", [](auto& o) { o.method = "sampledk", o.k = 0.01; }},
+      {"randk 1%", [](auto& o) { o.method = "randk", o.k = 0.01; }},
+      {"quantize 8-bit", [](auto& o) { o.method = "quantize", o.bits = 8; }},
+      {"quantize 4-bit", [](auto& o) { o.method = "quantize", o.bits = 4; }},
+  };
+  std::printf("median of %d; host path = copy to the host + CPU codec (encode), CPU decode + copy up (decode)\n", reps);
+  std::printf("%-16s %10s %12s %12s %7s %12s %12s %7s\n", "codec", "elements", "enc dev ms", "enc host ms", "ratio",
+              "dec dev ms", "dec host ms", "ratio");
+  for (int64_t n : sizes) {
+    torch::manual_seed(1);
+    const auto x = torch::randn({n}, torch::kCUDA);
+    for (const auto& c : cases) {
+      CompressionOptions o;
+      c.set(o);
+      auto device = makeCodec(o), host = makeCodec(o);
+      Payload p;
+      const double encDev = medianMs(reps, [&] { p = device->encode(x); });
+      const double encHost = medianMs(reps, [&] { host->encode(x.to(torch::kCPU)); });
+      torch::Tensor out;
+      const double decDev = medianMs(reps, [&] { out = device->decode(p, torch::kCUDA); });
+      const double decHost = medianMs(reps, [&] { out = host->decode(p, torch::kCPU).to(torch::kCUDA); });
+      std::printf("%-16s %10lld %12.3f %12.3f %6.1fx %12.3f %12.3f %6.1fx\n", c.name, (long long)n, encDev, encHost,
+                  encHost / encDev, decDev, decHost, decHost / decDev);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
