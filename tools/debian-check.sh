@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Checks the project on another Debian release: makes a fresh Debian root with debootstrap on this machine (13
+# "trixie" by default: LibTorch 2.6, Qt 6.8), copies the committed tree into it and runs the README's test command
+# there (./setup.sh test: it installs the packages and the data itself, builds and runs the whole suite), timing each
+# part. Needs root and the Debian mirror; the root is kept between runs (a second run only refreshes the tree).
+#
+#   sudo tools/debian-check.sh [all|prepare|test|shell|clean] [--suite trixie] [--root DIR] [--mirror URL]
+#     prepare  debootstrap the root (minbase, plus what setup.sh itself needs: sudo-free root, ca-certificates)
+#     test     copy HEAD (git archive) into the root and run ./setup.sh test there; the log goes to ROOT.log
+#     all      prepare when the root is missing, then test (the default)
+#     shell    a shell in the root, with /proc, /sys and /dev mounted
+#     clean    unmount and remove the root
+set -euo pipefail
+cd "$(dirname "$0")/.."
+action=all suite=trixie mirror=http://deb.debian.org/debian root=
+while (($#)); do
+  case "$1" in
+    all | prepare | test | shell | clean) action=$1 ;;
+    --suite) suite=${2:?--suite needs a Debian release name}; shift ;;
+    --root) root=${2:?--root needs a folder}; shift ;;
+    --mirror) mirror=${2:?--mirror needs a URL}; shift ;;
+    *) echo "debian-check: unknown argument '$1' (usage: see the top of $0)" >&2; exit 2 ;;
+  esac
+  shift
+done
+root=${root:-$PWD/.chroot/$suite}
+[[ $(id -u) -eq 0 ]] || { echo "debian-check: debootstrap and chroot need root; run it with sudo" >&2; exit 1; }
+
+mounted=()
+unmount() {
+  local m
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
+  mounted=()
+}
+trap unmount EXIT
+trap 'exit 130' INT TERM
+mountAll() {
+  local m
+  for m in proc sys dev dev/pts; do
+    mkdir -p "$root/$m"
+    case $m in
+      proc) mount -t proc proc "$root/proc" ;;
+      sys) mount -t sysfs sys "$root/sys" ;;
+      *) mount --bind "/$m" "$root/$m" ;;
+    esac
+    mounted+=("$root/$m")
+  done
+  cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+}
+
+prepare() {
+  if [[ -x $root/bin/bash && -f $root/.debian-check-ready ]]; then
+    echo "debian-check: $root is ready ($(cat "$root/etc/debian_version"))"
+    return
+  fi
+  command -v debootstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap
+  local t=$SECONDS
+  mkdir -p "$root"
+  debootstrap --variant=minbase --include=ca-certificates,git "$suite" "$root" "$mirror"
+  echo "deb $mirror $suite main" >"$root/etc/apt/sources.list"
+  touch "$root/.debian-check-ready"
+  echo "debian-check: debootstrap of $suite took $((SECONDS - t)) s"
+}
+
+runTest() {
+  [[ -f $root/.debian-check-ready ]] || { echo "debian-check: no root at $root; run prepare first" >&2; exit 1; }
+  rm -rf "$root/src" && mkdir -p "$root/src"
+  git archive HEAD | tar -x -C "$root/src"
+  mountAll
+  local t=$SECONDS rc=0
+  echo "debian-check: ./setup.sh test in Debian $(cat "$root/etc/debian_version") ($suite), log in $root.log"
+  chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    LANG=C.UTF-8 bash -c 'cd /src && ./setup.sh test' >"$root.log" 2>&1 || rc=$?
+  grep -E "tests passed|tests failed|\*\*\*Failed|Not Run|Timeout|error:|Unable to locate" "$root.log" | tail -40
+  echo "debian-check: ./setup.sh test exited $rc after $((SECONDS - t)) s"
+  return $rc
+}
+
+case $action in
+  prepare) prepare ;;
+  test) runTest ;;
+  all) prepare && runTest ;;
+  shell) mountAll && chroot "$root" /bin/bash -l ;;
+  clean) unmount && rm -rf "$root" "$root.log" && echo "debian-check: removed $root" ;;
+esac
