@@ -75,9 +75,10 @@ bool decodesOnDevice(const torch::Device& device) {
 #endif
 }
 
-TensorKernels::TensorKernels(const torch::Tensor& x) : x_(x), n_(size_t(x.numel())) {
+TensorKernels::TensorKernels(const torch::Tensor& x) : n_(size_t(x.numel())) {
   if (x.scalar_type() != torch::kFloat32 || !x.is_contiguous())
     throw std::logic_error("TensorKernels: the input must be contiguous float32");
+  x_ = x.view({-1});  // flat: positions index elements, not rows (index_select on dimension 0)
   if (x.device().is_cpu())
     host_ = x.data_ptr<float>();
   else if (!x.device().is_cuda() || !built())

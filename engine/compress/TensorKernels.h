@@ -45,7 +45,7 @@ class TensorKernels {
   void quantizeNearest(int bits, size_t group, const float* scales, uint8_t* out) const;
 
  private:
-  torch::Tensor x_;
+  torch::Tensor x_;  // flat view of the input
   const float* host_ = nullptr;
   size_t n_ = 0;
 };
