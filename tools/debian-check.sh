@@ -48,6 +48,12 @@ mountAll() {
     mounted+=("$root/$m")
   done
   cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+  # The machine's own trust additions (a proxy's CA, say) go into the root too: npm fetches the corpus over TLS.
+  if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+    mkdir -p "$root/usr/local/share/ca-certificates"
+    cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+    chroot "$root" update-ca-certificates >/dev/null 2>&1 || true
+  fi
 }
 
 prepare() {
@@ -72,8 +78,10 @@ runTest() {
   local t=$SECONDS rc=0
   echo "debian-check: $command in Debian $(cat "$root/etc/debian_version") ($suite), log in $root.log"
   chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    LANG=C.UTF-8 bash -c "cd /src && $command" >"$root.log" 2>&1 || rc=$?
-  grep -E "tests passed|tests failed|\*\*\*Failed|Not Run|Timeout|error:|Unable to locate" "$root.log" | tail -40
+    LANG=C.UTF-8 NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt bash -c "cd /src && $command" \
+    >"$root.log" 2>&1 || rc=$?
+  { grep -E "tests passed|tests failed|\*\*\*Failed|Not Run|Timeout|error:|Unable to locate|ERR" "$root.log" || true; } |
+    tail -40
   echo "debian-check: '$command' exited $rc after $((SECONDS - t)) s"
   return $rc
 }
