@@ -14,7 +14,7 @@ build=${PIPESQUEEZE_BUILD_DIR:-$root/build}
 sudo_if_needed() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 
 packages=(
-  build-essential cmake ninja-build ccache pkg-config git
+  build-essential cmake ninja-build ccache pkg-config git file
   libtorch-dev libgloo-dev libopenblas0-pthread
   nlohmann-json3-dev libsqlite3-dev zlib1g-dev libcli11-dev libgtest-dev libprotobuf-dev protobuf-compiler
   qt6-base-dev qt6-svg-dev libqt6svg6 fonts-dejavu-core xvfb xauth
