@@ -38,6 +38,8 @@ trap unmount EXIT
 trap 'exit 130' INT TERM
 mountAll() {
   local m
+  # The root bound onto itself is a mount point, as / is on a machine: `ip netns` (the namespace tests) remounts it.
+  mount --bind "$root" "$root" && mounted+=("$root")
   for m in proc sys dev dev/pts; do
     mkdir -p "$root/$m"
     case $m in
