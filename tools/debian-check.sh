@@ -25,13 +25,14 @@ while (($#)); do
   esac
   shift
 done
-root=${root:-$PWD/.chroot/$suite}
+root=$(realpath -m "${root:-$PWD/.chroot/$suite}")
 [[ $(id -u) -eq 0 ]] || { echo "debian-check: debootstrap and chroot need root; run it with sudo" >&2; exit 1; }
 
 mounted=()
 unmount() {
+  # Everything mounted under the root, deepest first: ours, and what ran inside left (ip netns mounts run/netns).
   local m
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
+  for m in $(awk -v r="$root" 'index($2, r) == 1 {print $2}' /proc/mounts | sort -r); do umount -l "$m" 2>/dev/null || true; done
   mounted=()
 }
 trap unmount EXIT
