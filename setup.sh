@@ -18,7 +18,7 @@ packages=(
   libtorch-dev libgloo-dev libopenblas0-pthread
   nlohmann-json3-dev libsqlite3-dev zlib1g-dev libcli11-dev libgtest-dev libprotobuf-dev protobuf-compiler
   qt6-base-dev qt6-svg-dev libqt6svg6 fonts-dejavu-core xvfb xauth
-  clang libclang-rt-dev
+  clang libclang-rt-dev libomp-dev
   iproute2
   dataset-fashion-mnist
 )
