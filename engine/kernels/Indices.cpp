@@ -29,14 +29,15 @@ void checkArgs(const uint32_t* idx, size_t k, size_t n) {
 
 // The DeltaVarint sizes of the gaps in [b, e) (the first gap from idx[b - 1], or from -1 at b = 0), with flags for
 // every violation. Branch-free over the indices, so the compiler vectorises it (8 lanes in the AVX2 clone); the
-// caller raises the error once, after the pass.
+// caller raises the error once, after the pass. A plain aggregate, zeroed by value-initialisation: clang 19 emits no
+// definition of an implicit constructor that only a target_clones function calls, and the link fails.
 struct VarintScan {
-  size_t bytes = 0;
-  uint32_t outOfRange = 0, descending = 0;
+  size_t bytes;
+  uint32_t outOfRange, descending;
 };
 
 PS_SIMD_CLONES VarintScan scanVarints(const uint32_t* idx, size_t b, size_t e, uint32_t N) {
-  VarintScan s;
+  VarintScan s{};
   if (b == e) return s;
   size_t j = b;
   if (b == 0) {
