@@ -26,6 +26,12 @@ torch::TensorOptions onDeviceOf(const torch::Tensor& x, torch::ScalarType type) 
   return torch::TensorOptions(type).device(x.device());
 }
 
+// Element positions (host, uint32) as the int64 index tensor torch wants on `device`: copied as int32 and widened
+// there, masked so positions of 2^31 and above do not read as negative.
+torch::Tensor devicePositions(const uint32_t* positions, size_t count, const torch::Device& device) {
+  return hostView(positions, count, torch::kInt32).to(device).to(torch::kInt64).bitwise_and(int64_t(0xffffffff));
+}
+
 #ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
 namespace cu = kernels::cuda;
 // The CUDA twins run on the thread's current device: the tensor's, for the call.
@@ -154,9 +160,7 @@ void TensorKernels::at(const uint32_t* positions, size_t m, float* out) const {
     return;
   }
   if (m == 0) return;
-  // int32 positions below 2^32 - 1 can read as negative: widen them on the device, where index_select wants int64.
-  auto where = hostView(positions, m, torch::kInt32).to(x_.device()).to(torch::kInt64).bitwise_and(int64_t(0xffffffff));
-  hostView(out, m, torch::kFloat32).copy_(x_.index_select(0, where));
+  hostView(out, m, torch::kFloat32).copy_(x_.index_select(0, devicePositions(positions, m, x_.device())));
 }
 
 kernels::Moments TensorKernels::moments() const {
@@ -171,7 +175,7 @@ kernels::Moments TensorKernels::moments() const {
 void TensorKernels::groupMaxAbs(size_t group, float* scales) const {
   if (host_) return kernels::groupMaxAbs(host_, n_, group, scales);
 #ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
-  const size_t groups = (n_ + group - 1) / std::max<size_t>(group, 1);
+  const size_t groups = kernels::groupCount(n_, group);
   if (groups == 0) return;
   On on(x_.device());
   auto out = torch::empty({int64_t(groups)}, onDeviceOf(x_, torch::kFloat32));
@@ -185,7 +189,7 @@ void TensorKernels::groupMaxAbs(size_t group, float* scales) const {
 void TensorKernels::quantizeNearest(int bits, size_t group, const float* scales, uint8_t* out) const {
   if (host_) return kernels::quantizePackSymmetric(host_, n_, bits, group, scales, kernels::Rounding::Nearest, 0, out);
 #ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
-  const size_t bytes = kernels::packedBytes(n_, bits), groups = (n_ + group - 1) / std::max<size_t>(group, 1);
+  const size_t bytes = kernels::packedBytes(n_, bits), groups = kernels::groupCount(n_, group);
   if (bytes == 0) return;
   On on(x_.device());
   auto s = hostView(scales, groups, torch::kFloat32).to(x_.device());
@@ -200,10 +204,8 @@ void TensorKernels::quantizeNearest(int bits, size_t group, const float* scales,
 torch::Tensor scatterOnDevice(c10::IntArrayRef shape, const torch::Device& device, const uint32_t* indices,
                               const float* values, size_t count) {
   auto out = torch::zeros({c10::multiply_integers(shape)}, torch::TensorOptions(torch::kFloat32).device(device));
-  if (count) {
-    auto where = hostView(indices, count, torch::kInt32).to(device).to(torch::kInt64).bitwise_and(int64_t(0xffffffff));
-    out.index_copy_(0, where, hostView(values, count, torch::kFloat32).to(device));
-  }
+  if (count)
+    out.index_copy_(0, devicePositions(indices, count, device), hostView(values, count, torch::kFloat32).to(device));
   return out.view(shape);
 }
 
@@ -213,7 +215,7 @@ torch::Tensor dequantizeOnDevice(c10::IntArrayRef shape, const torch::Device& de
   auto out = torch::empty({n}, torch::TensorOptions(torch::kFloat32).device(device));
 #ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
   if (n > 0) {
-    const size_t bytes = kernels::packedBytes(size_t(n), bits), groups = (size_t(n) + group - 1) / group;
+    const size_t bytes = kernels::packedBytes(size_t(n), bits), groups = kernels::groupCount(size_t(n), group);
     On on(device);
     auto c = hostView(codes, bytes, torch::kUInt8).to(device);
     auto s = hostView(scales, groups, torch::kFloat32).to(device);
