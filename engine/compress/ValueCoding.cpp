@@ -90,15 +90,21 @@ double quantizerOmega(const ValueFormat& f, uint64_t group) {
 
 namespace {
 
+// A quantized block's fields after its bit width: range and values per scale group (the format's, capped at n, at
+// least 1); returns the group size.
+size_t putRangeAndGroup(const ValueFormat& f, size_t n, ByteWriter& out) {
+  const size_t group = std::max<uint64_t>(1, std::min<uint64_t>(f.group, std::max<size_t>(n, 1)));
+  out.put<uint8_t>(f.minmax ? 1 : 0);
+  out.put<uint32_t>(uint32_t(group));
+  return group;
+}
+
 // The symmetric max-abs block after its bit width: range, group, scales, codes. `maxAbs(group, scales)` and
 // `pack(group, scales, out)` run where the values are.
 template <typename MaxAbs, typename Pack>
 void encodeSymmetric(size_t n, const ValueFormat& f, ByteWriter& out, MaxAbs&& maxAbs, Pack&& pack) {
-  const size_t group = std::max<uint64_t>(1, std::min<uint64_t>(f.group, std::max<size_t>(n, 1)));
-  const size_t groups = (n + group - 1) / group;
-  out.put<uint8_t>(0);
-  out.put<uint32_t>(uint32_t(group));
-  std::vector<float> scale(groups);
+  const size_t group = putRangeAndGroup(f, n, out);
+  std::vector<float> scale(k::groupCount(n, group));
   maxAbs(group, scale.data());
   const double stretch = scaleStretch(f);
   if (stretch != 1.0)  // saturating: a stretched scale beyond float's range stays finite (the edge clamps)
@@ -134,11 +140,8 @@ void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed,
         });
     return;
   }
-  const size_t group = std::max<uint64_t>(1, std::min<uint64_t>(f.group, std::max<size_t>(n, 1)));
-  const size_t groups = (n + group - 1) / group;
-  out.put<uint8_t>(1);
-  out.put<uint32_t>(uint32_t(group));
-  std::vector<float> lo(groups), hi(groups);
+  const size_t group = putRangeAndGroup(f, n, out);
+  std::vector<float> lo(k::groupCount(n, group)), hi(lo.size());
   k::groupMinMax(x, n, group, lo.data(), hi.data());
   const bool half = fitsHalf(lo) && fitsHalf(hi);
   out.put<uint8_t>(half ? kScaleHalf : kScaleFloat);
@@ -182,7 +185,7 @@ ValueBlock readValues(ByteReader& in, size_t n) {
   if (group == 0 || group > std::max<size_t>(n, 1)) throw PayloadError("group size " + std::to_string(group));
   b.minmax = minmax == 1;
   b.group = group;
-  const size_t groups = n == 0 ? 0 : (n + group - 1) / group;
+  const size_t groups = k::groupCount(n, group);
   if (groups > in.remaining()) throw PayloadError("more scale groups than bytes");
   b.lo = getScales(in, groups, type);
   if (b.minmax) b.hi = getScales(in, groups, type);
