@@ -99,7 +99,7 @@ case "${1:-}" in
     if [[ $parts == *,codecs,* ]]; then  # codecs on the device: the CPU's bytes, and what they save over the host path
       build test_engine bench_device_codecs
       step "device codecs against the CPU" 300 build-gpu/tests/test_engine --gtest_filter='DeviceCodecs.*'
-      step bench_device_codecs 240 build-gpu/tests/bench/bench_device_codecs --sizes 1M,16M,64M
+      step bench_device_codecs 240 build-gpu/tests/bench/bench_device_codecs --sizes 1,16,64
     fi
     [[ $parts == *,train,* ]] || exit 0
     build pipesqueeze-cli || exit 1

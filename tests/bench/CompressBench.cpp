@@ -5,6 +5,7 @@
 #include "engine/compress/Codec.h"
 #include "engine/compress/spec/Catalogue.h"
 #include "engine/session/Threads.h"
+#include "tests/bench/BenchArgs.h"
 
 #include <torch/torch.h>
 
@@ -13,7 +14,6 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <sstream>
 
 namespace {
 
@@ -50,9 +50,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
     if (!std::strcmp(argv[i], "--rounds")) rounds = std::max(1, std::atoi(argv[i + 1]));
     if (!std::strcmp(argv[i], "--sizes")) {
-      sizes.clear();
-      std::stringstream s(argv[i + 1]);
-      for (std::string part; std::getline(s, part, ',');) sizes.push_back(std::stoll(part));
+      sizes = ps::bench::sizeList(argv[i + 1]);
     }
   }
   configureThreads(0, 1);

@@ -13,6 +13,7 @@
 #include "engine/kernels/Threshold.h"
 #include "engine/kernels/TopK.h"
 #include "engine/kernels/cuda/CudaKernels.h"
+#include "tests/bench/BenchArgs.h"
 
 #include <ATen/ATen.h>
 #include <cuda_runtime.h>
@@ -80,18 +81,12 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<size_t> sizesM = {1, 16, 64};
+  std::vector<int64_t> sizesM = {1, 16, 64};
   int reps = 21;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--sizes" && i + 1 < argc) {
-      sizesM.clear();
-      std::string s = argv[++i];
-      for (size_t p = 0; p <= s.size();) {
-        const size_t q = std::min(s.find(',', p), s.size());
-        sizesM.push_back(std::stoul(s.substr(p, q - p)));
-        p = q + 1;
-      }
+      sizesM = ps::bench::sizeList(argv[++i]);
     } else if (a == "--reps" && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
     } else {
@@ -114,8 +109,8 @@ int main(int argc, char** argv) {
   auto agree = [&](bool same, const char* what, size_t n) {
     if (!same) ++mismatches, std::printf("  MISMATCH with the CPU kernel: %s at n=%zu\n", what, n);
   };
-  for (size_t m : sizesM) {
-    const size_t n = m << 20;
+  for (int64_t m : sizesM) {
+    const size_t n = size_t(m) << 20;
     std::vector<float> x(n);
     std::mt19937 g(7);
     std::normal_distribution<float> normal;

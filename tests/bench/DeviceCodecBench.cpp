@@ -3,9 +3,10 @@
 // is rebuilt there) against decoding on the host and copying the dense tensor up. Both paths are timed in the same
 // run on the same data; the ratio is host path / device path. Prints why and exits 0 where no GPU is usable.
 //
-//   bench_device_codecs [--sizes 1M,16M,64M] [--reps 7]
+//   bench_device_codecs [--sizes 1,16,64] (2^20 floats, as bench_cuda_kernels) [--reps 7]
 #include "engine/compress/Codec.h"
 #include "engine/compress/TensorKernels.h"
+#include "tests/bench/BenchArgs.h"
 
 #include <torch/cuda.h>
 #include <torch/torch.h>
@@ -36,37 +37,19 @@ double medianMs(int reps, const std::function<void()>& f) {
   return t[t.size() / 2];
 }
 
-std::vector<int64_t> parseSizes(const std::string& s) {
-  std::vector<int64_t> out;
-  size_t at = 0;
-  while (at < s.size()) {
-    size_t end = s.find(',', at);
-    if (end == std::string::npos) end = s.size();
-    std::string item = s.substr(at, end - at);
-    int64_t scale = 1;
-    if (!item.empty() && (item.back() == 'M' || item.back() == 'K')) {
-      scale = item.back() == 'M' ? (1 << 20) : (1 << 10);
-      item.pop_back();
-    }
-    out.push_back(std::stoll(item) * scale);
-    at = end + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<int64_t> sizes{1 << 20, 16 << 20, 64 << 20};
+  std::vector<int64_t> sizes{1, 16, 64};
   int reps = 7;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--sizes" && i + 1 < argc)
-      sizes = parseSizes(argv[++i]);
+      sizes = ps::bench::sizeList(argv[++i]);
     else if (a == "--reps" && i + 1 < argc)
       reps = std::max(1, std::atoi(argv[++i]));
     else {
-      std::fprintf(stderr, "usage: bench_device_codecs [--sizes 1M,16M,64M] [--reps 7]\n");
+      std::fprintf(stderr, "usage: bench_device_codecs [--sizes 1,16,64] [--reps 7]\n");
       return 2;
     }
   }
@@ -94,7 +77,8 @@ int main(int argc, char** argv) {
   std::printf("median of %d; host path = copy to the host + CPU codec (encode), CPU decode + copy up (decode)\n", reps);
   std::printf("%-16s %10s %12s %12s %7s %12s %12s %7s\n", "codec", "elements", "enc dev ms", "enc host ms", "ratio",
               "dec dev ms", "dec host ms", "ratio");
-  for (int64_t n : sizes) {
+  for (int64_t millions : sizes) {
+    const int64_t n = millions << 20;
     torch::manual_seed(1);
     const auto x = torch::randn({n}, torch::kCUDA);
     for (const auto& c : cases) {
