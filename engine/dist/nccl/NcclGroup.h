@@ -1,7 +1,8 @@
 #pragma once
-// NCCL for CUDA tensors, from the CUDA toolkit directly (Debian's LibTorch has no ProcessGroupNCCL): a
-// communicator among the replicas of a stage, its unique id passed through the run's rendezvous store. Torch-free and
-// CUDA-header-free, so the engine includes it in any build; without NCCL at build time every call says so.
+// NCCL from the CUDA toolkit directly (Debian's LibTorch has no ProcessGroupNCCL): a communicator among some ranks
+// of a run (the replicas of a stage for their gradient all-reduce; the two ends of one direction of a link for its
+// payloads), its unique id passed through the run's rendezvous store. Torch-free and CUDA-header-free, so the engine
+// includes it in any build; without NCCL at build time every call says so.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -25,6 +26,15 @@ class NcclGroup {
   // In place, on device memory of this group's device; returns when the result is there, throws after the timeout.
   void allReduceSum(float* deviceData, size_t count);
 
+  // Point to point, for host bytes that should cross on the GPUs' fabric (NVLink, InfiniBand) rather than through a
+  // socket. send() stages `count` bytes in device memory and returns once they are copied there: the transfer goes
+  // on behind it, and the group keeps the staging buffer until it is done, so two ranks that send before they
+  // receive do not wait for each other. receive() returns when `count` bytes from `peer` are in `out` and throws
+  // after the timeout. Both ends must agree on `count` (the caller sends it ahead). Operations of one group run in
+  // order on one stream, so a rank that sends and receives at once wants one group per direction.
+  void send(const uint8_t* bytes, size_t count, int peer);
+  void receive(uint8_t* out, size_t count, int peer);
+
   // True when this build has NCCL and a CUDA device is visible; otherwise false with the reason.
   static bool available(std::string* why = nullptr);
   static bool built();
@@ -33,6 +43,9 @@ class NcclGroup {
   // stage (NCCL refuses two ranks of one communicator on the same device); empty when every stage's replicas land
   // on distinct GPUs.
   static std::string placementProblem(int stages, int replicas, int gpus);
+  // The same for the links, from where every rank runs (`where[rank]`: its machine and GPU, "host/cuda:1"; rank =
+  // replica * stages + stage): why neighbouring stages of some replica would share a GPU (empty when none do).
+  static std::string linkPlacementProblem(int stages, const std::vector<std::string>& where);
 
  private:
   struct Impl;

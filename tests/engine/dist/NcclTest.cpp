@@ -55,6 +55,58 @@ TEST(Nccl, AllReduceSumsEveryRanksDeviceBuffer) {
 #endif
 }
 
+// One link between two ranks, a group per direction: each rank sends before it receives (1F1B sends both ways at
+// once), payload sizes from one byte to several chunks of a staging buffer, every byte checked.
+TEST(Nccl, PointToPointCarriesPayloadsBothWaysWhileBothEndsSendFirst) {
+  std::string why;
+  if (!NcclGroup::available(&why)) GTEST_SKIP() << why;
+#ifdef PIPESQUEEZE_HAVE_NCCL
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  if (devices < 2) GTEST_SKIP() << "one GPU: NCCL refuses the two ends of a link on the same device";
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<std::vector<uint8_t>> ids(2);
+  auto shareFor = [&](int direction) {
+    return [&, direction](const std::vector<uint8_t>& mine) {
+      std::unique_lock<std::mutex> lock(m);
+      if (!mine.empty()) ids[size_t(direction)] = mine, cv.notify_all();
+      cv.wait(lock, [&] { return !ids[size_t(direction)].empty(); });
+      return ids[size_t(direction)];
+    };
+  };
+  const std::vector<size_t> sizes = {1, 7, 4096, (size_t(5) << 20) + 3, 17, (size_t(1) << 22)};
+  auto payload = [](int from, size_t message, size_t size) {
+    std::vector<uint8_t> v(size);
+    for (size_t i = 0; i < size; ++i) v[i] = uint8_t((i * 131 + message * 7 + size_t(from) * 29) >> 1);
+    return v;
+  };
+  std::vector<std::string> failures(2);
+  std::vector<std::thread> ends;
+  for (int r = 0; r < 2; ++r)
+    ends.emplace_back([&, r] {
+      try {
+        // Forward: rank 0 sends. Backward: rank 1 sends. Both join the forward group first.
+        NcclGroup forward(r, 2, r, shareFor(0)), backward(r, 2, r, shareFor(1));
+        NcclGroup& out = r == 0 ? forward : backward;
+        NcclGroup& in = r == 0 ? backward : forward;
+        for (size_t i = 0; i < sizes.size(); ++i) {
+          const auto mine = payload(r, i, sizes[i]);
+          out.send(mine.data(), mine.size(), 1 - r);
+          std::vector<uint8_t> got(sizes[i]);
+          in.receive(got.data(), got.size(), 1 - r);
+          if (got != payload(1 - r, i, sizes[i])) failures[size_t(r)] += "message " + std::to_string(i) + " differs; ";
+        }
+      } catch (const std::exception& e) {
+        failures[size_t(r)] += e.what();
+      }
+    });
+  for (auto& t : ends) t.join();
+  EXPECT_EQ(failures[0], "");
+  EXPECT_EQ(failures[1], "");
+#endif
+}
+
 TEST(Nccl, ABuildWithoutNcclSaysSo) {
   std::string why;
   if (NcclGroup::built()) GTEST_SKIP() << "this build has NCCL";
@@ -76,6 +128,20 @@ TEST(Nccl, PlacementNeedsOneGpuPerReplicaOfAStage) {
   const std::string four = NcclGroup::placementProblem(2, 3, 4);  // ranks 0,2,4 -> GPUs 0,2,0
   EXPECT_NE(four.find("replicas 0 and 2 of stage 0 would share GPU 0"), std::string::npos) << four;
   EXPECT_EQ(NcclGroup::placementProblem(2, 2, 0), "no CUDA device");
+}
+
+// The two ends of every link (neighbouring stages of a replica) need distinct GPUs; machines count.
+TEST(Nccl, LinkPlacementNeedsNeighbouringStagesOnDistinctGpus) {
+  EXPECT_EQ(NcclGroup::linkPlacementProblem(2, {"a/cuda:0", "a/cuda:1"}), "");
+  EXPECT_EQ(NcclGroup::linkPlacementProblem(2, {"a/cuda:0", "b/cuda:0"}), "");  // one GPU on each of two machines
+  EXPECT_EQ(NcclGroup::linkPlacementProblem(1, {"a/cuda:0", "a/cuda:0"}), "");  // replicas only: no links
+  // Rank 1 (the last stage of replica 0) and rank 2 (the first of replica 1) are not neighbours.
+  EXPECT_EQ(NcclGroup::linkPlacementProblem(2, {"a/cuda:0", "a/cuda:1", "a/cuda:1", "a/cuda:0"}), "");
+  const std::string one = NcclGroup::linkPlacementProblem(2, {"a/cuda:0", "a/cuda:0"});
+  EXPECT_NE(one.find("stages 0 and 1 of replica 0 (ranks 0 and 1) would share a/cuda:0"), std::string::npos) << one;
+  const std::string later =
+      NcclGroup::linkPlacementProblem(3, {"a/cuda:0", "a/cuda:1", "a/cuda:2", "a/cuda:0", "a/cuda:2", "a/cuda:2"});
+  EXPECT_NE(later.find("stages 1 and 2 of replica 1 (ranks 4 and 5)"), std::string::npos) << later;
 }
 
 }  // namespace
