@@ -258,13 +258,18 @@ std::vector<std::vector<uint8_t>> Cluster::allGatherReplicas(const std::vector<u
 }
 
 std::vector<uint8_t> Cluster::shareAmongReplicas(const std::string& key, const std::vector<uint8_t>& mine) {
-  const std::string k = "share/stage" + std::to_string(stage()) + "/" + key;
+  return share("stage" + std::to_string(stage()) + "/" + key, replica() == 0, mine,
+               "the replicas of stage " + std::to_string(stage()));
+}
+
+std::vector<uint8_t> Cluster::share(const std::string& key, bool publish, const std::vector<uint8_t>& mine,
+                                    const std::string& among) {
+  const std::string k = "share/" + key;
   try {
-    if (replica() == 0) impl_->store->set(k, mine);
-    return impl_->store->get(k);  // waits for replica 0, at most the store's timeout
+    if (publish) impl_->store->set(k, mine);
+    return impl_->store->get(k);  // waits for the publisher, at most the store's timeout
   } catch (const std::exception& e) {
-    throw ClusterError("sharing " + key + " among the replicas of stage " + std::to_string(stage()) + " failed: " +
-                       e.what());
+    throw ClusterError("sharing " + key + " among " + among + " failed: " + e.what());
   }
 }
 

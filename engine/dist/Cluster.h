@@ -84,6 +84,10 @@ class Cluster {
   void allReduceReplicas(float* data, int64_t n);  // sum in place
   // Replica 0 of this stage publishes `mine` under `key`; every replica gets it back (NCCL's unique id).
   std::vector<uint8_t> shareAmongReplicas(const std::string& key, const std::vector<uint8_t>& mine);
+  // The rank with `publish` set stores `mine` under `key` (one run-wide name); every rank asking for `key` gets it
+  // back, waiting for it at most the store's timeout. `among` names the ranks in errors ("the replicas of stage 1").
+  std::vector<uint8_t> share(const std::string& key, bool publish, const std::vector<uint8_t>& mine,
+                             const std::string& among);
   // Among all ranks.
   std::vector<std::vector<uint8_t>> allGatherWorld(const std::vector<uint8_t>& mine, uint64_t limit = kMaxControlBytes);
   std::vector<uint8_t> broadcastWorld(std::vector<uint8_t> bytes);  // rank 0's bytes reach every rank (control)
