@@ -2,6 +2,8 @@
 
 #include "engine/compress/Codec.h"
 #include "engine/pipeline/ClusterChannel.h"
+#include "engine/pipeline/NcclChannel.h"
+#include "engine/telemetry/Metrics.h"
 #include "engine/telemetry/StepReport.h"
 
 #include <torch/torch.h>
@@ -99,11 +101,20 @@ Pipeline::Pipeline(BlockModel model, PipelineOptions options)
   if (!cluster) return;
   // The far ends of this stage's links are the neighbouring stages of the same replica.
   const int me = cluster->stage(), replica = cluster->replica();
+  // Payloads between two GPUs go through NCCL, with the announcement ahead of them on the same tag.
   for (int b : {me - 1, me}) {
     if (b < 0 || b + 1 >= stages) continue;
     const int peer = cluster->rankOf(b == me ? me + 1 : me - 1, replica);
-    for (Direction d : {Direction::Forward, Direction::Backward})
-      links_[size_t(b)]->connectRemote(d, std::make_shared<ClusterChannel>(cluster, peer, 2 * b + int(d)));
+    for (Direction d : {Direction::Forward, Direction::Backward}) {
+      const int tag = 2 * b + int(d);
+      std::shared_ptr<RemoteEnd> end;
+      if (options_.nccl_links)
+        end = std::make_shared<NcclChannel>(cluster, peer, tag, workers_[size_t(me)]->device().index(),
+                                            metric::linkName(b, d) + "/replica" + std::to_string(replica), b == me);
+      else
+        end = std::make_shared<ClusterChannel>(cluster, peer, tag);
+      links_[size_t(b)]->connectRemote(d, std::move(end));
+    }
   }
   if (cluster->replicas() > 1) {
     exchange_ = std::make_unique<GradientExchange>(cluster, me, options_.gradients, options_.seed, options_.link,

@@ -36,6 +36,7 @@ struct PipelineOptions {
   std::shared_ptr<Cluster> cluster;  // multi-process: set, and this process runs cluster->stage()
   CompressionOptions gradients;      // the replicas' weight-gradient exchange (replicas > 1)
   bool nccl = false;                 // dense all-reduce of CUDA gradients through NCCL instead of Gloo
+  bool nccl_links = false;           // payloads between CUDA stages of different processes through NCCL
 };
 
 struct StepResult {

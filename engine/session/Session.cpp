@@ -14,6 +14,8 @@
 #include <random>
 #include <thread>
 
+#include <unistd.h>  // gethostname
+
 namespace ps {
 
 using nlohmann::json;
@@ -122,8 +124,8 @@ void Session::prepare() {
 }
 
 // The device of every stage (one GPU each, round robin, where the run asks for CUDA; a rank takes the GPU of its local
-// rank) and whether replicas reduce
-// gradients over NCCL; every rank makes the same choice.
+// rank), whether replicas reduce gradients over NCCL and whether payloads between stages travel through it; every
+// rank makes the same choices.
 void Session::placeStages(PipelineOptions& o) {
   const bool cuda =
       config_.pipeline.device == "cuda" || (config_.pipeline.device == "auto" && torch::cuda::is_available());
@@ -134,10 +136,13 @@ void Session::placeStages(PipelineOptions& o) {
     for (int s = 0; s < config_.pipeline.stages; ++s)
       o.devices.emplace_back(torch::kCUDA, (ranks_.active() ? ranks_.localRank() : s) % gpus);
   }
-  // Only a multi-process run reduces over NCCL, and only where every replica of a stage has a GPU of its own.
+  // Only a multi-process run uses NCCL: for the replicas' all-reduce where every replica of a stage has a GPU of its
+  // own, for the payloads between stages where neighbouring stages do.
+  const bool many = cuda && ranks_.active();
   const std::string sharing =
-      cuda && ranks_.active() ? NcclGroup::placementProblem(config_.pipeline.stages, config_.parallel.replicas, gpus)
-                              : "";
+      many ? NcclGroup::placementProblem(config_.pipeline.stages, config_.parallel.replicas, gpus) : "";
+  const auto places = rankPlaces(o);  // every rank of a multi-process run takes part, whatever its devices
+  const std::string linkSharing = many ? NcclGroup::linkPlacementProblem(config_.pipeline.stages, places) : "";
   const std::string& backend = config_.parallel.backend;
   if (backend == "nccl") {
     std::string why;
@@ -147,13 +152,29 @@ void Session::placeStages(PipelineOptions& o) {
           "pipeline.device=cuda or parallel.backend=gloo");
     if (!NcclGroup::available(&why))
       throw ConfigError("parallel.backend = nccl: " + why + "; use parallel.backend=gloo");
-    if (!sharing.empty())
-      throw ConfigError("parallel.backend = nccl: " + sharing + "; use parallel.backend=gloo or more GPUs");
+    for (const std::string* problem : {&sharing, &linkSharing})
+      if (!problem->empty())
+        throw ConfigError("parallel.backend = nccl: " + *problem + "; use parallel.backend=gloo or more GPUs");
   }
-  // `auto` takes NCCL where it can; several ranks sharing one GPU (a single-GPU machine) reduce over Gloo.
+  // `auto` takes NCCL where it can; several ranks sharing one GPU (a single-GPU machine) go through Gloo.
   // One choice for every rank: a replica on NCCL and another on Gloo would never meet.
-  o.nccl = ranks_.agreeOnFlag(cuda && ranks_.active() && sharing.empty() &&
-                              (backend == "nccl" || (backend == "auto" && NcclGroup::available())));
+  const bool nccl = many && (backend == "nccl" || (backend == "auto" && NcclGroup::available()));
+  o.nccl = ranks_.agreeOnFlag(nccl && sharing.empty());
+  o.nccl_links = ranks_.agreeOnFlag(nccl && linkSharing.empty() && config_.pipeline.stages > 1);
+}
+
+// Where every rank runs: its machine and the device of its stage ("host/cuda:1"), gathered from all ranks; empty in
+// a single process.
+std::vector<std::string> Session::rankPlaces(const PipelineOptions& o) const {
+  if (!ranks_.active()) return {};
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "rank %d", ranks_.rank());
+  const size_t stage = size_t(ranks_.cluster()->stage());
+  const std::string mine = std::string(host) + "/" + (stage < o.devices.size() ? o.devices[stage].str() : "cpu");
+  std::vector<std::string> out;
+  for (const auto& bytes : ranks_.cluster()->allGatherWorld({mine.begin(), mine.end()}, 512))
+    out.emplace_back(bytes.begin(), bytes.end());
+  return out;
 }
 
 void Session::checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& starts) {

@@ -74,6 +74,7 @@ class Session {
   void prepare();
   std::vector<size_t> stageStarts(BlockModel& model);
   void placeStages(PipelineOptions& o);
+  std::vector<std::string> rankPlaces(const PipelineOptions& o) const;
   bool handleCommands(int64_t step, double wall);  // false: stop
   void announce(const CommandQueue::Turn& turn, int64_t step, double wall);
   void applySetting(const Command& c, int64_t step, double wall);

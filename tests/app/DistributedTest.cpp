@@ -145,6 +145,32 @@ TEST(Distributed, TopKSgdOnTwoStagesTimesTwoReplicasSendsAFractionOfTheGradients
             r.summary["emulated_seconds"].get<double>());
 }
 
+// Two processes on two GPUs: the payloads between the stages cross through NCCL and give the losses of the same run
+// with them through Gloo (the payload bytes are the same either way). Where the machine cannot (no GPU, one GPU for
+// both stages), the CLI's refusal is the reason to skip.
+TEST(Distributed, PayloadsBetweenGpuStagesThroughNcclGiveTheLossesOfGloo) {
+  const std::vector<std::string> gpu = {"train.max_steps=30", "eval.every_steps=10", "pipeline.device=cuda",
+                                        "parallel.mode=processes"};
+  auto with = [&](const char* backend) {
+    auto sets = gpu;
+    sets.push_back(std::string("parallel.backend=") + backend);
+    return sets;
+  };
+  const auto nccl = cli("launch", "smoke", with("nccl"), "nccl-links");
+  if (nccl.cli.exitCode == 2 &&
+      (nccl.cli.err.find("no CUDA device") != std::string::npos ||
+       nccl.cli.err.find("would share") != std::string::npos || nccl.cli.err.find("no NCCL") != std::string::npos))
+    GTEST_SKIP() << nccl.cli.err.substr(0, nccl.cli.err.find('\n'));
+  ASSERT_EQ(nccl.cli.exitCode, 0) << nccl.cli.err;
+  const auto gloo = cli("launch", "smoke", with("gloo"), "gloo-links");
+  ASSERT_EQ(gloo.cli.exitCode, 0) << gloo.cli.err;
+  expectClose(series(nccl.store, "train/loss"), series(gloo.store, "train/loss"), 1e-4, "train/loss");
+  expectClose(series(nccl.store, "eval/loss"), series(gloo.store, "eval/loss"), 1e-4, "eval/loss");
+  // Link accounting does not depend on the transport.
+  for (const char* key : {"link0/fwd/wire_bytes", "link0/bwd/wire_bytes"})
+    expectClose(series(nccl.store, key), series(gloo.store, key), 0, key);
+}
+
 // Every rank refuses a bad setting at once; their lines must not interleave, and each worker says which rank it is.
 TEST(Distributed, ASettingEveryRankRefusesGivesWholeLinesNamingTheRank) {
   const auto r = cli("launch", "smoke", {"parallel.replicas=2", "parallel.backend=nccl"}, "refused");

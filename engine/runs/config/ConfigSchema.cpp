@@ -149,8 +149,9 @@ void addPlacementKeys(std::vector<KeySpec>& k) {
                      "stages as threads of one process, or one process per stage and replica (auto: processes "
                      "when replicas > 1)"));
   k.push_back(choice("parallel.backend", "auto", {"auto", "gloo", "nccl"},
-                     "replicas' dense gradient all-reduce: Gloo, or NCCL for CUDA stages (auto: NCCL when the "
-                     "stages are on CUDA and the build has NCCL)"));
+                     "how CUDA stages of different processes talk: the replicas' dense gradient all-reduce and the "
+                     "payloads between stages, through Gloo or NCCL (auto: NCCL when the stages are on CUDA, the "
+                     "build has NCCL and the ranks it joins have GPUs of their own; CPU stages always use Gloo)"));
   k.push_back(real("parallel.timeout_s", 120, 1, 86400,
                    "multi-process: a rank silent for longer is declared failed and the run stops"));
 

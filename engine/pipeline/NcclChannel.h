@@ -1,0 +1,48 @@
+#pragma once
+// One direction of a pipeline link between two processes whose stages run on GPUs: the payload's bytes cross on the
+// GPUs' fabric through NCCL (NVLink within a machine, InfiniBand or RoCE between machines, where a socket would
+// carry them otherwise), and a small announcement (the payload's size, its emulated arrival, a throttled link's
+// delivery time) goes ahead through the cluster's Gloo messages, so the receiver knows what to expect and checks it
+// before anything is allocated. Link accounting does not change: the link counts the payload before it is pushed.
+//
+// Each direction has its own two-rank communicator (the lower stage is its rank 0 and publishes its id in the run
+// store), joined when the direction is first used: a stage sends without waiting for its receiver, and two ends
+// sending to each other at once (1F1B) would otherwise queue behind each other on one stream. The body travels in
+// the cluster's chunks, so a hostile announcement costs the receiver one chunk of memory, not what it announced.
+//
+// The payload is assembled on the host (the codecs bring only the compressed pieces off the device), so each
+// message is staged onto the sender's GPU and fetched from the receiver's: two copies of the compressed payload,
+// against a socket's trip for it.
+#include "engine/dist/nccl/NcclGroup.h"
+#include "engine/pipeline/ClusterChannel.h"
+
+#include <memory>
+#include <string>
+
+namespace ps {
+
+// The announcement ahead of a payload: its size in bytes (8 bytes, little-endian on every machine we run on).
+std::vector<uint8_t> announcePayload(uint64_t bytes);
+// Its size, checked: ClusterError naming `from` when the announcement is malformed or above `limit`.
+uint64_t readAnnouncement(const std::vector<uint8_t>& announcement, uint64_t limit, const std::string& from);
+
+class NcclChannel : public RemoteEnd {
+ public:
+  // `peer`: the other end's rank; `device`: this stage's GPU; `name`: the link direction's name in the run store
+  // ("link0/fwd/replica1"), `lowerEnd`: this process runs the lower stage of the link.
+  NcclChannel(std::shared_ptr<Cluster> cluster, int peer, int tag, int device, std::string name, bool lowerEnd);
+  void push(Message m) override;
+  Message pop(uint64_t limit) override;
+
+ private:
+  NcclGroup& group();
+  [[noreturn]] void fail(const std::exception& e, const char* doing) const;
+
+  std::shared_ptr<Cluster> cluster_;
+  int peer_, tag_, device_;
+  std::string name_;
+  bool lowerEnd_;
+  std::unique_ptr<NcclGroup> group_;  // joined at first use, by the one thread that uses this end
+};
+
+}  // namespace ps
