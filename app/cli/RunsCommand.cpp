@@ -148,6 +148,7 @@ void retime(const RunStore& store, const RunsOptions& o) {
   RetimeNetwork network;
   network.bandwidth_mbps = o.bandwidth_mbps;
   network.latency_ms = o.latency_ms;
+  if (!o.framing.empty()) network.tcp = o.framing == "tcp";
   const RetimedRun r = retimeRun(store, o.id, network);
   if (o.json) {
     auto orNull = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
@@ -161,6 +162,7 @@ void retime(const RunStore& store, const RunsOptions& o) {
     std::cout << json{{"run_id", r.run_id},
                       {"bandwidth_mbps", orNull(o.bandwidth_mbps)},
                       {"latency_ms", orNull(o.latency_ms)},
+                      {"framing", o.framing.empty() ? json(nullptr) : json(o.framing)},
                       {"steps", r.steps},
                       {"emulated_seconds", r.emulated_s},
                       {"recorded_emulated_seconds", r.recorded_emulated_s},
@@ -173,6 +175,8 @@ void retime(const RunStore& store, const RunsOptions& o) {
   std::string at;
   if (o.bandwidth_mbps) at += " at " + json(*o.bandwidth_mbps).dump() + " Mbit/s";
   if (o.latency_ms) at += std::string(at.empty() ? " at " : ", ") + json(*o.latency_ms).dump() + " ms latency";
+  if (!o.framing.empty())
+    at += std::string(at.empty() ? " " : ", ") + (o.framing == "tcp" ? "with TCP framing" : "on an ideal link");
   if (at.empty()) at = " at its own network";
   std::cout << "run " << r.run_id << " (" << run.name << ")" << at << ": " << seconds(r.emulated_s) << " emulated over "
             << r.steps << " steps (recorded: " << seconds(r.recorded_emulated_s) << ")\n";
@@ -207,6 +211,10 @@ void addRunsCommand(CLI::App& app, RunsOptions& o) {
                   "retime: the link bandwidth in Mbit/s to re-time the run for (default: what each step ran with)");
   cmd->add_option("--latency", o.latency_ms,
                   "retime: the link latency in ms to re-time the run for (default: what each step ran with)");
+  cmd->add_option("--framing", o.framing,
+                  "retime: what a payload costs on the wire: tcp (TCP/IPv4 headers per segment) or none (an ideal "
+                  "link; default: what each step ran with)")
+      ->check(CLI::IsMember({"tcp", "none"}));
 }
 
 int runRuns(const RunsOptions& o) {
@@ -224,8 +232,8 @@ int runRuns(const RunsOptions& o) {
     return 0;
   }
   if (!o.filter.empty()) throw std::runtime_error("--filter is for runs list; runs " + o.action + " takes a run id");
-  if ((o.bandwidth_mbps || o.latency_ms) && o.action != "retime")
-    throw std::runtime_error("--bandwidth and --latency are for runs retime, not runs " + o.action);
+  if ((o.bandwidth_mbps || o.latency_ms || !o.framing.empty()) && o.action != "retime")
+    throw std::runtime_error("--bandwidth, --latency and --framing are for runs retime, not runs " + o.action);
   if (o.id <= 0) throw std::runtime_error("runs " + o.action + " needs a run id; see: pipesqueeze-cli runs list");
   if (o.action == "show") {
     show(store, o.id);

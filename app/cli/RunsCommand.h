@@ -17,6 +17,7 @@ struct RunsOptions {
   bool csv = false, json = false;
   // retime: the network to re-time the run for; a figure not given keeps the run's own.
   std::optional<double> bandwidth_mbps, latency_ms;
+  std::string framing;  // "tcp" or "none"; empty: each step's own
 };
 
 void addRunsCommand(CLI::App& app, RunsOptions& options);

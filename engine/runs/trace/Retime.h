@@ -16,11 +16,13 @@ namespace ps {
 // The network to re-time for. A figure left out keeps what each step ran with.
 struct RetimeNetwork {
   std::optional<double> bandwidth_mbps, latency_ms;
+  std::optional<bool> tcp;  // the framing (LinkModel::tcp): TCP/IPv4 over Ethernet, or an ideal link
   // The link model a step is replayed under.
   LinkModel applyTo(const LinkModel& recorded) const {
     LinkModel m = recorded;
     if (bandwidth_mbps) m.bandwidth_mbps = *bandwidth_mbps;
     if (latency_ms) m.latency_ms = *latency_ms;
+    if (tcp) m.tcp = *tcp;
     return m;
   }
   // Throws TraceError naming the figure that is not a network (bandwidth must be > 0, latency >= 0, both finite).

@@ -226,6 +226,15 @@ TEST(Retime, AStoredRunReplaysToItsOwnTimeAndToAnotherNetwork) {
   EXPECT_NEAR(slow.emulated_s - own.emulated_s, 4 * 9 * (0.01 + 0.001), 1e-9);
   EXPECT_EQ(slow.recorded_emulated_s, own.recorded_emulated_s);
 
+  // The same steps with TCP framing: 66 header bytes for every 1448 payload bytes or part of them, both messages
+  // on the critical path (125000 bytes: 87 segments; 12500 bytes: 9).
+  RetimeNetwork framed;
+  framed.tcp = true;
+  const RetimedRun tcp = retimeRun(store, id, framed);
+  EXPECT_NEAR(tcp.emulated_s - own.emulated_s, 4 * (87 + 9) * 66 * 8 / 100e6, 1e-9);
+  framed.tcp = false;
+  EXPECT_EQ(retimeRun(store, id, framed).emulated_s, own.emulated_s) << "the steps' own framing";
+
   for (double bad : {0.0, -5.0, std::nan("")}) {
     RetimeNetwork n;
     n.bandwidth_mbps = bad;
