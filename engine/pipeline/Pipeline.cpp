@@ -275,8 +275,10 @@ StepResult Pipeline::distributedStep(const torch::Tensor& x, const torch::Tensor
   const int m = int(work->inputs.size());
   for (auto& l : links_) l->armHistograms(histogramBins, step);
   StageStepResult mine;
+  std::chrono::steady_clock::time_point stageDone;
   try {
     mine = workers_[size_t(me)]->trainStep(schedule_->ops(me, stages(), m), work).get();
+    stageDone = std::chrono::steady_clock::now();
     cluster.flushSends();
   } catch (...) {
     for (auto& l : links_) l->reset();
@@ -302,6 +304,7 @@ StepResult Pipeline::distributedStep(const torch::Tensor& x, const torch::Tensor
   // Every rank learns every rank's part, so every rank returns the same result and decides the same next step.
   const auto reports = cluster.allGatherWorld(json::to_cbor(report));
   StepResult r;
+  r.control_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - stageDone).count();
   r.trace.model = options_.link;
   std::map<std::pair<int, int>, TrafficMerge> merged;
   const double batch = double(x.size(0));

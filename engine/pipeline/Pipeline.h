@@ -43,6 +43,7 @@ struct StepResult {
   double loss = 0;
   int64_t correct = 0, predictions = 0;
   double compute_s = 0;       // summed over stages
+  double control_s = 0;       // multi-process: this rank's wall time flushing its sends and gathering step reports
   double emulated_s = 0;      // critical path of the step with modelled links
   StepTrace trace;            // what emulated_s was made of: every stage's (and replica's) events
   std::vector<LinkTraffic> traffic;           // every boundary, forward then backward

@@ -18,6 +18,7 @@ void RunStoreSink::stepMetrics(const StepRecord& s, std::vector<MetricPoint>& ou
   add(m::kCodecSeconds, s.codec_s);
   add(m::kLinkSeconds, s.link_s);
   add(m::kEmulatedStepSeconds, s.emulated_step_s);
+  if (s.control_s >= 0) add(m::kControlSeconds, s.control_s);
   uint64_t raw = 0, wire = 0;
   for (const auto& l : s.links) {
     auto link = [&](const char* leaf, double v) { add(m::linkKey(l.boundary, l.direction, leaf), v); };

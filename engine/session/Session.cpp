@@ -253,13 +253,16 @@ void Session::announce(const CommandQueue::Turn& turn, int64_t step, double wall
 // and stop at the same step; while paused, rank 0 repeats it, which keeps the others from timing out.
 bool Session::handleCommands(int64_t step, double wall) {
   const bool taker = ranks_.rank() == 0;
+  commandSeconds_ = 0;
   for (;;) {
     CommandQueue::Turn turn;
     if (taker) {
       turn = commands_.take();
       announce(turn, step, wall);
     }
+    const auto t0 = std::chrono::steady_clock::now();
     const RankCoordinator::Commands shared = ranks_.shareCommands(turn);
+    commandSeconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (const auto& c : shared.sets) applySetting(c, step, wall);
     if (ranks_.active()) commands_.follow(shared.stop, shared.paused);
     if (shared.stop) return false;

@@ -76,6 +76,7 @@ class Session {
   void placeStages(PipelineOptions& o);
   std::vector<std::string> rankPlaces(const PipelineOptions& o) const;
   bool handleCommands(int64_t step, double wall);  // false: stop
+  double commandSeconds_ = 0;  // the last handleCommands' wall time agreeing with the other ranks (not pausing)
   void announce(const CommandQueue::Turn& turn, int64_t step, double wall);
   void applySetting(const Command& c, int64_t step, double wall);
   void replaceConfig(Config next);  // the one writer of config_ after the start (post() reads it concurrently)

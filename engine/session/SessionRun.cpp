@@ -131,6 +131,7 @@ bool Session::trainStep(Progress& p, const std::vector<int64_t>& order, int64_t 
   rec.wall_s = elapsed();
   rec.compute_s = r.compute_s;
   rec.emulated_step_s = r.emulated_s;
+  if (ranks_.active()) rec.control_s = commandSeconds_ + r.control_s;
   rec.links = std::move(r.traffic);
   rec.trace = std::make_shared<const StepTrace>(std::move(r.trace));
   publishStep(std::move(rec), std::move(r.histograms), p);

@@ -81,7 +81,9 @@ inline const std::vector<ChartSpec>& charts() {
     c.back().series = {{m::kComputeSeconds, "compute"}, {m::kCodecSeconds, "compression"},
                        {m::kLinkSeconds, "link (modelled)"}};
     c.push_back({"Step time", "seconds"});
-    c.back().series = {{m::kStepSeconds, "measured step"}, {m::kEmulatedStepSeconds, "emulated at the link's bandwidth"}};
+    c.back().series = {{m::kStepSeconds, "measured step"},
+                       {m::kEmulatedStepSeconds, "emulated at the link's bandwidth"},
+                       {m::kControlSeconds, "control round (several processes)"}};
     c.push_back({"Eval loss vs wire bytes", "eval loss", false, K::Any, V::Compare});
     c.back().pareto = true;
     return c;

@@ -22,6 +22,8 @@ inline constexpr const char* kComputeSeconds = "time/compute_s";
 inline constexpr const char* kCodecSeconds = "time/codec_s";
 inline constexpr const char* kLinkSeconds = "time/link_s";
 inline constexpr const char* kEmulatedStepSeconds = "time/emulated_step_s";
+// Multi-process runs only: the wall time of a step's control round on rank 0 (see StepRecord::control_s).
+inline constexpr const char* kControlSeconds = "time/control_s";
 inline constexpr const char* kRawBytes = "bytes/raw";
 inline constexpr const char* kWireBytes = "bytes/wire";
 // An evaluation without compression records its metrics under the same key with this suffix.

@@ -73,6 +73,10 @@ struct StepRecord {
   double link_s = 0;          // modelled link time, summed over messages
   double emulated_step_s = 0; // critical path of the schedule with modelled links
   double emulated_s = 0;      // cumulative emulated time
+  // Multi-process runs: wall seconds this rank spent on the step's control round, which the link model leaves out:
+  // agreeing on the commands before it, flushing its sends and gathering every rank's step report after it (the
+  // gather also waits for the slowest rank). -1 in one process.
+  double control_s = -1;
   std::vector<LinkTraffic> links;
   std::shared_ptr<const StepTrace> trace;  // what emulated_step_s was made of; the store keeps it for re-timing
 };

@@ -78,6 +78,11 @@ TEST(Distributed, TwoProcessPipelineGivesTheLossesOfTheInProcessPipeline) {
   ASSERT_EQ(processes.cli.exitCode, 0) << processes.cli.err;
   expectClose(series(processes.store, "train/loss"), series(threads.store, "train/loss"), 1e-5, "train/loss");
   expectClose(series(processes.store, "eval/loss"), series(threads.store, "eval/loss"), 1e-5, "eval/loss");
+  // Several processes record what the link model leaves out of their steps: the control round.
+  const auto control = series(processes.store, "time/control_s");
+  EXPECT_EQ(control.size(), 30u);
+  for (double s : control) EXPECT_TRUE(s > 0 && s < 10) << s;
+  EXPECT_TRUE(series(threads.store, "time/control_s").empty()) << "one process has no control round";
   // The same payloads crossed the same links.
   EXPECT_EQ(processes.summary["bytes_wire"], threads.summary["bytes_wire"]);
   RunStore s(processes.store);

@@ -35,6 +35,7 @@ TEST(Metrics, EveryTaskHasAKind) {
 TEST(Metrics, TheChartTableReadsOnlyKeysTheStoreSinkWrites) {
   StepRecord step;
   step.accuracy = 0.5;
+  step.control_s = 0.01;  // a step of a multi-process run, which writes every key a chart can read
   for (Direction d : {Direction::Forward, Direction::Backward, Direction::Gradients}) {
     LinkTraffic l;
     l.direction = d;
@@ -63,6 +64,10 @@ TEST(Metrics, TheChartTableReadsOnlyKeysTheStoreSinkWrites) {
     if (!c.linkDashed.empty()) EXPECT_TRUE(leaves.count(c.linkDashed)) << c.title << ": " << c.linkDashed;
     EXPECT_TRUE(!c.series.empty() || !c.linkLeaf.empty() || c.pareto) << c.title << " draws nothing";
   }
+  // One process has no control round, and writes no figure for it.
+  std::vector<MetricPoint> single;
+  RunStoreSink::stepMetrics(StepRecord{}, single);
+  for (const auto& p : single) EXPECT_NE(p.key, metric::kControlSeconds);
 }
 
 }  // namespace
