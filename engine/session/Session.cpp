@@ -124,8 +124,9 @@ void Session::prepare() {
 }
 
 // The device of every stage (one GPU each, round robin, where the run asks for CUDA; a rank takes the GPU of its local
-// rank), whether replicas reduce gradients over NCCL and whether payloads between stages travel through it; every
-// rank makes the same choices.
+// rank), whether replicas reduce gradients over NCCL and whether payloads between stages travel through it. Every
+// rank makes the same choices from what all of them report, and a refusal that rests on another rank's answer is
+// made by every rank at once rather than leaving the others waiting for it.
 void Session::placeStages(PipelineOptions& o) {
   const bool cuda =
       config_.pipeline.device == "cuda" || (config_.pipeline.device == "auto" && torch::cuda::is_available());
@@ -136,13 +137,17 @@ void Session::placeStages(PipelineOptions& o) {
     for (int s = 0; s < config_.pipeline.stages; ++s)
       o.devices.emplace_back(torch::kCUDA, (ranks_.active() ? ranks_.localRank() : s) % gpus);
   }
-  // Only a multi-process run uses NCCL: for the replicas' all-reduce where every replica of a stage has a GPU of its
-  // own, for the payloads between stages where neighbouring stages do.
-  const bool many = cuda && ranks_.active();
-  const std::string sharing =
-      many ? NcclGroup::placementProblem(config_.pipeline.stages, config_.parallel.replicas, gpus) : "";
-  const auto places = rankPlaces(o);  // every rank of a multi-process run takes part, whatever its devices
-  const std::string linkSharing = many ? NcclGroup::linkPlacementProblem(config_.pipeline.stages, places) : "";
+  if (!ranks_.active()) return;  // only a multi-process run uses NCCL
+  // Every rank's machine and GPU, and whether it could join an NCCL communicator.
+  const std::vector<RankPlace> places = rankPlaces(o);
+  std::string without;  // the first rank that could not
+  std::vector<std::string> where;
+  for (size_t r = 0; r < places.size(); ++r) {
+    if (!places[r].nccl && without.empty()) without = "rank " + std::to_string(r) + " (" + places[r].where + ")";
+    where.push_back(places[r].where);
+  }
+  const std::string sharing = NcclGroup::placementProblem(config_.pipeline.stages, config_.parallel.replicas, gpus);
+  const std::string linkSharing = NcclGroup::linkPlacementProblem(config_.pipeline.stages, where);
   const std::string& backend = config_.parallel.backend;
   if (backend == "nccl") {
     std::string why;
@@ -152,28 +157,37 @@ void Session::placeStages(PipelineOptions& o) {
           "pipeline.device=cuda or parallel.backend=gloo");
     if (!NcclGroup::available(&why))
       throw ConfigError("parallel.backend = nccl: " + why + "; use parallel.backend=gloo");
+    if (!without.empty())
+      throw ConfigError("parallel.backend = nccl: " + without +
+                        " has no CUDA device with NCCL; use parallel.backend=gloo");
     for (const std::string* problem : {&sharing, &linkSharing})
       if (!problem->empty())
         throw ConfigError("parallel.backend = nccl: " + *problem + "; use parallel.backend=gloo or more GPUs");
   }
-  // `auto` takes NCCL where it can; several ranks sharing one GPU (a single-GPU machine) go through Gloo.
+  // `auto` takes NCCL where every rank can; several ranks sharing one GPU (a single-GPU machine) go through Gloo.
   // One choice for every rank: a replica on NCCL and another on Gloo would never meet.
-  const bool nccl = many && (backend == "nccl" || (backend == "auto" && NcclGroup::available()));
+  const bool nccl = without.empty() && backend != "gloo";
   o.nccl = ranks_.agreeOnFlag(nccl && sharing.empty());
   o.nccl_links = ranks_.agreeOnFlag(nccl && linkSharing.empty() && config_.pipeline.stages > 1);
 }
 
-// Where every rank runs: its machine and the device of its stage ("host/cuda:1"), gathered from all ranks; empty in
-// a single process.
-std::vector<std::string> Session::rankPlaces(const PipelineOptions& o) const {
-  if (!ranks_.active()) return {};
+// Where every rank runs, gathered from all of them: its machine and its stage's GPU by PCI bus id, which names one
+// GPU whatever number CUDA_VISIBLE_DEVICES gives it ("host/0000:3B:00.0"; "host/cpu" on the CPU), and whether it
+// can join an NCCL communicator. The reports of other ranks are checked as untrusted.
+std::vector<Session::RankPlace> Session::rankPlaces(const PipelineOptions& o) const {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "rank %d", ranks_.rank());
   const size_t stage = size_t(ranks_.cluster()->stage());
-  const std::string mine = std::string(host) + "/" + (stage < o.devices.size() ? o.devices[stage].str() : "cpu");
-  std::vector<std::string> out;
-  for (const auto& bytes : ranks_.cluster()->allGatherWorld({mine.begin(), mine.end()}, 512))
-    out.emplace_back(bytes.begin(), bytes.end());
+  const bool cuda = stage < o.devices.size() && o.devices[stage].is_cuda();
+  std::string device = cuda ? NcclGroup::busId(o.devices[stage].index()) : "cpu";
+  if (device.empty()) device = o.devices[stage].str();
+  const std::string mine = std::string(cuda && NcclGroup::available() ? "1" : "0") + host + "/" + device;
+  std::vector<RankPlace> out;
+  for (const auto& bytes : ranks_.cluster()->allGatherWorld({mine.begin(), mine.end()}, 512)) {
+    if (bytes.empty() || (bytes[0] != '0' && bytes[0] != '1'))
+      throw ClusterError("rank " + std::to_string(out.size()) + " sent a malformed report of where it runs");
+    out.push_back({std::string(bytes.begin() + 1, bytes.end()), bytes[0] == '1'});
+  }
   return out;
 }
 

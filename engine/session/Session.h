@@ -74,7 +74,11 @@ class Session {
   void prepare();
   std::vector<size_t> stageStarts(BlockModel& model);
   void placeStages(PipelineOptions& o);
-  std::vector<std::string> rankPlaces(const PipelineOptions& o) const;
+  struct RankPlace {
+    std::string where;  // "host/0000:3B:00.0"
+    bool nccl = false;  // on a GPU, and NCCL is there
+  };
+  std::vector<RankPlace> rankPlaces(const PipelineOptions& o) const;
   bool handleCommands(int64_t step, double wall);  // false: stop
   double commandSeconds_ = 0;  // the last handleCommands' wall time agreeing with the other ranks (not pausing)
   void announce(const CommandQueue::Turn& turn, int64_t step, double wall);

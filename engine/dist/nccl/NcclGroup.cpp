@@ -33,10 +33,13 @@ struct NcclGroup::Impl {
   // Copies onto the device for sends: a copy from pageable memory first waits for its stream to be idle, and on
   // `stream` that would mean waiting for earlier sends to be received, with no timeout.
   cudaStream_t staging = nullptr;
+  cudaEvent_t inputsReady = nullptr;  // the all-reduce's input, written on torch's stream
   int device = 0;
   std::chrono::duration<double> timeout{120};
   // Point to point: device buffers holding sends still under way (with the event that marks each done), spare
-  // buffers for the next sends, and the one buffer receives land in.
+  // buffers for the next sends, and the one buffer receives land in. Memory comes and goes in stream order
+  // (cudaMallocAsync, cudaFreeAsync): cudaFree would wait for the whole device, sends of other communicators that
+  // their receivers have not taken yet included, and two neighbours could then wait on each other for ever.
   struct Buffer {
     void* data = nullptr;
     size_t capacity = 0;
@@ -46,29 +49,42 @@ struct NcclGroup::Impl {
   std::vector<Buffer> spare;
   Buffer received;
 
-  [[noreturn]] void giveUp(const std::string& what) {
+  // NCCL wants a communicator aborted after any error; every later call then says so.
+  [[noreturn]] void fail(const std::string& message) {
     if (comm) ncclCommAbort(comm);
     comm = nullptr;
-    throw std::runtime_error("NCCL: " + what + " did not finish within " + std::to_string(int(timeout.count())) +
-                             " s (parallel.timeout_s): another rank of the communicator stopped or hangs");
+    throw std::runtime_error(message);
+  }
+  [[noreturn]] void giveUp(const std::string& what) {
+    fail("NCCL: " + what + " did not finish within " + std::to_string(int(timeout.count())) +
+         " s (parallel.timeout_s): another rank of the communicator stopped or hangs");
+  }
+  void check(ncclResult_t r, const std::string& what) {
+    if (r != ncclSuccess && r != ncclInProgress) fail("NCCL: " + what + ": " + ncclGetErrorString(r));
+  }
+  void check(cudaError_t e, const std::string& what) {
+    if (e != cudaSuccess) fail("CUDA: " + what + ": " + cudaGetErrorString(e));
   }
   void enter() {
     checkCuda(cudaSetDevice(device), "cudaSetDevice");
     if (!comm) throw std::runtime_error("NCCL: the communicator was aborted after an earlier failure");
   }
+  ncclResult_t state(const std::string& what) {
+    ncclResult_t s = ncclSuccess;
+    check(ncclCommGetAsyncError(comm, &s), what);
+    check(s, what);
+    return s;
+  }
   // Until the communicator is no longer busy with `what` (non-blocking mode).
   void settle(const std::string& what) {
     const auto until = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      ncclResult_t state = ncclSuccess;
-      checkNccl(ncclCommGetAsyncError(comm, &state), what.c_str());
-      if (state != ncclInProgress) return checkNccl(state, what.c_str());
+    while (state(what) == ncclInProgress) {
       if (std::chrono::steady_clock::now() > until) giveUp(what);
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
   }
   void started(ncclResult_t r, const std::string& what) {
-    if (r != ncclSuccess && r != ncclInProgress) checkNccl(r, what.c_str());
+    check(r, what);
     settle("enqueueing " + what);
   }
   // Until the stream has run everything enqueued, polled, so a dead peer ends in an error rather than a hang.
@@ -77,37 +93,35 @@ struct NcclGroup::Impl {
     for (;;) {
       const cudaError_t e = cudaStreamQuery(stream);
       if (e == cudaSuccess) return;
-      if (e != cudaErrorNotReady) checkCuda(e, what.c_str());
-      ncclResult_t state = ncclSuccess;
-      checkNccl(ncclCommGetAsyncError(comm, &state), what.c_str());
-      if (state != ncclSuccess && state != ncclInProgress) checkNccl(state, what.c_str());
+      if (e != cudaErrorNotReady) check(e, what);
+      state(what);
       if (std::chrono::steady_clock::now() > until) giveUp(what);
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
   }
-  // Device memory for at least `count` bytes, reusing `b` when it is large enough.
-  static void reserve(Buffer& b, size_t count) {
-    if (b.capacity >= count) return;
-    if (b.data) checkCuda(cudaFree(b.data), "cudaFree");
-    b.data = nullptr;
-    b.capacity = 0;
-    checkCuda(cudaMalloc(&b.data, count), "cudaMalloc for a staged payload");
-    b.capacity = count;
-  }
-  // A buffer for the next send: a finished send's when one is done, else a new one.
+  // A buffer for the next send: the smallest spare one that holds `count` bytes (finished sends become spare),
+  // else a new one.
   Buffer takeSendBuffer(size_t count) {
     while (!sending.empty() && cudaEventQuery(sending.front().done) == cudaSuccess) {
       spare.push_back(sending.front());
       sending.pop_front();
     }
-    Buffer b;
-    if (!spare.empty()) {
-      b = spare.back();
-      spare.pop_back();
-    } else {
-      checkCuda(cudaEventCreateWithFlags(&b.done, cudaEventDisableTiming), "cudaEventCreate");
+    auto best = spare.end();
+    for (auto it = spare.begin(); it != spare.end(); ++it)
+      if (it->capacity >= count && (best == spare.end() || it->capacity < best->capacity)) best = it;
+    if (best != spare.end()) {
+      Buffer b = *best;
+      spare.erase(best);
+      return b;
     }
-    reserve(b, count);
+    Buffer b;
+    check(cudaEventCreateWithFlags(&b.done, cudaEventDisableTiming), "cudaEventCreate");
+    const cudaError_t e = cudaMallocAsync(&b.data, count, staging);
+    if (e != cudaSuccess) {
+      cudaEventDestroy(b.done);
+      check(e, "allocating " + std::to_string(count) + " bytes to stage a payload");
+    }
+    b.capacity = count;
     return b;
   }
   static void release(Buffer& b) {
@@ -115,12 +129,42 @@ struct NcclGroup::Impl {
     if (b.done) cudaEventDestroy(b.done);
     b = Buffer{};
   }
+  // The communicator's end: finalized and destroyed once nothing is under way, else aborted (a send whose receiver
+  // is gone never finishes, and destroying it would wait for ever), never waiting longer than a few seconds.
+  void close() {
+    if (!comm) return;
+    const auto until =
+        std::chrono::steady_clock::now() + std::min<std::chrono::duration<double>>(timeout, std::chrono::seconds(10));
+    auto waitFor = [&](auto done) {
+      while (!done()) {
+        if (std::chrono::steady_clock::now() > until) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      return true;
+    };
+    bool clean = waitFor([&] { return cudaStreamQuery(stream) == cudaSuccess; });
+    if (clean) {
+      const ncclResult_t r = ncclCommFinalize(comm);
+      clean = (r == ncclSuccess || r == ncclInProgress) && waitFor([&] {
+                ncclResult_t s = ncclSuccess;
+                return ncclCommGetAsyncError(comm, &s) != ncclSuccess || s != ncclInProgress;
+              });
+      ncclResult_t s = ncclSuccess;
+      clean = clean && ncclCommGetAsyncError(comm, &s) == ncclSuccess && s == ncclSuccess;
+    }
+    if (clean)
+      ncclCommDestroy(comm);
+    else
+      ncclCommAbort(comm);
+    comm = nullptr;
+  }
 };
 
 NcclGroup::NcclGroup(int rank, int size, int device, const ShareId& share, double timeoutSeconds)
     : impl_(std::make_unique<Impl>()) {
-  impl_->device = device;
-  impl_->timeout = std::chrono::duration<double>(timeoutSeconds);
+  Impl& g = *impl_;
+  g.device = device;
+  g.timeout = std::chrono::duration<double>(timeoutSeconds);
   checkCuda(cudaSetDevice(device), "cudaSetDevice");
   ncclUniqueId id;
   std::vector<uint8_t> mine;
@@ -135,32 +179,25 @@ NcclGroup::NcclGroup(int rank, int size, int device, const ShareId& share, doubl
   std::memcpy(&id, shared.data(), sizeof id);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
-  const ncclResult_t started = ncclCommInitRankConfig(&impl_->comm, size, id, rank, &config);
-  if (started != ncclInProgress) checkNccl(started, "ncclCommInitRankConfig");
-  impl_->settle("joining the communicator");
-  checkCuda(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  checkCuda(cudaStreamCreateWithFlags(&impl_->staging, cudaStreamNonBlocking), "cudaStreamCreate");
+  const ncclResult_t started = ncclCommInitRankConfig(&g.comm, size, id, rank, &config);
+  if (started != ncclSuccess && started != ncclInProgress) {
+    if (g.comm) ncclCommAbort(g.comm);
+    checkNccl(started, "ncclCommInitRankConfig");
+  }
+  g.settle("joining the communicator");  // aborts it on failure
+  g.check(cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  g.check(cudaStreamCreateWithFlags(&g.staging, cudaStreamNonBlocking), "cudaStreamCreate");
+  g.check(cudaEventCreateWithFlags(&g.inputsReady, cudaEventDisableTiming), "cudaEventCreate");
 }
 
 NcclGroup::~NcclGroup() {
   Impl& g = *impl_;
   cudaSetDevice(g.device);
-  if (g.comm) {
-    // Sends still under way finish when their receiver takes them; one whose receiver is gone never does, and
-    // destroying the communicator would then wait for ever: abort it instead.
-    const auto until =
-        std::chrono::steady_clock::now() + std::min<std::chrono::duration<double>>(g.timeout, std::chrono::seconds(10));
-    bool finished = false;
-    while (!(finished = cudaStreamQuery(g.stream) == cudaSuccess) && std::chrono::steady_clock::now() < until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (finished)
-      ncclCommDestroy(g.comm);
-    else
-      ncclCommAbort(g.comm);
-  }
+  g.close();
   for (auto& b : g.sending) Impl::release(b);
   for (auto& b : g.spare) Impl::release(b);
   Impl::release(g.received);
+  if (g.inputsReady) cudaEventDestroy(g.inputsReady);
   if (g.stream) cudaStreamDestroy(g.stream);
   if (g.staging) cudaStreamDestroy(g.staging);
 }
@@ -168,7 +205,10 @@ NcclGroup::~NcclGroup() {
 void NcclGroup::allReduceSum(float* data, size_t count) {
   Impl& g = *impl_;
   g.enter();
-  checkCuda(cudaDeviceSynchronize(), "waiting for the gradients");  // written on torch's stream
+  // The gradients are written on torch's stream (the legacy default one): the all-reduce waits for that stream
+  // alone, not for the whole device, where sends of other communicators may wait for their receivers.
+  g.check(cudaEventRecord(g.inputsReady, cudaStreamLegacy), "cudaEventRecord");
+  g.check(cudaStreamWaitEvent(g.stream, g.inputsReady, 0), "cudaStreamWaitEvent");
   g.started(ncclAllReduce(data, data, count, ncclFloat, ncclSum, g.comm, g.stream), "the all-reduce");
   g.drain("the all-reduce");
 }
@@ -178,31 +218,38 @@ void NcclGroup::send(const uint8_t* bytes, size_t count, int peer) {
   Impl& g = *impl_;
   g.enter();
   Impl::Buffer b = g.takeSendBuffer(count);
-  // From pageable memory the copy returns once the bytes are staged, so `bytes` may go as soon as this returns; the
-  // send waits for the copy on the device.
-  cudaError_t e = cudaMemcpyAsync(b.data, bytes, count, cudaMemcpyHostToDevice, g.staging);
-  if (e == cudaSuccess) e = cudaEventRecord(b.done, g.staging);  // the copy's end, until the send's is recorded
-  if (e == cudaSuccess) e = cudaStreamWaitEvent(g.stream, b.done, 0);
-  if (e != cudaSuccess) {
-    g.spare.push_back(b);
-    checkCuda(e, "staging a payload on the device");
-  }
   g.sending.push_back(b);  // owned by the group from here on, whatever happens next
+  // From pageable memory the copy returns once the bytes are staged, so `bytes` may go as soon as this returns; the
+  // send waits for the copy on the device. Until the send's end is recorded, the event marks the copy's.
+  g.check(cudaMemcpyAsync(b.data, bytes, count, cudaMemcpyHostToDevice, g.staging), "staging a payload");
+  g.check(cudaEventRecord(b.done, g.staging), "cudaEventRecord");
+  g.check(cudaStreamWaitEvent(g.stream, b.done, 0), "cudaStreamWaitEvent");
   const std::string what = "a send of " + std::to_string(count) + " bytes to rank " + std::to_string(peer);
   g.started(ncclSend(b.data, count, ncclUint8, peer, g.comm, g.stream), what);
-  checkCuda(cudaEventRecord(g.sending.back().done, g.stream), "cudaEventRecord");
+  g.check(cudaEventRecord(b.done, g.stream), "cudaEventRecord");
 }
 
 void NcclGroup::receive(uint8_t* out, size_t count, int peer) {
   if (count == 0) return;
   Impl& g = *impl_;
   g.enter();
-  Impl::reserve(g.received, count);
+  if (g.received.capacity < count) {  // the stream is idle here: the last receive drained it
+    if (g.received.data) g.check(cudaFreeAsync(g.received.data, g.stream), "cudaFreeAsync");
+    g.received = Impl::Buffer{};
+    g.check(cudaMallocAsync(&g.received.data, count, g.stream), "allocating a payload's receive buffer");
+    g.received.capacity = count;
+  }
   const std::string what = "a receive of " + std::to_string(count) + " bytes from rank " + std::to_string(peer);
   g.started(ncclRecv(g.received.data, count, ncclUint8, peer, g.comm, g.stream), what);
   g.drain(what);  // before the copy: one into pageable memory would block without a timeout
-  checkCuda(cudaMemcpyAsync(out, g.received.data, count, cudaMemcpyDeviceToHost, g.stream), "fetching a payload");
+  g.check(cudaMemcpyAsync(out, g.received.data, count, cudaMemcpyDeviceToHost, g.stream), "fetching a payload");
   g.drain(what);
+}
+
+std::string NcclGroup::busId(int device) {
+  char id[32] = {};
+  if (cudaDeviceGetPCIBusId(id, sizeof id, device) != cudaSuccess) return {};
+  return id;
 }
 
 bool NcclGroup::built() { return true; }
@@ -228,6 +275,9 @@ NcclGroup::~NcclGroup() = default;
 void NcclGroup::allReduceSum(float*, size_t) {}
 void NcclGroup::send(const uint8_t*, size_t, int) {}
 void NcclGroup::receive(uint8_t*, size_t, int) {}
+std::string NcclGroup::busId(int) {
+  return {};
+}
 bool NcclGroup::built() { return false; }
 bool NcclGroup::available(std::string* why) {
   if (why) *why = "this build has no NCCL (the CUDA toolkit with nccl.h was not found)";

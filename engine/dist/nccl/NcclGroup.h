@@ -38,6 +38,9 @@ class NcclGroup {
   // True when this build has NCCL and a CUDA device is visible; otherwise false with the reason.
   static bool available(std::string* why = nullptr);
   static bool built();
+  // The PCI bus id of a CUDA device ("0000:3B:00.0"): one GPU whatever number CUDA_VISIBLE_DEVICES gives it in a
+  // process. Empty without NCCL or when the device does not answer.
+  static std::string busId(int device);
 
   // Why NCCL cannot reduce the replicas of some stage when rank r runs on GPU r % gpus and rank = replica * stages +
   // stage (NCCL refuses two ranks of one communicator on the same device); empty when every stage's replicas land
