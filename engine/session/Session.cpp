@@ -146,7 +146,7 @@ void Session::placeStages(PipelineOptions& o) {
     if (!places[r].nccl && without.empty()) without = "rank " + std::to_string(r) + " (" + places[r].where + ")";
     where.push_back(places[r].where);
   }
-  const std::string sharing = NcclGroup::placementProblem(config_.pipeline.stages, config_.parallel.replicas, gpus);
+  const std::string sharing = NcclGroup::placementProblem(config_.pipeline.stages, where);
   const std::string linkSharing = NcclGroup::linkPlacementProblem(config_.pipeline.stages, where);
   const std::string& backend = config_.parallel.backend;
   if (backend == "nccl") {

@@ -286,16 +286,21 @@ bool NcclGroup::available(std::string* why) {
 
 #endif
 
-std::string NcclGroup::placementProblem(int stages, int replicas, int gpus) {
-  if (gpus <= 0) return "no CUDA device";
-  for (int stage = 0; stage < stages; ++stage)
-    for (int a = 0; a < replicas; ++a)
-      for (int b = a + 1; b < replicas; ++b)
-        if ((a * stages + stage) % gpus == (b * stages + stage) % gpus)
-          return "replicas " + std::to_string(a) + " and " + std::to_string(b) + " of stage " + std::to_string(stage) +
-                 " would share GPU " + std::to_string((a * stages + stage) % gpus) + " (" +
-                 std::to_string(stages * replicas) + " ranks on " + std::to_string(gpus) +
-                 " GPUs), and NCCL needs one GPU per rank of a communicator";
+namespace {
+std::string sharing(const std::string& who, size_t a, size_t b, const std::string& where) {
+  return who + " (ranks " + std::to_string(a) + " and " + std::to_string(b) + ") would share " + where +
+         ", and NCCL needs one GPU per rank of a communicator";
+}
+}  // namespace
+
+std::string NcclGroup::placementProblem(int stages, const std::vector<std::string>& where) {
+  const size_t s = size_t(std::max(stages, 1));
+  for (size_t a = 0; a < where.size(); ++a)
+    for (size_t b = a + s; b < where.size(); b += s)  // the same stage of a later replica
+      if (where[a] == where[b])
+        return sharing("replicas " + std::to_string(a / s) + " and " + std::to_string(b / s) + " of stage " +
+                           std::to_string(a % s),
+                       a, b, where[a]);
   return {};
 }
 
@@ -304,10 +309,9 @@ std::string NcclGroup::linkPlacementProblem(int stages, const std::vector<std::s
   for (size_t rank = 0; rank + 1 < where.size(); ++rank) {
     const int stage = int(rank % size_t(stages));
     if (stage + 1 < stages && where[rank] == where[rank + 1])
-      return "stages " + std::to_string(stage) + " and " + std::to_string(stage + 1) + " of replica " +
-             std::to_string(rank / size_t(stages)) + " (ranks " + std::to_string(rank) + " and " +
-             std::to_string(rank + 1) + ") would share " + where[rank] +
-             ", and NCCL needs one GPU per rank of a communicator";
+      return sharing("stages " + std::to_string(stage) + " and " + std::to_string(stage + 1) + " of replica " +
+                         std::to_string(rank / size_t(stages)),
+                     rank, rank + 1, where[rank]);
   }
   return {};
 }

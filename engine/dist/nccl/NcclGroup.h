@@ -42,12 +42,11 @@ class NcclGroup {
   // process. Empty without NCCL or when the device does not answer.
   static std::string busId(int device);
 
-  // Why NCCL cannot reduce the replicas of some stage when rank r runs on GPU r % gpus and rank = replica * stages +
-  // stage (NCCL refuses two ranks of one communicator on the same device); empty when every stage's replicas land
-  // on distinct GPUs.
-  static std::string placementProblem(int stages, int replicas, int gpus);
-  // The same for the links, from where every rank runs (`where[rank]`: its machine and GPU, "host/cuda:1"; rank =
-  // replica * stages + stage): why neighbouring stages of some replica would share a GPU (empty when none do).
+  // From where every rank runs (`where[rank]`: its machine and GPU, "host/0000:3B:00.0"; rank = replica * stages +
+  // stage), why NCCL could not join some ranks that must talk (it refuses two ranks of one communicator on the same
+  // GPU); empty when it can. placementProblem: the replicas of each stage (the all-reduce); linkPlacementProblem:
+  // neighbouring stages of each replica (the payloads).
+  static std::string placementProblem(int stages, const std::vector<std::string>& where);
   static std::string linkPlacementProblem(int stages, const std::vector<std::string>& where);
 
  private:

@@ -115,19 +115,28 @@ TEST(Nccl, ABuildWithoutNcclSaysSo) {
   EXPECT_THROW(NcclGroup(0, 1, 0, [](const std::vector<uint8_t>& v) { return v; }), std::runtime_error);
 }
 
-// Rank r runs on GPU r % gpus, rank = replica * stages + stage; NCCL refuses two ranks of one communicator on one
-// GPU, so every stage's replicas need distinct GPUs.
+// Where `ranks` ranks run when rank r takes GPU r % gpus of one machine.
+std::vector<std::string> oneMachine(int ranks, int gpus) {
+  std::vector<std::string> out;
+  for (int r = 0; r < ranks; ++r) out.push_back("a/cuda:" + std::to_string(r % gpus));
+  return out;
+}
+
+// rank = replica * stages + stage; NCCL refuses two ranks of one communicator on one GPU, so every stage's replicas
+// need distinct GPUs, on one machine or several.
 TEST(Nccl, PlacementNeedsOneGpuPerReplicaOfAStage) {
-  EXPECT_EQ(NcclGroup::placementProblem(4, 2, 8), "");
-  EXPECT_EQ(NcclGroup::placementProblem(1, 4, 4), "");
-  EXPECT_EQ(NcclGroup::placementProblem(2, 2, 3), "");           // ranks 0,2 -> GPUs 0,2; ranks 1,3 -> GPUs 1,0
-  EXPECT_EQ(NcclGroup::placementProblem(4, 1, 1), "");           // no replicas: nothing to reduce
-  const std::string one = NcclGroup::placementProblem(4, 2, 1);  // one GPU for 8 ranks
-  EXPECT_NE(one.find("replicas 0 and 1 of stage 0 would share GPU 0"), std::string::npos) << one;
-  EXPECT_NE(one.find("8 ranks on 1 GPUs"), std::string::npos) << one;
-  const std::string four = NcclGroup::placementProblem(2, 3, 4);  // ranks 0,2,4 -> GPUs 0,2,0
-  EXPECT_NE(four.find("replicas 0 and 2 of stage 0 would share GPU 0"), std::string::npos) << four;
-  EXPECT_EQ(NcclGroup::placementProblem(2, 2, 0), "no CUDA device");
+  EXPECT_EQ(NcclGroup::placementProblem(4, oneMachine(8, 8)), "");
+  EXPECT_EQ(NcclGroup::placementProblem(1, oneMachine(4, 4)), "");
+  EXPECT_EQ(NcclGroup::placementProblem(2, oneMachine(4, 3)), "");  // ranks 0,2 -> GPUs 0,2; ranks 1,3 -> GPUs 1,0
+  EXPECT_EQ(NcclGroup::placementProblem(4, oneMachine(4, 1)), "");  // no replicas: nothing to reduce
+  const std::string one = NcclGroup::placementProblem(4, oneMachine(8, 1));
+  EXPECT_NE(one.find("replicas 0 and 1 of stage 0 (ranks 0 and 4) would share a/cuda:0"), std::string::npos) << one;
+  const std::string four = NcclGroup::placementProblem(2, oneMachine(6, 4));  // ranks 0,2,4 -> GPUs 0,2,0
+  EXPECT_NE(four.find("replicas 0 and 2 of stage 0 (ranks 0 and 4)"), std::string::npos) << four;
+  // One GPU on each of two machines: each replica of the one stage has its own, whatever its local number.
+  EXPECT_EQ(NcclGroup::placementProblem(1, {"a/0000:3B:00.0", "b/0000:3B:00.0"}), "");
+  EXPECT_EQ(NcclGroup::placementProblem(2, {"a/0000:3B:00.0", "a/0000:5E:00.0", "b/0000:3B:00.0", "b/0000:5E:00.0"}),
+            "");
 }
 
 // The two ends of every link (neighbouring stages of a replica) need distinct GPUs; machines count.
