@@ -39,6 +39,13 @@ class Codec {
   torch::Tensor decode(const Payload& payload, const torch::Device& device,
                        const std::vector<int64_t>* expected = nullptr);
   virtual std::string describe() const = 0;
+  // Where a payload's bulk waits for its receiver. Host: all of it in Payload::bytes, the only form that may leave
+  // this process. Device: a codec that can keeps the bulk of a CUDA input on its device (Payload::tail) and encodes
+  // there, so a receiver in this process gets it by a device-to-device copy and decodes it on its own device; the
+  // bytes are the same. Always: the same for an input anywhere, the CPU included (tests run the tail path there).
+  enum class Residence { Host, Device, Always };
+  void setResidence(Residence r) { residence_ = r; }
+  Residence residence() const { return residence_; }
   // True when decode(encode(x)) == x exactly, so error measurement can be skipped.
   virtual bool lossless() const { return false; }
   // The variance bound omega of an unbiased codec for a tensor of this shape (E|D(C(x)) - x|^2 <= omega |x|^2 for
@@ -52,6 +59,16 @@ class Codec {
   virtual void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) = 0;
   // True when encodeBody takes its input on a CUDA device (through TensorKernels) for these settings.
   virtual bool encodesOnDevice() const { return false; }
+  // True when this codec can leave its bulk in Payload::tail at all (its encodeBody checks keepsTail(x), and its
+  // decodeBody reads tail() when it is defined).
+  virtual bool keepsTails() const { return false; }
+  // True when encodeBody should leave x's bulk where x is, in Payload::tail.
+  bool keepsTail(const torch::Tensor& x) const {
+    return keepsTails() && (residence_ == Residence::Always || (residence_ == Residence::Device && x.is_cuda()));
+  }
+  // During decodeBody: the payload's tail on the decoding device's kind (undefined when it has none). A tail comes
+  // from this process's own encoder: its bytes were checked when they were written.
+  const torch::Tensor& tail() const { return tail_; }
   // True when encodeBody refuses non-finite input itself, through refuseNonFinite, because its own work shows it
   // for less than a pass over the whole tensor; encode() then skips that pass.
   virtual bool findsNonFinite() const { return false; }
@@ -69,7 +86,8 @@ class Codec {
 
  private:
   CodecId id_;
-  torch::Tensor output_;
+  Residence residence_ = Residence::Host;
+  torch::Tensor output_, tail_;
 };
 
 // Builds the codec the options name. Throws ConfigError for combinations that make no sense.

@@ -76,7 +76,7 @@ void Codec::refuseNonFinite(const torch::Tensor& x) {
 }
 
 Payload Codec::encode(const torch::Tensor& input) {
-  const bool inPlace = input.is_cuda() && encodesOnDevice() && TensorKernels::usable(input);
+  const bool inPlace = input.is_cuda() && (encodesOnDevice() || keepsTail(input)) && TensorKernels::usable(input);
   const torch::Tensor x = inPlace ? input.detach().to(torch::kFloat32).contiguous() : cpuFloat(input);
   // One rule for every codec: non-finite values never travel. At the sender they are the run's divergence; in a
   // payload they can only be malformed, and every decoder refuses them.
@@ -93,9 +93,21 @@ Payload Codec::encode(const torch::Tensor& input) {
 }
 
 torch::Tensor Codec::decode(const Payload& p, const torch::Device& device, const std::vector<int64_t>* expected) {
+  // A tail is read where it is when this codec reads tails and the receiver is the same kind of device (a peer GPU
+  // copies it over); otherwise the whole payload is gathered on the host and decoded as it would have arrived.
+  if (p.tail.defined() && !(keepsTails() && p.tail.is_cuda() == device.is_cuda())) {
+    Payload whole = p;
+    whole.gather();
+    return decode(whole, device, expected);
+  }
   size_t offset = 0;
   const PayloadHeader h = readHeader(p, id_, offset, expected);
   ByteReader r(p.bytes, offset);
+  struct TailScope {  // the tail is this call's only
+    torch::Tensor& slot;
+    ~TailScope() { slot = torch::Tensor(); }
+  } scope{tail_};
+  tail_ = p.tail;
   torch::Tensor out;
   try {
     out = decodeBody(h, r, device);

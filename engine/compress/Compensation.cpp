@@ -184,7 +184,14 @@ void Compensator::retarget(const CompressionOptions& o) {
   // run's stream (RandK positions, samples, stochastic rounding) would correlate the new codec with the old.
   context_.seed = kernels::splitmix64(context_.seed ^ (0x7E7A56E7ULL + ++retargets_));
   codec_ = makeCodec(o, context_);
+  codec_->setResidence(residence_);
   options_ = o;
+}
+
+void Compensator::setResidence(Codec::Residence r) {
+  residence_ = r;
+  codec_->setResidence(r);
+  identity_->setResidence(r);
 }
 
 double Compensator::alphaFor(c10::IntArrayRef shape) const {

@@ -67,6 +67,8 @@ class Compensator {
   void measureOutput(bool on) { measureOutput_ = on; }
   bool lossless() const { return stateless_ && codec_->lossless(); }
   Codec& codec() { return *codec_; }
+  // Where the payloads sent wait for their receiver (Codec::Residence), for this codec and the ones after a retarget.
+  void setResidence(Codec::Residence r);
   // Bytes the AQ-SGD buffers of one end need for `samples` samples of `elements` values each.
   static double aqsgdBytes(int64_t samples, int64_t elements) { return double(samples) * double(elements) * 2.0; }
 
@@ -92,6 +94,7 @@ class Compensator {
   std::string feedback_;
   std::unique_ptr<CompensationRule> rule_;
   bool stateless_ = false;  // no state at either end (none): the link may skip measuring and decode directly
+  Codec::Residence residence_ = Codec::Residence::Host;
   std::unique_ptr<Codec> codec_, identity_;
   AqsgdOptions aqsgd_;
   uint64_t coinSeed_, coins_ = 0;

@@ -24,7 +24,14 @@ int64_t channelDim(const std::vector<int64_t>& shape) { return shape.size() == 4
 }  // namespace
 
 // ---- fp16 / bf16 ----
-void HalfCodec::encodeBody(const torch::Tensor& x, Payload&, ByteWriter& w) {
+void HalfCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) {
+  if (keepsTail(x)) {
+    // The same saturation as below: the largest finite half is 65504, bf16's 0x7f7f (about 3.39e38).
+    const double top = bf16_ ? 3.3895313892515355e38 : 65504.0;
+    // Clamped before the cast: a float beyond `top` rounds to it or to inf, which the host path saturates to it.
+    p.tail = x.reshape({-1}).clamp(-top, top).to(bf16_ ? torch::kBFloat16 : torch::kHalf).view(torch::kUInt8);
+    return;
+  }
   const size_t n = size_t(x.numel());
   auto* out = reinterpret_cast<uint16_t*>(w.grow(2 * n));
   bf16_ ? kernels::floatToBf16(x.data_ptr<float>(), n, out) : kernels::floatToHalf(x.data_ptr<float>(), n, out);
@@ -34,8 +41,14 @@ void HalfCodec::encodeBody(const torch::Tensor& x, Payload&, ByteWriter& w) {
     if ((out[i] & 0x7fff) == inf) out[i] = uint16_t(out[i] - 1);
 }
 
-torch::Tensor HalfCodec::decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device&) {
+torch::Tensor HalfCodec::decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) {
   const size_t n = size_t(h.numel());
+  if (tail().defined()) {
+    if (size_t(tail().numel()) != 2 * n)
+      throw PayloadError("the tail has " + std::to_string(tail().numel()) + " bytes, the shape needs " +
+                         std::to_string(2 * n));
+    return tail().to(device).view(bf16_ ? torch::kBFloat16 : torch::kHalf).to(torch::kFloat32).view(h.shape);
+  }
   auto in = reinterpret_cast<const uint16_t*>(r.take(2 * n, "half values"));
   auto out = outputTensor(h.shape);
   bf16_ ? kernels::bf16ToFloat(in, n, out.data_ptr<float>()) : kernels::halfToFloat(in, n, out.data_ptr<float>());
@@ -78,14 +91,15 @@ double QuantizeCodec::omega(c10::IntArrayRef shape) const {
   return quantizerOmega(format_, std::min(groupOf(shape, mode), n));
 }
 
-void QuantizeCodec::encodeBody(const torch::Tensor& input, Payload&, ByteWriter& w) {
+void QuantizeCodec::encodeBody(const torch::Tensor& input, Payload& p, ByteWriter& w) {
   torch::Tensor x = input;
   ValueFormat f = format_;
   uint8_t mode = 0;
   f.group = groupOf(x.sizes(), mode);
   if (mode == 2) x = x.movedim(channelDim(x.sizes().vec()), 0).contiguous();
   w.put<uint8_t>(mode);
-  encodeValues(TensorKernels(x), f, kernels::splitmix64(stream_ + messages_++), w);
+  encodeValues(TensorKernels(x), f, kernels::splitmix64(stream_ + messages_++), w,
+               keepsTail(input) ? &p.tail : nullptr);
 }
 
 torch::Tensor QuantizeCodec::decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) {
@@ -97,10 +111,14 @@ torch::Tensor QuantizeCodec::decodeBody(const PayloadHeader& h, ByteReader& r, c
     stored.erase(stored.begin() + c);
     stored.insert(stored.begin(), h.shape[size_t(c)]);
   }
-  requireValueBlock(r, size_t(h.numel()));  // before the output a hostile shape could make huge
-  const ValueBlock block = readValues(r, size_t(h.numel()));
+  const torch::Tensor* codes = tail().defined() ? &tail() : nullptr;
+  if (!codes) requireValueBlock(r, size_t(h.numel()));  // before the output a hostile shape could make huge
+  const ValueBlock block = readValues(r, size_t(h.numel()), codes);
   torch::Tensor out;
-  if (decodesOnDevice(device) && block.bits <= 8 && !block.minmax) {  // the codes cross PCIe, not the floats
+  if (codes && !codes->is_cpu()) {  // codes from a GPU of this process: copied device to device, decoded there
+    if (block.bits > 8 || block.minmax) throw PayloadError("codes in a tail are symmetric 1..8-bit codes");
+    out = dequantizeOnDevice(stored, device, *codes, block.bits, block.group, block.lo.data());
+  } else if (decodesOnDevice(device) && block.bits <= 8 && !block.minmax) {  // the codes cross PCIe, not the floats
     out = dequantizeOnDevice(stored, device, block.data, block.bits, block.group, block.lo.data());
   } else {
     out = outputTensor(stored);  // per-channel scales: a scratch buffer, moved to its dimension below

@@ -15,6 +15,8 @@ class HalfCodec final : public Codec {
  private:
   void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
   torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) override;
+  // The halves can wait on the device: converted there (torch rounds to nearest even, as the CPU kernels do).
+  bool keepsTails() const override { return true; }
   bool bf16_;
 };
 
@@ -30,6 +32,8 @@ class QuantizeCodec final : public Codec {
   torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) override;
   // Symmetric max-abs with nearest rounding is encoded on a GPU (TensorKernels); min-max and stochastic on the host.
   bool encodesOnDevice() const override { return encodesWhereItLives(format_); }
+  // ... and then its codes can wait there too.
+  bool keepsTails() const override { return encodesWhereItLives(format_); }
   // Values per scale group for a tensor of this shape, and how they are laid out (0 tensor, 1 bucket, 2 channel).
   uint64_t groupOf(c10::IntArrayRef shape, uint8_t& mode) const;
 

@@ -8,13 +8,26 @@
 
 namespace ps {
 
-void IdentityCodec::encodeBody(const torch::Tensor& x, Payload&, ByteWriter& w) {
+void IdentityCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) {
+  if (keepsTail(x)) {  // a copy: the sender may change x before the receiver reads it
+    p.tail = x.reshape({-1}).clone().view(torch::kUInt8);
+    return;
+  }
   const size_t body = size_t(x.numel()) * sizeof(float);
   std::memcpy(w.grow(body), x.data_ptr<float>(), body);
 }
 
-torch::Tensor IdentityCodec::decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device&) {
+torch::Tensor IdentityCodec::decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) {
   const size_t body = size_t(h.numel()) * sizeof(float);
+  if (tail().defined()) {
+    if (r.remaining() != 0 || size_t(tail().numel()) != body)
+      throw PayloadError("the tail has " + std::to_string(tail().numel()) + " bytes, the shape needs " +
+                         std::to_string(body));
+    // A float tensor of its own, filled by one copy (device to device when the tail is on a peer GPU).
+    auto out = torch::empty({h.numel()}, torch::TensorOptions(torch::kFloat32).device(device));
+    if (body) out.view(torch::kUInt8).copy_(tail());
+    return out.view(h.shape);
+  }
   if (r.remaining() != body)
     throw PayloadError("body has " + std::to_string(r.remaining()) + " bytes, the shape needs " + std::to_string(body));
   auto out = outputTensor(h.shape);

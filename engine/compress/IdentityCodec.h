@@ -13,6 +13,8 @@ class IdentityCodec final : public Codec {
  private:
   void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
   torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) override;
+  // The whole body can wait on the device: between GPUs of one process the tensor moves device to device.
+  bool keepsTails() const override { return true; }
 };
 
 }  // namespace ps

@@ -5,6 +5,15 @@
 
 namespace ps {
 
+void Payload::gather() {
+  if (!tail.defined()) return;
+  const auto host = tail.to(torch::kCPU).contiguous();
+  const size_t n = size_t(host.numel()), at = bytes.size();
+  bytes.resize(at + n);
+  if (n) std::memcpy(bytes.data() + at, host.data_ptr<uint8_t>(), n);
+  tail = torch::Tensor();
+}
+
 uint64_t maxPayloadBytes(const std::vector<int64_t>& shape) {
   uint64_t n = 1;
   for (int64_t d : shape) n *= uint64_t(std::max<int64_t>(d, 0));

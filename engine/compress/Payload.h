@@ -1,6 +1,8 @@
 #pragma once
 // The bytes that cross a link. Every payload starts with a small header so the receiver can check what it got
 // before touching the body: payloads from another process are untrusted input.
+#include <torch/types.h>
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -40,8 +42,15 @@ std::string shapeText(const std::vector<int64_t>& shape);
 
 struct Payload {
   std::vector<uint8_t> bytes;
+  // The payload's last bytes, left on the device that encoded them (uint8, contiguous), or undefined. Only a codec
+  // told that its payloads stay in this process (Codec::Residence) leaves them there, so a payload between two GPU
+  // stages of one process moves device to device: the receiver copies the tail to its own device and decodes it
+  // there. `bytes` followed by the tail are exactly the bytes the host path writes.
+  torch::Tensor tail;
   uint64_t values = 0;  // how many values the bytes carry (density); set by the encoder, not sent
-  size_t size() const { return bytes.size(); }
+  size_t size() const { return bytes.size() + (tail.defined() ? size_t(tail.numel()) : 0); }
+  // Appends the tail to `bytes` (a copy to the host) and drops it: what a payload leaving the process needs.
+  void gather();
 };
 
 }  // namespace ps

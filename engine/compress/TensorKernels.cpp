@@ -188,15 +188,26 @@ void TensorKernels::groupMaxAbs(size_t group, float* scales) const {
 
 void TensorKernels::quantizeNearest(int bits, size_t group, const float* scales, uint8_t* out) const {
   if (host_) return kernels::quantizePackSymmetric(host_, n_, bits, group, scales, kernels::Rounding::Nearest, 0, out);
-#ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
-  const size_t bytes = kernels::packedBytes(n_, bits), groups = kernels::groupCount(n_, group);
-  if (bytes == 0) return;
-  On on(x_.device());
-  auto s = hostView(scales, groups, torch::kFloat32).to(x_.device());
+  const auto codes = quantizeNearest(bits, group, scales);
+  if (codes.numel() > 0) hostView(out, size_t(codes.numel()), torch::kUInt8).copy_(codes);
+}
+
+torch::Tensor TensorKernels::quantizeNearest(int bits, size_t group, const float* scales) const {
+  const size_t bytes = kernels::packedBytes(n_, bits);
   auto codes = torch::empty({int64_t(bytes)}, onDeviceOf(x_, torch::kUInt8));
+  if (bytes == 0) return codes;
+  if (host_) {
+    kernels::quantizePackSymmetric(host_, n_, bits, group, scales, kernels::Rounding::Nearest, 0,
+                                   codes.data_ptr<uint8_t>());
+    return codes;
+  }
+#ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
+  On on(x_.device());
+  auto s = hostView(scales, kernels::groupCount(n_, group), torch::kFloat32).to(x_.device());
   cu::quantizePackSymmetric(x_.data_ptr<float>(), n_, bits, group, s.data_ptr<float>(), codes.data_ptr<uint8_t>());
-  hostView(out, bytes, torch::kUInt8).copy_(codes);
+  return codes;
 #else
+  (void)scales;
   noKernels();
 #endif
 }
@@ -211,13 +222,22 @@ torch::Tensor scatterOnDevice(c10::IntArrayRef shape, const torch::Device& devic
 
 torch::Tensor dequantizeOnDevice(c10::IntArrayRef shape, const torch::Device& device, const uint8_t* codes, int bits,
                                  size_t group, const float* scales) {
+  const size_t n = size_t(c10::multiply_integers(shape));
+  const size_t bytes = n ? kernels::packedBytes(n, bits) : 0;
+  return dequantizeOnDevice(shape, device, hostView(codes, bytes, torch::kUInt8), bits, group, scales);
+}
+
+torch::Tensor dequantizeOnDevice(c10::IntArrayRef shape, const torch::Device& device, const torch::Tensor& codes,
+                                 int bits, size_t group, const float* scales) {
   const int64_t n = c10::multiply_integers(shape);
   auto out = torch::empty({n}, torch::TensorOptions(torch::kFloat32).device(device));
 #ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
   if (n > 0) {
-    const size_t bytes = kernels::packedBytes(size_t(n), bits), groups = kernels::groupCount(size_t(n), group);
+    const size_t groups = kernels::groupCount(size_t(n), group);
+    if (uint64_t(codes.numel()) != kernels::packedBytes(size_t(n), bits))
+      throw std::logic_error("dequantizeOnDevice: the codes do not fit the shape");
     On on(device);
-    auto c = hostView(codes, bytes, torch::kUInt8).to(device);
+    auto c = codes.to(device).contiguous();  // from the host, or from a peer GPU
     auto s = hostView(scales, groups, torch::kFloat32).to(device);
     kernels::cuda::unpackDequantizeSymmetric(c.data_ptr<uint8_t>(), size_t(n), bits, group, s.data_ptr<float>(),
                                              out.data_ptr<float>());

@@ -43,6 +43,8 @@ class TensorKernels {
   void groupMaxAbs(size_t group, float* scales) const;
   // Symmetric Q_b with nearest rounding, LSB-first packing, scales (host) per group: packedBytes(n, bits) into out.
   void quantizeNearest(int bits, size_t group, const float* scales, uint8_t* out) const;
+  // The same codes left where x is: a uint8 tensor of packedBytes(n, bits) on x's device.
+  torch::Tensor quantizeNearest(int bits, size_t group, const float* scales) const;
 
  private:
   torch::Tensor x_;  // flat view of the input
@@ -58,6 +60,9 @@ torch::Tensor scatterOnDevice(c10::IntArrayRef shape, const torch::Device& devic
 // dequantized into a float32 tensor of `shape` on `device` (a CUDA device usable() accepts).
 torch::Tensor dequantizeOnDevice(c10::IntArrayRef shape, const torch::Device& device, const uint8_t* codes, int bits,
                                  size_t group, const float* scales);
+// The same from codes already in a uint8 tensor (a payload's tail), on any device: copied to `device` first.
+torch::Tensor dequantizeOnDevice(c10::IntArrayRef shape, const torch::Device& device, const torch::Tensor& codes,
+                                 int bits, size_t group, const float* scales);
 // True when a payload decoded for `device` can be rebuilt there from its compact form.
 bool decodesOnDevice(const torch::Device& device);
 

@@ -100,7 +100,7 @@ size_t putRangeAndGroup(const ValueFormat& f, size_t n, ByteWriter& out) {
 }
 
 // The symmetric max-abs block after its bit width: range, group, scales, codes. `maxAbs(group, scales)` and
-// `pack(group, scales, out)` run where the values are.
+// `pack(group, scales)` (which writes the codes) run where the values are.
 template <typename MaxAbs, typename Pack>
 void encodeSymmetric(size_t n, const ValueFormat& f, ByteWriter& out, MaxAbs&& maxAbs, Pack&& pack) {
   const size_t group = putRangeAndGroup(f, n, out);
@@ -112,7 +112,7 @@ void encodeSymmetric(size_t n, const ValueFormat& f, ByteWriter& out, MaxAbs&& m
   const bool half = fitsHalf(scale);
   out.put<uint8_t>(half ? kScaleHalf : kScaleFloat);
   putScales(scale, half, true, out);
-  pack(group, scale.data(), out.grow(k::packedBytes(n, f.bits)));
+  pack(group, scale.data());
 }
 
 }  // namespace
@@ -135,8 +135,8 @@ void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed,
   if (!f.minmax) {
     encodeSymmetric(
         n, f, out, [&](size_t group, float* scales) { k::groupMaxAbs(x, n, group, scales); },
-        [&](size_t group, const float* scales, uint8_t* codes) {
-          k::quantizePackSymmetric(x, n, f.bits, group, scales, rounding, seed, codes);
+        [&](size_t group, const float* scales) {
+          k::quantizePackSymmetric(x, n, f.bits, group, scales, rounding, seed, out.grow(k::packedBytes(n, f.bits)));
         });
     return;
   }
@@ -150,13 +150,18 @@ void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed,
   k::quantizePackMinMax(x, n, f.bits, group, lo.data(), hi.data(), rounding, seed, out.grow(k::packedBytes(n, f.bits)));
 }
 
-void encodeValues(const TensorKernels& x, const ValueFormat& f, uint64_t seed, ByteWriter& out) {
-  if (x.onHost()) return encodeValues(x.host(), x.size(), f, seed, out);
+void encodeValues(const TensorKernels& x, const ValueFormat& f, uint64_t seed, ByteWriter& out, torch::Tensor* codes) {
+  if (x.onHost() && !codes) return encodeValues(x.host(), x.size(), f, seed, out);
   if (!encodesWhereItLives(f)) throw std::logic_error("encodeValues: this value format is encoded on the host only");
   out.put<uint8_t>(uint8_t(f.bits));
   encodeSymmetric(
       x.size(), f, out, [&](size_t group, float* scales) { x.groupMaxAbs(group, scales); },
-      [&](size_t group, const float* scales, uint8_t* codes) { x.quantizeNearest(f.bits, group, scales, codes); });
+      [&](size_t group, const float* scales) {
+        if (codes)
+          *codes = x.quantizeNearest(f.bits, group, scales);
+        else
+          x.quantizeNearest(f.bits, group, scales, out.grow(k::packedBytes(x.size(), f.bits)));
+      });
 }
 
 void requireValueBlock(const ByteReader& in, size_t n) {
@@ -168,7 +173,7 @@ void requireValueBlock(const ByteReader& in, size_t n) {
                        std::to_string(needed) + " bytes, the payload has " + std::to_string(in.remaining()));
 }
 
-ValueBlock readValues(ByteReader& in, size_t n) {
+ValueBlock readValues(ByteReader& in, size_t n, const torch::Tensor* codes) {
   ValueBlock b;
   b.bits = in.get<uint8_t>("value bits");
   if (b.bits == 32 || b.bits == 16) {
@@ -190,7 +195,15 @@ ValueBlock readValues(ByteReader& in, size_t n) {
   b.lo = getScales(in, groups, type);
   if (b.minmax) b.hi = getScales(in, groups, type);
   b.bytes = k::packedBytes(n, b.bits);
-  b.data = in.take(b.bytes, "codes");
+  if (codes) {  // the codes stayed on the encoder's device, in the payload's tail
+    if (uint64_t(codes->numel()) != b.bytes || codes->scalar_type() != torch::kUInt8)
+      throw PayloadError("the tail holds " + std::to_string(codes->numel()) + " bytes where the codes take " +
+                         std::to_string(b.bytes));
+    if (!codes->is_cpu()) return b;  // read there by the decoder; data stays null
+    b.data = codes->data_ptr<uint8_t>();
+  } else {
+    b.data = in.take(b.bytes, "codes");
+  }
   try {
     k::checkPackedCodes(b.data, b.bytes, n, b.bits, "codes");
   } catch (const k::KernelError& e) {

@@ -3,6 +3,8 @@
 // min and max (min-max) per group. Used by the quantizer and for the values of sparse payloads.
 #include "engine/compress/ByteIo.h"
 
+#include <torch/types.h>
+
 #include <cstdint>
 #include <vector>
 
@@ -20,8 +22,11 @@ struct ValueFormat {
 // Appends the block for x[0..n) to `out`; `seed` drives stochastic rounding.
 void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed, ByteWriter& out);
 // The same block for a tensor where it lives: on a GPU the group scales and the packing run there and only they come
-// back. There the format must be one encodesWhereItLives() accepts.
-void encodeValues(const TensorKernels& x, const ValueFormat& f, uint64_t seed, ByteWriter& out);
+// back. There the format must be one encodesWhereItLives() accepts. With `codes`, the packed codes (the block's last
+// bytes) are left in *codes, a uint8 tensor where x is, instead of being written to `out` (also for one of those
+// formats only).
+void encodeValues(const TensorKernels& x, const ValueFormat& f, uint64_t seed, ByteWriter& out,
+                  torch::Tensor* codes = nullptr);
 // Formats encoded on a GPU: 1..8 bits, symmetric max-abs, nearest rounding (the CUDA twins' format).
 bool encodesWhereItLives(const ValueFormat& f);
 // Throws unless the block that starts at `in` can hold n values in the bytes left: decoders call it before they
@@ -36,7 +41,9 @@ struct ValueBlock {
   const uint8_t* data = nullptr;
   size_t bytes = 0;  // of data: 4n, 2n or packedBytes(n, bits)
 };
-ValueBlock readValues(ByteReader& in, size_t n);
+// With `codes` (a payload's tail) the packed codes are there, not in `in`: their size is checked, and `data` points at
+// them when they are on the host, else it stays null (decoders read them on the device).
+ValueBlock readValues(ByteReader& in, size_t n, const torch::Tensor* codes = nullptr);
 // Decodes a block read for n values into `out` (host), refusing non-finite values and malformed codes.
 void decodeValues(const ValueBlock& block, size_t n, float* out);
 // Reads a block of exactly n values (validating every field) into `out`.

@@ -5,7 +5,10 @@
 namespace ps {
 
 void Channel::push(Message m) {
-  if (remote_) return remote_->push(std::move(m));
+  if (remote_) {
+    m.payload.gather();  // only host bytes leave the process
+    return remote_->push(std::move(m));
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.push_back(std::move(m));

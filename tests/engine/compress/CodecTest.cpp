@@ -1,9 +1,10 @@
 #include "engine/compress/Codec.h"
+#include "engine/compress/SparseCodec.h"
 #include "engine/compress/spec/Catalogue.h"
 #include "engine/errors/DivergedError.h"
 #include "engine/kernels/Threshold.h"
-#include "engine/compress/SparseCodec.h"
 #include "tests/engine/MemoryLimit.h"
+#include "tests/engine/compress/CodecOptions.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -14,12 +15,7 @@
 namespace ps {
 namespace {
 
-CompressionOptions opts(const std::string& method, std::function<void(CompressionOptions&)> tweak = {}) {
-  CompressionOptions o;
-  o.method = method;
-  if (tweak) tweak(o);
-  return o;
-}
+using test::opts;
 
 torch::Tensor roundTrip(Codec& c, const torch::Tensor& x) { return c.decode(c.encode(x), torch::kCPU); }
 

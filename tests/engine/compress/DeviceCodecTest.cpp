@@ -7,22 +7,20 @@
 #include "engine/compress/TensorKernels.h"
 #include "engine/errors/DivergedError.h"
 
+#include "tests/engine/compress/CodecOptions.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <functional>
+#include <iostream>
 #include <string>
 #include <vector>
 
 namespace ps {
 namespace {
 
-CompressionOptions opts(const std::string& method, const std::function<void(CompressionOptions&)>& set = {}) {
-  CompressionOptions o;
-  o.method = method;
-  if (set) set(o);
-  return o;
-}
+using test::opts;
 
 class DeviceCodecs : public ::testing::Test {
  protected:
@@ -125,6 +123,36 @@ TEST_F(DeviceCodecs, PayloadsCrossBetweenACpuStageAndAGpuStage) {
     const Payload fromGpu = makeCodec(o)->encode(x.to(torch::kCUDA));
     EXPECT_TRUE(torch::equal(codec->decode(fromGpu, torch::kCUDA).cpu(), codec->decode(fromGpu, torch::kCPU)));
   }
+}
+
+TEST_F(DeviceCodecs, PayloadsBetweenGpusOfOneProcessMoveDeviceToDevice) {
+  // Residence::Device: the bulk stays on the sending GPU (Payload::tail), the receiver copies it to its own device
+  // (a peer copy between two GPUs) and decodes there. The bytes and the decoded tensor are the CPU codec's.
+  const int gpus = int(torch::cuda::device_count());
+  if (gpus < 2) std::cout << "[   INFO   ] one GPU: the tails are decoded on it; peer copies need two\n";
+  const torch::Device receiver(torch::kCUDA, gpus >= 2 ? 1 : 0);
+  std::vector<CompressionOptions> all = {opts("none"), opts("fp16"), opts("bf16")};
+  for (int bits : {1, 2, 4, 8})
+    for (const char* scale : {"tensor", "bucket", "channel"})
+      all.push_back(opts("quantize", [&](auto& o) { o.bits = bits, o.scale = scale, o.bucket = 100; }));
+  for (const auto& o : all)
+    for (const auto& x : inputs()) {
+      CodecContext context{5, 1, 1};
+      auto cpu = makeCodec(o, context), gpu = makeCodec(o, context);
+      gpu->setResidence(Codec::Residence::Device);
+      SCOPED_TRACE(gpu->describe() + " on " + c10::str(x.sizes()));
+      const Payload a = cpu->encode(x);
+      Payload b = gpu->encode(x.to(torch::kCUDA));
+      ASSERT_TRUE(b.tail.defined());
+      EXPECT_TRUE(b.tail.is_cuda());
+      EXPECT_EQ(b.size(), a.size());
+      const auto expected = cpu->decode(a, torch::kCPU), there = makeCodec(o, context)->decode(b, receiver);
+      EXPECT_EQ(there.device(), receiver);
+      EXPECT_TRUE(torch::equal(there.cpu(), expected));
+      EXPECT_TRUE(torch::equal(makeCodec(o, context)->decode(b, torch::kCPU), expected)) << "a CPU receiver";
+      b.gather();
+      EXPECT_EQ(b.bytes, a.bytes);
+    }
 }
 
 TEST_F(DeviceCodecs, ErrorCompensationStateStaysOnTheDeviceAndMatchesTheCpu) {
