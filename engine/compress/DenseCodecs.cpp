@@ -26,19 +26,13 @@ int64_t channelDim(const std::vector<int64_t>& shape) { return shape.size() == 4
 // ---- fp16 / bf16 ----
 void HalfCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) {
   if (keepsTail(x)) {
-    // The same saturation as below: the largest finite half is 65504, bf16's 0x7f7f (about 3.39e38).
-    const double top = bf16_ ? 3.3895313892515355e38 : 65504.0;
-    // Clamped before the cast: a float beyond `top` rounds to it or to inf, which the host path saturates to it.
-    p.tail = x.reshape({-1}).clamp(-top, top).to(bf16_ ? torch::kBFloat16 : torch::kHalf).view(torch::kUInt8);
+    p.tail = halvesHere(x.reshape({-1}), bf16_).view(torch::kUInt8);
     return;
   }
   const size_t n = size_t(x.numel());
   auto* out = reinterpret_cast<uint16_t*>(w.grow(2 * n));
   bf16_ ? kernels::floatToBf16(x.data_ptr<float>(), n, out) : kernels::floatToHalf(x.data_ptr<float>(), n, out);
-  // Finite values beyond the format's range saturate to its largest finite value instead of travelling as inf.
-  const uint16_t inf = bf16_ ? 0x7f80 : 0x7c00;
-  for (size_t i = 0; i < n; ++i)
-    if ((out[i] & 0x7fff) == inf) out[i] = uint16_t(out[i] - 1);
+  kernels::saturateInfinities(out, n, bf16_);
 }
 
 torch::Tensor HalfCodec::decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) {

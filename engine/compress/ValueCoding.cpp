@@ -117,6 +117,13 @@ void encodeSymmetric(size_t n, const ValueFormat& f, ByteWriter& out, MaxAbs&& m
 
 }  // namespace
 
+torch::Tensor halvesHere(const torch::Tensor& x, bool bf16) {
+  // The largest finite half is 65504, bf16's 0x7f7f (about 3.39e38). Clamped before the cast: a float beyond it
+  // rounds to it or to inf, which saturateInfinities turns into it.
+  const double top = bf16 ? 3.3895313892515355e38 : 65504.0;
+  return x.clamp(-top, top).to(bf16 ? torch::kBFloat16 : torch::kHalf);
+}
+
 bool encodesWhereItLives(const ValueFormat& f) {
   return f.bits >= 1 && f.bits <= 8 && !f.minmax && !f.stochastic;
 }
@@ -128,7 +135,9 @@ void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed,
     return;
   }
   if (f.bits == 16) {
-    k::floatToHalf(x, n, reinterpret_cast<uint16_t*>(out.grow(n * 2)));
+    auto* h = reinterpret_cast<uint16_t*>(out.grow(n * 2));
+    k::floatToHalf(x, n, h);
+    k::saturateInfinities(h, n, false);
     return;
   }
   const auto rounding = f.stochastic ? k::Rounding::Stochastic : k::Rounding::Nearest;

@@ -27,6 +27,9 @@ void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed,
 // formats only).
 void encodeValues(const TensorKernels& x, const ValueFormat& f, uint64_t seed, ByteWriter& out,
                   torch::Tensor* codes = nullptr);
+// x (float32) as fp16 or bf16 where it is, with torch's rounding (to nearest even, as the CPU kernels) and finite
+// values beyond the format saturated as kernels::saturateInfinities does: the same bits as the host path.
+torch::Tensor halvesHere(const torch::Tensor& x, bool bf16);
 // Formats encoded on a GPU: 1..8 bits, symmetric max-abs, nearest rounding (the CUDA twins' format).
 bool encodesWhereItLives(const ValueFormat& f);
 // Throws unless the block that starts at `in` can hold n values in the bytes left: decoders call it before they

@@ -157,6 +157,12 @@ void halfToFloat(const uint16_t* in, size_t n, float* out, int threads) {
 void floatToBf16(const float* x, size_t n, uint16_t* out, int threads) {
   convert(x, n, out, threads, "floatToBf16", [](float v) { return toBf16(bitsOf(v)); });
 }
+void saturateInfinities(uint16_t* h, size_t n, bool bf16) {
+  const uint16_t inf = bf16 ? 0x7f80 : 0x7c00;
+  for (size_t i = 0; i < n; ++i)
+    if ((h[i] & 0x7fff) == inf) h[i] = uint16_t(h[i] - 1);
+}
+
 void bf16ToFloat(const uint16_t* in, size_t n, float* out, int threads) {
   convert(in, n, out, threads, "bf16ToFloat", [](uint16_t h) { return fromBf16(h); });
 }

@@ -18,6 +18,11 @@ void halfToFloat(const uint16_t* in, size_t n, float* out, int threads = 0);
 void floatToBf16(const float* x, size_t n, uint16_t* out, int threads = 0);
 void bf16ToFloat(const uint16_t* in, size_t n, float* out, int threads = 0);
 
+// Replaces every ±inf in h[0..n) (fp16 bits, or bf16 with `bf16`) by the largest finite value of its sign: a finite
+// float too large for the format travels as that value, since no decoder accepts inf. The inputs being finite, the
+// outputs are.
+void saturateInfinities(uint16_t* h, size_t n, bool bf16);
+
 // Tests and benchmarks: enable (the default where the CPU has it) or bypass the F16C path; returns whether the CPU
 // has F16C. Not meant to be toggled while conversions run.
 bool useF16c(bool enable);

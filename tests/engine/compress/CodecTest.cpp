@@ -390,6 +390,21 @@ TEST(Codec, ExtremeFiniteValuesTravelAsFiniteValues) {
         }
 }
 
+TEST(Codec, SparseValuesInFp16SaturateAsTheFp16CodecDoes) {
+  // 1e5 and 7e4 lie beyond fp16's 65504: in a sparse payload's fp16 values they once travelled as inf, which every
+  // decoder refuses, so the sender's own error feedback failed on them.
+  auto x = torch::zeros({64});
+  x[3] = 1e5f, x[9] = -7e4f, x[20] = 65504.f, x[40] = 1.f;
+  for (const char* method : {"topk", "sampledk", "randk"}) {  // K = 1 keeps everything (GaussianK: about)
+    auto codec = makeCodec(opts(method, [](auto& o) { o.k = 1.0, o.value_bits = 16; }));
+    const auto y = codec->decode(codec->encode(x), torch::kCPU);
+    EXPECT_EQ(y[3].item<float>(), 65504.f) << method;
+    EXPECT_EQ(y[9].item<float>(), -65504.f) << method;
+    EXPECT_EQ(y[20].item<float>(), 65504.f) << method;
+    EXPECT_EQ(y[40].item<float>(), 1.f) << method;
+  }
+}
+
 TEST(Codec, EveryDenseDecoderRefusesNonFiniteValues) {
   for (const char* method : {"none", "fp16", "bf16"}) {
     auto codec = makeCodec(opts(method));
