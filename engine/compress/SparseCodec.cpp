@@ -1,5 +1,8 @@
 #include "engine/compress/SparseCodec.h"
 
+#include "engine/compress/IndexTensors.h"
+
+#include "engine/kernels/BitPack.h"
 #include "engine/kernels/GroupStats.h"
 #include "engine/kernels/Indices.h"
 #include "engine/kernels/KernelError.h"
@@ -80,6 +83,7 @@ void SparseCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) 
   const uint64_t k = keep(K_, n);
   const uint64_t seed = kernels::splitmix64(stream_ + messages_++);
 
+  if (keepsTail(x)) return encodeTail(data, k, seed, x, p, w);
   uint64_t count = 0;
   if (kind_ == Kind::RandK) {
     selectRandom(n, k, seed);
@@ -106,6 +110,94 @@ void SparseCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) 
   }
   encodeValues(picked_.data(), count, values_, seed ^ 0xA5A5A5A5ULL, w);
   p.values = count;
+}
+
+bool SparseCodec::keepsTails() const {
+  return kind_ != Kind::RandK && (values_.bits == 32 || values_.bits == 16 || encodesWhereItLives(values_));
+}
+
+void SparseCodec::encodeTail(const TensorKernels& x, uint64_t k, uint64_t seed, const torch::Tensor& input, Payload& p,
+                             ByteWriter& w) {
+  // The host path's selection, made where x is and left there.
+  const uint64_t n = x.size();
+  TensorKernels::Picked s;
+  if (kind_ == Kind::TopK) {
+    s = x.topkHere(k);
+    if (s.size() && !s.values.isfinite().all().item<bool>()) refuseNonFinite(input);
+  } else {
+    const float t = kind_ == Kind::GaussianK
+                        ? kernels::gaussianRefine(
+                              n, K_, x.moments(), [&](float c) { return x.countAbove(c); }, nullptr)
+                        : sampleThresholdOf(x, seed);
+    s = x.gatherAboveHere(t);
+    if ((trim_ && s.size() > k) || (kind_ == Kind::SampledK && 3 * s.size() > 4 * k)) {
+      const auto best = TensorKernels(s.values.contiguous()).topkHere(k);
+      s = {s.indices.index_select(0, best.indices), best.values};
+    }
+  }
+  const uint64_t count = s.size();
+  const IndexTensorBlock block = encodeIndexTensor(s.indices, n);
+  w.put<uint8_t>(uint8_t(kind_));
+  w.put<uint32_t>(uint32_t(count));
+  w.put<uint32_t>(uint32_t(1 + block.payload.numel()));
+  w.put<uint8_t>(uint8_t(block.format));
+  // The value block: its fields on the host, then the values or codes where they are.
+  std::vector<uint8_t> fields;
+  ByteWriter f(fields);
+  const auto values = s.values.contiguous();
+  torch::Tensor data;
+  if (values_.bits == 32) {
+    f.put<uint8_t>(32);
+    data = values.view(torch::kUInt8);
+  } else if (values_.bits == 16) {
+    f.put<uint8_t>(16);
+    data = halvesHere(values, false).view(torch::kUInt8);
+  } else {
+    encodeValues(TensorKernels(values), values_, seed ^ 0xA5A5A5A5ULL, f, &data);
+  }
+  const auto onDevice = torch::from_blob(fields.data(), {int64_t(fields.size())}, torch::kUInt8).to(values.device());
+  p.tail = torch::cat({block.payload, onDevice.is_cpu() ? onDevice.clone() : onDevice, data});
+  p.values = count;
+}
+
+torch::Tensor SparseCodec::decodeTail(uint64_t count, uint64_t n, ByteReader& r, const torch::Device& device) {
+  const uint32_t length = r.get<uint32_t>("index block length");
+  const uint8_t format = r.get<uint8_t>("index format");
+  if (length < 1 || format > 2) throw PayloadError("an index block of length 0 or unknown format");
+  const auto tail = this->tail().to(device);  // a peer copy when another GPU encoded it
+  const int64_t indexBytes = int64_t(length) - 1, size = tail.numel();
+  if (indexBytes >= size) throw PayloadError("the tail ends inside its index block");
+  const auto idx = decodeIndexTensor(kernels::IndexFormat(format), tail.narrow(0, 0, indexBytes), count, n);
+  const auto block = tail.narrow(0, indexBytes, size - indexBytes);
+  const int bits = block[0].item<uint8_t>();
+  torch::Tensor values;
+  if (bits == 32 || bits == 16) {
+    if (block.numel() != 1 + int64_t(count) * (bits / 8))
+      throw PayloadError("a value block of " + std::to_string(block.numel()) + " bytes for " + std::to_string(count) +
+                         " values");
+    values = block.narrow(0, 1, block.numel() - 1).clone();  // aligned for the float view
+    values = bits == 32 ? values.view(torch::kFloat32) : values.view(torch::kHalf).to(torch::kFloat32);
+  } else {
+    if (bits < 1 || bits > 8) throw PayloadError("value width " + std::to_string(bits) + " bits");
+    const int64_t codesBytes = int64_t(kernels::packedBytes(count, bits));
+    if (codesBytes >= block.numel()) throw PayloadError("a value block without room for its codes");
+    const auto head = block.narrow(0, 0, block.numel() - codesBytes).to(torch::kCPU).contiguous();
+    const std::vector<uint8_t> fields(head.data_ptr<uint8_t>(), head.data_ptr<uint8_t>() + head.numel());
+    ByteReader fr(fields, 0);
+    const auto codes = block.narrow(0, block.numel() - codesBytes, codesBytes);
+    const ValueBlock b = readValues(fr, count, &codes);
+    fr.expectEnd();
+    if (codes.is_cpu()) {
+      values = torch::empty({int64_t(count)}, torch::kFloat32);
+      decodeValues(b, count, values.data_ptr<float>());
+    } else {
+      if (b.minmax) throw PayloadError("codes in a tail are symmetric codes");
+      values = dequantizeOnDevice({int64_t(count)}, device, codes, b.bits, b.group, b.lo.data());
+    }
+  }
+  auto out = torch::zeros({int64_t(n)}, torch::TensorOptions(torch::kFloat32).device(device));
+  if (count) out.index_copy_(0, idx, values);
+  return out;
 }
 
 float SparseCodec::sampleThresholdOf(const TensorKernels& x, uint64_t seed) {
@@ -180,6 +272,7 @@ torch::Tensor SparseCodec::decodeBody(const PayloadHeader& h, ByteReader& r, con
     count = r.get<uint32_t>("count");
     if (count > n) throw PayloadError("count " + std::to_string(count) + " exceeds the " + std::to_string(n) + " elements");
     // Every value takes at least one bit: a count the bytes cannot hold is refused before anything is allocated.
+    if (tail().defined()) return decodeTail(count, n, r, device).view(h.shape);
     if (count > 8 * r.remaining()) throw PayloadError("count " + std::to_string(count) + " needs more bytes than sent");
     indices_.resize(count);
     const uint32_t length = r.get<uint32_t>("index block length");

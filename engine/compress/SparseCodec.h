@@ -24,6 +24,12 @@ class SparseCodec final : public Codec {
   bool findsNonFinite() const override { return kind_ == Kind::TopK; }
   // Every selector runs on a GPU (TensorKernels); only the selection comes to the host.
   bool encodesOnDevice() const override { return true; }
+  // The selectors with indices on the wire keep their index and value blocks on the device (Payload::tail), for
+  // values in float32, fp16 or the device's quantizer; RandK draws its positions on the host and sends them there.
+  bool keepsTails() const override;
+  void encodeTail(const TensorKernels& x, uint64_t k, uint64_t seed, const torch::Tensor& input, Payload& p,
+                  ByteWriter& w);
+  torch::Tensor decodeTail(uint64_t count, uint64_t n, ByteReader& r, const torch::Device& device);
   void selectRandom(uint64_t n, uint64_t k, uint64_t seed);  // fills indices_ ascending
   // GaussianK or the sampled threshold: fill indices_ and picked_, return how many were kept.
   uint64_t selectAboveThreshold(const TensorKernels& x, uint64_t k, uint64_t seed);

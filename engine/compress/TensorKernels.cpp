@@ -10,7 +10,9 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <stdexcept>
+#include <tuple>
 #include <type_traits>
 
 namespace ps {
@@ -119,36 +121,70 @@ size_t TensorKernels::gatherAbove(float t, std::vector<uint32_t>& indices, std::
     values.resize(count);
     return count;
   }
+  const Picked picked = gatherAboveHere(t);
+  const size_t count = picked.size();
+  indices.resize(count);
+  values.resize(count);
+  if (count) {
+    hostView(indices.data(), count, torch::kInt32).copy_(picked.indices.to(torch::kInt32));
+    hostView(values.data(), count, torch::kFloat32).copy_(picked.values);
+  }
+  return count;
+}
+
+size_t TensorKernels::topk(size_t k, uint32_t* indices, float* values) const {
+  if (host_) return kernels::topkSelect(host_, n_, k, indices, values);
+  const Picked picked = topkHere(k);
+  k = picked.size();
+  if (k) {
+    hostView(indices, k, torch::kInt32).copy_(picked.indices.to(torch::kInt32));
+    hostView(values, k, torch::kFloat32).copy_(picked.values);
+  }
+  return k;
+}
+
+namespace {
+
+// uint32 positions in an int32 tensor as the int64 indices torch wants (2^31 and above must not read as negative).
+torch::Tensor widened(const torch::Tensor& positions) {
+  return positions.to(torch::kInt64).bitwise_and(int64_t(0xffffffff));
+}
+
+}  // namespace
+
+TensorKernels::Picked TensorKernels::gatherAboveHere(float t) const {
+  if (host_) {
+    std::vector<uint32_t> indices;
+    std::vector<float> values;
+    const size_t count = gatherAbove(t, indices, values);
+    return {widened(hostView(indices.data(), count, torch::kInt32)),
+            hostView(values.data(), count, torch::kFloat32).clone()};
+  }
 #ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
   On on(x_.device());
   const size_t count = cu::countAbove(x_.data_ptr<float>(), n_, t);
   auto idx = torch::empty({int64_t(std::max<size_t>(count, 1))}, onDeviceOf(x_, torch::kInt32));
   auto val = torch::empty({int64_t(std::max<size_t>(count, 1))}, onDeviceOf(x_, torch::kFloat32));
   cu::gatherAbove(x_.data_ptr<float>(), n_, t, u32m(idx), val.data_ptr<float>());
-  indices.resize(count);
-  values.resize(count);
-  if (count) {
-    hostView(indices.data(), count, torch::kInt32).copy_(idx.narrow(0, 0, int64_t(count)));
-    hostView(values.data(), count, torch::kFloat32).copy_(val.narrow(0, 0, int64_t(count)));
-  }
-  return count;
+  return {widened(idx.narrow(0, 0, int64_t(count))), val.narrow(0, 0, int64_t(count))};
 #else
   noKernels();
 #endif
 }
 
-size_t TensorKernels::topk(size_t k, uint32_t* indices, float* values) const {
-  if (host_) return kernels::topkSelect(host_, n_, k, indices, values);
-#ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
+TensorKernels::Picked TensorKernels::topkHere(size_t k) const {
   k = std::min(k, n_);
-  if (k == 0) return 0;
-  On on(x_.device());
   auto idx = torch::empty({int64_t(k)}, onDeviceOf(x_, torch::kInt32));
   auto val = torch::empty({int64_t(k)}, onDeviceOf(x_, torch::kFloat32));
+  if (k == 0) return {widened(idx), val};
+  if (host_) {
+    kernels::topkSelect(host_, n_, k, reinterpret_cast<uint32_t*>(idx.data_ptr<int32_t>()), val.data_ptr<float>());
+    return {widened(idx), val};
+  }
+#ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
+  On on(x_.device());
   cu::topkSelect(x_.data_ptr<float>(), n_, k, u32m(idx), val.data_ptr<float>());
-  hostView(indices, k, torch::kInt32).copy_(idx);
-  hostView(values, k, torch::kFloat32).copy_(val);
-  return k;
+  return {widened(idx), val};
 #else
   noKernels();
 #endif
@@ -164,11 +200,15 @@ void TensorKernels::at(const uint32_t* positions, size_t m, float* out) const {
 }
 
 kernels::Moments TensorKernels::moments() const {
-  if (host_) return kernels::moments(host_, n_);
+  if (host_) return kernels::gaussianMoments(host_, n_);
   if (n_ == 0) throw std::invalid_argument("TensorKernels::moments: empty input");
   if (n_ == 1) return {x_.item<double>(), 0.0};
   // Welford on the device (torch's reduction), in float: a first threshold estimate, refined by counts afterwards.
   auto [stddev, mean] = torch::std_mean(x_, /*unbiased=*/true);
+  kernels::Moments m{mean.item<double>(), stddev.item<double>()};
+  if (std::isfinite(m.mean) && std::isfinite(m.stddev)) return m;
+  // Magnitudes near float's limit overflow a float sum of squares (the CPU sums in double): once more in double.
+  std::tie(stddev, mean) = torch::std_mean(x_.to(torch::kFloat64), /*unbiased=*/true);
   return {mean.item<double>(), stddev.item<double>()};
 }
 

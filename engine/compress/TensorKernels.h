@@ -35,6 +35,14 @@ class TensorKernels {
   size_t gatherAbove(float t, std::vector<uint32_t>& indices, std::vector<float>& values) const;
   // The k largest magnitudes (lowest-indexed ties), indices ascending, into arrays of room k; returns k.
   size_t topk(size_t k, uint32_t* indices, float* values) const;
+  // The same two selections left where x is, for payloads that stay on the device: positions (int64, ascending) and
+  // their values (float32) as tensors on x's device (CPU tensors from the CPU kernels on the host).
+  struct Picked {
+    torch::Tensor indices, values;
+    size_t size() const { return size_t(indices.numel()); }
+  };
+  Picked gatherAboveHere(float t) const;
+  Picked topkHere(size_t k) const;
   // x at `positions` (each < size()) into out[0..m).
   void at(const uint32_t* positions, size_t m, float* out) const;
   // Mean and standard deviation (Bessel) of the values, for GaussianK's first threshold.

@@ -117,16 +117,6 @@ PS_SIMD_CLONES void writeVarints(const uint32_t* idx, size_t b, size_t e, uint8_
   }
 }
 
-IndexFormat cheapest(size_t k, size_t n, size_t varint, size_t* payload) {
-  const size_t abs = 4 * k, bitmap = (n + 7) / 8;
-  IndexFormat f = IndexFormat::Absolute32;
-  size_t best = abs;
-  if (bitmap < best) f = IndexFormat::Bitmap, best = bitmap;
-  if (varint < best) f = IndexFormat::DeltaVarint, best = varint;
-  *payload = best;
-  return f;
-}
-
 size_t payloadSize(IndexFormat f, size_t k, size_t n, size_t varint) {
   switch (f) {
     case IndexFormat::Absolute32: return 4 * k;
@@ -156,6 +146,16 @@ void writePayload(IndexFormat f, const uint32_t* idx, size_t k, size_t n, uint8_
 }
 
 }  // namespace
+
+IndexFormat cheapest(size_t k, size_t n, size_t varint, size_t* payload) {
+  const size_t abs = 4 * k, bitmap = (n + 7) / 8;
+  IndexFormat f = IndexFormat::Absolute32;
+  size_t best = abs;
+  if (bitmap < best) f = IndexFormat::Bitmap, best = bitmap;
+  if (varint < best) f = IndexFormat::DeltaVarint, best = varint;
+  *payload = best;
+  return f;
+}
 
 size_t encodedIndexBytes(const uint32_t* idx, size_t k, size_t n, IndexFormat* best) {
   size_t payload;

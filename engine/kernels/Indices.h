@@ -21,6 +21,10 @@ enum class IndexFormat : uint8_t { Absolute32 = 0, DeltaVarint = 1, Bitmap = 2 }
 // Index coding pays from fewer elements than streaming kernels: two threads from 2^16 indices.
 inline constexpr size_t kIndicesPerThread = size_t(1) << 15;
 
+// The cheapest format for k indices of n elements whose gaps take `varint` bytes as LEB128, and its payload's size
+// (format byte excluded) in *payload: the rule every encoder follows, on the host or on a device.
+IndexFormat cheapest(size_t k, size_t n, size_t varint, size_t* payload);
+
 // Size in bytes (format byte included) of the cheapest encoding of idx[0..k) and, in *best, which one it is.
 // Throws KernelError unless the indices are strictly ascending and < n (k <= n <= kMaxElements).
 size_t encodedIndexBytes(const uint32_t* idx, size_t k, size_t n, IndexFormat* best = nullptr);

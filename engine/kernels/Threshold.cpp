@@ -279,22 +279,31 @@ float gaussianSearch(size_t n, double K, Moments m, size_t* count, Measure&& mea
   return t;
 }
 
-// The moments GaussianK starts from: of every element, or of the finite ones when some are not.
-Moments gaussianMoments(const float* x, size_t n, double K, int threads) {
+Moments checkedMoments(const float* x, size_t n, double K, int threads);
+
+}  // namespace
+
+Moments gaussianMoments(const float* x, size_t n, int threads) {
   checkInput(x, n, "gaussianThreshold");
   require(n > 0, "gaussianThreshold: empty input");
-  require(K > 0.0 && K <= 1.0, "gaussianThreshold: K must be in (0, 1]");
   Moments m = momentsImpl<false>(x, n, threads);
   if (!std::isfinite(m.mean) || !std::isfinite(m.stddev)) m = momentsImpl<true>(x, n, threads);
   return m;
+}
+
+namespace {
+
+Moments checkedMoments(const float* x, size_t n, double K, int threads) {
+  require(K > 0.0 && K <= 1.0, "gaussianThreshold: K must be in (0, 1]");
+  return gaussianMoments(x, n, threads);
 }
 
 }  // namespace
 
 float gaussianThreshold(const float* x, size_t n, double K, size_t* count, int threads) {
   size_t c = 0;
-  const float t = gaussianSearch(n, K, gaussianMoments(x, n, K, threads), &c,
-                                 [&](float t) { return countAbove(x, n, t, threads); });
+  const float t =
+      gaussianSearch(n, K, checkedMoments(x, n, K, threads), &c, [&](float t) { return countAbove(x, n, t, threads); });
   if (count) *count = c;
   return t;
 }
@@ -303,7 +312,7 @@ size_t gaussianGather(const float* x, size_t n, double K, uint32_t* indices, flo
                       float* threshold, int threads) {
   require(capacity == 0 || (indices && values), "gaussianGather: null output");
   size_t c = 0;
-  const float t = gaussianSearch(n, K, gaussianMoments(x, n, K, threads), &c,
+  const float t = gaussianSearch(n, K, checkedMoments(x, n, K, threads), &c,
                                  [&](float t) { return gatherAbove(x, n, t, indices, values, capacity, threads); });
   if (threshold) *threshold = t;
   return c;

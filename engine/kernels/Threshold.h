@@ -32,6 +32,10 @@ struct Moments {
 // NaN or inf in x give non-finite moments. Throws KernelError for n == 0.
 Moments moments(const float* x, size_t n, int threads = 0);
 
+// The moments GaussianK starts from: of every element, or of the finite ones when those are not finite (non-finite
+// elements, or magnitudes near FLT_MAX that overflow the float blocks). Throws KernelError for n == 0.
+Moments gaussianMoments(const float* x, size_t n, int threads = 0);
+
 // The standard normal quantile Φ⁻¹(p): Acklam's rational approximation refined by one Halley step (Newton with the
 // second-order term) on the lower half, mirrored for p > 0.5; absolute error below 1e-9 (about 1e-15 in practice).
 // Returns -inf / +inf at p = 0 / 1; throws KernelError for p outside [0, 1] or NaN.

@@ -127,7 +127,8 @@ TEST_F(DeviceCodecs, PayloadsCrossBetweenACpuStageAndAGpuStage) {
 
 TEST_F(DeviceCodecs, PayloadsBetweenGpusOfOneProcessMoveDeviceToDevice) {
   // Residence::Device: the bulk stays on the sending GPU (Payload::tail), the receiver copies it to its own device
-  // (a peer copy between two GPUs) and decodes there. The bytes and the decoded tensor are the CPU codec's.
+  // (a peer copy between two GPUs) and decodes it there. The bytes are those the same GPU writes for the host, which
+  // are the CPU's (GaussianK's first threshold comes from the GPU's moments: compared with the GPU's host path only).
   const int gpus = int(torch::cuda::device_count());
   if (gpus < 2) std::cout << "[   INFO   ] one GPU: the tails are decoded on it; peer copies need two\n";
   const torch::Device receiver(torch::kCUDA, gpus >= 2 ? 1 : 0);
@@ -135,14 +136,21 @@ TEST_F(DeviceCodecs, PayloadsBetweenGpusOfOneProcessMoveDeviceToDevice) {
   for (int bits : {1, 2, 4, 8})
     for (const char* scale : {"tensor", "bucket", "channel"})
       all.push_back(opts("quantize", [&](auto& o) { o.bits = bits, o.scale = scale, o.bucket = 100; }));
+  for (double K : {0.001, 0.05, 0.3, 1.0})
+    for (int bits : {32, 16, 8, 3}) {
+      all.push_back(opts("topk", [&](auto& o) { o.k = K, o.value_bits = bits; }));
+      all.push_back(opts("gaussiank", [&](auto& o) { o.k = K, o.value_bits = bits, o.trim = true; }));
+      all.push_back(opts("sampledk", [&](auto& o) { o.k = K, o.value_bits = bits; }));
+    }
   for (const auto& o : all)
     for (const auto& x : inputs()) {
       CodecContext context{5, 1, 1};
-      auto cpu = makeCodec(o, context), gpu = makeCodec(o, context);
-      gpu->setResidence(Codec::Residence::Device);
-      SCOPED_TRACE(gpu->describe() + " on " + c10::str(x.sizes()));
-      const Payload a = cpu->encode(x);
-      Payload b = gpu->encode(x.to(torch::kCUDA));
+      auto cpu = makeCodec(o, context), host = makeCodec(o, context), kept = makeCodec(o, context);
+      kept->setResidence(Codec::Residence::Device);
+      SCOPED_TRACE(kept->describe() + " on " + c10::str(x.sizes()));
+      const auto onGpu = x.to(torch::kCUDA);
+      const Payload a = host->encode(onGpu);
+      Payload b = kept->encode(onGpu);
       ASSERT_TRUE(b.tail.defined());
       EXPECT_TRUE(b.tail.is_cuda());
       EXPECT_EQ(b.size(), a.size());
@@ -152,6 +160,7 @@ TEST_F(DeviceCodecs, PayloadsBetweenGpusOfOneProcessMoveDeviceToDevice) {
       EXPECT_TRUE(torch::equal(makeCodec(o, context)->decode(b, torch::kCPU), expected)) << "a CPU receiver";
       b.gather();
       EXPECT_EQ(b.bytes, a.bytes);
+      if (o.method != "gaussiank") EXPECT_EQ(b.bytes, cpu->encode(x).bytes);
     }
 }
 

@@ -40,20 +40,29 @@ std::vector<CompressionOptions> withTails() {
   for (int bits = 1; bits <= 8; ++bits)
     for (const char* scale : {"tensor", "bucket", "channel"})
       all.push_back(opts("quantize", [&](auto& o) { o.bits = bits, o.scale = scale, o.bucket = 64; }));
+  // Sparse payloads: every index format (K from a few indices to all of them), every value width kept on a device.
+  for (double K : {0.002, 0.05, 0.3, 1.0})
+    for (int bits : {32, 16, 8, 3, 1}) {
+      all.push_back(opts("topk", [&](auto& o) { o.k = K, o.value_bits = bits, o.bucket = 16; }));
+      all.push_back(opts("gaussiank", [&](auto& o) { o.k = K, o.value_bits = bits; }));
+      all.push_back(opts("gaussiank", [&](auto& o) { o.k = K, o.value_bits = bits, o.trim = true; }));
+      all.push_back(opts("sampledk", [&](auto& o) { o.k = K, o.value_bits = bits; }));
+    }
   return all;
 }
 
 std::vector<CompressionOptions> withoutTails() {
   return {opts("quantize", [](auto& o) { o.bits = 4, o.range = "minmax"; }),
           opts("quantize", [](auto& o) { o.bits = 2, o.rounding = "stochastic"; }),
-          opts("topk", [](auto& o) { o.k = 0.1; }),
+          opts("topk", [](auto& o) { o.k = 0.1, o.value_bits = 4, o.rounding = "stochastic"; }),
           opts("randk", [](auto& o) { o.k = 0.2, o.value_bits = 8; }),
           opts("qsgd"),
           opts("sign")};
 }
 
 std::string nameOf(const CompressionOptions& o) {
-  return o.method + " bits=" + std::to_string(o.bits) + " scale=" + o.scale;
+  return o.method + " bits=" + std::to_string(o.bits) + " scale=" + o.scale + " K=" + std::to_string(o.k) +
+         " value_bits=" + std::to_string(o.value_bits) + (o.trim ? " trim" : "");
 }
 
 TEST(PayloadTails, GatheredTailsAreTheHostPathsBytesAndDecodeToTheSameTensor) {

@@ -1,0 +1,97 @@
+#include "engine/compress/IndexTensors.h"
+
+#include "engine/compress/Payload.h"
+
+#include <torch/torch.h>
+
+namespace ps {
+namespace {
+
+using kernels::IndexFormat;
+
+// Powers of `base` for digits 0..count-1, as an int64 row on `like`'s device.
+torch::Tensor powersOf(int64_t base, int64_t count, const torch::Tensor& like) {
+  return torch::pow(torch::full({count}, base, like.options().dtype(torch::kInt64)),
+                    torch::arange(count, like.options().dtype(torch::kInt64)));
+}
+
+// Digit j of x in `base` (x >= 0), for every x and j: [k, digits].
+torch::Tensor digits(const torch::Tensor& x, int64_t base, int64_t count) {
+  return torch::remainder(torch::div(x.unsqueeze(1), powersOf(base, count, x).unsqueeze(0), "floor"), base);
+}
+
+void expectBytes(const torch::Tensor& payload, uint64_t bytes, const char* format) {
+  if (uint64_t(payload.numel()) != bytes)
+    throw PayloadError(std::string(format) + " index block of " + std::to_string(payload.numel()) + " bytes where " +
+                       std::to_string(bytes) + " were expected");
+}
+
+}  // namespace
+
+IndexTensorBlock encodeIndexTensor(const torch::Tensor& idx, uint64_t n) {
+  const auto i64 = idx.options().dtype(torch::kInt64);
+  const int64_t k = idx.numel();
+  // The gaps idx[j] - idx[j-1] with idx[-1] = -1, and their LEB128 lengths (1 to 5 bytes).
+  const auto gaps = k ? idx - torch::cat({torch::full({1}, -1, i64), idx.narrow(0, 0, k - 1)}) : idx;
+  auto lengths = torch::ones_like(gaps);
+  for (int64_t bits = 7; bits <= 28; bits += 7) lengths += gaps.ge(int64_t(1) << bits).to(torch::kInt64);
+  const size_t varint = k ? size_t(lengths.sum().item<int64_t>()) : 0;
+  size_t size = 0;
+  IndexTensorBlock b;
+  b.format = kernels::cheapest(size_t(k), size_t(n), varint, &size);
+  switch (b.format) {
+    case IndexFormat::Absolute32:  // each index's four bytes, low first
+      b.payload = digits(idx, 256, 4).reshape({-1}).to(torch::kUInt8);
+      break;
+    case IndexFormat::Bitmap: {  // the bits of one byte are distinct, so adding them sets them
+      auto bytes = torch::zeros({int64_t((n + 7) / 8)}, idx.options().dtype(torch::kInt32));
+      bytes.index_add_(0, torch::div(idx, 8, "floor"), torch::pow(2, torch::remainder(idx, 8)).to(torch::kInt32));
+      b.payload = bytes.to(torch::kUInt8);
+      break;
+    }
+    case IndexFormat::DeltaVarint: {  // every gap's five 7-bit groups, the continuation bit on all but its last
+      const auto j = torch::arange(5, i64).unsqueeze(0);
+      const auto len = lengths.unsqueeze(1);
+      const auto groups = digits(gaps, 128, 5) + j.lt(len - 1).to(torch::kInt64) * 128;
+      b.payload = groups.masked_select(j.lt(len)).to(torch::kUInt8);
+      break;
+    }
+  }
+  return b;
+}
+
+torch::Tensor decodeIndexTensor(IndexFormat format, const torch::Tensor& payload, uint64_t k, uint64_t n) {
+  const auto bytes = payload.to(torch::kInt64);
+  switch (format) {
+    case IndexFormat::Absolute32:
+      expectBytes(payload, 4 * k, "an absolute");
+      return (bytes.view({int64_t(k), 4}) * powersOf(256, 4, bytes).unsqueeze(0)).sum(1);
+    case IndexFormat::Bitmap: {
+      expectBytes(payload, (n + 7) / 8, "a bitmap");
+      const auto idx = digits(bytes, 2, 8).reshape({-1}).narrow(0, 0, int64_t(n)).nonzero().reshape({-1});
+      if (uint64_t(idx.numel()) != k)
+        throw PayloadError("a bitmap of " + std::to_string(idx.numel()) + " positions where " + std::to_string(k) +
+                           " were expected");
+      return idx;
+    }
+    case IndexFormat::DeltaVarint: {
+      const int64_t m = bytes.numel();
+      const auto last = bytes.lt(128);  // each gap's last byte
+      const auto ends = last.nonzero().reshape({-1});
+      if (uint64_t(ends.numel()) != k || (m && !last[m - 1].item<bool>()))
+        throw PayloadError("a varint index block of " + std::to_string(ends.numel()) + " gaps where " +
+                           std::to_string(k) + " were expected");
+      if (k == 0) return torch::empty({0}, bytes.options());
+      // Each byte's gap and place within it: gap g owns the bytes after ends[g-1] up to ends[g].
+      const auto gap = last.to(torch::kInt64).cumsum(0) - last.to(torch::kInt64);
+      const auto starts = torch::cat({torch::zeros({1}, ends.options()), ends.narrow(0, 0, int64_t(k) - 1) + 1});
+      const auto place = torch::arange(m, bytes.options()) - starts.index_select(0, gap);
+      if (place.max().item<int64_t>() > 4) throw PayloadError("a varint longer than five bytes");
+      const auto values = torch::remainder(bytes, 128) * torch::pow(128, place);
+      return torch::zeros({int64_t(k)}, bytes.options()).index_add_(0, gap, values).cumsum(0) - 1;
+    }
+  }
+  throw PayloadError("unknown index format " + std::to_string(int(format)));
+}
+
+}  // namespace ps

@@ -1,0 +1,24 @@
+#pragma once
+// Index blocks (engine/kernels/Indices.h) written and read with tensor operations where the indices are: a sparse
+// payload between two GPUs of one process keeps its selection on the devices. The bytes are the CPU encoder's:
+// the same cheapest-format rule, little-endian absolute indices, LSB-first bitmaps, minimal LEB128 gaps. The blocks
+// read here come from this process's own encoder; their sizes are still checked, so a wrong one is an error, never a
+// read out of range.
+#include "engine/kernels/Indices.h"
+
+#include <torch/types.h>
+
+namespace ps {
+
+struct IndexTensorBlock {
+  kernels::IndexFormat format = kernels::IndexFormat::Absolute32;
+  torch::Tensor payload;  // uint8, the block without its format byte, on the indices' device
+};
+
+// idx: int64, strictly ascending positions below n (the encoder's own selection), on any device.
+IndexTensorBlock encodeIndexTensor(const torch::Tensor& idx, uint64_t n);
+// The k positions (int64, ascending) a block's payload of `format` holds, on the payload's device. Throws PayloadError
+// when the payload's size or its count of positions does not fit k and n.
+torch::Tensor decodeIndexTensor(kernels::IndexFormat format, const torch::Tensor& payload, uint64_t k, uint64_t n);
+
+}  // namespace ps
