@@ -1,7 +1,10 @@
 // Codecs on a GPU: encoding a CUDA tensor where it lives (only the payload crosses PCIe) against the path it replaces
 // (copy the tensor to the host, encode there), and decoding on the receiving GPU (the compact form goes up, the tensor
 // is rebuilt there) against decoding on the host and copying the dense tensor up. Both paths are timed in the same
-// run on the same data; the ratio is host path / device path. Prints why and exits 0 where no GPU is usable.
+// run on the same data; the ratio is host path / device path. A second table times a message between two GPU stages of
+// one process, encode plus decode on the receiver (the second GPU when there is one): the payload's bulk kept on the
+// device and copied device to device (Codec::Residence::Device) against the payload assembled on the host and read
+// from there. Prints why and exits 0 where no GPU is usable.
 //
 //   bench_device_codecs [--sizes 1,16,64] (2^20 floats, as bench_cuda_kernels) [--reps 7]
 #include "engine/compress/Codec.h"
@@ -23,14 +26,18 @@ using namespace ps;
 
 namespace {
 
+void synchronizeAll() {  // a message may end on another GPU
+  for (int d = 0; d < int(torch::cuda::device_count()); ++d) torch::cuda::synchronize(d);
+}
+
 double medianMs(int reps, const std::function<void()>& f) {
   f();  // warm: scratch, caching allocator, page faults
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {
-    torch::cuda::synchronize();
+    synchronizeAll();
     const auto t0 = std::chrono::steady_clock::now();
     f();
-    torch::cuda::synchronize();
+    synchronizeAll();
     t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::nth_element(t.begin(), t.begin() + long(t.size() / 2), t.end());
@@ -93,6 +100,36 @@ int main(int argc, char** argv) {
       const double decHost = medianMs(reps, [&] { out = host->decode(p, torch::kCPU).to(torch::kCUDA); });
       std::printf("%-16s %10lld %12.3f %12.3f %6.1fx %12.3f %12.3f %6.1fx\n", c.name, (long long)n, encDev, encHost,
                   encHost / encDev, decDev, decHost, decHost / decDev);
+      std::fflush(stdout);
+    }
+  }
+
+  const int gpus = int(torch::cuda::device_count());
+  const torch::Device receiver(torch::kCUDA, gpus >= 2 ? 1 : 0);
+  const std::vector<Case> messages{
+      {"none", [](auto& o) { o.method = "none"; }},
+      {"fp16", [](auto& o) { o.method = "fp16"; }},
+      {"quantize 4-bit", [](auto& o) { o.method = "quantize", o.bits = 4; }},
+      {"topk 1%", [](auto& o) { o.method = "topk", o.k = 0.01; }},
+      {"gaussiank 1%", [](auto& o) { o.method = "gaussiank", o.k = 0.01; }},
+      {"topk 10% fp16", [](auto& o) { o.method = "topk", o.k = 0.1, o.value_bits = 16; }},
+  };
+  std::printf("\nGPU stage to GPU stage in one process (cuda:0 -> %s), encode + decode, median of %d\n",
+              receiver.str().c_str(), reps);
+  std::printf("%-16s %10s %12s %12s %7s\n", "codec", "elements", "on device ms", "via host ms", "ratio");
+  for (int64_t millions : sizes) {
+    const int64_t n = millions << 20;
+    torch::manual_seed(2);
+    const auto x = torch::randn({n}, torch::kCUDA);
+    for (const auto& c : messages) {
+      CompressionOptions o;
+      c.set(o);
+      auto kept = makeCodec(o), host = makeCodec(o), reader = makeCodec(o);
+      kept->setResidence(Codec::Residence::Device);
+      torch::Tensor out;
+      const double onDevice = medianMs(reps, [&] { out = reader->decode(kept->encode(x), receiver); });
+      const double viaHost = medianMs(reps, [&] { out = reader->decode(host->encode(x), receiver); });
+      std::printf("%-16s %10lld %12.3f %12.3f %6.1fx\n", c.name, (long long)n, onDevice, viaHost, viaHost / onDevice);
       std::fflush(stdout);
     }
   }
