@@ -38,7 +38,7 @@ NcclGroup& NcclChannel::group() {
   if (!group_) {
     const std::string among = "the two ends of " + name_;
     group_ = std::make_unique<NcclGroup>(
-        lowerEnd_ ? 0 : 1, 2, device_,
+        rank(), 2, device_,
         [&](const std::vector<uint8_t>& id) { return cluster_->share("nccl/" + name_, lowerEnd_, id, among); },
         cluster_->options().timeout_s);
   }
@@ -56,7 +56,7 @@ void NcclChannel::push(Message m) {
   cluster_->send(peer_, tag_, announcePayload(bytes.size()), m.emulated_arrival, deliveryNs(m));
   try {
     NcclGroup& g = group();
-    for (const auto& [offset, size] : chunksOf(bytes.size())) g.send(bytes.data() + offset, size, lowerEnd_ ? 1 : 0);
+    for (const auto& [offset, size] : chunksOf(bytes.size())) g.send(bytes.data() + offset, size, peerRank());
   } catch (const std::exception& e) {
     fail(e, "sending a payload to");
   }
@@ -69,8 +69,7 @@ Message NcclChannel::pop(uint64_t limit) {
                                           cluster_->describe(peer_));
   try {
     NcclGroup& g = group();
-    m.payload.bytes =
-        receiveChunked(total, [&](uint8_t* into, size_t size) { g.receive(into, size, lowerEnd_ ? 1 : 0); });
+    m.payload.bytes = receiveChunked(total, [&](uint8_t* into, size_t size) { g.receive(into, size, peerRank()); });
   } catch (const std::exception& e) {
     fail(e, "receiving a payload from");
   }

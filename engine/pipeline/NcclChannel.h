@@ -36,6 +36,9 @@ class NcclChannel : public RemoteEnd {
 
  private:
   NcclGroup& group();
+  // This end's rank in the link's two-rank group (the lower stage is 0), and the other end's.
+  int rank() const { return lowerEnd_ ? 0 : 1; }
+  int peerRank() const { return 1 - rank(); }
   [[noreturn]] void fail(const std::exception& e, const char* doing) const;
 
   std::shared_ptr<Cluster> cluster_;
