@@ -66,8 +66,8 @@ class Codec {
   bool keepsTail(const torch::Tensor& x) const {
     return keepsTails() && (residence_ == Residence::Always || (residence_ == Residence::Device && x.is_cuda()));
   }
-  // During decodeBody: the payload's tail on the decoding device's kind (undefined when it has none). A tail comes
-  // from this process's own encoder: its bytes were checked when they were written.
+  // During decodeBody: the payload's tail on the decoding device's kind (undefined when it has none). Checked as
+  // bytes are (sizes, codes, indices, finite values): a tail may come from another process over NCCL.
   const torch::Tensor& tail() const { return tail_; }
   // True when encodeBody refuses non-finite input itself, through refuseNonFinite, because its own work shows it
   // for less than a pass over the whole tensor; encode() then skips that pass.

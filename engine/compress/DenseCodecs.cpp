@@ -41,7 +41,9 @@ torch::Tensor HalfCodec::decodeBody(const PayloadHeader& h, ByteReader& r, const
     if (size_t(tail().numel()) != 2 * n)
       throw PayloadError("the tail has " + std::to_string(tail().numel()) + " bytes, the shape needs " +
                          std::to_string(2 * n));
-    return tail().to(device).view(bf16_ ? torch::kBFloat16 : torch::kHalf).to(torch::kFloat32).view(h.shape);
+    auto out = tail().to(device).view(bf16_ ? torch::kBFloat16 : torch::kHalf).to(torch::kFloat32);
+    if (n && !out.isfinite().all().item<bool>()) throw PayloadError("a value is not finite");
+    return out.view(h.shape);
   }
   auto in = reinterpret_cast<const uint16_t*>(r.take(2 * n, "half values"));
   auto out = outputTensor(h.shape);

@@ -26,6 +26,7 @@ torch::Tensor IdentityCodec::decodeBody(const PayloadHeader& h, ByteReader& r, c
     // A float tensor of its own, filled by one copy (device to device when the tail is on a peer GPU).
     auto out = torch::empty({h.numel()}, torch::TensorOptions(torch::kFloat32).device(device));
     if (body) out.view(torch::kUInt8).copy_(tail());
+    if (body && !out.isfinite().all().item<bool>()) throw PayloadError("a value is not finite");
     return out.view(h.shape);
   }
   if (r.remaining() != body)

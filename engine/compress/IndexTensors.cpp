@@ -60,15 +60,35 @@ IndexTensorBlock encodeIndexTensor(const torch::Tensor& idx, uint64_t n) {
   return b;
 }
 
+namespace {
+
+// Strictly ascending and below n, as decodeIndices requires of bytes.
+torch::Tensor ascendingBelow(torch::Tensor idx, uint64_t n) {
+  const int64_t k = idx.numel();
+  if (k == 0) return idx;
+  const bool bad = (idx.narrow(0, 1, k - 1) <= idx.narrow(0, 0, k - 1))
+                       .any()
+                       .logical_or(idx[k - 1] >= int64_t(n))
+                       .logical_or(idx[0] < 0)
+                       .item<bool>();
+  if (bad) throw PayloadError("indices are not strictly ascending below " + std::to_string(n));
+  return idx;
+}
+
+}  // namespace
+
 torch::Tensor decodeIndexTensor(IndexFormat format, const torch::Tensor& payload, uint64_t k, uint64_t n) {
   const auto bytes = payload.to(torch::kInt64);
   switch (format) {
     case IndexFormat::Absolute32:
       expectBytes(payload, 4 * k, "an absolute");
-      return (bytes.view({int64_t(k), 4}) * powersOf(256, 4, bytes).unsqueeze(0)).sum(1);
+      return ascendingBelow((bytes.view({int64_t(k), 4}) * powersOf(256, 4, bytes).unsqueeze(0)).sum(1), n);
     case IndexFormat::Bitmap: {
       expectBytes(payload, (n + 7) / 8, "a bitmap");
-      const auto idx = digits(bytes, 2, 8).reshape({-1}).narrow(0, 0, int64_t(n)).nonzero().reshape({-1});
+      const auto bits = digits(bytes, 2, 8).reshape({-1});
+      if (bits.narrow(0, int64_t(n), bits.numel() - int64_t(n)).any().item<bool>())
+        throw PayloadError("a bitmap with bits set beyond its " + std::to_string(n) + " elements");
+      const auto idx = bits.narrow(0, 0, int64_t(n)).nonzero().reshape({-1});
       if (uint64_t(idx.numel()) != k)
         throw PayloadError("a bitmap of " + std::to_string(idx.numel()) + " positions where " + std::to_string(k) +
                            " were expected");
@@ -86,9 +106,14 @@ torch::Tensor decodeIndexTensor(IndexFormat format, const torch::Tensor& payload
       const auto gap = last.to(torch::kInt64).cumsum(0) - last.to(torch::kInt64);
       const auto starts = torch::cat({torch::zeros({1}, ends.options()), ends.narrow(0, 0, int64_t(k) - 1) + 1});
       const auto place = torch::arange(m, bytes.options()) - starts.index_select(0, gap);
-      if (place.max().item<int64_t>() > 4) throw PayloadError("a varint longer than five bytes");
-      const auto values = torch::remainder(bytes, 128) * torch::pow(128, place);
-      return torch::zeros({int64_t(k)}, bytes.options()).index_add_(0, gap, values).cumsum(0) - 1;
+      // At most five bytes, minimal (no zero last byte after others), every gap at least 1: then ascending.
+      const bool malformed =
+          place.gt(4).any().logical_or(last.logical_and(place.gt(0)).logical_and(bytes.eq(0)).any()).item<bool>();
+      if (malformed) throw PayloadError("a varint longer than five bytes or not minimal");
+      const auto values = torch::remainder(bytes, 128) * torch::pow(128, place.clamp_max(4));
+      const auto gaps = torch::zeros({int64_t(k)}, bytes.options()).index_add_(0, gap, values);
+      if (gaps.min().item<int64_t>() < 1) throw PayloadError("a gap of 0 between indices");
+      return ascendingBelow(gaps.cumsum(0) - 1, n);
     }
   }
   throw PayloadError("unknown index format " + std::to_string(int(format)));

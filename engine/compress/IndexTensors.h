@@ -1,9 +1,8 @@
 #pragma once
 // Index blocks (engine/kernels/Indices.h) written and read with tensor operations where the indices are: a sparse
-// payload between two GPUs of one process keeps its selection on the devices. The bytes are the CPU encoder's:
-// the same cheapest-format rule, little-endian absolute indices, LSB-first bitmaps, minimal LEB128 gaps. The blocks
-// read here come from this process's own encoder; their sizes are still checked, so a wrong one is an error, never a
-// read out of range.
+// payload between two GPU stages keeps its selection on the devices. The bytes are the CPU encoder's: the same
+// cheapest-format rule, little-endian absolute indices, LSB-first bitmaps, minimal LEB128 gaps. Blocks are read as
+// untrusted (one may come from another process over NCCL), with decodeIndices's checks.
 #include "engine/kernels/Indices.h"
 
 #include <torch/types.h>
@@ -18,7 +17,8 @@ struct IndexTensorBlock {
 // idx: int64, strictly ascending positions below n (the encoder's own selection), on any device.
 IndexTensorBlock encodeIndexTensor(const torch::Tensor& idx, uint64_t n);
 // The k positions (int64, ascending) a block's payload of `format` holds, on the payload's device. Throws PayloadError
-// when the payload's size or its count of positions does not fit k and n.
+// unless the payload is exactly one such block: its size, count, padding bits, minimal varints of at most five
+// bytes, and positions strictly ascending below n.
 torch::Tensor decodeIndexTensor(kernels::IndexFormat format, const torch::Tensor& payload, uint64_t k, uint64_t n);
 
 }  // namespace ps

@@ -177,6 +177,7 @@ torch::Tensor SparseCodec::decodeTail(uint64_t count, uint64_t n, ByteReader& r,
                          " values");
     values = block.narrow(0, 1, block.numel() - 1).clone();  // aligned for the float view
     values = bits == 32 ? values.view(torch::kFloat32) : values.view(torch::kHalf).to(torch::kFloat32);
+    if (count && !values.isfinite().all().item<bool>()) throw PayloadError("a value is not finite");
   } else {
     if (bits < 1 || bits > 8) throw PayloadError("value width " + std::to_string(bits) + " bits");
     const int64_t codesBytes = int64_t(kernels::packedBytes(count, bits));

@@ -208,7 +208,12 @@ ValueBlock readValues(ByteReader& in, size_t n, const torch::Tensor* codes) {
     if (uint64_t(codes->numel()) != b.bytes || codes->scalar_type() != torch::kUInt8)
       throw PayloadError("the tail holds " + std::to_string(codes->numel()) + " bytes where the codes take " +
                          std::to_string(b.bytes));
-    if (!codes->is_cpu()) return b;  // read there by the decoder; data stays null
+    if (!codes->is_cpu()) {  // read there by the decoder (data stays null); the last byte's unused bits checked here
+      const size_t used = (n * size_t(b.bits)) % 8;
+      if (used && b.bytes && (codes->narrow(0, int64_t(b.bytes) - 1, 1).item<uint8_t>() >> used) != 0)
+        throw PayloadError("codes: the unused bits of the last byte are not 0");
+      return b;
+    }
     b.data = codes->data_ptr<uint8_t>();
   } else {
     b.data = in.take(b.bytes, "codes");

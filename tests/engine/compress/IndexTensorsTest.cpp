@@ -2,6 +2,7 @@
 // the same format chosen, the same bytes, and every format read back, at every varint length.
 #include "engine/compress/IndexTensors.h"
 #include "engine/compress/Payload.h"
+#include "engine/kernels/KernelError.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -99,6 +100,35 @@ TEST(IndexTensors, ABlockOfTheWrongSizeOrCountIsAnError) {
     const auto payload = torch::tensor(std::vector<int64_t>(bytes.begin() + 1, bytes.end())).to(torch::kUInt8);
     EXPECT_THROW(decodeIndexTensor(f, payload, 5, 400), PayloadError);
     EXPECT_THROW(decodeIndexTensor(f, payload.narrow(0, 0, payload.numel() - 1), 4, 400), PayloadError);
+  }
+}
+
+TEST(IndexTensors, RefuseWhatTheCpuDecoderRefuses) {
+  // A block from another process is untrusted: every one of these is refused by both readers.
+  struct Bad {
+    IndexFormat format;
+    std::vector<uint8_t> payload;
+    uint64_t k, n;
+    const char* why;
+  };
+  const std::vector<Bad> bad = {
+      {IndexFormat::Absolute32, {5, 0, 0, 0, 3, 0, 0, 0}, 2, 10, "descending"},
+      {IndexFormat::Absolute32, {2, 0, 0, 0, 2, 0, 0, 0}, 2, 10, "repeated"},
+      {IndexFormat::Absolute32, {2, 0, 0, 0, 10, 0, 0, 0}, 2, 10, "not below n"},
+      {IndexFormat::DeltaVarint, {0x03, 0x00}, 2, 10, "a gap of 0"},
+      {IndexFormat::DeltaVarint, {0x83, 0x00}, 1, 10, "not minimal"},
+      {IndexFormat::DeltaVarint, {0x81, 0x80, 0x80, 0x80, 0x80, 0x01}, 1, 1000, "six bytes"},
+      {IndexFormat::DeltaVarint, {0x0b}, 1, 10, "not below n"},
+      {IndexFormat::DeltaVarint, {0x83}, 1, 10, "unterminated"},
+      {IndexFormat::Bitmap, {0x01, 0x08}, 2, 10, "a padding bit set"},
+  };
+  for (const auto& b : bad) {
+    SCOPED_TRACE(b.why);
+    std::vector<uint32_t> out(b.k);
+    EXPECT_THROW(kernels::decodeIndices(b.payload.data(), b.payload.size(), b.k, b.n, out.data()),
+                 kernels::KernelError);
+    const auto payload = torch::tensor(std::vector<int64_t>(b.payload.begin(), b.payload.end())).to(torch::kUInt8);
+    EXPECT_THROW(decodeIndexTensor(b.format, payload, b.k, b.n), PayloadError);
   }
 }
 

@@ -160,6 +160,29 @@ TEST(PayloadTails, ATailOfTheWrongSizeIsAMalformedPayload) {
   }
 }
 
+TEST(PayloadTails, HostileTailsAreMalformedPayloads) {
+  // A tail may come from another process: non-finite values, codes with stray bits and bad indices are refused as
+  // in bytes. The input is 0..20, so TopK's selection is known: 10% keeps positions 19 and 20, whose gaps 20 and 1
+  // are the cheapest block (two varint bytes, first in the tail).
+  const auto x = torch::arange(21, torch::kFloat32).view({3, 7});
+  auto refused = [&](const CompressionOptions& o, const std::function<void(torch::Tensor&)>& spoil) {
+    auto codec = makeCodec(o);
+    codec->setResidence(Codec::Residence::Always);
+    Payload p = codec->encode(x);
+    p.tail = p.tail.clone();
+    spoil(p.tail);
+    EXPECT_THROW(codec->decode(p, torch::kCPU), PayloadError) << o.method;
+  };
+  auto nan = [](torch::Tensor& t, int64_t at) { t.narrow(0, at, 4).fill_(0xff); };
+  refused(opts("none"), [&](auto& t) { nan(t, 8); });
+  refused(opts("fp16"), [](auto& t) { t[4] = 0x00, t[5] = 0x7c; });                                  // +inf
+  refused(opts("bf16"), [](auto& t) { t[4] = 0xc0, t[5] = 0x7f; });                                  // NaN
+  refused(opts("quantize", [](auto& o) { o.bits = 3; }), [](auto& t) { t[t.numel() - 1] = 0xff; });  // 63 of 64 bits
+  refused(opts("topk", [](auto& o) { o.k = 1.0; }), [&](auto& t) { nan(t, t.numel() - 4); });
+  refused(opts("topk", [](auto& o) { o.k = 0.1; }), [](auto& t) { t[1] = 0x00; });  // a gap of 0
+  refused(opts("topk", [](auto& o) { o.k = 0.1; }), [](auto& t) { t[0] = 0x15; });  // position 21 of 21
+}
+
 TEST(PayloadTails, AMessageToAnotherProcessCarriesOnlyHostBytes) {
   struct Captured : RemoteEnd {
     std::vector<Message> sent;
