@@ -6,7 +6,7 @@ namespace ps {
 
 void Channel::push(Message m) {
   if (remote_) {
-    m.payload.gather();  // only host bytes leave the process
+    if (!remote_->takesTails()) m.payload.gather();  // host bytes, unless the end carries device memory
     return remote_->push(std::move(m));
   }
   {

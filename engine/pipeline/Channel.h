@@ -30,6 +30,9 @@ class RemoteEnd {
   virtual void push(Message m) = 0;
   // A message whose payload would exceed `limit` bytes is refused before it is received.
   virtual Message pop(uint64_t limit) = 0;
+  // True when a payload may come with its tail on a device (Payload::tail): the end carries device memory as it is.
+  // Otherwise the channel gathers every payload into host bytes first.
+  virtual bool takesTails() const { return false; }
 };
 
 class Channel {

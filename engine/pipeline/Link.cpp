@@ -34,7 +34,7 @@ void Link::build(Direction d, const CompressionOptions& options) {
   s.options = options;
   s.sender = std::make_unique<Compensator>(options, c, settings_.aqsgd);
   s.receiver = std::make_unique<Compensator>(options, c, settings_.aqsgd);
-  s.sender->setResidence(s.remote ? Codec::Residence::Host : Codec::Residence::Device);
+  s.sender->setResidence(s.hostOnly ? Codec::Residence::Host : Codec::Residence::Device);
   s.adaptive = makeAdaptiveSender(options, c);
   if (s.adaptive) s.options.k = s.adaptive->sentK();
   buildEval(d);
@@ -50,8 +50,8 @@ void Link::setOptions(Direction d, const CompressionOptions& options) { build(d,
 
 void Link::connectRemote(Direction d, std::shared_ptr<RemoteEnd> end) {
   Side& s = side(d);
-  s.remote = end != nullptr;
-  s.sender->setResidence(s.remote ? Codec::Residence::Host : Codec::Residence::Device);
+  s.hostOnly = end && !end->takesTails();
+  s.sender->setResidence(s.hostOnly ? Codec::Residence::Host : Codec::Residence::Device);
   s.channel.setRemote(std::move(end));
 }
 

@@ -57,8 +57,8 @@ class Link {
   bool lossless() const;
 
   // Multi-process runs: a direction whose other end lives in another process exchanges its messages there.
-  // Until then a sender on a GPU leaves its payloads' bulk on the device (Codec::Residence::Device): the receiver
-  // takes it device to device.
+  // A sender on a GPU leaves its payloads' bulk on the device (Codec::Residence::Device) for a receiver in this
+  // process or behind an end that carries device memory (NCCL): the receiver takes it device to device.
   void connectRemote(Direction d, std::shared_ptr<RemoteEnd> end);
 
   void abort();  // wakes waiting receivers with PipelineAborted
@@ -71,7 +71,7 @@ class Link {
     std::unique_ptr<AdaptiveSender> adaptive;       // sends instead of `sender` when the controller has its own
     std::unique_ptr<Codec> eval;                    // stateless twin for evaluation
     Channel channel;
-    bool remote = false;  // the receiver is in another process: payloads go as host bytes
+    bool hostOnly = false;  // the receiver is behind an end that carries host bytes only (Gloo)
     // Written by the sender thread only.
     uint64_t raw = 0, wire = 0, elements = 0;
     uint32_t messages = 0;

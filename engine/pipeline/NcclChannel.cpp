@@ -6,23 +6,25 @@
 
 namespace ps {
 
-std::vector<uint8_t> announcePayload(uint64_t bytes) {
-  std::vector<uint8_t> out(sizeof bytes);
+std::vector<uint8_t> announcePayload(uint64_t bytes, uint64_t tail) {
+  std::vector<uint8_t> out(2 * sizeof(uint64_t));
   std::memcpy(out.data(), &bytes, sizeof bytes);
+  std::memcpy(out.data() + sizeof bytes, &tail, sizeof tail);
   return out;
 }
 
-uint64_t readAnnouncement(const std::vector<uint8_t>& announcement, uint64_t limit, const std::string& from) {
-  uint64_t bytes = 0;
-  if (announcement.size() != sizeof bytes)
+Announced readAnnouncement(const std::vector<uint8_t>& announcement, uint64_t limit, const std::string& from) {
+  Announced a;
+  if (announcement.size() != 2 * sizeof(uint64_t))
     throw ClusterError(from + " sent a payload announcement of " + std::to_string(announcement.size()) +
-                       " bytes, not " + std::to_string(sizeof bytes));
-  std::memcpy(&bytes, announcement.data(), sizeof bytes);
+                       " bytes, not " + std::to_string(2 * sizeof(uint64_t)));
+  std::memcpy(&a.bytes, announcement.data(), sizeof a.bytes);
+  std::memcpy(&a.tail, announcement.data() + sizeof a.bytes, sizeof a.tail);
   const uint64_t most = std::min(limit, Cluster::kMaxMessageBytes);
-  if (bytes > most)
-    throw ClusterError(from + " announced a payload of " + std::to_string(bytes) + " bytes, more than the " +
-                       std::to_string(most) + " this link accepts");
-  return bytes;
+  if (a.bytes > most || a.tail > most - a.bytes)
+    throw ClusterError(from + " announced a payload of " + std::to_string(a.bytes) + " + " + std::to_string(a.tail) +
+                       " bytes, more than the " + std::to_string(most) + " this link accepts");
+  return a;
 }
 
 NcclChannel::NcclChannel(std::shared_ptr<Cluster> cluster, int peer, int tag, int device, std::string name,
@@ -52,11 +54,16 @@ void NcclChannel::fail(const std::exception& e, const char* doing) const {
 }
 
 void NcclChannel::push(Message m) {
-  const auto& bytes = m.payload.bytes;
-  cluster_->send(peer_, tag_, announcePayload(bytes.size()), m.emulated_arrival, deliveryNs(m));
+  Payload& p = m.payload;
+  // Only memory of this group's GPU goes out as it is; a tail anywhere else is gathered with the rest.
+  if (p.tail.defined() && !(p.tail.is_cuda() && p.tail.device().index() == device_)) p.gather();
+  const torch::Tensor tail = p.tail.defined() ? p.tail.contiguous() : torch::Tensor();
+  const uint64_t tailBytes = tail.defined() ? uint64_t(tail.numel()) : 0;
+  cluster_->send(peer_, tag_, announcePayload(p.bytes.size(), tailBytes), m.emulated_arrival, deliveryNs(m));
   try {
     NcclGroup& g = group();
-    for (const auto& [offset, size] : chunksOf(bytes.size())) g.send(bytes.data() + offset, size, peerRank());
+    for (const auto& [offset, size] : chunksOf(p.bytes.size())) g.send(p.bytes.data() + offset, size, peerRank());
+    if (tailBytes) g.sendDevice(tail.data_ptr(), tailBytes, peerRank(), std::make_shared<torch::Tensor>(tail));
   } catch (const std::exception& e) {
     fail(e, "sending a payload to");
   }
@@ -65,11 +72,16 @@ void NcclChannel::push(Message m) {
 Message NcclChannel::pop(uint64_t limit) {
   Message m;
   int64_t deliver = 0;
-  const uint64_t total = readAnnouncement(cluster_->receive(peer_, tag_, &m.emulated_arrival, &deliver, 64), limit,
-                                          cluster_->describe(peer_));
+  const Announced a = readAnnouncement(cluster_->receive(peer_, tag_, &m.emulated_arrival, &deliver, 64), limit,
+                                       cluster_->describe(peer_));
   try {
     NcclGroup& g = group();
-    m.payload.bytes = receiveChunked(total, [&](uint8_t* into, size_t size) { g.receive(into, size, peerRank()); });
+    m.payload.bytes = receiveChunked(a.bytes, [&](uint8_t* into, size_t size) { g.receive(into, size, peerRank()); });
+    if (a.tail) {  // within the limit the receiver set from the shape it expects
+      m.payload.tail =
+          torch::empty({int64_t(a.tail)}, torch::TensorOptions(torch::kUInt8).device(torch::kCUDA, device_));
+      g.receiveDevice(m.payload.tail.data_ptr(), a.tail, peerRank());
+    }
   } catch (const std::exception& e) {
     fail(e, "receiving a payload from");
   }

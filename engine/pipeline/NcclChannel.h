@@ -10,9 +10,10 @@
 // sending to each other at once (1F1B) would otherwise queue behind each other on one stream. The body travels in
 // the cluster's chunks, so a hostile announcement costs the receiver one chunk of memory, not what it announced.
 //
-// The payload is assembled on the host (the codecs bring only the compressed pieces off the device), so each
-// message is staged onto the sender's GPU and fetched from the receiver's: two copies of the compressed payload,
-// against a socket's trip for it.
+// A payload's tail (Payload::tail: the bulk its codec left on the sender's GPU) goes from device memory to device
+// memory, and the receiver decodes it there; only the host part (header and a few fields) is staged. A payload
+// assembled on the host (a codec that keeps no tail) is staged onto the sender's GPU and fetched from the
+// receiver's. Tails are checked as untrusted when they are decoded, like bytes.
 #include "engine/dist/nccl/NcclGroup.h"
 #include "engine/pipeline/ClusterChannel.h"
 
@@ -21,10 +22,15 @@
 
 namespace ps {
 
-// The announcement ahead of a payload: its size in bytes (8 bytes, little-endian on every machine we run on).
-std::vector<uint8_t> announcePayload(uint64_t bytes);
-// Its size, checked: ClusterError naming `from` when the announcement is malformed or above `limit`.
-uint64_t readAnnouncement(const std::vector<uint8_t>& announcement, uint64_t limit, const std::string& from);
+// The announcement ahead of a payload: the sizes of its host bytes and of its tail (16 bytes, little-endian on every
+// machine we run on).
+struct Announced {
+  uint64_t bytes = 0, tail = 0;
+};
+std::vector<uint8_t> announcePayload(uint64_t bytes, uint64_t tail = 0);
+// The sizes, checked: ClusterError naming `from` when the announcement is malformed or they add up to more than
+// `limit`.
+Announced readAnnouncement(const std::vector<uint8_t>& announcement, uint64_t limit, const std::string& from);
 
 class NcclChannel : public RemoteEnd {
  public:
@@ -33,6 +39,7 @@ class NcclChannel : public RemoteEnd {
   NcclChannel(std::shared_ptr<Cluster> cluster, int peer, int tag, int device, std::string name, bool lowerEnd);
   void push(Message m) override;
   Message pop(uint64_t limit) override;
+  bool takesTails() const override { return true; }
 
  private:
   NcclGroup& group();

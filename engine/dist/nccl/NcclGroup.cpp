@@ -48,6 +48,13 @@ struct NcclGroup::Impl {
   std::deque<Buffer> sending;
   std::vector<Buffer> spare;
   Buffer received;
+  // Sends straight from device memory, in stream order: each one's event and the owner of its bytes.
+  struct DeviceSend {
+    cudaEvent_t done = nullptr;
+    std::shared_ptr<void> keep;
+  };
+  std::deque<DeviceSend> deviceSends;
+  std::vector<cudaEvent_t> spareEvents;
 
   // NCCL wants a communicator aborted after any error; every later call then says so.
   [[noreturn]] void fail(const std::string& message) {
@@ -124,6 +131,27 @@ struct NcclGroup::Impl {
     b.capacity = count;
     return b;
   }
+  // An event for the next device send; finished sends give back theirs and let go of their bytes.
+  cudaEvent_t takeEvent() {
+    while (!deviceSends.empty() && cudaEventQuery(deviceSends.front().done) == cudaSuccess) {
+      spareEvents.push_back(deviceSends.front().done);
+      deviceSends.pop_front();
+    }
+    if (!spareEvents.empty()) {
+      const cudaEvent_t e = spareEvents.back();
+      spareEvents.pop_back();
+      return e;
+    }
+    cudaEvent_t e = nullptr;
+    check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    return e;
+  }
+  // The stream waits for what torch queued on its own (the legacy default stream) before it reads or writes memory
+  // torch handed over.
+  void afterTorch(cudaEvent_t e) {
+    check(cudaEventRecord(e, cudaStreamLegacy), "cudaEventRecord");
+    check(cudaStreamWaitEvent(stream, e, 0), "cudaStreamWaitEvent");
+  }
   static void release(Buffer& b) {
     if (b.data) cudaFree(b.data);
     if (b.done) cudaEventDestroy(b.done);
@@ -197,6 +225,9 @@ NcclGroup::~NcclGroup() {
   for (auto& b : g.sending) Impl::release(b);
   for (auto& b : g.spare) Impl::release(b);
   Impl::release(g.received);
+  for (auto& d : g.deviceSends) cudaEventDestroy(d.done);
+  g.deviceSends.clear();  // the bytes' owners go after the communicator
+  for (auto e : g.spareEvents) cudaEventDestroy(e);
   if (g.inputsReady) cudaEventDestroy(g.inputsReady);
   if (g.stream) cudaStreamDestroy(g.stream);
   if (g.staging) cudaStreamDestroy(g.staging);
@@ -207,8 +238,7 @@ void NcclGroup::allReduceSum(float* data, size_t count) {
   g.enter();
   // The gradients are written on torch's stream (the legacy default one): the all-reduce waits for that stream
   // alone, not for the whole device, where sends of other communicators may wait for their receivers.
-  g.check(cudaEventRecord(g.inputsReady, cudaStreamLegacy), "cudaEventRecord");
-  g.check(cudaStreamWaitEvent(g.stream, g.inputsReady, 0), "cudaStreamWaitEvent");
+  g.afterTorch(g.inputsReady);
   g.started(ncclAllReduce(data, data, count, ncclFloat, ncclSum, g.comm, g.stream), "the all-reduce");
   g.drain("the all-reduce");
 }
@@ -246,6 +276,28 @@ void NcclGroup::receive(uint8_t* out, size_t count, int peer) {
   g.drain(what);
 }
 
+void NcclGroup::sendDevice(const void* data, size_t count, int peer, std::shared_ptr<void> keep) {
+  if (count == 0) return;
+  Impl& g = *impl_;
+  g.enter();
+  g.deviceSends.push_back({g.takeEvent(), std::move(keep)});  // owned by the group from here on
+  const cudaEvent_t done = g.deviceSends.back().done;
+  g.afterTorch(done);  // until the send's end is recorded, the event marks torch's work
+  const std::string what = "a send of " + std::to_string(count) + " device bytes to rank " + std::to_string(peer);
+  g.started(ncclSend(data, count, ncclUint8, peer, g.comm, g.stream), what);
+  g.check(cudaEventRecord(done, g.stream), "cudaEventRecord");
+}
+
+void NcclGroup::receiveDevice(void* out, size_t count, int peer) {
+  if (count == 0) return;
+  Impl& g = *impl_;
+  g.enter();
+  g.afterTorch(g.inputsReady);  // `out` may be memory torch's stream used until just now
+  const std::string what = "a receive of " + std::to_string(count) + " device bytes from rank " + std::to_string(peer);
+  g.started(ncclRecv(out, count, ncclUint8, peer, g.comm, g.stream), what);
+  g.drain(what);
+}
+
 std::string NcclGroup::busId(int device) {
   char id[32] = {};
   if (cudaDeviceGetPCIBusId(id, sizeof id, device) != cudaSuccess) return {};
@@ -275,6 +327,8 @@ NcclGroup::~NcclGroup() = default;
 void NcclGroup::allReduceSum(float*, size_t) {}
 void NcclGroup::send(const uint8_t*, size_t, int) {}
 void NcclGroup::receive(uint8_t*, size_t, int) {}
+void NcclGroup::sendDevice(const void*, size_t, int, std::shared_ptr<void>) {}
+void NcclGroup::receiveDevice(void*, size_t, int) {}
 std::string NcclGroup::busId(int) {
   return {};
 }

@@ -34,6 +34,12 @@ class NcclGroup {
   // order on one stream, so a rank that sends and receives at once wants one group per direction.
   void send(const uint8_t* bytes, size_t count, int peer);
   void receive(uint8_t* out, size_t count, int peer);
+  // The same from and into device memory of this group's device, with no staging: a payload's tail left on the GPU
+  // that encoded it. sendDevice queues the send behind the work already on torch's stream (the legacy default
+  // stream, where the bytes were written) and returns; `keep` (the owner of the bytes) is held until the send is
+  // done. receiveDevice returns when `count` bytes from `peer` are in `out`, throwing after the timeout.
+  void sendDevice(const void* data, size_t count, int peer, std::shared_ptr<void> keep);
+  void receiveDevice(void* out, size_t count, int peer);
 
   // True when this build has NCCL and a CUDA device is visible; otherwise false with the reason.
   static bool available(std::string* why = nullptr);

@@ -203,6 +203,19 @@ TEST(PayloadTails, AMessageToAnotherProcessCarriesOnlyHostBytes) {
   EXPECT_FALSE(end->sent[0].payload.tail.defined());
   EXPECT_EQ(end->sent[0].payload.bytes, host->encode(x).bytes);
 
+  // An end that carries device memory (NCCL between GPU stages) gets the tail as it is.
+  struct Carrying : Captured {
+    bool takesTails() const override { return true; }
+  };
+  auto carrying = std::make_shared<Carrying>();
+  Channel toGpu;
+  toGpu.setRemote(carrying);
+  Message c;
+  c.payload = kept->encode(x);
+  toGpu.push(std::move(c));
+  ASSERT_EQ(carrying->sent.size(), 1u);
+  EXPECT_TRUE(carrying->sent[0].payload.tail.defined());
+
   // Within the process the message keeps its tail.
   Channel local;
   Message n;

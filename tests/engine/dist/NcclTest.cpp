@@ -97,6 +97,25 @@ TEST(Nccl, PointToPointCarriesPayloadsBothWaysWhileBothEndsSendFirst) {
           in.receive(got.data(), got.size(), 1 - r);
           if (got != payload(1 - r, i, sizes[i])) failures[size_t(r)] += "message " + std::to_string(i) + " differs; ";
         }
+        // The same from device memory to device memory (a payload's tail), the sender's buffer freed only by the
+        // group once its send is done.
+        cudaSetDevice(r);
+        for (size_t i = 0; i < sizes.size(); ++i) {
+          const auto mine = payload(r, i + 100, sizes[i]);
+          void* d = nullptr;
+          if (cudaMalloc(&d, mine.size()) != cudaSuccess ||
+              cudaMemcpy(d, mine.data(), mine.size(), cudaMemcpyHostToDevice))
+            throw std::runtime_error("cudaMalloc/cudaMemcpy failed");
+          out.sendDevice(d, mine.size(), 1 - r, std::shared_ptr<void>(d, [](void* p) { cudaFree(p); }));
+          void* into = nullptr;
+          if (cudaMalloc(&into, sizes[i]) != cudaSuccess) throw std::runtime_error("cudaMalloc failed");
+          in.receiveDevice(into, sizes[i], 1 - r);
+          std::vector<uint8_t> got(sizes[i]);
+          cudaMemcpy(got.data(), into, sizes[i], cudaMemcpyDeviceToHost);
+          cudaFree(into);
+          if (got != payload(1 - r, i + 100, sizes[i]))
+            failures[size_t(r)] += "device message " + std::to_string(i) + " differs; ";
+        }
       } catch (const std::exception& e) {
         failures[size_t(r)] += e.what();
       }
