@@ -134,10 +134,11 @@ void encodeValues(const float* x, size_t n, const ValueFormat& f, uint64_t seed,
     if (n) std::memcpy(out.grow(n * 4), x, n * 4);  // an empty selection has no data pointer to copy from
     return;
   }
-  if (f.bits == 16) {
-    auto* h = reinterpret_cast<uint16_t*>(out.grow(n * 2));
-    k::floatToHalf(x, n, h);
-    k::saturateInfinities(h, n, false);
+  if (f.bits == 16) {  // converted aligned: the block may start at an odd byte of the payload
+    std::vector<uint16_t> h(n);
+    k::floatToHalf(x, n, h.data());
+    k::saturateInfinities(h.data(), n, false);
+    if (n) std::memcpy(out.grow(n * 2), h.data(), n * 2);
     return;
   }
   const auto rounding = f.stochastic ? k::Rounding::Stochastic : k::Rounding::Nearest;
@@ -185,6 +186,8 @@ void requireValueBlock(const ByteReader& in, size_t n) {
 ValueBlock readValues(ByteReader& in, size_t n, const torch::Tensor* codes) {
   ValueBlock b;
   b.bits = in.get<uint8_t>("value bits");
+  if (codes && (b.bits < 1 || b.bits > 8))
+    throw PayloadError("a tail with a block of " + std::to_string(b.bits) + "-bit values");
   if (b.bits == 32 || b.bits == 16) {
     b.bytes = n * size_t(b.bits / 8);
     b.data = in.take(b.bytes, b.bits == 32 ? "float32 values" : "fp16 values");

@@ -181,6 +181,12 @@ TEST(PayloadTails, HostileTailsAreMalformedPayloads) {
   refused(opts("topk", [](auto& o) { o.k = 1.0; }), [&](auto& t) { nan(t, t.numel() - 4); });
   refused(opts("topk", [](auto& o) { o.k = 0.1; }), [](auto& t) { t[1] = 0x00; });  // a gap of 0
   refused(opts("topk", [](auto& o) { o.k = 0.1; }), [](auto& t) { t[0] = 0x15; });  // position 21 of 21
+
+  // A tail beside a block whose values are all in the bytes (float32 here) is not silently ignored.
+  Payload p = makeCodec(opts("quantize", [](auto& o) { o.bits = 32; }))->encode(x);
+  p.tail = torch::zeros({8}, torch::kUInt8);
+  auto reader = makeCodec(opts("quantize", [](auto& o) { o.bits = 4; }));
+  EXPECT_THROW(reader->decode(p, torch::kCPU), PayloadError);
 }
 
 TEST(PayloadTails, AMessageToAnotherProcessCarriesOnlyHostBytes) {
