@@ -78,14 +78,18 @@ torch::Tensor ascendingBelow(torch::Tensor idx, uint64_t n) {
 }  // namespace
 
 torch::Tensor decodeIndexTensor(IndexFormat format, const torch::Tensor& payload, uint64_t k, uint64_t n) {
-  const auto bytes = payload.to(torch::kInt64);
   switch (format) {
-    case IndexFormat::Absolute32:
+    case IndexFormat::Absolute32: {
       expectBytes(payload, 4 * k, "an absolute");
+      const auto bytes = payload.to(torch::kInt64);
       return ascendingBelow((bytes.view({int64_t(k), 4}) * powersOf(256, 4, bytes).unsqueeze(0)).sum(1), n);
+    }
     case IndexFormat::Bitmap: {
       expectBytes(payload, (n + 7) / 8, "a bitmap");
-      const auto bits = digits(bytes, 2, 8).reshape({-1});
+      // One byte a bit, in uint8 throughout: a bitmap is chosen for dense selections of large tensors.
+      const auto bits =
+          torch::bitwise_and(torch::bitwise_right_shift(payload.unsqueeze(1), torch::arange(8, payload.options())), 1)
+              .reshape({-1});
       if (bits.narrow(0, int64_t(n), bits.numel() - int64_t(n)).any().item<bool>())
         throw PayloadError("a bitmap with bits set beyond its " + std::to_string(n) + " elements");
       const auto idx = bits.narrow(0, 0, int64_t(n)).nonzero().reshape({-1});
@@ -95,6 +99,7 @@ torch::Tensor decodeIndexTensor(IndexFormat format, const torch::Tensor& payload
       return idx;
     }
     case IndexFormat::DeltaVarint: {
+      const auto bytes = payload.to(torch::kInt64);  // at most five a gap
       const int64_t m = bytes.numel();
       const auto last = bytes.lt(128);  // each gap's last byte
       const auto ends = last.nonzero().reshape({-1});
