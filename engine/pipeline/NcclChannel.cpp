@@ -80,7 +80,7 @@ Message NcclChannel::pop(uint64_t limit) {
     if (a.tail) {  // within the limit the receiver set from the shape it expects
       m.payload.tail =
           torch::empty({int64_t(a.tail)}, torch::TensorOptions(torch::kUInt8).device(torch::kCUDA, device_));
-      g.receiveDevice(m.payload.tail.data_ptr(), a.tail, peerRank());
+      g.receiveDevice(m.payload.tail.data_ptr(), a.tail, peerRank(), std::make_shared<torch::Tensor>(m.payload.tail));
     }
   } catch (const std::exception& e) {
     fail(e, "receiving a payload from");

@@ -55,6 +55,7 @@ struct NcclGroup::Impl {
   };
   std::deque<DeviceSend> deviceSends;
   std::vector<cudaEvent_t> spareEvents;
+  std::vector<std::shared_ptr<void>> failedReceives;  // owners of buffers an aborted receive may still write
 
   // NCCL wants a communicator aborted after any error; every later call then says so.
   [[noreturn]] void fail(const std::string& message) {
@@ -131,12 +132,16 @@ struct NcclGroup::Impl {
     b.capacity = count;
     return b;
   }
-  // An event for the next device send; finished sends give back theirs and let go of their bytes.
-  cudaEvent_t takeEvent() {
+  // Finished device sends give back their events and let go of their bytes.
+  void reapDeviceSends() {
     while (!deviceSends.empty() && cudaEventQuery(deviceSends.front().done) == cudaSuccess) {
       spareEvents.push_back(deviceSends.front().done);
       deviceSends.pop_front();
     }
+  }
+  // An event for the next device send.
+  cudaEvent_t takeEvent() {
+    reapDeviceSends();
     if (!spareEvents.empty()) {
       const cudaEvent_t e = spareEvents.back();
       spareEvents.pop_back();
@@ -225,8 +230,14 @@ NcclGroup::~NcclGroup() {
   for (auto& b : g.sending) Impl::release(b);
   for (auto& b : g.spare) Impl::release(b);
   Impl::release(g.received);
+  // The bytes' owners go after the communicator, and only when nothing on the stream can touch them any more.
+  if (cudaStreamQuery(g.stream) != cudaSuccess) {
+    auto* leaked = new std::vector<std::shared_ptr<void>>(std::move(g.failedReceives));
+    for (auto& d : g.deviceSends) leaked->push_back(std::move(d.keep));
+  }
   for (auto& d : g.deviceSends) cudaEventDestroy(d.done);
-  g.deviceSends.clear();  // the bytes' owners go after the communicator
+  g.deviceSends.clear();
+  g.failedReceives.clear();
   for (auto e : g.spareEvents) cudaEventDestroy(e);
   if (g.inputsReady) cudaEventDestroy(g.inputsReady);
   if (g.stream) cudaStreamDestroy(g.stream);
@@ -247,6 +258,7 @@ void NcclGroup::send(const uint8_t* bytes, size_t count, int peer) {
   if (count == 0) return;
   Impl& g = *impl_;
   g.enter();
+  g.reapDeviceSends();
   Impl::Buffer b = g.takeSendBuffer(count);
   g.sending.push_back(b);  // owned by the group from here on, whatever happens next
   // From pageable memory the copy returns once the bytes are staged, so `bytes` may go as soon as this returns; the
@@ -288,14 +300,20 @@ void NcclGroup::sendDevice(const void* data, size_t count, int peer, std::shared
   g.check(cudaEventRecord(done, g.stream), "cudaEventRecord");
 }
 
-void NcclGroup::receiveDevice(void* out, size_t count, int peer) {
+void NcclGroup::receiveDevice(void* out, size_t count, int peer, std::shared_ptr<void> keep) {
   if (count == 0) return;
   Impl& g = *impl_;
   g.enter();
-  g.afterTorch(g.inputsReady);  // `out` may be memory torch's stream used until just now
-  const std::string what = "a receive of " + std::to_string(count) + " device bytes from rank " + std::to_string(peer);
-  g.started(ncclRecv(out, count, ncclUint8, peer, g.comm, g.stream), what);
-  g.drain(what);
+  try {
+    g.afterTorch(g.inputsReady);  // `out` may be memory torch's stream used until just now
+    const std::string what =
+        "a receive of " + std::to_string(count) + " device bytes from rank " + std::to_string(peer);
+    g.started(ncclRecv(out, count, ncclUint8, peer, g.comm, g.stream), what);
+    g.drain(what);
+  } catch (...) {
+    if (keep) g.failedReceives.push_back(std::move(keep));
+    throw;
+  }
 }
 
 std::string NcclGroup::busId(int device) {
@@ -328,7 +346,7 @@ void NcclGroup::allReduceSum(float*, size_t) {}
 void NcclGroup::send(const uint8_t*, size_t, int) {}
 void NcclGroup::receive(uint8_t*, size_t, int) {}
 void NcclGroup::sendDevice(const void*, size_t, int, std::shared_ptr<void>) {}
-void NcclGroup::receiveDevice(void*, size_t, int) {}
+void NcclGroup::receiveDevice(void*, size_t, int, std::shared_ptr<void>) {}
 std::string NcclGroup::busId(int) {
   return {};
 }

@@ -37,9 +37,11 @@ class NcclGroup {
   // The same from and into device memory of this group's device, with no staging: a payload's tail left on the GPU
   // that encoded it. sendDevice queues the send behind the work already on torch's stream (the legacy default
   // stream, where the bytes were written) and returns; `keep` (the owner of the bytes) is held until the send is
-  // done. receiveDevice returns when `count` bytes from `peer` are in `out`, throwing after the timeout.
+  // done. receiveDevice returns when `count` bytes from `peer` are in `out`, throwing after the timeout; when it
+  // fails, the group keeps `keep` (the owner of `out`), since an aborted receive may still write there. Memory the
+  // device may still touch when the group ends is never given back (leaked, not freed under a running kernel).
   void sendDevice(const void* data, size_t count, int peer, std::shared_ptr<void> keep);
-  void receiveDevice(void* out, size_t count, int peer);
+  void receiveDevice(void* out, size_t count, int peer, std::shared_ptr<void> keep = nullptr);
 
   // True when this build has NCCL and a CUDA device is visible; otherwise false with the reason.
   static bool available(std::string* why = nullptr);
