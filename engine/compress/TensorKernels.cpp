@@ -87,8 +87,9 @@ TensorKernels::TensorKernels(const torch::Tensor& x) : n_(size_t(x.numel())) {
   if (x.scalar_type() != torch::kFloat32 || !x.is_contiguous())
     throw std::logic_error("TensorKernels: the input must be contiguous float32");
   x_ = x.view({-1});  // flat: positions index elements, not rows (index_select on dimension 0)
+  static float none = 0;  // an empty CPU tensor may have no data pointer; the host kernels read nothing of it
   if (x.device().is_cpu())
-    host_ = x.data_ptr<float>();
+    host_ = n_ ? x.data_ptr<float>() : &none;
   else if (!x.device().is_cuda() || !built())
     noKernels();
 }

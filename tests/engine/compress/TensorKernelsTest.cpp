@@ -74,6 +74,16 @@ TEST(TensorKernels, OnTheHostTheyAreTheCpuKernels) {
   EXPECT_FALSE(TensorKernels(bad).allFinite());
 }
 
+TEST(TensorKernels, AnEmptyHostTensorIsOnTheHost) {
+  // An empty CPU tensor has no data pointer: it once read as "on a device", and a sparse payload kept with its
+  // selection (GaussianK selecting nothing) called the CUDA kernels, or failed in a build without them.
+  const TensorKernels k(torch::empty({0}));
+  EXPECT_TRUE(k.onHost());
+  EXPECT_EQ(k.topkHere(3).size(), 0u);
+  EXPECT_EQ(k.gatherAboveHere(0.f).size(), 0u);
+  EXPECT_EQ(k.quantizeNearest(4, 8, nullptr).numel(), 0);
+}
+
 TEST(TensorKernels, RefusesWhatItCannotRunOn) {
   EXPECT_TRUE(TensorKernels::usable(torch::zeros({3})));
   EXPECT_THROW(TensorKernels(torch::zeros({3}, torch::kFloat64)), std::logic_error);
