@@ -132,11 +132,11 @@ void SparseCodec::encodeTail(const TensorKernels& x, uint64_t k, uint64_t seed, 
     s = x.gatherAboveHere(t);
     if ((trim_ && s.size() > k) || (kind_ == Kind::SampledK && 3 * s.size() > 4 * k)) {
       const auto best = TensorKernels(s.values.contiguous()).topkHere(k);
-      s = {s.indices.index_select(0, best.indices), best.values};
+      s = {s.positions.index_select(0, best.indices()), best.values};
     }
   }
   const uint64_t count = s.size();
-  const IndexTensorBlock block = encodeIndexTensor(s.indices, n);
+  const IndexTensorBlock block = encodeIndexTensor(s.indices(), n);
   w.put<uint8_t>(uint8_t(kind_));
   w.put<uint32_t>(uint32_t(count));
   w.put<uint32_t>(uint32_t(1 + block.payload.numel()));

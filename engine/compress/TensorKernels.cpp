@@ -28,10 +28,15 @@ torch::TensorOptions onDeviceOf(const torch::Tensor& x, torch::ScalarType type) 
   return torch::TensorOptions(type).device(x.device());
 }
 
-// Element positions (host, uint32) as the int64 index tensor torch wants on `device`: copied as int32 and widened
-// there, masked so positions of 2^31 and above do not read as negative.
+// uint32 positions held in an int32 tensor as the int64 indices torch wants, masked so positions of 2^31 and above do
+// not read as negative.
+torch::Tensor widened(const torch::Tensor& positions) {
+  return positions.to(torch::kInt64).bitwise_and(int64_t(0xffffffff));
+}
+
+// Element positions (host, uint32) as those indices on `device`: copied as int32 and widened there.
 torch::Tensor devicePositions(const uint32_t* positions, size_t count, const torch::Device& device) {
-  return hostView(positions, count, torch::kInt32).to(device).to(torch::kInt64).bitwise_and(int64_t(0xffffffff));
+  return widened(hostView(positions, count, torch::kInt32).to(device));
 }
 
 #ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
@@ -127,7 +132,7 @@ size_t TensorKernels::gatherAbove(float t, std::vector<uint32_t>& indices, std::
   indices.resize(count);
   values.resize(count);
   if (count) {
-    hostView(indices.data(), count, torch::kInt32).copy_(picked.indices.to(torch::kInt32));
+    hostView(indices.data(), count, torch::kInt32).copy_(picked.positions);
     hostView(values.data(), count, torch::kFloat32).copy_(picked.values);
   }
   return count;
@@ -138,27 +143,22 @@ size_t TensorKernels::topk(size_t k, uint32_t* indices, float* values) const {
   const Picked picked = topkHere(k);
   k = picked.size();
   if (k) {
-    hostView(indices, k, torch::kInt32).copy_(picked.indices.to(torch::kInt32));
+    hostView(indices, k, torch::kInt32).copy_(picked.positions);
     hostView(values, k, torch::kFloat32).copy_(picked.values);
   }
   return k;
 }
 
-namespace {
-
-// uint32 positions in an int32 tensor as the int64 indices torch wants (2^31 and above must not read as negative).
-torch::Tensor widened(const torch::Tensor& positions) {
-  return positions.to(torch::kInt64).bitwise_and(int64_t(0xffffffff));
+torch::Tensor TensorKernels::Picked::indices() const {
+  return widened(positions);
 }
-
-}  // namespace
 
 TensorKernels::Picked TensorKernels::gatherAboveHere(float t) const {
   if (host_) {
     std::vector<uint32_t> indices;
     std::vector<float> values;
     const size_t count = gatherAbove(t, indices, values);
-    return {widened(hostView(indices.data(), count, torch::kInt32)),
+    return {hostView(indices.data(), count, torch::kInt32).clone(),
             hostView(values.data(), count, torch::kFloat32).clone()};
   }
 #ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
@@ -167,7 +167,7 @@ TensorKernels::Picked TensorKernels::gatherAboveHere(float t) const {
   auto idx = torch::empty({int64_t(std::max<size_t>(count, 1))}, onDeviceOf(x_, torch::kInt32));
   auto val = torch::empty({int64_t(std::max<size_t>(count, 1))}, onDeviceOf(x_, torch::kFloat32));
   cu::gatherAbove(x_.data_ptr<float>(), n_, t, u32m(idx), val.data_ptr<float>());
-  return {widened(idx.narrow(0, 0, int64_t(count))), val.narrow(0, 0, int64_t(count))};
+  return {idx.narrow(0, 0, int64_t(count)), val.narrow(0, 0, int64_t(count))};
 #else
   noKernels();
 #endif
@@ -177,15 +177,15 @@ TensorKernels::Picked TensorKernels::topkHere(size_t k) const {
   k = std::min(k, n_);
   auto idx = torch::empty({int64_t(k)}, onDeviceOf(x_, torch::kInt32));
   auto val = torch::empty({int64_t(k)}, onDeviceOf(x_, torch::kFloat32));
-  if (k == 0) return {widened(idx), val};
+  if (k == 0) return {idx, val};
   if (host_) {
     kernels::topkSelect(host_, n_, k, reinterpret_cast<uint32_t*>(idx.data_ptr<int32_t>()), val.data_ptr<float>());
-    return {widened(idx), val};
+    return {idx, val};
   }
 #ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
   On on(x_.device());
   cu::topkSelect(x_.data_ptr<float>(), n_, k, u32m(idx), val.data_ptr<float>());
-  return {widened(idx), val};
+  return {idx, val};
 #else
   noKernels();
 #endif

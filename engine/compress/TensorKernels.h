@@ -35,11 +35,14 @@ class TensorKernels {
   size_t gatherAbove(float t, std::vector<uint32_t>& indices, std::vector<float>& values) const;
   // The k largest magnitudes (lowest-indexed ties), indices ascending, into arrays of room k; returns k.
   size_t topk(size_t k, uint32_t* indices, float* values) const;
-  // The same two selections left where x is, for payloads that stay on the device: positions (int64, ascending) and
-  // their values (float32) as tensors on x's device (CPU tensors from the CPU kernels on the host).
+  // The same two selections left where x is, for payloads that stay on the device: positions (ascending, uint32 bits
+  // in int32, as the kernels write them) and their values (float32) as tensors on x's device (CPU tensors from the
+  // CPU kernels on the host).
   struct Picked {
-    torch::Tensor indices, values;
-    size_t size() const { return size_t(indices.numel()); }
+    torch::Tensor positions, values;
+    size_t size() const { return size_t(positions.numel()); }
+    // The positions as the int64 indices torch wants.
+    torch::Tensor indices() const;
   };
   Picked gatherAboveHere(float t) const;
   Picked topkHere(size_t k) const;
