@@ -112,7 +112,7 @@ torch::Tensor QuantizeCodec::decodeBody(const PayloadHeader& h, ByteReader& r, c
   const ValueBlock block = readValues(r, size_t(h.numel()), codes);
   torch::Tensor out;
   if (codes && !codes->is_cpu()) {  // codes from a GPU of this process: copied device to device, decoded there
-    if (block.bits > 8 || block.minmax) throw PayloadError("codes in a tail are symmetric 1..8-bit codes");
+    if (block.minmax) throw PayloadError("codes in a tail are symmetric codes");  // readValues checked the width
     out = dequantizeOnDevice(stored, device, *codes, block.bits, block.group, block.lo.data());
   } else if (decodesOnDevice(device) && block.bits <= 8 && !block.minmax) {  // the codes cross PCIe, not the floats
     out = dequantizeOnDevice(stored, device, block.data, block.bits, block.group, block.lo.data());
