@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # Test hosts on this machine: one network namespace per host, each joined by a veth pair to a bridge that lives in
 # a namespace of its own, addresses from 10.231.0.0/24 (which exists only inside those namespaces: nothing is added
-# to this machine's own network), each host's link shaped with tc: a token bucket for the bandwidth, netem for
-# latency and loss where the kernel has it.
+# to this machine's own network), each host's link shaped: a token bucket (tc tbf) on the host's egress for the
+# bandwidth, and a one-way latency and random loss on every packet between two hosts.
 #
 #   netns-hosts.sh up   --hosts N [--bandwidth MBIT] [--latency MS] [--loss PCT] [--prefix P]
 #   netns-hosts.sh down [--prefix P]
 #   netns-hosts.sh run  --hosts N [shaping] [--prefix P] [--grace S] -- COMMAND [ARGS...]
+#
+# Latency and loss come from netem on each host's egress where the kernel has sch_netem. Where it has not (the
+# Firecracker kernel this project is developed on), a delay line does the same in the switch: the bridge hands the
+# frames it forwards to iptables (br_netfilter), one NFQUEUE rule queues every one of them, and netdelay
+# (tools/netdelay, built as build/tools/netdelay/netdelay; $PIPESQUEEZE_NETDELAY names another) holds each packet for
+# the latency, or drops it with the loss probability, before the bridge passes it on. Either way a packet from one
+# host to another is delayed once, so the round trip between two hosts is twice the latency. The delay line needs
+# iptables; its counters (packets, the longest hold) end up in /tmp/netns-hosts-P.netdelay.log.
 #
 # `run` makes the hosts, starts COMMAND once per host as one rank of a multi-process run (RANK, WORLD_SIZE,
 # MASTER_ADDR = host 0, MASTER_PORT, a fresh PIPESQUEEZE_STORE_TOKEN, PIPESQUEEZE_BIND=eth0), waits for every rank
@@ -50,10 +58,24 @@ number --grace "$grace"
 sw=$prefix-sw
 host() { echo "$prefix-h$1"; }
 address() { echo "10.231.0.$(($1 + 1))"; }
+delay_log=${TMPDIR:-/tmp}/netns-hosts-$prefix.netdelay.log
+shaper=none  # what delays and drops packets: none, netem or delay-line
 
-# Every namespace of this prefix, with whatever still runs in it, and the links that die with them.
+# Every namespace of this prefix, with whatever still runs in it, and the links that die with them. A delay line is
+# asked to stop first, so it lets go of what it holds and writes its counters.
 down() {
-  local ns
+  local ns pids
+  if ip netns list 2>/dev/null | awk '{print $1}' | grep -qx "$sw"; then
+    pids=$(ip netns pids "$sw" 2>/dev/null)
+    if [[ -n $pids ]]; then
+      # shellcheck disable=SC2086
+      kill -TERM $pids 2>/dev/null
+      for _ in 1 2 3 4 5 6 7 8 9 10; do  # an ended process leaves the namespace even before it is reaped
+        [[ -z $(ip netns pids "$sw" 2>/dev/null) ]] && break
+        sleep 0.1
+      done
+    fi
+  fi
   for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^$prefix-(sw|h[0-9]+)$"); do
     ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
     ip netns del "$ns" 2>/dev/null
@@ -69,11 +91,63 @@ has_netem() {  # the kernel's sch_netem, tried on a throwaway pair inside the sw
   return $ok
 }
 
+netdelay_program() {
+  local built
+  built=$(cd "$(dirname "$0")/.." && pwd)/build/tools/netdelay/netdelay
+  if [[ -n ${PIPESQUEEZE_NETDELAY:-} ]]; then
+    echo "$PIPESQUEEZE_NETDELAY"
+  elif [[ -x $built ]]; then
+    echo "$built"
+  fi
+}
+
+# How latency and loss will be made: netem where the kernel has it, else the delay line, else a refusal naming what
+# is missing.
+choose_shaper() {
+  [[ $latency != 0 || $loss != 0 ]] || return 0
+  if has_netem; then
+    shaper=netem
+    return 0
+  fi
+  local program
+  program=$(netdelay_program)
+  [[ -n $program && -x $program ]] ||
+    { down; die "this kernel has no netem qdisc (sch_netem), and the delay line that replaces it was not found" \
+      "(build the netdelay target, or set PIPESQUEEZE_NETDELAY to it); or use --latency 0 --loss 0"; }
+  command -v iptables >/dev/null ||
+    { down; die "this kernel has no netem qdisc (sch_netem), and its replacement, the delay line, needs iptables" \
+      "(apt-get install iptables); or use --latency 0 --loss 0"; }
+  shaper=delay-line
+}
+
+# The delay line between the hosts: netdelay bound to netfilter queue 0 of the switch namespace, then the rule that
+# sends every bridged IPv4 packet there (in that order: a queue without a reader drops what reaches it).
+start_delay_line() {
+  local program ready pid
+  program=$(netdelay_program)
+  ready=${TMPDIR:-/tmp}/netns-hosts-$prefix.netdelay.ready
+  rm -f "$ready"
+  ip netns exec "$sw" sysctl -qw net.bridge.bridge-nf-call-iptables=1 ||
+    { down; die "this kernel cannot pass bridged frames to iptables (br_netfilter), which the delay line needs"; }
+  ip netns exec "$sw" "$program" --queue 0 --delay-ms "$latency" --loss "$loss" --ready "$ready" \
+    >"$delay_log" 2>&1 </dev/null &
+  pid=$!
+  for _ in $(seq 100); do
+    [[ -s $ready ]] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  [[ -s $ready ]] || { down; die "the delay line did not start: $(tail -n 3 "$delay_log" 2>/dev/null)"; }
+  rm -f "$ready"
+  ip netns exec "$sw" iptables -w -A FORWARD -j NFQUEUE --queue-num 0 ||
+    { down; die "iptables refused the delay line's NFQUEUE rule in $sw"; }
+}
+
 # One host's egress: netem (latency, loss) above a token bucket (bandwidth), or the bucket alone.
 shape() {
   local ns=$1 dev=$2 parent="root"
   local -a tcx=(ip netns exec "$ns" tc)
-  if [[ $latency != 0 || $loss != 0 ]]; then
+  if [[ $shaper == netem ]]; then
     "${tcx[@]}" qdisc add dev "$dev" root handle 1: netem delay "${latency}ms" loss "${loss}%" limit 100000 ||
       return 1
     parent="parent 1:"
@@ -97,11 +171,7 @@ up() {
   ip netns add "$sw" 2>/dev/null || die "cannot create network namespace $sw (no CAP_NET_ADMIN, or namespaces are off)"
   ip -n "$sw" link add br0 type bridge && ip -n "$sw" link set br0 up && ip -n "$sw" link set lo up ||
     { down; die "cannot make a bridge in $sw (this kernel has no bridge support)"; }
-  if [[ $latency != 0 || $loss != 0 ]] && ! has_netem; then
-    down
-    die "this kernel has no netem qdisc (sch_netem), so latency and loss cannot be shaped; use --latency 0 --loss 0 " \
-        "(bandwidth shaping needs only tbf) or a kernel with sch_netem"
-  fi
+  choose_shaper
   local i ns
   for ((i = 0; i < hosts; i++)); do
     ns=$(host "$i")
@@ -112,6 +182,8 @@ up() {
       ip -n "$ns" link set lo up || { down; die "cannot wire host $ns to the bridge"; }
     shape "$ns" eth0 || { down; die "tc refused to shape $ns (bandwidth $bandwidth Mbit/s, latency $latency ms)"; }
   done
+  [[ $shaper == delay-line ]] && start_delay_line
+  return 0
 }
 
 pids=()  # the ranks `run` started; global, as the exit trap runs after run() has returned
@@ -124,6 +196,7 @@ run() {
     sleep 0.5
     ((${#pids[@]})) && kill -KILL "${pids[@]}" 2>/dev/null
     down
+    [[ $shaper == delay-line && -s $delay_log ]] && tail -n 1 "$delay_log" >&2
   }
   trap 'stop; exit 130' INT
   trap 'stop; exit 143' TERM HUP
