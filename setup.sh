@@ -19,7 +19,7 @@ packages=(
   nlohmann-json3-dev libsqlite3-dev zlib1g-dev libcli11-dev libgtest-dev libprotobuf-dev protobuf-compiler
   qt6-base-dev qt6-svg-dev libqt6svg6 fonts-dejavu-core xvfb xauth
   clang libclang-rt-dev libomp-dev
-  iproute2
+  iproute2 iptables
   dataset-fashion-mnist
 )
 missing=()
