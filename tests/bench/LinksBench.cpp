@@ -1,14 +1,16 @@
 // The link model against a real, shaped network. The same preset (Fashion-MNIST, 2 and 4 stages) with dense links,
-// TopK 10% and 4-bit activations / 8-bit gradients, at 100 Mbit/s and 1 Gbit/s:
-//   measured  one rank per test host (tools/netns-hosts.sh: network namespaces, veth, tc token bucket), links in
-//             accounted mode (nothing waits for the model): rank 0's wall time per step;
+// TopK 10% and 4-bit activations / 8-bit gradients, at 100 Mbit/s and 1 Gbit/s, with 1 ms latency each way:
+//   measured  one rank per test host (tools/netns-hosts.sh: network namespaces, veth, tc token bucket, netem or the
+//             delay line for the latency), links in accounted mode (nothing waits for the model): rank 0's wall
+//             time per step;
 //   own model the same run's emulated step time (its measured compute and codec times, the modelled links);
 //   1 process the same configuration in one process with accounted links: its emulated step time.
 // Prints a table and one JSON array (medians over the steps after a warm-up). Needs root for the namespaces; says
 // why and exits 0 where they cannot be made.
-//   bench_links [--steps N] [--warmup W] [--stages 2,4] [--bandwidths 100,1000] [--methods dense,topk10,quant4-8]
-//               [--json FILE]
-// With --time-to-accuracy: the 4-stage preset on four test hosts at 100 Mbit/s (--bandwidths' first), E epochs
+//   bench_links [--steps N] [--warmup W] [--stages 2,4] [--bandwidths 100,1000] [--latencies 1]
+//               [--methods dense,topk10,quant4-8] [--json FILE]
+// With --time-to-accuracy: the 4-stage preset on four test hosts at 100 Mbit/s (--bandwidths' first) and 1 ms
+// (--latencies' first), E epochs
 // (--epochs, default 3) of the first N training samples (--train-limit, default 9600; 0: all 60000) with dense, TopK
 // 10%, 4-bit activations + 8-bit gradients and AQ-SGD (its preset: 4-bit activations after a dense first epoch): the
 // wall time until the evaluation reaches 90% of dense's final accuracy, and the speed-up over dense.
@@ -34,7 +36,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kScript = std::string(PIPESQUEEZE_SOURCE_DIR) + "/tools/netns-hosts.sh";
+const std::string kScript = "PIPESQUEEZE_NETDELAY=" + std::string(PIPESQUEEZE_NETDELAY) + " " +
+                            std::string(PIPESQUEEZE_SOURCE_DIR) + "/tools/netns-hosts.sh";
 const std::string kPreset = std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets/fashion-mnist-4stage.json";
 
 const std::map<std::string, std::vector<std::string>> kMethods = {
@@ -115,8 +118,8 @@ double timeTo(const std::vector<std::pair<double, double>>& curve, double target
   return -1;
 }
 
-int timeToAccuracy(const std::string& bandwidth, const std::string& epochs, const std::string& trainLimit,
-                   const std::string& jsonPath) {
+int timeToAccuracy(const std::string& bandwidth, const std::string& latency, const std::string& epochs,
+                   const std::string& trainLimit, const std::string& jsonPath) {
   const std::string cli = PIPESQUEEZE_CLI;
   json out = json::array();
   std::map<std::string, std::vector<std::pair<double, double>>> curves;
@@ -126,13 +129,13 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& epochs, cons
                        " --set data.train_limit=" + trainLimit +
                        " --set data.eval_limit=2000 --set eval.every_steps=50 --set telemetry.histogram_every=0 --set "
                        "link.bandwidth_mbps=" +
-                       bandwidth + " --set link.latency_ms=0 --set link.mode=accounted";
+                       bandwidth + " --set link.latency_ms=" + latency + " --set link.mode=accounted";
     for (const auto& set : kMethods.at(m)) sets += " --set " + set;
     const auto store = freshStore("tta-" + m);
     std::fprintf(stderr, "bench_links: time to accuracy, %s ...\n", m.c_str());
     std::string log;
-    if (shell(kScript + " run --hosts 4 --bandwidth " + bandwidth + " --prefix psbl -- " + cli + " train --preset " +
-                  kPreset + " --store " + store + sets,
+    if (shell(kScript + " run --hosts 4 --bandwidth " + bandwidth + " --latency " + latency + " --prefix psbl -- " +
+                  cli + " train --preset " + kPreset + " --store " + store + sets,
               &log) != 0) {
       std::printf("%s failed: %s\n", m.c_str(), log.substr(log.size() > 300 ? log.size() - 300 : 0).c_str());
       continue;
@@ -147,8 +150,8 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& epochs, cons
   const double dense = timeTo(curves["dense"], target);
   std::printf(
       "\nbench_links: time to %.2f%% (90%% of dense's final %.2f%%), Fashion-MNIST 4 stages on 4 test hosts "
-      "at %s Mbit/s, %s epochs of %s samples\n",
-      100 * target, 100 * curves["dense"].back().second, bandwidth.c_str(), epochs.c_str(),
+      "at %s Mbit/s and %s ms, %s epochs of %s samples\n",
+      100 * target, 100 * curves["dense"].back().second, bandwidth.c_str(), latency.c_str(), epochs.c_str(),
       trainLimit == "0" ? "all" : trainLimit.c_str());
   std::printf("%-10s %14s %12s %14s\n", "method", "time to target", "speed-up", "final accuracy");
   for (const auto& m : methods) {
@@ -161,7 +164,8 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& epochs, cons
                    {"speedup_over_dense", t > 0 && dense > 0 ? dense / t : 0.0},
                    {"final_accuracy", curves[m].back().second},
                    {"target", target},
-                   {"bandwidth_mbps", std::stod(bandwidth)}});
+                   {"bandwidth_mbps", std::stod(bandwidth)},
+                   {"latency_ms", std::stod(latency)}});
   }
   std::printf("%s\n", out.dump().c_str());
   if (!jsonPath.empty()) std::ofstream(jsonPath) << out.dump(2) << "\n";
@@ -172,7 +176,8 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& epochs, cons
 
 int main(int argc, char** argv) {
   int steps = 40, warmup = 5;
-  std::vector<std::string> stages{"2", "4"}, bandwidths{"100", "1000"}, methods{"dense", "topk10", "quant4-8"};
+  std::vector<std::string> stages{"2", "4"}, bandwidths{"100", "1000"}, latencies{"1"},
+      methods{"dense", "topk10", "quant4-8"};
   std::string jsonPath, epochs = "3", trainLimit = "9600";
   bool timeToTarget = false;
   for (int i = 1; i < argc; ++i) {
@@ -192,6 +197,8 @@ int main(int argc, char** argv) {
       stages = split(next());
     else if (a == "--bandwidths")
       bandwidths = split(next());
+    else if (a == "--latencies")
+      latencies = split(next());
     else if (a == "--methods")
       methods = split(next());
     else if (a == "--json")
@@ -205,7 +212,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: bench_links [--steps N] [--warmup W] [--stages 2,4] [--bandwidths 100,1000] "
-                   "[--methods dense,topk10,quant4-8,aqsgd] [--json FILE] [--time-to-accuracy [--epochs E] "
+                   "[--latencies 1] [--methods dense,topk10,quant4-8,aqsgd] [--json FILE] [--time-to-accuracy [--epochs E] "
                    "[--train-limit N]]\n");
       return 2;
     }
@@ -221,59 +228,70 @@ int main(int argc, char** argv) {
                 why.empty() ? "" : ": ", why.c_str());
     return 0;
   }
-  if (timeToTarget) return timeToAccuracy(bandwidths.front(), epochs, trainLimit, jsonPath);
-  std::string netem;
-  const bool latencyShaped =
-      shell(kScript + " up --hosts 1 --latency 1 --prefix psbl && " + kScript + " down --prefix psbl", &netem) == 0;
+  for (const auto& l : latencies)
+    if (l != "0") {  // netem or the delay line must be there: a latency the hosts do not have would be no comparison
+      std::string why;
+      if (shell(kScript + " up --hosts 1 --latency " + l + " --prefix psbl && " + kScript + " down --prefix psbl",
+                &why) != 0) {
+        std::printf("bench_links: the test hosts cannot be given a %s ms latency: %s\n", l.c_str(), why.c_str());
+        return 1;
+      }
+    }
+  if (timeToTarget)
+    return timeToAccuracy(bandwidths.front(), latencies.front(), epochs, trainLimit, jsonPath);
 
   const std::string cli = PIPESQUEEZE_CLI;
   json out = json::array();
-  std::printf("\nbench_links: %s, %d steps (medians after %d), links accounted; latency %s\n",
-              fs::path(kPreset).filename().c_str(), steps, warmup,
-              latencyShaped ? "0 ms" : "not shaped (this kernel has no sch_netem): 0 ms in the model too");
-  std::printf("%-7s %-10s %-10s %12s %12s %8s %12s %8s %10s\n", "stages", "bandwidth", "method", "measured",
-              "own model", "ratio", "1 process", "ratio", "MB/step");
+  std::printf("\nbench_links: %s, %d steps (medians after %d), links accounted\n",
+              fs::path(kPreset).filename().c_str(), steps, warmup);
+  std::printf("%-7s %-10s %-8s %-10s %12s %12s %8s %12s %8s %10s %10s\n", "stages", "bandwidth", "latency", "method",
+              "measured", "own model", "ratio", "1 process", "ratio", "control", "MB/step");
   for (const auto& s : stages)
     for (const auto& b : bandwidths)
-      for (const auto& m : methods) {
-        std::string sets =
-            " --set pipeline.stages=" + s + " --set train.max_steps=" + std::to_string(steps) +
-            " --set eval.every_steps=0 --set telemetry.histogram_every=0 --set link.bandwidth_mbps=" + b +
-            " --set link.latency_ms=0 --set link.mode=accounted";
-        for (const auto& set : kMethods.at(m)) sets += " --set " + set;
-        const std::string name = s + "-" + b + "-" + m;
-        const auto hosts = freshStore(name + "-hosts"), one = freshStore(name + "-one");
-        std::fprintf(stderr, "bench_links: %s ...\n", name.c_str());
-        std::string log, oneLog;
-        const int a = shell(kScript + " run --hosts " + s + " --bandwidth " + b + " --prefix psbl -- " + cli +
-                                " train --preset " + kPreset + " --store " + hosts + sets,
-                            &log);
-        const int c = shell(cli + " train --preset " + kPreset + " --store " + one + sets, &oneLog);
-        if (a == 0) log = oneLog;  // the failure worth showing
-        if (a != 0 || c != 0) {
-          std::printf("%-7s %-10s %-10s failed (%d, %d): %s\n", s.c_str(), b.c_str(), m.c_str(), a, c,
-                      log.substr(log.size() > 300 ? log.size() - 300 : 0).c_str());
-          continue;
+      for (const auto& l : latencies)
+        for (const auto& m : methods) {
+          std::string sets =
+              " --set pipeline.stages=" + s + " --set train.max_steps=" + std::to_string(steps) +
+              " --set eval.every_steps=0 --set telemetry.histogram_every=0 --set link.bandwidth_mbps=" + b +
+              " --set link.latency_ms=" + l + " --set link.mode=accounted";
+          for (const auto& set : kMethods.at(m)) sets += " --set " + set;
+          const std::string name = s + "-" + b + "-" + l + "-" + m;
+          const auto hosts = freshStore(name + "-hosts"), one = freshStore(name + "-one");
+          std::fprintf(stderr, "bench_links: %s ...\n", name.c_str());
+          std::string log, oneLog;
+          const int a = shell(kScript + " run --hosts " + s + " --bandwidth " + b + " --latency " + l +
+                                  " --prefix psbl -- " + cli + " train --preset " + kPreset + " --store " + hosts +
+                                  sets,
+                              &log);
+          const int c = shell(cli + " train --preset " + kPreset + " --store " + one + sets, &oneLog);
+          if (a == 0) log = oneLog;  // the failure worth showing
+          if (a != 0 || c != 0) {
+            std::printf("%-7s %-10s %-8s %-10s failed (%d, %d): %s\n", s.c_str(), b.c_str(), l.c_str(), m.c_str(), a,
+                        c, log.substr(log.size() > 300 ? log.size() - 300 : 0).c_str());
+            continue;
+          }
+          const double measured = medianOf(hosts, "time/step_s", warmup);
+          const double own = medianOf(hosts, "time/emulated_step_s", warmup);
+          const double single = medianOf(one, "time/emulated_step_s", warmup);
+          const double control = medianOf(hosts, "time/control_s", warmup);
+          const double bytes = medianOf(hosts, "bytes/wire", warmup);
+          std::printf("%-7s %-10s %-8s %-10s %10.1f ms %10.1f ms %8.3f %10.1f ms %8.3f %7.1f ms %10.2f\n", s.c_str(),
+                      (b + " Mb/s").c_str(), (l + " ms").c_str(), m.c_str(), 1e3 * measured, 1e3 * own,
+                      measured / own, 1e3 * single, measured / single, 1e3 * control, bytes / 1e6);
+          out.push_back({{"stages", std::stoi(s)},
+                         {"bandwidth_mbps", std::stod(b)},
+                         {"latency_ms", std::stod(l)},
+                         {"method", m},
+                         {"measured_step_s", measured},
+                         {"own_model_step_s", own},
+                         {"one_process_step_s", single},
+                         {"control_s", control},
+                         {"measured_over_own_model", measured / own},
+                         {"measured_over_one_process", measured / single},
+                         {"wire_bytes_per_step", bytes}});
+          for (const auto& f : {hosts, one})
+            for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(f + suffix);
         }
-        const double measured = medianOf(hosts, "time/step_s", warmup);
-        const double own = medianOf(hosts, "time/emulated_step_s", warmup);
-        const double single = medianOf(one, "time/emulated_step_s", warmup);
-        const double bytes = medianOf(hosts, "bytes/wire", warmup);
-        std::printf("%-7s %-10s %-10s %10.1f ms %10.1f ms %8.3f %10.1f ms %8.3f %10.2f\n", s.c_str(),
-                    (b + " Mb/s").c_str(), m.c_str(), 1e3 * measured, 1e3 * own, measured / own, 1e3 * single,
-                    measured / single, bytes / 1e6);
-        out.push_back({{"stages", std::stoi(s)},
-                       {"bandwidth_mbps", std::stod(b)},
-                       {"method", m},
-                       {"measured_step_s", measured},
-                       {"own_model_step_s", own},
-                       {"one_process_step_s", single},
-                       {"measured_over_own_model", measured / own},
-                       {"measured_over_one_process", measured / single},
-                       {"wire_bytes_per_step", bytes}});
-        for (const auto& f : {hosts, one})
-          for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(f + suffix);
-      }
   std::printf("%s\n", out.dump().c_str());
   if (!jsonPath.empty()) std::ofstream(jsonPath) << out.dump(2) << "\n";
   return 0;
