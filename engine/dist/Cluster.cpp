@@ -72,7 +72,8 @@ Cluster::Cluster(const ClusterOptions& options, int stages, int replicas)
                       std::to_string(stages * replicas) + " workers; start one process per stage and replica");
   impl_->timeout = milliseconds(int64_t(options_.timeout_s * 1000));
   // Refused before anything connects: an address that is not this machine's could never be listened on.
-  const std::string local = bindAddress(options_.bind, options_.bind_source, options_.master_addr);
+  const std::string local = ps::bindAddress(options_.bind, options_.bind_source, options_.master_addr);
+  bindAddress_ = local;
   const std::string where = options_.master_addr + ":" + std::to_string(options_.master_port);
   try {
     // Rank 0 keeps the store, listening on MASTER_ADDR only (loopback for a run on one machine); two connections

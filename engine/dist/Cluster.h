@@ -67,6 +67,8 @@ class Cluster {
   int rankOf(int stage, int replica) const { return replica * stages_ + stage; }
   std::string describe(int rank) const;  // "rank 3 (stage 1, replica 1)"
   const ClusterOptions& options() const { return options_; }
+  // The numeric address this rank listens on (engine/dist/HostNetwork.h: --bind, or the route to the master).
+  const std::string& bindAddress() const { return bindAddress_; }
 
   // Point to point. Sends return at once (the bytes are kept until the peer takes them; a blocking send would
   // deadlock two stages sending to each other); flushSends() waits until every send was taken.
@@ -106,6 +108,7 @@ class Cluster {
   struct Impl;
   ClusterOptions options_;
   int stages_, replicas_;
+  std::string bindAddress_;
   std::unique_ptr<Impl> impl_;
 };
 

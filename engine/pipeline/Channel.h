@@ -33,6 +33,9 @@ class RemoteEnd {
   // True when a payload may come with its tail on a device (Payload::tail): the end carries device memory as it is.
   // Otherwise the channel gathers every payload into host bytes first.
   virtual bool takesTails() const { return false; }
+  // Returns once every message pushed so far has left this process's hands (the end of a step); throws the first
+  // failure of a send that returned at once.
+  virtual void flush() {}
 };
 
 class Channel {

@@ -37,6 +37,9 @@ struct PipelineOptions {
   CompressionOptions gradients;      // the replicas' weight-gradient exchange (replicas > 1)
   bool nccl = false;                 // dense all-reduce of CUDA gradients through NCCL instead of Gloo
   bool nccl_links = false;           // payloads between CUDA stages of different processes through NCCL
+  // Payloads between stages of different processes (not on NCCL) through Gloo's point-to-point messages instead of
+  // a TCP stream per link direction (parallel.transport).
+  bool gloo_links = false;
 };
 
 struct StepResult {
@@ -88,6 +91,7 @@ class Pipeline {
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<std::unique_ptr<StageWorker>> workers_;  // null for stages other processes run
   std::unique_ptr<GradientExchange> exchange_;
+  std::vector<std::shared_ptr<RemoteEnd>> remoteEnds_;  // this rank's ends of links to other processes (flushed per step)
   // One sample's activation shape at every boundary, found by a one-sample forward pass (the model is the same on
   // every rank), for the input sample shape it was found for.
   std::vector<std::vector<int64_t>> boundarySamples_;

@@ -169,6 +169,8 @@ void Session::placeStages(PipelineOptions& o) {
   const bool nccl = without.empty() && backend != "gloo";
   o.nccl = ranks_.agreeOnFlag(nccl && sharing.empty());
   o.nccl_links = ranks_.agreeOnFlag(nccl && linkSharing.empty() && config_.pipeline.stages > 1);
+  // Rank 0's choice for all: two ends of a link on different transports would never meet.
+  o.gloo_links = ranks_.agreeOnFlag(config_.parallel.transport == "gloo");
 }
 
 // Where every rank runs, gathered from all of them: its machine and its stage's GPU by PCI bus id, which names one

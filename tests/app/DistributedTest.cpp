@@ -94,6 +94,20 @@ TEST(Distributed, TwoProcessPipelineGivesTheLossesOfTheInProcessPipeline) {
   EXPECT_TRUE(sawParallel) << "the start event records the processes";
 }
 
+// Both transports of the payloads between stages give the losses of one process: a TCP stream per link direction
+// (the default, above) and Gloo's point-to-point messages.
+TEST(Distributed, PayloadsThroughGlooMessagesGiveTheLossesOfTheStreams) {
+  auto gloo = kShort;
+  gloo.push_back("parallel.transport=gloo");
+  const auto streams = cli("launch", "smoke", kShort, "streams");
+  const auto messages = cli("launch", "smoke", gloo, "gloo");
+  ASSERT_EQ(streams.cli.exitCode, 0) << streams.cli.err;
+  ASSERT_EQ(messages.cli.exitCode, 0) << messages.cli.err;
+  expectClose(series(messages.store, "train/loss"), series(streams.store, "train/loss"), 1e-5, "train/loss");
+  expectClose(series(messages.store, "eval/loss"), series(streams.store, "eval/loss"), 1e-5, "eval/loss");
+  EXPECT_EQ(messages.summary["bytes_wire"], streams.summary["bytes_wire"]);
+}
+
 TEST(Distributed, TwoReplicasWithAnIdentityExchangeEqualOneReplicaOnTheDoubledBatch) {
   // One stage, batch 32: two replicas train on 16 samples each and average their gradients.
   const std::vector<std::string> oneStage = {"train.max_steps=30", "eval.every_steps=10", "pipeline.stages=1",

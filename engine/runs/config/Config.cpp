@@ -296,7 +296,8 @@ Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
   c.link = {j["link"]["bandwidth_mbps"], j["link"]["latency_ms"], j["link"]["mode"] == "throttled",
             j["link"]["framing"] == "tcp"};
   c.compression = compressionOf(j, c.pipeline.stages);
-  c.parallel = {j["parallel"]["replicas"], j["parallel"]["mode"], j["parallel"]["timeout_s"], j["parallel"]["backend"]};
+  c.parallel = {j["parallel"]["replicas"], j["parallel"]["mode"], j["parallel"]["timeout_s"], j["parallel"]["backend"],
+                j["parallel"]["transport"]};
   const Json& e = j["eval"];
   c.eval = {e["every_steps"], e["batch_size"], e["max_batches"]};
   c.telemetry = {j["telemetry"]["histogram_every"], j["telemetry"]["histogram_bins"]};

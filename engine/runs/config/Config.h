@@ -46,6 +46,7 @@ struct Config {
     std::string mode = "auto";
     double timeout_s = 120;
     std::string backend = "auto";
+    std::string transport = "tcp";
     bool processes() const { return mode == "processes" || (mode == "auto" && replicas > 1); }
   } parallel;
   struct Link {

@@ -152,6 +152,11 @@ void addPlacementKeys(std::vector<KeySpec>& k) {
                      "how CUDA stages of different processes talk: the replicas' dense gradient all-reduce and the "
                      "payloads between stages, through Gloo or NCCL (auto: NCCL when the stages are on CUDA, the "
                      "build has NCCL and the ranks it joins have GPUs of their own; CPU stages always use Gloo)"));
+  k.push_back(choice("parallel.transport", "tcp", {"tcp", "gloo"},
+                     "how payloads between stages of different processes travel when NCCL does not carry them: a "
+                     "TCP connection per link direction that streams each payload as it is sent, overlapping the "
+                     "receiver's compute as the link model assumes, or Gloo's point-to-point messages, which move a "
+                     "payload only once the receiver asks for it (round trips per message)"));
   k.push_back(real("parallel.timeout_s", 120, 1, 86400,
                    "multi-process: a rank silent for longer is declared failed and the run stops"));
 

@@ -1,0 +1,274 @@
+#include "engine/dist/LinkStream.h"
+
+#include "engine/dist/Cluster.h"
+#include "engine/dist/Framing.h"
+#include "engine/dist/Sockets.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace ps {
+namespace {
+
+using net::Clock;
+
+// What a sending end presents first: the link's name and the run's token, so a stray or hostile connection to the
+// listening port is told apart and closed.
+struct Hello {
+  static constexpr uint64_t kMagic = 0x314b4e494c535050;  // "PPSLINK1"
+  uint64_t magic = kMagic;
+  uint32_t keyBytes = 0, tokenBytes = 0;
+};
+static_assert(sizeof(Hello) == 16, "the hello is 16 bytes on the wire");
+constexpr uint32_t kMaxKeyBytes = 256, kMaxTokenBytes = 1024;
+
+Clock::time_point after(double seconds) {
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+void nonBlocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+// Writes the header and the body in one stream of segments (one writev where the socket takes it all).
+bool writeMessage(int fd, const WireHeader& h, const std::vector<uint8_t>& body, Clock::time_point deadline) {
+  iovec parts[2] = {{const_cast<WireHeader*>(&h), sizeof h},
+                    {const_cast<uint8_t*>(body.data()), body.size()}};
+  int first = 0;
+  while (first < 2) {
+    if (!net::waitFor(fd, POLLOUT, deadline)) return false;
+    msghdr m{};
+    m.msg_iov = parts + first;
+    m.msg_iovlen = size_t(2 - first);
+    const ssize_t n = ::sendmsg(fd, &m, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      return false;
+    }
+    size_t left = size_t(n);
+    while (first < 2 && left >= parts[first].iov_len) left -= parts[first++].iov_len;
+    if (first < 2) {
+      parts[first].iov_base = static_cast<uint8_t*>(parts[first].iov_base) + left;
+      parts[first].iov_len -= left;
+    }
+  }
+  return true;
+}
+
+std::vector<uint8_t> bytesOf(const std::string& s) { return {s.begin(), s.end()}; }
+
+}  // namespace
+
+std::unique_ptr<LinkStream> LinkStream::receiving(const std::string& bindAddress, const std::string& key, Peer peer,
+                                                  const Share& share) {
+  std::unique_ptr<LinkStream> s(new LinkStream(key, std::move(peer)));
+  std::string why = "no address";
+  {
+    net::AddressList addresses(bindAddress, 0);
+    for (addrinfo* a = addresses.head; a && s->listenFd_ < 0; a = a->ai_next) {
+      const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      if (fd < 0) continue;
+      if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 16) == 0) {
+        s->listenFd_ = fd;
+        break;
+      }
+      why = std::strerror(errno);
+      ::close(fd);
+    }
+  }
+  if (s->listenFd_ < 0)
+    throw ClusterError(s->peer_.self + ": cannot listen on " + bindAddress + " for the link from " + s->peer_.other +
+                       " (" + why + ")");
+  nonBlocking(s->listenFd_);
+  sockaddr_storage local{};
+  socklen_t len = sizeof local;
+  ::getsockname(s->listenFd_, reinterpret_cast<sockaddr*>(&local), &len);
+  s->port_ = ntohs(local.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&local)->sin6_port
+                                               : reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+  share(key, true, bytesOf(bindAddress + "\n" + std::to_string(s->port_)));
+  return s;
+}
+
+std::unique_ptr<LinkStream> LinkStream::sending(const std::string& key, Peer peer, const Share& share) {
+  std::unique_ptr<LinkStream> s(new LinkStream(key, std::move(peer)));
+  // The address comes from the store, written by a rank of this run: still checked before it is used.
+  const auto published = share(key, false, {});
+  const std::string text(published.begin(), published.end());
+  const auto cut = text.find('\n');
+  const std::string host = cut == std::string::npos ? "" : text.substr(0, cut),
+                    portText = cut == std::string::npos ? "" : text.substr(cut + 1);
+  const bool portOk = !portText.empty() && portText.size() <= 5 &&
+                      portText.find_first_not_of("0123456789") == std::string::npos && std::stoi(portText) > 0 &&
+                      std::stoi(portText) < 65536;
+  if (host.empty() || host.size() > 255 || !portOk)
+    throw ClusterError(s->peer_.self + ": the address " + s->peer_.other + " published for its link is malformed");
+  const auto deadline = after(s->peer_.timeout_s);
+  std::string why;
+  // The receiving end listened before it published, so a refusal is not expected; one is retried until the
+  // deadline all the same (a busy listener's backlog).
+  while (s->fd_ < 0 && Clock::now() < deadline) {
+    net::AddressList addresses(host, std::stoi(portText));
+    for (addrinfo* a = addresses.head; a && s->fd_ < 0; a = a->ai_next) {
+      const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      if (fd < 0) continue;
+      nonBlocking(fd);
+      int err = 0;
+      socklen_t len = sizeof err;
+      if ((::connect(fd, a->ai_addr, a->ai_addrlen) == 0 || errno == EINPROGRESS) &&
+          net::waitFor(fd, POLLOUT, deadline) && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
+        s->fd_ = fd;
+        break;
+      }
+      why = err ? std::strerror(err) : "no answer";
+      ::close(fd);
+    }
+    if (s->fd_ < 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (s->fd_ < 0)
+    throw ClusterError(s->peer_.self + ": cannot connect to " + s->peer_.other + " at " + host + " port " + portText +
+                       " for the link (" + why + "); check that the machines reach each other there");
+  net::noDelay(s->fd_);
+  Hello hello;
+  hello.keyBytes = uint32_t(key.size());
+  hello.tokenBytes = uint32_t(s->peer_.token.size());
+  std::vector<uint8_t> intro(sizeof hello);
+  std::memcpy(intro.data(), &hello, sizeof hello);
+  intro.insert(intro.end(), key.begin(), key.end());
+  intro.insert(intro.end(), s->peer_.token.begin(), s->peer_.token.end());
+  if (!net::writeExact(s->fd_, intro.data(), intro.size(), deadline))
+    throw ClusterError(s->peer_.self + ": " + s->peer_.other + " closed the link's connection at once");
+  s->writer_ = std::thread([p = s.get()] { p->writeLoop(); });
+  return s;
+}
+
+LinkStream::~LinkStream() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  // A write blocked on a peer that stopped reading ends here; bytes already with the kernel still go out.
+  if (writer_.joinable()) {
+    ::shutdown(fd_, SHUT_RDWR);
+    writer_.join();
+  }
+  if (fd_ >= 0) ::close(fd_);
+  if (listenFd_ >= 0) ::close(listenFd_);
+}
+
+void LinkStream::send(std::vector<uint8_t> bytes, double stamp, int64_t deliverNs) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!error_.empty()) throw ClusterError(error_);
+    queue_.push_back({std::move(bytes), stamp, deliverNs});
+  }
+  changed_.notify_all();
+}
+
+void LinkStream::flush() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return !error_.empty() || (queue_.empty() && !writing_); });
+  if (!error_.empty()) throw ClusterError(error_);
+}
+
+void LinkStream::writeLoop() {
+  for (;;) {
+    Outgoing o;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      o = std::move(queue_.front());
+      queue_.pop_front();
+      writing_ = true;
+    }
+    WireHeader h;
+    h.bytes = o.bytes.size();
+    h.stamp = o.stamp;
+    h.deliver_ns = o.deliverNs;
+    const bool ok = writeMessage(fd_, h, o.bytes, after(peer_.timeout_s));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      writing_ = false;
+      if (!ok) {
+        error_ = "sending to " + peer_.other + " failed: it closed the link's connection (it stopped or crashed) or " +
+                 "took nothing for " + std::to_string(int(peer_.timeout_s)) + " s (parallel.timeout_s); seen by " +
+                 peer_.self;
+        queue_.clear();
+      }
+    }
+    changed_.notify_all();
+    if (!ok) return;
+  }
+}
+
+void LinkStream::accept() {
+  const auto deadline = after(peer_.timeout_s);
+  while (fd_ < 0) {
+    if (!net::waitFor(listenFd_, POLLIN, deadline))
+      throw ClusterError(peer_.other + " did not connect its link within " + std::to_string(int(peer_.timeout_s)) +
+                         " s (parallel.timeout_s); seen by " + peer_.self);
+    const int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) continue;
+    // A connection that does not introduce itself as this link of this run within a few seconds is closed unread.
+    const auto introDeadline = std::min(deadline, after(5));
+    Hello hello;
+    std::string key, token;
+    bool ok = net::readExact(fd, reinterpret_cast<uint8_t*>(&hello), sizeof hello, introDeadline) &&
+              hello.magic == Hello::kMagic && hello.keyBytes == key_.size() && hello.keyBytes <= kMaxKeyBytes &&
+              hello.tokenBytes == peer_.token.size() && hello.tokenBytes <= kMaxTokenBytes;
+    if (ok) {
+      key.resize(hello.keyBytes);
+      token.resize(hello.tokenBytes);
+      ok = net::readExact(fd, reinterpret_cast<uint8_t*>(key.data()), key.size(), introDeadline) &&
+           net::readExact(fd, reinterpret_cast<uint8_t*>(token.data()), token.size(), introDeadline) &&
+           key == key_ && token == peer_.token;
+    }
+    if (!ok) {
+      ::close(fd);
+      continue;
+    }
+    net::noDelay(fd);
+    fd_ = fd;
+  }
+  ::close(listenFd_);
+  listenFd_ = -1;
+}
+
+std::vector<uint8_t> LinkStream::receive(uint64_t limit, double* stamp, int64_t* deliverNs) {
+  if (fd_ < 0) accept();
+  const auto deadline = after(peer_.timeout_s);
+  auto failed = [&]() {  // a wait ends up to a millisecond early (poll's resolution); a close ends it at once
+    if (Clock::now() + std::chrono::milliseconds(10) >= deadline)
+      return ClusterError(peer_.other + " sent nothing for " + std::to_string(int(peer_.timeout_s)) +
+                          " s (parallel.timeout_s): it hangs or stopped; seen by " + peer_.self);
+    return ClusterError(peer_.other + " closed its connection (it stopped or crashed); seen by " + peer_.self);
+  };
+  uint8_t head[sizeof(WireHeader)];
+  if (!net::readExact(fd_, head, sizeof head, deadline)) throw failed();
+  WireHeader h;
+  try {
+    h = parseHeader(head, sizeof head, std::min(limit, Cluster::kMaxMessageBytes));
+  } catch (const FrameError& e) {
+    throw ClusterError(peer_.other + " sent " + e.what());
+  }
+  auto bytes = receiveChunked(h.bytes, [&](uint8_t* into, size_t size) {
+    if (!net::readExact(fd_, into, size, deadline)) throw failed();
+  });
+  if (stamp) *stamp = h.stamp;
+  if (deliverNs) {
+    const int64_t now =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+    *deliverNs = std::min<int64_t>(h.deliver_ns, now + int64_t(peer_.timeout_s * 1e9));
+  }
+  return bytes;
+}
+
+}  // namespace ps

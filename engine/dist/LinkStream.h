@@ -1,0 +1,83 @@
+#pragma once
+// One direction of a pipeline link between two ranks, over a TCP connection of its own. A payload streams as soon as
+// the sender sends it, while the receiver is still computing, and arrives a latency plus its transfer time later:
+// what the link model assumes. Gloo's point-to-point messages do not behave so: Gloo moves a message only once the
+// receiver has posted a matching receive, so each message costs extra round trips (its header and its body are two
+// messages) and its transfer waits for the receiver instead of overlapping its compute (docs/link-model.md has the
+// measurements).
+//
+// Messages are framed as every point-to-point message is (engine/dist/Framing.h): the 32-byte header, checked as
+// untrusted before anything is allocated, then the body, read as it arrives. The receiving end listens on the rank's
+// bind address (any free port) and publishes where through the run's rendezvous store; the sending end connects and
+// presents the link's name and the run's store token, and a connection that does not is closed unread.
+// Torch-free.
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ps {
+
+class LinkStream {
+ public:
+  // Publishes (publish = true) or fetches the receiving end's address under `key`: Cluster::share.
+  using Share = std::function<std::vector<uint8_t>(const std::string& key, bool publish,
+                                                   const std::vector<uint8_t>& mine)>;
+  struct Peer {
+    std::string self, other;  // "rank 1 (stage 1, replica 0)", for the errors this end throws
+    std::string token;        // the run's store token (may be empty)
+    double timeout_s = 120;   // parallel.timeout_s: silence longer than this fails the run
+  };
+
+  // The receiving end: listens and publishes its address under `key` at once (it never waits for the sender, so
+  // every rank can make its receiving ends before its sending ends without waiting on another rank); takes the
+  // sender's connection when the first message is asked for.
+  static std::unique_ptr<LinkStream> receiving(const std::string& bindAddress, const std::string& key, Peer peer,
+                                               const Share& share);
+  // The sending end: waits for the receiving end's address under `key` (at most timeout_s) and connects to it.
+  static std::unique_ptr<LinkStream> sending(const std::string& key, Peer peer, const Share& share);
+  ~LinkStream();
+  LinkStream(const LinkStream&) = delete;
+  LinkStream& operator=(const LinkStream&) = delete;
+
+  // Sending end: queues the message and returns at once; the stream's writer thread writes it. Throws ClusterError
+  // when an earlier write failed.
+  void send(std::vector<uint8_t> bytes, double stamp, int64_t deliverNs);
+  // Sending end: returns once every queued message is in the kernel's hands; throws ClusterError for a failed write.
+  void flush();
+  // Receiving end: the next message. A header announcing more than `limit` bytes, a peer that closes or stays
+  // silent for timeout_s, or a foreign header is a ClusterError naming the peer. `deliverNs` comes back capped at
+  // now + timeout_s, so a peer cannot stall this rank past it.
+  std::vector<uint8_t> receive(uint64_t limit, double* stamp, int64_t* deliverNs);
+
+  int port() const { return port_; }  // the receiving end's listening port (tests)
+
+ private:
+  LinkStream(std::string key, Peer peer) : key_(std::move(key)), peer_(std::move(peer)) {}
+  void accept();
+  void writeLoop();
+
+  struct Outgoing {
+    std::vector<uint8_t> bytes;
+    double stamp;
+    int64_t deliverNs;
+  };
+
+  std::string key_;
+  Peer peer_;
+  int listenFd_ = -1, fd_ = -1, port_ = 0;
+  // The writer thread and what it owes.
+  std::thread writer_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Outgoing> queue_;
+  bool writing_ = false, stopping_ = false;
+  std::string error_;
+};
+
+}  // namespace ps
