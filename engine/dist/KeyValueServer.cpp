@@ -16,16 +16,6 @@
 #include <thread>
 
 namespace ps {
-namespace {
-
-// Compares without stopping at the first difference, so the time taken says nothing about the token.
-bool sameSecret(const std::string& a, const std::vector<uint8_t>& b) {
-  unsigned diff = a.size() == b.size() ? 0u : 1u;
-  for (size_t i = 0; i < b.size(); ++i) diff |= unsigned(uint8_t(a[i % std::max<size_t>(a.size(), 1)]) ^ b[i]);
-  return diff == 0;
-}
-
-}  // namespace
 
 using namespace store;
 using namespace net;

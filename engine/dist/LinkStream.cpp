@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace ps {
@@ -29,7 +30,6 @@ struct Hello {
   uint32_t keyBytes = 0, tokenBytes = 0;
 };
 static_assert(sizeof(Hello) == 16, "the hello is 16 bytes on the wire");
-constexpr uint32_t kMaxKeyBytes = 256, kMaxTokenBytes = 1024;
 
 Clock::time_point after(double seconds) {
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
@@ -37,13 +37,14 @@ Clock::time_point after(double seconds) {
 
 void nonBlocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
-// Writes the header and the body in one stream of segments (one writev where the socket takes it all).
-bool writeMessage(int fd, const WireHeader& h, const std::vector<uint8_t>& body, Clock::time_point deadline) {
+// Writes the header and the body in one stream of segments (one writev where the socket takes it all). Fails when
+// the peer closes or takes nothing for `silence` seconds; a slow link that keeps taking bytes is no failure.
+bool writeMessage(int fd, const WireHeader& h, const std::vector<uint8_t>& body, double silence) {
   iovec parts[2] = {{const_cast<WireHeader*>(&h), sizeof h},
                     {const_cast<uint8_t*>(body.data()), body.size()}};
   int first = 0;
   while (first < 2) {
-    if (!net::waitFor(fd, POLLOUT, deadline)) return false;
+    if (!net::waitFor(fd, POLLOUT, after(silence))) return false;
     msghdr m{};
     m.msg_iov = parts + first;
     m.msg_iovlen = size_t(2 - first);
@@ -64,25 +65,41 @@ bool writeMessage(int fd, const WireHeader& h, const std::vector<uint8_t>& body,
 
 std::vector<uint8_t> bytesOf(const std::string& s) { return {s.begin(), s.end()}; }
 
+std::string seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", s);
+  return text;
+}
+
+// The stream addresses of host:port, or a ClusterError saying `what` (the store's errors name MASTER_ADDR).
+template <class F>
+void forEachAddress(const std::string& host, int port, const std::string& what, F&& f) {
+  try {
+    net::AddressList addresses(host, port);
+    for (addrinfo* a = addresses.head; a; a = a->ai_next)
+      if (f(a)) return;
+  } catch (const std::exception& e) {
+    throw ClusterError(what + ": " + e.what());
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<LinkStream> LinkStream::receiving(const std::string& bindAddress, const std::string& key, Peer peer,
                                                   const Share& share) {
   std::unique_ptr<LinkStream> s(new LinkStream(key, std::move(peer)));
   std::string why = "no address";
-  {
-    net::AddressList addresses(bindAddress, 0);
-    for (addrinfo* a = addresses.head; a && s->listenFd_ < 0; a = a->ai_next) {
-      const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-      if (fd < 0) continue;
-      if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 16) == 0) {
-        s->listenFd_ = fd;
-        break;
-      }
-      why = std::strerror(errno);
-      ::close(fd);
+  forEachAddress(bindAddress, 0, s->peer_.self + ": the link from " + s->peer_.other, [&](addrinfo* a) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) return false;
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 16) == 0) {
+      s->listenFd_ = fd;
+      return true;
     }
-  }
+    why = std::strerror(errno);
+    ::close(fd);
+    return false;
+  });
   if (s->listenFd_ < 0)
     throw ClusterError(s->peer_.self + ": cannot listen on " + bindAddress + " for the link from " + s->peer_.other +
                        " (" + why + ")");
@@ -96,7 +113,8 @@ std::unique_ptr<LinkStream> LinkStream::receiving(const std::string& bindAddress
   return s;
 }
 
-std::unique_ptr<LinkStream> LinkStream::sending(const std::string& key, Peer peer, const Share& share) {
+std::unique_ptr<LinkStream> LinkStream::sending(const std::string& bindAddress, const std::string& key, Peer peer,
+                                                const Share& share) {
   std::unique_ptr<LinkStream> s(new LinkStream(key, std::move(peer)));
   // The address comes from the store, written by a rank of this run: still checked before it is used.
   const auto published = share(key, false, {});
@@ -113,22 +131,38 @@ std::unique_ptr<LinkStream> LinkStream::sending(const std::string& key, Peer pee
   std::string why;
   // The receiving end listened before it published, so a refusal is not expected; one is retried until the
   // deadline all the same (a busy listener's backlog).
+  // The connection leaves from this rank's own address (--bind), as its listening ends listen there.
+  sockaddr_storage source{};
+  socklen_t sourceBytes = 0;
+  forEachAddress(bindAddress, 0, s->peer_.self + ": the link to " + s->peer_.other, [&](addrinfo* a) {
+    std::memcpy(&source, a->ai_addr, a->ai_addrlen);
+    sourceBytes = a->ai_addrlen;
+    return true;
+  });
   while (s->fd_ < 0 && Clock::now() < deadline) {
-    net::AddressList addresses(host, std::stoi(portText));
-    for (addrinfo* a = addresses.head; a && s->fd_ < 0; a = a->ai_next) {
+    forEachAddress(host, std::stoi(portText), s->peer_.self + ": the link to " + s->peer_.other, [&](addrinfo* a) {
       const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-      if (fd < 0) continue;
+      if (fd < 0) return false;
       nonBlocking(fd);
       int err = 0;
       socklen_t len = sizeof err;
-      if ((::connect(fd, a->ai_addr, a->ai_addrlen) == 0 || errno == EINPROGRESS) &&
-          net::waitFor(fd, POLLOUT, deadline) && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
-        s->fd_ = fd;
-        break;
+      if (a->ai_family == source.ss_family && ::bind(fd, reinterpret_cast<sockaddr*>(&source), sourceBytes) != 0) {
+        err = errno;
+      } else if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0 && errno != EINPROGRESS) {
+        err = errno;
+      } else if (!net::waitFor(fd, POLLOUT, deadline)) {
+        err = ETIMEDOUT;
+      } else if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
+        err = errno;
       }
-      why = err ? std::strerror(err) : "no answer";
+      if (err == 0) {
+        s->fd_ = fd;
+        return true;
+      }
+      why = std::strerror(err);
       ::close(fd);
-    }
+      return false;
+    });
     if (s->fd_ < 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   if (s->fd_ < 0)
@@ -193,14 +227,13 @@ void LinkStream::writeLoop() {
     h.bytes = o.bytes.size();
     h.stamp = o.stamp;
     h.deliver_ns = o.deliverNs;
-    const bool ok = writeMessage(fd_, h, o.bytes, after(peer_.timeout_s));
+    const bool ok = writeMessage(fd_, h, o.bytes, peer_.timeout_s);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       writing_ = false;
       if (!ok) {
-        error_ = "sending to " + peer_.other + " failed: it closed the link's connection (it stopped or crashed) or " +
-                 "took nothing for " + std::to_string(int(peer_.timeout_s)) + " s (parallel.timeout_s); seen by " +
-                 peer_.self;
+        error_ = "sending failed: " + peer_.other + " closed its connection (it stopped or crashed) or took nothing " +
+                 "for " + seconds(peer_.timeout_s) + " (parallel.timeout_s); seen by " + peer_.self;
         queue_.clear();
       }
     }
@@ -213,23 +246,27 @@ void LinkStream::accept() {
   const auto deadline = after(peer_.timeout_s);
   while (fd_ < 0) {
     if (!net::waitFor(listenFd_, POLLIN, deadline))
-      throw ClusterError(peer_.other + " did not connect its link within " + std::to_string(int(peer_.timeout_s)) +
-                         " s (parallel.timeout_s); seen by " + peer_.self);
+      throw ClusterError(peer_.other + " sent nothing for " + seconds(peer_.timeout_s) +
+                         " (parallel.timeout_s): it never connected its link; seen by " + peer_.self);
     const int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) continue;
-    // A connection that does not introduce itself as this link of this run within a few seconds is closed unread.
+    if (fd < 0) {  // out of descriptors, say: no busy loop until the deadline
+      if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    // A connection that does not introduce itself as this link of this run within a few seconds is closed without
+    // an answer; nothing of what it sent is used.
     const auto introDeadline = std::min(deadline, after(5));
+    // Sizes are compared with this end's own before anything is read into a buffer of theirs.
     Hello hello;
-    std::string key, token;
     bool ok = net::readExact(fd, reinterpret_cast<uint8_t*>(&hello), sizeof hello, introDeadline) &&
-              hello.magic == Hello::kMagic && hello.keyBytes == key_.size() && hello.keyBytes <= kMaxKeyBytes &&
-              hello.tokenBytes == peer_.token.size() && hello.tokenBytes <= kMaxTokenBytes;
+              hello.magic == Hello::kMagic && hello.keyBytes == key_.size() && hello.tokenBytes == peer_.token.size();
     if (ok) {
-      key.resize(hello.keyBytes);
-      token.resize(hello.tokenBytes);
+      std::string key(hello.keyBytes, '\0');
+      std::vector<uint8_t> token(hello.tokenBytes);
       ok = net::readExact(fd, reinterpret_cast<uint8_t*>(key.data()), key.size(), introDeadline) &&
-           net::readExact(fd, reinterpret_cast<uint8_t*>(token.data()), token.size(), introDeadline) &&
-           key == key_ && token == peer_.token;
+           net::readExact(fd, token.data(), token.size(), introDeadline) && key == key_ &&
+           net::sameSecret(peer_.token, token);
     }
     if (!ok) {
       ::close(fd);
@@ -244,11 +281,12 @@ void LinkStream::accept() {
 
 std::vector<uint8_t> LinkStream::receive(uint64_t limit, double* stamp, int64_t* deliverNs) {
   if (fd_ < 0) accept();
-  const auto deadline = after(peer_.timeout_s);
+  // The timeout bounds silence: the wait for the header, then each chunk of the body (16 MiB) on its own.
+  auto deadline = after(peer_.timeout_s);
   auto failed = [&]() {  // a wait ends up to a millisecond early (poll's resolution); a close ends it at once
     if (Clock::now() + std::chrono::milliseconds(10) >= deadline)
-      return ClusterError(peer_.other + " sent nothing for " + std::to_string(int(peer_.timeout_s)) +
-                          " s (parallel.timeout_s): it hangs or stopped; seen by " + peer_.self);
+      return ClusterError(peer_.other + " sent nothing for " + seconds(peer_.timeout_s) +
+                          " (parallel.timeout_s): it hangs or stopped; seen by " + peer_.self);
     return ClusterError(peer_.other + " closed its connection (it stopped or crashed); seen by " + peer_.self);
   };
   uint8_t head[sizeof(WireHeader)];
@@ -257,9 +295,10 @@ std::vector<uint8_t> LinkStream::receive(uint64_t limit, double* stamp, int64_t*
   try {
     h = parseHeader(head, sizeof head, std::min(limit, Cluster::kMaxMessageBytes));
   } catch (const FrameError& e) {
-    throw ClusterError(peer_.other + " sent " + e.what());
+    throw ClusterError(peer_.other + " sent " + e.what() + "; seen by " + peer_.self);
   }
   auto bytes = receiveChunked(h.bytes, [&](uint8_t* into, size_t size) {
+    deadline = after(peer_.timeout_s);
     if (!net::readExact(fd_, into, size, deadline)) throw failed();
   });
   if (stamp) *stamp = h.stamp;

@@ -8,8 +8,9 @@
 //
 // Messages are framed as every point-to-point message is (engine/dist/Framing.h): the 32-byte header, checked as
 // untrusted before anything is allocated, then the body, read as it arrives. The receiving end listens on the rank's
-// bind address (any free port) and publishes where through the run's rendezvous store; the sending end connects and
-// presents the link's name and the run's store token, and a connection that does not is closed unread.
+// bind address (any free port) and publishes where through the run's rendezvous store; the sending end connects from
+// its own bind address and presents the link's name and the run's store token, and a connection that does not is
+// closed without an answer.
 // Torch-free.
 #include <condition_variable>
 #include <cstdint>
@@ -39,20 +40,23 @@ class LinkStream {
   // sender's connection when the first message is asked for.
   static std::unique_ptr<LinkStream> receiving(const std::string& bindAddress, const std::string& key, Peer peer,
                                                const Share& share);
-  // The sending end: waits for the receiving end's address under `key` (at most timeout_s) and connects to it.
-  static std::unique_ptr<LinkStream> sending(const std::string& key, Peer peer, const Share& share);
+  // The sending end: waits for the receiving end's address under `key` (at most timeout_s) and connects to it from
+  // `bindAddress`.
+  static std::unique_ptr<LinkStream> sending(const std::string& bindAddress, const std::string& key, Peer peer,
+                                             const Share& share);
   ~LinkStream();
   LinkStream(const LinkStream&) = delete;
   LinkStream& operator=(const LinkStream&) = delete;
 
-  // Sending end: queues the message and returns at once; the stream's writer thread writes it. Throws ClusterError
-  // when an earlier write failed.
+  // Sending end: queues the message and returns at once; the stream's writer thread writes it, and fails when the
+  // peer closes or takes nothing for timeout_s. Throws ClusterError when an earlier write failed.
   void send(std::vector<uint8_t> bytes, double stamp, int64_t deliverNs);
   // Sending end: returns once every queued message is in the kernel's hands; throws ClusterError for a failed write.
   void flush();
-  // Receiving end: the next message. A header announcing more than `limit` bytes, a peer that closes or stays
-  // silent for timeout_s, or a foreign header is a ClusterError naming the peer. `deliverNs` comes back capped at
-  // now + timeout_s, so a peer cannot stall this rank past it.
+  // Receiving end: the next message. A header announcing more than `limit` bytes, a peer that closes or sends
+  // nothing for timeout_s (waiting for the header, or within one 16 MiB chunk of the body), or a foreign header is a
+  // ClusterError naming the peer. `deliverNs` comes back capped at now + timeout_s, so a peer cannot stall this rank
+  // past it.
   std::vector<uint8_t> receive(uint64_t limit, double* stamp, int64_t* deliverNs);
 
   int port() const { return port_; }  // the receiving end's listening port (tests)

@@ -71,6 +71,12 @@ bool writeExact(int fd, const uint8_t* data, size_t n, Clock::time_point deadlin
   });
 }
 
+bool sameSecret(const std::string& a, const std::vector<uint8_t>& b) {
+  unsigned diff = a.size() == b.size() ? 0u : 1u;
+  for (size_t i = 0; i < b.size(); ++i) diff |= unsigned(uint8_t(a[i % std::max<size_t>(a.size(), 1)]) ^ b[i]);
+  return diff == 0;
+}
+
 AddressList::AddressList(const std::string& host, int port) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ps::net {
 
@@ -17,6 +18,8 @@ bool waitFor(int fd, short events, Clock::time_point deadline);
 bool readExact(int fd, uint8_t* data, size_t n, Clock::time_point deadline);
 bool writeExact(int fd, const uint8_t* data, size_t n, Clock::time_point deadline);
 void noDelay(int fd);
+// Compares without stopping at the first difference, so the time taken says nothing about the token.
+bool sameSecret(const std::string& a, const std::vector<uint8_t>& b);
 
 // The stream addresses of host:port. Throws RendezvousError naming the host when it does not resolve.
 struct AddressList {

@@ -1,9 +1,7 @@
 #include "engine/pipeline/Pipeline.h"
 
 #include "engine/compress/Codec.h"
-#include "engine/pipeline/ClusterChannel.h"
-#include "engine/pipeline/StreamChannel.h"
-#include "engine/pipeline/NcclChannel.h"
+#include "engine/pipeline/RemoteEnds.h"
 #include "engine/telemetry/Metrics.h"
 #include "engine/telemetry/StepReport.h"
 
@@ -100,41 +98,9 @@ Pipeline::Pipeline(BlockModel model, PipelineOptions options)
       workers_[size_t(s)]->connect(s > 0 ? links_[size_t(s) - 1].get() : nullptr,
                                    s + 1 < stages ? links_[size_t(s)].get() : nullptr);
   if (!cluster) return;
-  // The far ends of this stage's links are the neighbouring stages of the same replica. Payloads between two GPUs
-  // go through NCCL, with the announcement ahead of them on the same tag; the others through a TCP stream per link
-  // direction, or Gloo's point-to-point messages. The receiving streams are made first: they only listen and
-  // publish their address, so no rank waits for another while the sending streams connect.
-  const int me = cluster->stage(), replica = cluster->replica();
-  const bool streams = !options_.nccl_links && !options_.gloo_links;
-  for (bool receiving : {true, false})
-    for (int b : {me - 1, me}) {
-      if (b < 0 || b + 1 >= stages) continue;
-      const int peer = cluster->rankOf(b == me ? me + 1 : me - 1, replica);
-      for (Direction d : {Direction::Forward, Direction::Backward}) {
-        const bool sends = (d == Direction::Forward) == (b == me);
-        if (streams && receiving == sends) continue;
-        if (!streams && !receiving) continue;
-        const int tag = 2 * b + int(d);
-        const std::string name = metric::linkName(b, d) + "/replica" + std::to_string(replica);
-        std::shared_ptr<RemoteEnd> end;
-        if (options_.nccl_links) {
-          end = std::make_shared<NcclChannel>(cluster, peer, tag, workers_[size_t(me)]->device().index(), name, b == me);
-        } else if (options_.gloo_links) {
-          end = std::make_shared<ClusterChannel>(cluster, peer, tag);
-        } else {
-          const LinkStream::Peer ends{cluster->describe(cluster->rank()), cluster->describe(peer),
-                                      cluster->options().token, cluster->options().timeout_s};
-          auto share = [cluster, name](const std::string& key, bool publish, const std::vector<uint8_t>& mine) {
-            return cluster->share(key, publish, mine, "the two ends of " + name);
-          };
-          const std::string key = "stream/" + name;
-          end = std::make_shared<StreamChannel>(sends ? LinkStream::sending(key, ends, share)
-                                                      : LinkStream::receiving(cluster->bindAddress(), key, ends, share));
-        }
-        remoteEnds_.push_back(end);
-        links_[size_t(b)]->connectRemote(d, std::move(end));
-      }
-    }
+  const int me = cluster->stage();
+  remoteEnds_ =
+      connectRemoteEnds(cluster, links_, options_.nccl_links, options_.gloo_links, workers_[size_t(me)]->device().index());
   if (cluster->replicas() > 1) {
     exchange_ = std::make_unique<GradientExchange>(cluster, me, options_.gradients, options_.seed, options_.link,
                                                    options_.nccl);

@@ -91,7 +91,7 @@ class Pipeline {
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<std::unique_ptr<StageWorker>> workers_;  // null for stages other processes run
   std::unique_ptr<GradientExchange> exchange_;
-  std::vector<std::shared_ptr<RemoteEnd>> remoteEnds_;  // this rank's ends of links to other processes (flushed per step)
+  std::vector<std::shared_ptr<RemoteEnd>> remoteEnds_;  // ends of links to other processes, flushed every step
   // One sample's activation shape at every boundary, found by a one-sample forward pass (the model is the same on
   // every rank), for the input sample shape it was found for.
   std::vector<std::vector<int64_t>> boundarySamples_;
