@@ -14,7 +14,8 @@
 # (tools/netdelay, built as build/tools/netdelay/netdelay; $PIPESQUEEZE_NETDELAY names another) holds each packet for
 # the latency, or drops it with the loss probability, before the bridge passes it on. Either way a packet from one
 # host to another is delayed once, so the round trip between two hosts is twice the latency. The delay line needs
-# iptables; its counters (packets, the longest hold) end up in /tmp/netns-hosts-P.netdelay.log.
+# iptables; its counters (packets, the longest hold) end up in netdelay.log of a fresh $TMPDIR/netns-hosts-P.XXXXXX
+# folder, which `run` prints at its end and `down` removes.
 #
 # `run` makes the hosts, starts COMMAND once per host as one rank of a multi-process run (RANK, WORLD_SIZE,
 # MASTER_ADDR = host 0, MASTER_PORT, a fresh PIPESQUEEZE_STORE_TOKEN, PIPESQUEEZE_BIND=eth0), waits for every rank
@@ -58,8 +59,9 @@ number --grace "$grace"
 sw=$prefix-sw
 host() { echo "$prefix-h$1"; }
 address() { echo "10.231.0.$(($1 + 1))"; }
-delay_log=${TMPDIR:-/tmp}/netns-hosts-$prefix.netdelay.log
+delay_dir=""  # the delay line's ready file and log (a fresh folder per `up`)
 shaper=none  # what delays and drops packets: none, netem or delay-line
+forget_logs() { rm -rf "${TMPDIR:-/tmp}/netns-hosts-$prefix".??????; }
 
 # Every namespace of this prefix, with whatever still runs in it, and the links that die with them. A delay line is
 # asked to stop first, so it lets go of what it holds and writes its counters.
@@ -125,19 +127,22 @@ choose_shaper() {
 start_delay_line() {
   local program ready pid
   program=$(netdelay_program)
-  ready=${TMPDIR:-/tmp}/netns-hosts-$prefix.netdelay.ready
-  rm -f "$ready"
+  forget_logs
+  delay_dir=$(mktemp -d "${TMPDIR:-/tmp}/netns-hosts-$prefix.XXXXXX") || { down; die "cannot make a folder in ${TMPDIR:-/tmp}"; }
+  ready=$delay_dir/ready
+  # br_netfilter may be a module that is not loaded yet; where it is built in, modprobe has nothing to do.
+  modprobe br_netfilter 2>/dev/null
   ip netns exec "$sw" sysctl -qw net.bridge.bridge-nf-call-iptables=1 ||
     { down; die "this kernel cannot pass bridged frames to iptables (br_netfilter), which the delay line needs"; }
   ip netns exec "$sw" "$program" --queue 0 --delay-ms "$latency" --loss "$loss" --ready "$ready" \
-    >"$delay_log" 2>&1 </dev/null &
+    >"$delay_dir/netdelay.log" 2>&1 </dev/null &
   pid=$!
   for _ in $(seq 100); do
     [[ -s $ready ]] && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
   done
-  [[ -s $ready ]] || { down; die "the delay line did not start: $(tail -n 3 "$delay_log" 2>/dev/null)"; }
+  [[ -s $ready ]] || { down; die "the delay line did not start: $(tail -n 3 "$delay_dir/netdelay.log" 2>/dev/null)"; }
   rm -f "$ready"
   ip netns exec "$sw" iptables -w -A FORWARD -j NFQUEUE --queue-num 0 ||
     { down; die "iptables refused the delay line's NFQUEUE rule in $sw"; }
@@ -196,7 +201,8 @@ run() {
     sleep 0.5
     ((${#pids[@]})) && kill -KILL "${pids[@]}" 2>/dev/null
     down
-    [[ $shaper == delay-line && -s $delay_log ]] && tail -n 1 "$delay_log" >&2
+    [[ -n $delay_dir && -s $delay_dir/netdelay.log ]] && tail -n 1 "$delay_dir/netdelay.log" >&2
+    forget_logs
   }
   trap 'stop; exit 130' INT
   trap 'stop; exit 143' TERM HUP
@@ -238,7 +244,7 @@ run() {
 
 case $action in
   up) up ;;
-  down) down ;;
+  down) down; forget_logs ;;
   run) run; exit $? ;;
   *) die "unknown action '$action': up, down or run" ;;
 esac

@@ -85,8 +85,8 @@ std::vector<double> series(const std::string& store, const std::string& key) {
   return out;
 }
 
-// What a prefix left behind: its namespaces, veth links in this namespace, and processes naming `marker` (a delay
-// line names its prefix in its ready file).
+// What a prefix left behind: its namespaces, veth links in this namespace, processes naming `marker` (a delay line
+// names its prefix in its ready file) and the delay line's folder.
 std::string leftovers(const std::string& prefix, const std::string& marker) {
   std::string found;
   const auto ns = shell("ip netns list | awk '{print $1}' | grep -E '^" + prefix + "-' || true");
@@ -101,10 +101,14 @@ std::string leftovers(const std::string& prefix, const std::string& marker) {
     if (cmd.find(marker) != std::string::npos || cmd.find("netns-hosts-" + prefix + ".") != std::string::npos)
       found += "process " + pid + "\n";
   }
+  for (const auto& entry : fs::directory_iterator(fs::temp_directory_path()))  // the delay line's folder
+    if (entry.path().filename().string().rfind("netns-hosts-" + prefix + ".", 0) == 0)
+      found += "folder " + entry.path().string() + "\n";
   return found;
 }
 
-// In a child process inside host `h`'s namespace: `body` returns what the child reports to the parent.
+// In a child process inside host `h`'s namespace: `body` returns what the child reports to the parent. (The test
+// process has one thread, so the child may allocate.)
 template <class Body>
 pid_t inHost(const std::string& prefix, int h, int reportFd, Body body) {
   const pid_t pid = ::fork();
@@ -159,7 +163,11 @@ RoundTrips roundTrips(const std::string& prefix, int count) {
     ::waitpid(server, nullptr, 0);
     return {{}, "the server in host 0 did not start"};
   }
-  if (::pipe(result) != 0) return {{}, "no pipe"};  // made after the server's fork: its end closes with the client
+  if (::pipe(result) != 0) {  // made after the server's fork: its end closes with the client
+    ::kill(server, SIGKILL);
+    ::waitpid(server, nullptr, 0);
+    return {{}, "no pipe"};
+  }
   const pid_t client = inHost(prefix, 1, result[1], [&] {
     const int c = ::socket(AF_INET, SOCK_STREAM, 0), one = 1;
     ::fcntl(c, F_SETFL, O_NONBLOCK);
@@ -269,11 +277,11 @@ TEST(Namespaces, ALatencyIsARealRoundTripAndALossOfAllPacketsCutsTheHostsOff) {
   const auto shaped = roundTrips(prefix, 30);
   ASSERT_EQ(shaped.error, "");
   ASSERT_EQ(shaped.ms.size(), 30u);
-  // Every packet is held 2 ms on its way, so no round trip is shorter than 4 ms; the rest is the machine's own time,
-  // which the unshaped hosts show.
+  // Every packet is held 2 ms on its way, so no round trip is shorter than 4 ms, and the unshaped hosts had none
+  // that long; beyond the 4 ms is the machine's own time (generous bounds: CI machines are busy).
   EXPECT_GE(*std::min_element(shaped.ms.begin(), shaped.ms.end()), 4.0);
-  EXPECT_LT(medianOf(shaped.ms), 4.0 + medianOf(bare.ms) + 1.5) << "unshaped median " << medianOf(bare.ms) << " ms";
-  EXPECT_LT(medianOf(bare.ms), 1.5);
+  EXPECT_LT(*std::min_element(bare.ms.begin(), bare.ms.end()), 4.0);
+  EXPECT_LT(medianOf(shaped.ms), 4.0 + medianOf(bare.ms) + 4.0) << "unshaped median " << medianOf(bare.ms) << " ms";
   ASSERT_EQ(up("--loss 100"), "");
   EXPECT_NE(roundTrips(prefix, 1).error, "");
   EXPECT_EQ(shell(kScript + " down --prefix " + prefix).status, 0);

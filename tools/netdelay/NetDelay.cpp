@@ -10,7 +10,8 @@
 // microseconds here). With --loss a packet is dropped with that probability (drawn from --seed, so a run is
 // repeatable given the same packets). --ready FILE is written once the queue is bound, so a script can wait for it
 // before it sends traffic; on SIGINT or SIGTERM every held packet is let go before the program ends. Counters
-// (packets held, dropped, the largest hold) go to standard error at the end.
+// (packets held, dropped, the largest hold, and packets the kernel dropped because this program fell behind) go to
+// standard error at the end.
 // glibc's socket headers first: the kernel's then leave out what glibc already declared.
 #include <arpa/inet.h>
 #include <poll.h>
@@ -108,12 +109,11 @@ class Queue {
     local.nl_family = AF_NETLINK;
     if (::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0)
       fail(std::string("cannot bind the netlink socket: ") + std::strerror(errno));
-    const int big = 16 << 20, on = 1;
+    // Should the socket still overflow, the kernel drops the packets whose notices do not fit (as loss) and says
+    // so with ENOBUFS, which is counted and reported.
+    const int big = 16 << 20;
     if (::setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big) != 0)
       ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
-    // Should the socket still overflow, the kernel drops the notices and keeps their packets queued; the next batch
-    // verdict (every id up to a later one) lets them go, so nothing is stranded.
-    ::setsockopt(fd_, SOL_NETLINK, NETLINK_NO_ENOBUFS, &on, sizeof on);
 
     Message bind(NFQNL_MSG_CONFIG, number_, NLM_F_ACK);
     nfqnl_msg_config_cmd cmd{};
@@ -140,24 +140,30 @@ class Queue {
 
   int fd() const { return fd_; }
 
-  // Every packet id the kernel has queued, in arrival order, without blocking.
+  // The packet ids the kernel has queued, in arrival order, without blocking; at most `budget` datagrams, so a
+  // flood cannot keep held packets from being released.
   template <class F>
-  void drain(F&& onPacket) {
-    for (;;) {
+  void drain(F&& onPacket, int budget = 256) {
+    while (budget-- > 0) {
       const ssize_t n = ::recv(fd_, buffer_.data(), buffer_.size(), MSG_DONTWAIT);
       if (n < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK) return;
         if (errno == EINTR) continue;
+        if (errno == ENOBUFS) {
+          ++overflows_;
+          continue;
+        }
         fail(std::string("reading the queue: ") + std::strerror(errno));
       }
       int left = int(n);
       for (auto* h = reinterpret_cast<nlmsghdr*>(buffer_.data()); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
         if (h->nlmsg_type == NLMSG_ERROR) {
+          // A verdict for packets the kernel already let go (an interface went down) is no reason to stop.
           const auto* e = static_cast<const nlmsgerr*>(NLMSG_DATA(h));
-          if (e->error) fail(std::string("the queue reported: ") + std::strerror(-e->error));
+          if (e->error && e->error != -ENOENT) fail(std::string("the queue reported: ") + std::strerror(-e->error));
           continue;
         }
-        if ((h->nlmsg_type & 0xff) != NFQNL_MSG_PACKET) continue;
+        if ((h->nlmsg_type >> 8) != NFNL_SUBSYS_QUEUE || (h->nlmsg_type & 0xff) != NFQNL_MSG_PACKET) continue;
         int alen = int(h->nlmsg_len) - int(NLMSG_LENGTH(sizeof(nfgenmsg)));
         auto* a = reinterpret_cast<nlattr*>(static_cast<char*>(NLMSG_DATA(h)) + NLMSG_ALIGN(sizeof(nfgenmsg)));
         for (; alen >= int(sizeof(nlattr)) && a->nla_len >= sizeof(nlattr) && a->nla_len <= alen;
@@ -177,6 +183,7 @@ class Queue {
   // NF_ACCEPT for every packet up to and including `id` that is still held.
   void acceptThrough(uint32_t id) { verdict(NFQNL_MSG_VERDICT_BATCH, NF_ACCEPT, id); }
   void drop(uint32_t id) { verdict(NFQNL_MSG_VERDICT, NF_DROP, id); }
+  uint64_t overflows() const { return overflows_; }
 
  private:
   void verdict(uint16_t type, uint32_t verdict, uint32_t id) {
@@ -190,19 +197,27 @@ class Queue {
       if (errno != EINTR) fail(std::string("sending a verdict: ") + std::strerror(errno));
   }
 
+  // Sends a configuration message and waits for its acknowledgement (packet notices that come first stay queued
+  // in the kernel: the first batch verdict covers them).
   void request(Message& m, const std::string& what) {
     const auto& bytes = m.finish();
     if (::send(fd_, bytes.data(), bytes.size(), 0) < 0) fail("cannot " + what + ": " + std::strerror(errno));
-    const ssize_t n = ::recv(fd_, buffer_.data(), buffer_.size(), 0);
-    if (n < 0) fail("cannot " + what + ": " + std::strerror(errno));
-    const auto* h = reinterpret_cast<const nlmsghdr*>(buffer_.data());
-    if (!NLMSG_OK(h, int(n)) || h->nlmsg_type != NLMSG_ERROR) fail("cannot " + what + ": no acknowledgement");
-    const auto* e = static_cast<const nlmsgerr*>(NLMSG_DATA(h));
-    if (e->error) fail("cannot " + what + ": " + std::strerror(-e->error));
+    for (;;) {
+      const ssize_t n = ::recv(fd_, buffer_.data(), buffer_.size(), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail("cannot " + what + ": " + std::strerror(errno));
+      const auto* h = reinterpret_cast<const nlmsghdr*>(buffer_.data());
+      if (!NLMSG_OK(h, int(n))) fail("cannot " + what + ": a malformed answer");
+      if (h->nlmsg_type != NLMSG_ERROR) continue;
+      const auto* e = static_cast<const nlmsgerr*>(NLMSG_DATA(h));
+      if (e->error) fail("cannot " + what + ": " + std::strerror(-e->error));
+      return;
+    }
   }
 
   uint16_t number_;
   int fd_ = -1;
+  uint64_t overflows_ = 0;
   std::vector<char> buffer_ = std::vector<char>(1 << 16);
 };
 
@@ -237,10 +252,19 @@ int main(int argc, char** argv) {
   }
   if (queue < 0 || delayMs < 0) fail("--queue and --delay-ms are required");
 
+  // The signals are blocked except inside ppoll, so one that comes between the check of `stopping` and the wait
+  // ends the wait at once instead of after it.
   struct sigaction sa {};
   sa.sa_handler = onSignal;
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
+  sigset_t blocked, waiting;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGINT);
+  sigaddset(&blocked, SIGTERM);
+  ::sigprocmask(SIG_BLOCK, &blocked, &waiting);
+  sigdelset(&waiting, SIGINT);
+  sigdelset(&waiting, SIGTERM);
 
   Queue q{uint16_t(queue)};
   if (!ready.empty() && !(std::ofstream(ready) << ::getpid() << "\n")) fail("cannot write " + ready);
@@ -251,6 +275,14 @@ int main(int argc, char** argv) {
   std::deque<Held> held;
   uint64_t passed = 0, dropped = 0;
   int64_t longest = 0;
+  auto receive = [&](uint32_t id) {
+    if (lossPct > 0 && lost(random)) {
+      q.drop(id);
+      ++dropped;
+    } else {
+      held.push_back({id, nowNs() + delay});
+    }
+  };
   auto release = [&](int64_t now) {  // one batch verdict for every packet whose time has come
     uint32_t last = 0;
     bool any = false;
@@ -266,29 +298,21 @@ int main(int argc, char** argv) {
   while (!stopping) {
     const int64_t now = nowNs();
     release(now);
-    timespec wait{1, 0};  // nothing held: wake now and then to notice a signal
+    timespec wait{1, 0};  // nothing held: a packet or a signal ends the wait
     if (!held.empty()) {
       const int64_t ns = std::max<int64_t>(0, held.front().due - now);
       wait = {time_t(ns / 1000000000), long(ns % 1000000000)};
     }
     pollfd p{q.fd(), POLLIN, 0};
-    const int r = ::ppoll(&p, 1, &wait, nullptr);
+    const int r = ::ppoll(&p, 1, &wait, &waiting);
     if (r < 0 && errno != EINTR) fail(std::string("waiting for packets: ") + std::strerror(errno));
-    if (r > 0) {
-      const int64_t arrived = nowNs();
-      q.drain([&](uint32_t id) {
-        if (lossPct > 0 && lost(random)) {
-          q.drop(id);
-          ++dropped;
-        } else {
-          held.push_back({id, arrived + delay});
-        }
-      });
-    }
+    if (r > 0) q.drain(receive);
   }
-  if (!held.empty()) q.acceptThrough(held.back().id);  // nothing is left hanging in the kernel
-  std::fprintf(stderr, "netdelay: queue %d: %llu packets delayed %.3f ms (longest hold %.3f ms), %llu dropped\n", queue,
-               static_cast<unsigned long long>(passed + held.size()), delayMs, longest / 1e6,
-               static_cast<unsigned long long>(dropped));
+  q.drain(receive, 1 << 20);  // notices still unread, then every held packet goes: nothing is left in the kernel
+  if (!held.empty()) q.acceptThrough(held.back().id);
+  std::fprintf(stderr, "netdelay: queue %d: %llu packets delayed %.3f ms (longest hold %.3f ms), %llu dropped%s\n",
+               queue, static_cast<unsigned long long>(passed + held.size()), delayMs, longest / 1e6,
+               static_cast<unsigned long long>(dropped),
+               q.overflows() ? "; the kernel dropped packets this program could not take in time" : "");
   return 0;
 }
