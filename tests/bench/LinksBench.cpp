@@ -8,7 +8,8 @@
 // Prints a table and one JSON array (medians over the steps after a warm-up). Needs root for the namespaces; says
 // why and exits 0 where they cannot be made.
 //   bench_links [--steps N] [--warmup W] [--stages 2,4] [--bandwidths 100,1000] [--latencies 1]
-//               [--methods dense,topk10,quant4-8] [--json FILE]
+//               [--methods dense,topk10,quant4-8] [--set KEY=VALUE]... [--json FILE]
+// --set goes to every run (parallel.transport=gloo measures the Gloo messages the streams replaced, say).
 // With --time-to-accuracy: the 4-stage preset on four test hosts at 100 Mbit/s (--bandwidths' first) and 1 ms
 // (--latencies' first), E epochs
 // (--epochs, default 3) of the first N training samples (--train-limit, default 9600; 0: all 60000) with dense, TopK
@@ -119,7 +120,7 @@ double timeTo(const std::vector<std::pair<double, double>>& curve, double target
 }
 
 int timeToAccuracy(const std::string& bandwidth, const std::string& latency, const std::string& epochs,
-                   const std::string& trainLimit, const std::string& jsonPath) {
+                   const std::string& trainLimit, const std::string& extra, const std::string& jsonPath) {
   const std::string cli = PIPESQUEEZE_CLI;
   json out = json::array();
   std::map<std::string, std::vector<std::pair<double, double>>> curves;
@@ -129,7 +130,7 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& latency, con
                        " --set data.train_limit=" + trainLimit +
                        " --set data.eval_limit=2000 --set eval.every_steps=50 --set telemetry.histogram_every=0 --set "
                        "link.bandwidth_mbps=" +
-                       bandwidth + " --set link.latency_ms=" + latency + " --set link.mode=accounted";
+                       bandwidth + " --set link.latency_ms=" + latency + " --set link.mode=accounted" + extra;
     for (const auto& set : kMethods.at(m)) sets += " --set " + set;
     const auto store = freshStore("tta-" + m);
     std::fprintf(stderr, "bench_links: time to accuracy, %s ...\n", m.c_str());
@@ -178,7 +179,7 @@ int main(int argc, char** argv) {
   int steps = 40, warmup = 5;
   std::vector<std::string> stages{"2", "4"}, bandwidths{"100", "1000"}, latencies{"1"},
       methods{"dense", "topk10", "quant4-8"};
-  std::string jsonPath, epochs = "3", trainLimit = "9600";
+  std::string jsonPath, epochs = "3", trainLimit = "9600", extra;
   bool timeToTarget = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -203,6 +204,8 @@ int main(int argc, char** argv) {
       methods = split(next());
     else if (a == "--json")
       jsonPath = next();
+    else if (a == "--set")
+      extra += " --set '" + next() + "'";
     else if (a == "--epochs")
       epochs = next();
     else if (a == "--train-limit")
@@ -212,7 +215,8 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: bench_links [--steps N] [--warmup W] [--stages 2,4] [--bandwidths 100,1000] "
-                   "[--latencies 1] [--methods dense,topk10,quant4-8,aqsgd] [--json FILE] [--time-to-accuracy [--epochs E] "
+                   "[--latencies 1] [--methods dense,topk10,quant4-8,aqsgd] [--set KEY=VALUE]... [--json FILE] "
+                   "[--time-to-accuracy [--epochs E] "
                    "[--train-limit N]]\n");
       return 2;
     }
@@ -238,12 +242,12 @@ int main(int argc, char** argv) {
       }
     }
   if (timeToTarget)
-    return timeToAccuracy(bandwidths.front(), latencies.front(), epochs, trainLimit, jsonPath);
+    return timeToAccuracy(bandwidths.front(), latencies.front(), epochs, trainLimit, extra, jsonPath);
 
   const std::string cli = PIPESQUEEZE_CLI;
   json out = json::array();
-  std::printf("\nbench_links: %s, %d steps (medians after %d), links accounted\n",
-              fs::path(kPreset).filename().c_str(), steps, warmup);
+  std::printf("\nbench_links: %s, %d steps (medians after %d), links accounted%s\n",
+              fs::path(kPreset).filename().c_str(), steps, warmup, extra.c_str());
   std::printf("%-7s %-10s %-8s %-10s %12s %12s %8s %12s %8s %10s %10s\n", "stages", "bandwidth", "latency", "method",
               "measured", "own model", "ratio", "1 process", "ratio", "control", "MB/step");
   for (const auto& s : stages)
@@ -253,7 +257,7 @@ int main(int argc, char** argv) {
           std::string sets =
               " --set pipeline.stages=" + s + " --set train.max_steps=" + std::to_string(steps) +
               " --set eval.every_steps=0 --set telemetry.histogram_every=0 --set link.bandwidth_mbps=" + b +
-              " --set link.latency_ms=" + l + " --set link.mode=accounted";
+              " --set link.latency_ms=" + l + " --set link.mode=accounted" + extra;
           for (const auto& set : kMethods.at(m)) sets += " --set " + set;
           const std::string name = s + "-" + b + "-" + l + "-" + m;
           const auto hosts = freshStore(name + "-hosts"), one = freshStore(name + "-one");
