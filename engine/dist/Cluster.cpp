@@ -1,5 +1,6 @@
 #include "engine/dist/Cluster.h"
 
+#include "engine/dist/ControlStar.h"
 #include "engine/dist/Framing.h"
 #include "engine/dist/HostNetwork.h"
 #include "engine/dist/RendezvousStore.h"
@@ -45,7 +46,8 @@ struct Cluster::Impl {
   std::vector<std::unique_ptr<Pending>> sends;
 
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> p2p, all, replicas;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> p2p, replicas;
+  std::unique_ptr<ControlStar> control;  // collectives among all ranks (commands, step reports)
   milliseconds timeout{0};
 
   // Liveness: a second store client, so beats never wait behind the session's store calls.
@@ -109,8 +111,12 @@ Cluster::Cluster(const ClusterOptions& options, int stages, int replicas)
       }
     });
     impl_->p2p = group("p2p", rank(), world());
-    impl_->all = group("all", rank(), world());
     if (replicas_ > 1) impl_->replicas = group("stage" + std::to_string(stage()), replica(), replicas_);
+    impl_->control = std::make_unique<ControlStar>(
+        rank(), world(), local, options_.token, options_.timeout_s, [this](int r) { return describe(r); },
+        [this](const std::string& key, bool publish, const std::vector<uint8_t>& mine) {
+          return share(key, publish, mine, "all ranks");
+        });
   } catch (const std::exception& e) {
     throw ClusterError(describe(rank()) + ": connecting to the other ranks through " + where + " with local address " +
                        local + " failed (" + e.what() + "); check --bind (or PIPESQUEEZE_BIND)");
@@ -275,7 +281,7 @@ std::vector<uint8_t> Cluster::share(const std::string& key, bool publish, const 
 }
 
 std::vector<std::vector<uint8_t>> Cluster::allGatherWorld(const std::vector<uint8_t>& mine, uint64_t limit) {
-  return allGatherBytes(*impl_->all, mine, std::min(limit, kMaxMessageBytes), "all ranks");
+  return impl_->control->allGather(mine, std::min(limit, kMaxMessageBytes));
 }
 
 void Cluster::allReduceReplicas(float* data, int64_t n) {
@@ -292,26 +298,7 @@ void Cluster::allReduceReplicas(float* data, int64_t n) {
 }
 
 std::vector<uint8_t> Cluster::broadcastWorld(std::vector<uint8_t> bytes) {
-  try {
-    auto size = torch::tensor({int64_t(bytes.size())}, torch::kInt64);
-    std::vector<at::Tensor> t{size};
-    impl_->all->broadcast(t)->wait();
-    const int64_t n = size.item<int64_t>();
-    if (n < 0 || uint64_t(n) > kMaxControlBytes)
-      throw ClusterError("rank 0 announced a broadcast of " + std::to_string(n) + " bytes");
-    bytes.resize(size_t(n));
-    if (n > 0) {
-      std::vector<at::Tensor> body{bytesTensor(bytes.data(), n)};
-      impl_->all->broadcast(body)->wait();
-    }
-    return bytes;
-  } catch (const ClusterError&) {
-    throw;
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    throw ClusterError(std::string("commands from rank 0 ") + (timedOut(what) ? "timed out" : "failed") +
-                       ": another rank stopped or does not answer (" + what.substr(0, what.find('\n')) + ")");
-  }
+  return impl_->control->broadcast(std::move(bytes), kMaxControlBytes);
 }
 
 void Cluster::reportFault(const std::string& what) noexcept {

@@ -4,9 +4,11 @@
 // A run of S stages and R replicas has S x R ranks; rank = replica * S + stage, so rank 0 is the first stage of the
 // first replica and keeps the run store.
 //
-// Three process groups keep traffic apart, each used by one thread at a time: point-to-point messages between
-// stages (the stage thread; the session thread for evaluation), collectives among a stage's replicas (the stage
-// thread's gradient exchange) and collectives among all ranks (the session thread: commands and step reports).
+// Three channels keep traffic apart, each used by one thread at a time: Gloo point-to-point messages between stages
+// (evaluation from the session thread, and the links' payloads where they do not have streams of their own), a Gloo
+// group for collectives among a stage's replicas (the stage thread's gradient exchange), and a star of TCP streams
+// around rank 0 for collectives among all ranks (the session thread: commands and step reports;
+// engine/dist/ControlStar.h).
 // Every byte received from another rank is untrusted: sizes are checked before anything is allocated.
 // No torch in this header, so the session and the CLI include it cheaply.
 #include "engine/dist/KeyValueStore.h"  // freeLoopbackPort, newStoreToken

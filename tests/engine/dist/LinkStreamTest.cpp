@@ -6,6 +6,7 @@
 #include "engine/dist/Framing.h"
 #include "engine/dist/LinkStream.h"
 #include "engine/dist/Sockets.h"
+#include "tests/engine/dist/ShareBoard.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -15,34 +16,13 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <future>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
 namespace ps {
 namespace {
-
-// The rendezvous store's share(), in memory: a fetch waits for the publisher.
-struct Board {
-  std::mutex mutex;
-  std::condition_variable published;
-  std::map<std::string, std::vector<uint8_t>> values;
-  LinkStream::Share share() {
-    return [this](const std::string& key, bool publish, const std::vector<uint8_t>& mine) {
-      std::unique_lock<std::mutex> lock(mutex);
-      if (publish) {
-        values[key] = mine;
-        published.notify_all();
-      }
-      published.wait(lock, [&] { return values.count(key) > 0; });
-      return values[key];
-    };
-  }
-};
 
 LinkStream::Peer peer(const std::string& self, const std::string& other, double timeout = 10) {
   return {self, other, "token-1", timeout};

@@ -1,0 +1,104 @@
+#include "engine/dist/ControlStar.h"
+
+#include "engine/dist/Cluster.h"
+
+#include <cstring>
+
+namespace ps {
+namespace {
+
+std::string key(const char* way, int rank) { return std::string("control/") + way + "/" + std::to_string(rank); }
+
+// The largest gathered list `world` parts of `limit` bytes make, capped where one message is capped.
+uint64_t listLimit(int world, uint64_t limit) {
+  const uint64_t most = Cluster::kMaxMessageBytes;
+  const uint64_t header = 4 + 8 * uint64_t(world);
+  return limit > (most - header) / uint64_t(world) ? most : header + limit * uint64_t(world);
+}
+
+}  // namespace
+
+ControlStar::ControlStar(int rank, int world, const std::string& bindAddress, const std::string& token,
+                         double timeoutS, const std::function<std::string(int)>& describe,
+                         const LinkStream::Share& share)
+    : rank_(rank), world_(world), up_(size_t(world)), down_(size_t(world)) {
+  auto peer = [&](int other) { return LinkStream::Peer{describe(rank), describe(other), token, timeoutS}; };
+  // Receiving ends first, as for the links: they only listen and publish, so no rank waits on another until all
+  // have published.
+  if (rank == 0) {
+    for (int r = 1; r < world; ++r) up_[size_t(r)] = LinkStream::receiving(bindAddress, key("up", r), peer(r), share);
+    for (int r = 1; r < world; ++r) down_[size_t(r)] = LinkStream::sending(bindAddress, key("down", r), peer(r), share);
+  } else {
+    down_[0] = LinkStream::receiving(bindAddress, key("down", rank), peer(0), share);
+    up_[0] = LinkStream::sending(bindAddress, key("up", rank), peer(0), share);
+  }
+}
+
+ControlStar::~ControlStar() = default;
+
+std::vector<uint8_t> ControlStar::broadcast(std::vector<uint8_t> bytes, uint64_t limit) {
+  if (rank_ != 0) return down_[0]->receive(limit, nullptr, nullptr);
+  for (int r = 1; r < world_; ++r) down_[size_t(r)]->send(bytes, 0, 0);
+  for (int r = 1; r < world_; ++r) down_[size_t(r)]->flush();
+  return bytes;
+}
+
+std::vector<std::vector<uint8_t>> ControlStar::allGather(const std::vector<uint8_t>& mine, uint64_t limit) {
+  if (rank_ != 0) {
+    up_[0]->send(mine, 0, 0);
+    up_[0]->flush();
+    return unpack(down_[0]->receive(listLimit(world_, limit), nullptr, nullptr), world_, limit);
+  }
+  auto parts = std::vector<std::vector<uint8_t>>(size_t(world_));
+  parts[0] = mine;
+  for (int r = 1; r < world_; ++r) {
+    try {
+      parts[size_t(r)] = up_[size_t(r)]->receive(limit, nullptr, nullptr);
+    } catch (const ClusterError& e) {  // the size check's error names the stream; say which collective it was
+      throw ClusterError(std::string(e.what()) + " (its part of a gather among all ranks, at most " +
+                         std::to_string(limit) + " bytes)");
+    }
+  }
+  const auto list = pack(parts);
+  for (int r = 1; r < world_; ++r) down_[size_t(r)]->send(list, 0, 0);
+  for (int r = 1; r < world_; ++r) down_[size_t(r)]->flush();
+  return parts;
+}
+
+std::vector<uint8_t> ControlStar::pack(const std::vector<std::vector<uint8_t>>& parts) {
+  std::vector<uint8_t> out(4 + 8 * parts.size());
+  const uint32_t count = uint32_t(parts.size());
+  std::memcpy(out.data(), &count, 4);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const uint64_t size = parts[i].size();
+    std::memcpy(out.data() + 4 + 8 * i, &size, 8);
+  }
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+std::vector<std::vector<uint8_t>> ControlStar::unpack(const std::vector<uint8_t>& bytes, int world, uint64_t limit) {
+  const uint64_t header = 4 + 8 * uint64_t(world);
+  uint32_t count = 0;
+  if (bytes.size() >= 4) std::memcpy(&count, bytes.data(), 4);
+  if (bytes.size() < header || count != uint32_t(world))
+    throw ClusterError("rank 0 sent a gathered list of " + std::to_string(count) + " parts for " +
+                       std::to_string(world) + " ranks");
+  auto parts = std::vector<std::vector<uint8_t>>(size_t(world));
+  uint64_t at = header;
+  for (int i = 0; i < world; ++i) {
+    uint64_t size = 0;
+    std::memcpy(&size, bytes.data() + 4 + 8 * size_t(i), 8);
+    if (size > limit || size > bytes.size() - at)
+      throw ClusterError("rank 0 sent a gathered list whose part " + std::to_string(i) + " claims " +
+                         std::to_string(size) + " bytes (at most " + std::to_string(limit) + ", and " +
+                         std::to_string(bytes.size() - at) + " left)");
+    parts[size_t(i)].assign(bytes.begin() + int64_t(at), bytes.begin() + int64_t(at + size));
+    at += size;
+  }
+  if (at != bytes.size())
+    throw ClusterError("rank 0 sent a gathered list with " + std::to_string(bytes.size() - at) + " bytes left over");
+  return parts;
+}
+
+}  // namespace ps
