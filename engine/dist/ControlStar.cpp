@@ -1,6 +1,7 @@
 #include "engine/dist/ControlStar.h"
 
 #include "engine/dist/Cluster.h"
+#include "engine/dist/Framing.h"
 
 #include <cstring>
 
@@ -21,7 +22,7 @@ uint64_t listLimit(int world, uint64_t limit) {
 ControlStar::ControlStar(int rank, int world, const std::string& bindAddress, const std::string& token,
                          double timeoutS, const std::function<std::string(int)>& describe,
                          const LinkStream::Share& share)
-    : rank_(rank), world_(world), up_(size_t(world)), down_(size_t(world)) {
+    : rank_(rank), world_(world), describe_(describe), up_(size_t(world)), down_(size_t(world)) {
   auto peer = [&](int other) { return LinkStream::Peer{describe(rank), describe(other), token, timeoutS}; };
   // Receiving ends first, as for the links: they only listen and publish, so no rank waits on another until all
   // have published.
@@ -47,7 +48,11 @@ std::vector<std::vector<uint8_t>> ControlStar::allGather(const std::vector<uint8
   if (rank_ != 0) {
     up_[0]->send(mine, 0, 0);
     up_[0]->flush();
-    return unpack(down_[0]->receive(listLimit(world_, limit), nullptr, nullptr), world_, limit);
+    try {
+      return unpackParts(down_[0]->receive(listLimit(world_, limit), nullptr, nullptr), size_t(world_), limit);
+    } catch (const FrameError& e) {
+      throw ClusterError(describe_(0) + " sent " + e.what() + " (a gather among all ranks)");
+    }
   }
   auto parts = std::vector<std::vector<uint8_t>>(size_t(world_));
   parts[0] = mine;
@@ -59,45 +64,9 @@ std::vector<std::vector<uint8_t>> ControlStar::allGather(const std::vector<uint8
                          std::to_string(limit) + " bytes)");
     }
   }
-  const auto list = pack(parts);
+  const auto list = packParts(parts);
   for (int r = 1; r < world_; ++r) down_[size_t(r)]->send(list, 0, 0);
   for (int r = 1; r < world_; ++r) down_[size_t(r)]->flush();
-  return parts;
-}
-
-std::vector<uint8_t> ControlStar::pack(const std::vector<std::vector<uint8_t>>& parts) {
-  std::vector<uint8_t> out(4 + 8 * parts.size());
-  const uint32_t count = uint32_t(parts.size());
-  std::memcpy(out.data(), &count, 4);
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const uint64_t size = parts[i].size();
-    std::memcpy(out.data() + 4 + 8 * i, &size, 8);
-  }
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
-
-std::vector<std::vector<uint8_t>> ControlStar::unpack(const std::vector<uint8_t>& bytes, int world, uint64_t limit) {
-  const uint64_t header = 4 + 8 * uint64_t(world);
-  uint32_t count = 0;
-  if (bytes.size() >= 4) std::memcpy(&count, bytes.data(), 4);
-  if (bytes.size() < header || count != uint32_t(world))
-    throw ClusterError("rank 0 sent a gathered list of " + std::to_string(count) + " parts for " +
-                       std::to_string(world) + " ranks");
-  auto parts = std::vector<std::vector<uint8_t>>(size_t(world));
-  uint64_t at = header;
-  for (int i = 0; i < world; ++i) {
-    uint64_t size = 0;
-    std::memcpy(&size, bytes.data() + 4 + 8 * size_t(i), 8);
-    if (size > limit || size > bytes.size() - at)
-      throw ClusterError("rank 0 sent a gathered list whose part " + std::to_string(i) + " claims " +
-                         std::to_string(size) + " bytes (at most " + std::to_string(limit) + ", and " +
-                         std::to_string(bytes.size() - at) + " left)");
-    parts[size_t(i)].assign(bytes.begin() + int64_t(at), bytes.begin() + int64_t(at + size));
-    at += size;
-  }
-  if (at != bytes.size())
-    throw ClusterError("rank 0 sent a gathered list with " + std::to_string(bytes.size() - at) + " bytes left over");
   return parts;
 }
 

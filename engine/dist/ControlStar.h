@@ -7,7 +7,8 @@
 // 6.5 latencies (docs/link-model.md).
 //
 // Used by one thread at a time (the session's). Everything received is untrusted: sizes are checked against the
-// caller's limit before anything is allocated, and a gathered list must hold exactly one part per rank.
+// caller's limit before anything is allocated, and a gathered list (engine/dist/Framing.h: packParts) must hold
+// exactly one part per rank.
 // Torch-free.
 #include "engine/dist/LinkStream.h"
 
@@ -30,13 +31,9 @@ class ControlStar {
   // Every rank's `mine`, in rank order, on every rank; a part over `limit` bytes is refused naming its rank.
   std::vector<std::vector<uint8_t>> allGather(const std::vector<uint8_t>& mine, uint64_t limit);
 
-  // The gathered list as it travels down: the part count, each part's size, then the parts. Throws ClusterError
-  // when it does not hold exactly `world` parts of at most `limit` bytes each, filling it exactly.
-  static std::vector<uint8_t> pack(const std::vector<std::vector<uint8_t>>& parts);
-  static std::vector<std::vector<uint8_t>> unpack(const std::vector<uint8_t>& bytes, int world, uint64_t limit);
-
  private:
   int rank_, world_;
+  std::function<std::string(int)> describe_;
   // Rank 0: up_[r] receives from rank r and down_[r] sends to it (index 0 unused). Other ranks: up_[0] sends to
   // rank 0, down_[0] receives from it.
   std::vector<std::unique_ptr<LinkStream>> up_, down_;

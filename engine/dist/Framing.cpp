@@ -38,4 +38,43 @@ std::vector<uint8_t> receiveChunked(uint64_t total, const std::function<void(uin
   return bytes;
 }
 
+std::vector<uint8_t> packParts(const std::vector<std::vector<uint8_t>>& parts) {
+  std::vector<uint8_t> out(4 + 8 * parts.size());
+  const uint32_t count = uint32_t(parts.size());
+  std::memcpy(out.data(), &count, 4);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const uint64_t size = parts[i].size();
+    std::memcpy(out.data() + 4 + 8 * i, &size, 8);
+  }
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+std::vector<std::vector<uint8_t>> unpackParts(const std::vector<uint8_t>& bytes, size_t count, uint64_t limit) {
+  const uint64_t header = 4 + 8 * uint64_t(count);
+  uint32_t declared = 0;
+  if (bytes.size() >= 4) std::memcpy(&declared, bytes.data(), 4);
+  if (declared != count)
+    throw FrameError("a list of " + std::to_string(declared) + " parts where " + std::to_string(count) +
+                     " were expected");
+  if (bytes.size() < header)
+    throw FrameError("a list of " + std::to_string(count) + " parts in " + std::to_string(bytes.size()) +
+                     " bytes, too few for their sizes");
+  auto parts = std::vector<std::vector<uint8_t>>(count);
+  uint64_t at = header;
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t size = 0;
+    std::memcpy(&size, bytes.data() + 4 + 8 * i, 8);
+    if (size > limit || size > bytes.size() - at)
+      throw FrameError("a list whose part " + std::to_string(i) + " claims " + std::to_string(size) +
+                       " bytes (at most " + std::to_string(limit) + ", and " + std::to_string(bytes.size() - at) +
+                       " left)");
+    parts[i].assign(bytes.begin() + int64_t(at), bytes.begin() + int64_t(at + size));
+    at += size;
+  }
+  if (at != bytes.size())
+    throw FrameError("a list with " + std::to_string(bytes.size() - at) + " bytes left over");
+  return parts;
+}
+
 }  // namespace ps

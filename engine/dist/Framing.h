@@ -40,4 +40,10 @@ std::vector<std::pair<uint64_t, size_t>> chunksOf(uint64_t total);
 // fails); memory grows with what arrived, never ahead of it by more than a chunk.
 std::vector<uint8_t> receiveChunked(uint64_t total, const std::function<void(uint8_t*, size_t)>& receiveChunk);
 
+// Several parts as one message (a gather's result as rank 0 sends it to every rank): the part count, each part's
+// size, then the parts. unpackParts throws FrameError unless the bytes hold exactly `count` parts of at most `limit`
+// bytes each and nothing else.
+std::vector<uint8_t> packParts(const std::vector<std::vector<uint8_t>>& parts);
+std::vector<std::vector<uint8_t>> unpackParts(const std::vector<uint8_t>& bytes, size_t count, uint64_t limit);
+
 }  // namespace ps

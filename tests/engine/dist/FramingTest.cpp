@@ -68,5 +68,31 @@ TEST(Framing, AnAnnouncedBodyIsNotAllocatedBeforeItArrives) {
       testing::ExitedWithCode(0), "");
 }
 
+TEST(Framing, AGatheredListIsCheckedAsUntrusted) {
+  const std::vector<std::vector<uint8_t>> parts{{1, 2}, {}, {3, 4, 5}};
+  const auto list = packParts(parts);
+  EXPECT_EQ(unpackParts(list, 3, 10), parts);
+  auto refused = [](const std::vector<uint8_t>& bytes, size_t count, uint64_t limit) {
+    try {
+      unpackParts(bytes, count, limit);
+    } catch (const FrameError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(refused(list, 4, 10).find("3 parts where 4 were expected"), std::string::npos);
+  EXPECT_NE(refused(list, 3, 2).find("part 2 claims 3 bytes"), std::string::npos);
+  EXPECT_NE(refused({list.begin(), list.end() - 1}, 3, 10).find("part 2 claims 3 bytes"), std::string::npos);
+  auto longer = list;
+  longer.push_back(0);
+  EXPECT_NE(refused(longer, 3, 10).find("1 bytes left over"), std::string::npos);
+  EXPECT_NE(refused({3, 0}, 3, 10).find("where 3 were expected"), std::string::npos);
+  EXPECT_NE(refused({list.begin(), list.begin() + 12}, 3, 10).find("too few for their sizes"), std::string::npos);
+  auto huge = list;
+  const uint64_t lie = ~uint64_t(0);
+  std::memcpy(huge.data() + 4, &lie, 8);
+  EXPECT_NE(refused(huge, 3, ~uint64_t(0)).find("part 0 claims"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ps
