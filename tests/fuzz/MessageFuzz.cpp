@@ -1,6 +1,7 @@
-// libFuzzer target for what ranks send each other besides payloads: the point-to-point frame header, the gradient
-// exchange's message, the CBOR step reports and the step traces in them (decoded, then replayed as a stored run's
-// would be). Whatever the bytes, each parser returns or throws its own error.
+// libFuzzer target for what ranks send each other besides payloads: the point-to-point frame header, the list of
+// gathered parts rank 0 sends down, the gradient exchange's message, the CBOR step reports and the step traces in
+// them (decoded, then replayed as a stored run's would be). Whatever the bytes, each parser returns or throws its own
+// error.
 //   build/fuzz/fuzz_messages -max_total_time=60 tests/fuzz/corpus/messages
 #include "engine/dist/Framing.h"
 #include "engine/pipeline/GradientMessage.h"
@@ -13,6 +14,14 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const std::vector<uint8_t> bytes(data + 1, data + size);
+  if (data[0] == 0xff) {  // a gathered list: the part count from the second byte, the limit from the bytes present
+    if (size < 2) return 0;
+    try {
+      ps::unpackParts(std::vector<uint8_t>(data + 2, data + size), data[1] % 9, size);
+    } catch (const ps::FrameError&) {
+    }
+    return 0;
+  }
   switch (data[0] % 4) {
     case 0:
       try {
