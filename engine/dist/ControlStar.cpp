@@ -29,6 +29,10 @@ ControlStar::ControlStar(int rank, int world, const std::string& bindAddress, co
   if (rank == 0) {
     for (int r = 1; r < world; ++r) up_[size_t(r)] = LinkStream::receiving(bindAddress, key("up", r), peer(r), share);
     for (int r = 1; r < world; ++r) down_[size_t(r)] = LinkStream::sending(bindAddress, key("down", r), peer(r), share);
+    // Rank 0's star is whole only once every rank has connected to it: a rank 0 with nothing more to say (its work
+    // done, or failed) would otherwise close its listening ends under a rank that has not reached them yet, and that
+    // rank would see a refused connection instead of what rank 0 sent.
+    for (int r = 1; r < world; ++r) up_[size_t(r)]->accept();
   } else {
     down_[0] = LinkStream::receiving(bindAddress, key("down", rank), peer(0), share);
     up_[0] = LinkStream::sending(bindAddress, key("up", rank), peer(0), share);

@@ -243,6 +243,7 @@ void LinkStream::writeLoop() {
 }
 
 void LinkStream::accept() {
+  if (fd_ >= 0) return;
   const auto deadline = after(peer_.timeout_s);
   while (fd_ < 0) {
     if (!net::waitFor(listenFd_, POLLIN, deadline))

@@ -59,11 +59,14 @@ class LinkStream {
   // past it.
   std::vector<uint8_t> receive(uint64_t limit, double* stamp, int64_t* deliverNs);
 
+  // Receiving end: takes the sender's connection now rather than at the first receive (at most timeout_s; a
+  // ClusterError says the sender never connected). Nothing happens when it is already taken.
+  void accept();
+
   int port() const { return port_; }  // the receiving end's listening port (tests)
 
  private:
   LinkStream(std::string key, Peer peer) : key_(std::move(key)), peer_(std::move(peer)) {}
-  void accept();
   void writeLoop();
 
   struct Outgoing {

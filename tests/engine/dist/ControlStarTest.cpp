@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <future>
 #include <string>
 #include <vector>
@@ -69,6 +70,37 @@ TEST(ControlStar, APartOverTheLimitIsRefusedNamingItsRank) {
   }
   all[0].reset();  // rank 1 waits for the list: rank 0's star closing ends its wait
   one.get();
+}
+
+TEST(ControlStar, ARankThatReachesTheStarLateStillGetsWhatRankZeroSentBeforeLeaving) {
+  // Rank 1 looks up rank 0's listening end only once rank 0 has broadcast and closed its star: rank 0 must not have
+  // gone before every rank connected.
+  Board board;
+  std::promise<void> rankZeroDone;
+  auto done = rankZeroDone.get_future().share();
+  auto lateShare = [&, inner = board.share()](const std::string& key, bool publish, const std::vector<uint8_t>& mine) {
+    if (key == "control/up/1" && !publish) done.wait_for(std::chrono::milliseconds(500));
+    return inner(key, publish, mine);
+  };
+  auto zero = std::async(std::launch::async, [&] {
+    ControlStar star(0, 2, "127.0.0.1", "secret", 10, name, board.share());
+    star.broadcast({4, 5, 6}, 100);
+  });
+  auto one = std::async(std::launch::async, [&] {
+    ControlStar star(1, 2, "127.0.0.1", "secret", 10, name, lateShare);
+    return star.broadcast({}, 100);
+  });
+  // Rank 0 finishes (broadcast sent, star closed) either before the late lookup's wait ends or, once it waits for
+  // every rank to connect, only after it.
+  zero.get();
+  rankZeroDone.set_value();
+  std::vector<uint8_t> got;
+  try {
+    got = one.get();
+  } catch (const ClusterError& e) {
+    FAIL() << e.what();
+  }
+  EXPECT_EQ(got, (std::vector<uint8_t>{4, 5, 6}));
 }
 
 }  // namespace
