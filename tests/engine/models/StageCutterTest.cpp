@@ -118,7 +118,11 @@ TEST(Models, SamplesOfAMicroBatchAreIndependent) {
     torch::NoGradGuard g;
     auto together = all.forward(x);
     auto alone = all.forward(x.slice(0, 1, 2));
-    EXPECT_TRUE(torch::allclose(together.slice(0, 1, 2), alone, 1e-5, 1e-6)) << task;
+    // A layer that mixed the batch (batch norm, say) moves outputs by tenths. Rounding does not always stay below
+    // 1e-6: a batch of 4 and a batch of 1 go through differently blocked kernels, the normalizations divide what
+    // differs by small deviations, and a CI run once saw more than 1e-6.
+    EXPECT_TRUE(torch::allclose(together.slice(0, 1, 2), alone, 1e-4, 1e-4))
+        << task << ": outputs differ by up to " << (together.slice(0, 1, 2) - alone).abs().max().item<float>();
   }
 }
 
