@@ -158,10 +158,15 @@ shape() {
     parent="parent 1:"
   fi
   if [[ $bandwidth != 0 ]]; then
-    # The bucket holds a 64 KiB segment (veth hands over unsegmented TCP) and 4 ms at the rate, whichever is more;
-    # its queue holds a second at the rate, so a burst of messages waits instead of being dropped.
-    local burst
-    burst=$(awk -v r="$bandwidth" 'BEGIN { b = r * 1e6 / 8 * 0.004; if (b < 65536) b = 65536; printf "%d", b }')
+    # A wire lends no credit: the bucket holds half a millisecond at the rate (two packets at least), and TCP hands
+    # this interface segments no larger than the bucket, since veth passes a segment on whole and a bucket smaller
+    # than a segment would drop it. With the 64 KiB that unsegmented TCP needs, a message after a pause left its
+    # first 64 KiB at memory speed, 5 ms early at 100 Mbit/s. The queue holds a second at the rate, so a burst of
+    # messages waits instead of being dropped.
+    local burst segment
+    burst=$(awk -v r="$bandwidth" 'BEGIN { b = r * 1e6 / 8 * 0.0005; if (b < 3028) b = 3028; printf "%d", b }')
+    segment=$((burst < 65536 ? burst : 65536))
+    ip -n "$ns" link set dev "$dev" gso_max_size "$segment" || return 1
     # shellcheck disable=SC2086
     "${tcx[@]}" qdisc add dev "$dev" $parent handle 2: tbf rate "${bandwidth}mbit" burst "$burst" latency 1s ||
       return 1
