@@ -3,8 +3,6 @@
 #include "engine/dist/Cluster.h"
 #include "engine/dist/Framing.h"
 
-#include <cstring>
-
 namespace ps {
 namespace {
 
