@@ -13,7 +13,6 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
-  const std::vector<uint8_t> bytes(data + 1, data + size);
   if (data[0] == 0xff) {  // a gathered list: the part count from the second byte, the limit from the bytes present
     if (size < 2) return 0;
     try {
@@ -22,6 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     return 0;
   }
+  const std::vector<uint8_t> bytes(data + 1, data + size);
   switch (data[0] % 4) {
     case 0:
       try {
