@@ -138,6 +138,22 @@ torch::Tensor Link::roundTrip(Direction d, const torch::Tensor& x) {
   return s.eval->decode(s.eval->encode(x), x.device());
 }
 
+void Link::sendEvaluation(Direction d, const torch::Tensor& x, bool compressed) {
+  Side& s = side(d);
+  if (!compressed && !s.plain) s.plain = makeCodec("none");
+  Message m;
+  m.payload = (compressed ? *s.eval : *s.plain).encode(x);
+  s.channel.push(std::move(m));
+}
+
+torch::Tensor Link::receiveEvaluation(Direction d, const torch::Device& device, const std::vector<int64_t>& shape,
+                                      bool compressed) {
+  Side& s = side(d);
+  if (!compressed && !s.plain) s.plain = makeCodec("none");
+  const Message m = s.channel.pop(maxPayloadBytes(shape));
+  return (compressed ? *s.eval : *s.plain).decode(m.payload, device, &shape);
+}
+
 void Link::armHistograms(int bins, int64_t step) {
   histogramBins_ = bins;
   histogramStep_ = step;

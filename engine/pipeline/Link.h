@@ -33,6 +33,14 @@ class Link {
                         std::vector<TraceEvent>* trace = nullptr);
   // Evaluation through the codec alone: no statistics, no compensation state.
   torch::Tensor roundTrip(Direction d, const torch::Tensor& x);
+  // Evaluation whose two ends are in different processes: x crosses this direction's channel (the stream to the
+  // other process, behind the step's messages, all of which are taken by then) as the payload of that codec, or as
+  // float32 when not `compressed`; the receiver decodes it with its own twin (both ends follow the same commands and
+  // decisions) and checks it against `shape` like any payload from another process. No statistics, no compensation
+  // state, nothing on the emulated clock. The sender does not wait for the receiver.
+  void sendEvaluation(Direction d, const torch::Tensor& x, bool compressed);
+  torch::Tensor receiveEvaluation(Direction d, const torch::Device& device, const std::vector<int64_t>& shape,
+                                  bool compressed);
 
   // Between steps only (no worker is running).
   // Asks for a histogram of the values of the next step's first message in each direction.
@@ -70,6 +78,7 @@ class Link {
     std::unique_ptr<Compensator> sender, receiver;  // the two ends' state, each touched by one thread
     std::unique_ptr<AdaptiveSender> adaptive;       // sends instead of `sender` when the controller has its own
     std::unique_ptr<Codec> eval;                    // stateless twin for evaluation
+    std::unique_ptr<Codec> plain;                   // float32, for evaluation between processes without compression
     Channel channel;
     bool hostOnly = false;  // the receiver is behind an end that carries host bytes only (Gloo)
     // Written by the sender thread only.

@@ -56,7 +56,6 @@ torch::Tensor shardOf(const torch::Tensor& t, int replicas, int replica) {
   return replicas > 1 ? t.tensor_split(replicas)[size_t(replica)] : t;
 }
 
-constexpr int kEvalTag = 1000;  // link messages use tags 2 * boundary + direction
 // A rank's step trace holds a few events per micro-batch; anything near this is not one.
 constexpr size_t kMostTraceEvents = 1u << 16;
 
@@ -213,8 +212,22 @@ StepResult Pipeline::step(const torch::Tensor& x, const torch::Tensor& y, int64_
   return r;
 }
 
-EvalResult Pipeline::evaluate(const torch::Tensor& x, const torch::Tensor& y, bool compressed) {
-  if (options_.cluster) return distributedEvaluate(x, y, compressed);
+EvalResult Pipeline::evaluate(const torch::Tensor& x, const torch::Tensor& y, int64_t batchSize, bool compressed) {
+  if (batchSize < 1) throw std::invalid_argument("an evaluation batch needs at least one row");
+  if (options_.cluster) return distributedEvaluate(x, y, batchSize, compressed);
+  EvalResult total;
+  for (int64_t at = 0; at < x.size(0); at += batchSize) {
+    const int64_t end = std::min(x.size(0), at + batchSize);
+    const auto r = evaluateBatch(x.slice(0, at, end), y.slice(0, at, end), compressed);
+    total.loss_sum += r.loss_sum;
+    total.correct += r.correct;
+    total.predictions += r.predictions;
+    total.samples += r.samples;
+  }
+  return total;
+}
+
+EvalResult Pipeline::evaluateBatch(const torch::Tensor& x, const torch::Tensor& y, bool compressed) {
   torch::NoGradGuard noGrad;
   torch::Tensor h = x;
   for (int s = 0; s < stages(); ++s) {
@@ -332,36 +345,39 @@ StepResult Pipeline::distributedStep(const torch::Tensor& x, const torch::Tensor
   return r;
 }
 
-EvalResult Pipeline::distributedEvaluate(const torch::Tensor& x, const torch::Tensor& y, bool compressed) {
+EvalResult Pipeline::distributedEvaluate(const torch::Tensor& x, const torch::Tensor& y, int64_t batchSize,
+                                         bool compressed) {
   torch::NoGradGuard noGrad;
   Cluster& cluster = *options_.cluster;
   const int replicas = cluster.replicas(), replica = cluster.replica(), me = cluster.stage();
-  const auto xs = shardOf(x, replicas, replica), ys = shardOf(y, replicas, replica);
+  auto& w = *workers_[size_t(me)];
   EvalResult mine;
-  if (xs.size(0) > 0) {
-    auto& w = *workers_[size_t(me)];
-    auto codec = makeCodec("none");  // activations cross as float32 payloads, checked like any other
-    torch::Tensor h;
-    if (me == 0) {
-      h = xs.to(w.device());
-    } else {
-      const auto expected = activationShape(xs.size(0), boundarySamples(xs)[size_t(me - 1)]);
-      Payload p;
-      p.bytes = cluster.receive(cluster.rankOf(me - 1, replica), kEvalTag, nullptr, nullptr, maxPayloadBytes(expected));
-      h = codec->decode(p, w.device(), &expected);
+  try {
+    // The batches stream: a stage sends a batch on through its link's stream and goes on with the next while the
+    // batch crosses and the next stage works on the one before, as a training step's micro-batches do.
+    for (int64_t at = 0; at < x.size(0); at += batchSize) {
+      const int64_t end = std::min(x.size(0), at + batchSize);
+      const auto xs = shardOf(x.slice(0, at, end), replicas, replica);
+      if (xs.size(0) == 0) continue;  // every rank shards alike, so the stage before sent nothing either
+      torch::Tensor h = me == 0 ? xs.to(w.device())
+                                : links_[size_t(me - 1)]->receiveEvaluation(
+                                      Direction::Forward, w.device(),
+                                      activationShape(xs.size(0), boundarySamples(xs)[size_t(me - 1)]), compressed);
+      h = w.module().forward(h);
+      if (me + 1 < stages()) {
+        links_[size_t(me)]->sendEvaluation(Direction::Forward, h, compressed);
+      } else {
+        const auto target = shardOf(y.slice(0, at, end), replicas, replica).to(h.device());
+        mine.samples += xs.size(0);
+        mine.loss_sum += lossOf(model_.kind, h, target).item<double>() * double(xs.size(0));
+        mine.correct += correctOf(model_.kind, h, target);
+        mine.predictions += target.numel();
+      }
     }
-    h = w.module().forward(h);
-    if (me + 1 < stages()) {
-      if (compressed) h = links_[size_t(me)]->roundTrip(Direction::Forward, h);
-      cluster.send(cluster.rankOf(me + 1, replica), kEvalTag, codec->encode(h).bytes);
-      cluster.flushSends();
-    } else {
-      auto target = ys.to(h.device());
-      mine.samples = xs.size(0);
-      mine.loss_sum = lossOf(model_.kind, h, target).item<double>() * double(mine.samples);
-      mine.correct = correctOf(model_.kind, h, target);
-      mine.predictions = target.numel();
-    }
+    for (auto& end : remoteEnds_) end->flush();
+  } catch (...) {
+    for (auto& l : links_) l->reset();
+    throw;
   }
   const json report = {{"loss", mine.loss_sum}, {"correct", mine.correct}, {"predictions", mine.predictions},
                        {"samples", mine.samples}};

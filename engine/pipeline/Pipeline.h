@@ -73,8 +73,10 @@ class Pipeline {
   // `samples` (optional, int64 [batch]) are the data loader's sample ids, which AQ-SGD keys its buffers by.
   StepResult step(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins,
                   const torch::Tensor& samples = {}, int64_t epoch = 0);
-  // Forward only, without gradients; `compressed` sends activations through the forward codecs.
-  EvalResult evaluate(const torch::Tensor& x, const torch::Tensor& y, bool compressed);
+  // Forward only, without gradients, over all of x in batches of `batchSize` rows; `compressed` sends activations
+  // through the forward codecs. Across processes the batches stream: a stage sends a batch on and takes the next
+  // while the stage after it works, and what crosses is the codec's payload, as in training.
+  EvalResult evaluate(const torch::Tensor& x, const torch::Tensor& y, int64_t batchSize, bool compressed);
 
   void setLearningRate(double lr);
   // Between steps: the network every link and the gradient exchange model from now on.
@@ -103,7 +105,8 @@ class Pipeline {
                                      const torch::Tensor& samples, int64_t epoch);
   StepResult distributedStep(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins,
                              const torch::Tensor& samples, int64_t epoch);
-  EvalResult distributedEvaluate(const torch::Tensor& x, const torch::Tensor& y, bool compressed);
+  EvalResult evaluateBatch(const torch::Tensor& x, const torch::Tensor& y, bool compressed);
+  EvalResult distributedEvaluate(const torch::Tensor& x, const torch::Tensor& y, int64_t batchSize, bool compressed);
 };
 
 }  // namespace ps

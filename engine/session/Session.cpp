@@ -302,15 +302,9 @@ void Session::evaluate(Progress& p) {
       bus_.publish(plain);
       break;
     }
-    EvalResult total;
-    for (int64_t i = 0; i < batches; ++i) {
-      auto r = pipeline_->evaluate(data_.eval_x.slice(0, i * bs, std::min(n, (i + 1) * bs)),
-                                   data_.eval_y.slice(0, i * bs, std::min(n, (i + 1) * bs)), compressed);
-      total.loss_sum += r.loss_sum;
-      total.correct += r.correct;
-      total.predictions += r.predictions;
-      total.samples += r.samples;
-    }
+    const int64_t rows = std::min(n, batches * bs);
+    const EvalResult total =
+        pipeline_->evaluate(data_.eval_x.slice(0, 0, rows), data_.eval_y.slice(0, 0, rows), bs, compressed);
     EvalRecord e;
     e.step = p.step;
     e.wall_s = elapsed();

@@ -108,6 +108,31 @@ TEST(Distributed, PayloadsThroughGlooMessagesGiveTheLossesOfTheStreams) {
   EXPECT_EQ(messages.summary["bytes_wire"], streams.summary["bytes_wire"]);
 }
 
+// Across processes the evaluation batches stream through the stages, and a compressed evaluation sends the
+// codec's payload instead of its float32 decoding: the figures stay those of one process, batch for batch.
+TEST(Distributed, StreamedCompressedEvaluationGivesTheFiguresOfOneProcess) {
+  const std::vector<std::string> sets = {"train.max_steps=20",
+                                         "eval.every_steps=10",
+                                         "eval.batch_size=37",  // several batches, the last one short
+                                         "pipeline.stages=3",
+                                         "compression.forward.method=topk",
+                                         "compression.forward.k=0.25",
+                                         "compression.backward.method=quantize",
+                                         "compression.backward.bits=4"};
+  const auto threads = cli("train", "smoke", sets, "eval-threads");
+  const auto processes = cli("launch", "smoke", sets, "eval-processes");
+  ASSERT_EQ(threads.cli.exitCode, 0) << threads.cli.err;
+  ASSERT_EQ(processes.cli.exitCode, 0) << processes.cli.err;
+  for (const std::string key : {"eval/loss", "eval/accuracy"})
+    for (const auto& k : {key, key + "_uncompressed"}) {
+      const auto reference = series(threads.store, k);
+      EXPECT_EQ(reference.size(), 2u) << k;
+      expectClose(series(processes.store, k), reference, 1e-5, k);
+    }
+  // The compressed evaluation is its own figure: TopK 25% on the way forward changes what the last stage sees.
+  EXPECT_NE(series(threads.store, "eval/loss"), series(threads.store, "eval/loss_uncompressed"));
+}
+
 TEST(Distributed, TwoReplicasWithAnIdentityExchangeEqualOneReplicaOnTheDoubledBatch) {
   // One stage, batch 32: two replicas train on 16 samples each and average their gradients.
   const std::vector<std::string> oneStage = {"train.max_steps=30", "eval.every_steps=10", "pipeline.stages=1",
