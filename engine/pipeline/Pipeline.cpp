@@ -218,11 +218,7 @@ EvalResult Pipeline::evaluate(const torch::Tensor& x, const torch::Tensor& y, in
   EvalResult total;
   for (int64_t at = 0; at < x.size(0); at += batchSize) {
     const int64_t end = std::min(x.size(0), at + batchSize);
-    const auto r = evaluateBatch(x.slice(0, at, end), y.slice(0, at, end), compressed);
-    total.loss_sum += r.loss_sum;
-    total.correct += r.correct;
-    total.predictions += r.predictions;
-    total.samples += r.samples;
+    total += evaluateBatch(x.slice(0, at, end), y.slice(0, at, end), compressed);
   }
   return total;
 }
@@ -235,11 +231,14 @@ EvalResult Pipeline::evaluateBatch(const torch::Tensor& x, const torch::Tensor& 
     h = w.module().forward(h.to(w.device()));
     if (compressed && s + 1 < stages()) h = links_[size_t(s)]->roundTrip(Direction::Forward, h);
   }
-  auto target = y.to(h.device());
+  return scored(h, y.to(h.device()));
+}
+
+EvalResult Pipeline::scored(const torch::Tensor& output, const torch::Tensor& target) const {
   EvalResult r;
-  r.samples = x.size(0);
-  r.loss_sum = lossOf(model_.kind, h, target).item<double>() * double(r.samples);
-  r.correct = correctOf(model_.kind, h, target);
+  r.samples = output.size(0);
+  r.loss_sum = lossOf(model_.kind, output, target).item<double>() * double(r.samples);
+  r.correct = correctOf(model_.kind, output, target);
   r.predictions = target.numel();
   return r;
 }
@@ -367,11 +366,7 @@ EvalResult Pipeline::distributedEvaluate(const torch::Tensor& x, const torch::Te
       if (me + 1 < stages()) {
         links_[size_t(me)]->sendEvaluation(Direction::Forward, h, compressed);
       } else {
-        const auto target = shardOf(y.slice(0, at, end), replicas, replica).to(h.device());
-        mine.samples += xs.size(0);
-        mine.loss_sum += lossOf(model_.kind, h, target).item<double>() * double(xs.size(0));
-        mine.correct += correctOf(model_.kind, h, target);
-        mine.predictions += target.numel();
+        mine += scored(h, shardOf(y.slice(0, at, end), replicas, replica).to(h.device()));
       }
     }
     for (auto& end : remoteEnds_) end->flush();

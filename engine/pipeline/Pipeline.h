@@ -56,6 +56,13 @@ struct StepResult {
 struct EvalResult {
   double loss_sum = 0;  // sum over samples of the mean loss per sample (tokens averaged for LMs)
   int64_t correct = 0, predictions = 0, samples = 0;
+  EvalResult& operator+=(const EvalResult& o) {
+    loss_sum += o.loss_sum;
+    correct += o.correct;
+    predictions += o.predictions;
+    samples += o.samples;
+    return *this;
+  }
 };
 
 class Pipeline {
@@ -106,6 +113,7 @@ class Pipeline {
   StepResult distributedStep(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins,
                              const torch::Tensor& samples, int64_t epoch);
   EvalResult evaluateBatch(const torch::Tensor& x, const torch::Tensor& y, bool compressed);
+  EvalResult scored(const torch::Tensor& output, const torch::Tensor& target) const;  // one batch's figures
   EvalResult distributedEvaluate(const torch::Tensor& x, const torch::Tensor& y, int64_t batchSize, bool compressed);
 };
 
