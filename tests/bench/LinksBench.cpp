@@ -29,6 +29,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -90,6 +91,22 @@ double medianOf(const std::string& store, const std::string& key, int warmup) {
   for (const auto& m : s.metrics(runs.front().id, key))
     if (m.key == key && m.step > warmup) v.push_back(m.value);
   return median(v);
+}
+
+// The delay line's counters at the end of a `run` (tools/netdelay): its longest hold of a packet and the CPU time it
+// used on the cores the ranks share; negative where the hosts had no delay line (no latency, or netem).
+struct DelayLine {
+  double longestHoldMs = -1, cpuSeconds = -1;
+};
+
+DelayLine delayLineOf(const std::string& log) {
+  DelayLine d;
+  std::smatch m;
+  if (std::regex_search(log, m, std::regex(R"(longest hold ([0-9.]+) ms\), [0-9]+ dropped, ([0-9.]+) s of CPU)"))) {
+    d.longestHoldMs = std::stod(m[1]);
+    d.cpuSeconds = std::stod(m[2]);
+  }
+  return d;
 }
 
 std::string freshStore(const std::string& name) {
@@ -274,8 +291,9 @@ int main(int argc, char** argv) {
   json out = json::array();
   std::printf("\nbench_links: %s, %d steps (medians after %d), links accounted%s\n",
               fs::path(kPreset).filename().c_str(), steps, warmup, extra.c_str());
-  std::printf("%-7s %-10s %-8s %-10s %12s %12s %8s %12s %8s %10s %10s\n", "stages", "bandwidth", "latency", "method",
-              "measured", "own model", "ratio", "1 process", "ratio", "control", "MB/step");
+  std::printf("%-7s %-10s %-8s %-10s %12s %12s %8s %12s %8s %10s %10s %10s %10s\n", "stages", "bandwidth", "latency",
+              "method", "measured", "own model", "ratio", "1 process", "ratio", "control", "MB/step", "line hold",
+              "line CPU");
   for (const auto& s : stages)
     for (const auto& b : bandwidths)
       for (const auto& l : latencies)
@@ -294,6 +312,7 @@ int main(int argc, char** argv) {
                                   sets,
                               &log);
           const int c = shell(cli + " train --preset " + kPreset + " --store " + one + sets, &oneLog);
+          const DelayLine line = delayLineOf(log);
           if (a == 0) log = oneLog;  // the failure worth showing
           if (a != 0 || c != 0) {
             std::printf("%-7s %-10s %-8s %-10s failed (%d, %d): %s\n", s.c_str(), b.c_str(), l.c_str(), m.c_str(), a,
@@ -305,9 +324,15 @@ int main(int argc, char** argv) {
           const double single = medianOf(one, "time/emulated_step_s", warmup);
           const double control = medianOf(hosts, "time/control_s", warmup);
           const double bytes = medianOf(hosts, "bytes/wire", warmup);
-          std::printf("%-7s %-10s %-8s %-10s %10.1f ms %10.1f ms %8.3f %10.1f ms %8.3f %7.1f ms %10.2f\n", s.c_str(),
-                      (b + " Mb/s").c_str(), (l + " ms").c_str(), m.c_str(), 1e3 * measured, 1e3 * own,
-                      measured / own, 1e3 * single, measured / single, 1e3 * control, bytes / 1e6);
+          // The delay line's CPU per training step (its whole run over the steps): time the ranks did not have.
+          const double lineCpu = line.cpuSeconds >= 0 ? line.cpuSeconds / steps : -1;
+          std::printf("%-7s %-10s %-8s %-10s %10.1f ms %10.1f ms %8.3f %10.1f ms %8.3f %7.1f ms %10.2f", s.c_str(),
+                      (b + " Mb/s").c_str(), (l + " ms").c_str(), m.c_str(), 1e3 * measured, 1e3 * own, measured / own,
+                      1e3 * single, measured / single, 1e3 * control, bytes / 1e6);
+          if (line.cpuSeconds >= 0)
+            std::printf(" %7.2f ms %7.1f ms\n", line.longestHoldMs, 1e3 * lineCpu);
+          else
+            std::printf(" %10s %10s\n", "-", "-");
           out.push_back({{"stages", std::stoi(s)},
                          {"bandwidth_mbps", std::stod(b)},
                          {"latency_ms", std::stod(l)},
@@ -318,7 +343,9 @@ int main(int argc, char** argv) {
                          {"control_s", control},
                          {"measured_over_own_model", measured / own},
                          {"measured_over_one_process", measured / single},
-                         {"wire_bytes_per_step", bytes}});
+                         {"wire_bytes_per_step", bytes},
+                         {"delay_line_longest_hold_ms", line.longestHoldMs},
+                         {"delay_line_cpu_per_step_s", lineCpu}});
           for (const auto& f : {hosts, one})
             for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(f + suffix);
         }

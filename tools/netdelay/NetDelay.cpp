@@ -10,11 +10,12 @@
 // microseconds here). With --loss a packet is dropped with that probability (drawn from --seed, so a run is
 // repeatable given the same packets). --ready FILE is written once the queue is bound, so a script can wait for it
 // before it sends traffic; on SIGINT or SIGTERM every held packet is let go before the program ends. Counters
-// (packets held, dropped, the largest hold, and packets the kernel dropped because this program fell behind) go to
-// standard error at the end.
+// (packets held, dropped, the largest hold, the CPU time this program used, and packets the kernel dropped because it
+// fell behind) go to standard error at the end.
 // glibc's socket headers first: the kernel's then leave out what glibc already declared.
 #include <arpa/inet.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -310,9 +311,15 @@ int main(int argc, char** argv) {
   }
   q.drain(receive, 1 << 20);  // notices still unread, then every held packet goes: nothing is left in the kernel
   if (!held.empty()) q.acceptThrough(held.back().id);
-  std::fprintf(stderr, "netdelay: queue %d: %llu packets delayed %.3f ms (longest hold %.3f ms), %llu dropped%s\n",
-               queue, static_cast<unsigned long long>(passed + held.size()), delayMs, longest / 1e6,
-               static_cast<unsigned long long>(dropped),
-               q.overflows() ? "; the kernel dropped packets this program could not take in time" : "");
+  rusage used{};
+  ::getrusage(RUSAGE_SELF, &used);
+  const double cpu = double(used.ru_utime.tv_sec + used.ru_stime.tv_sec) +
+                     1e-6 * double(used.ru_utime.tv_usec + used.ru_stime.tv_usec);
+  std::fprintf(
+      stderr,
+      "netdelay: queue %d: %llu packets delayed %.3f ms (longest hold %.3f ms), %llu dropped, %.3f s of CPU%s\n", queue,
+      static_cast<unsigned long long>(passed + held.size()), delayMs, longest / 1e6,
+      static_cast<unsigned long long>(dropped), cpu,
+      q.overflows() ? "; the kernel dropped packets this program could not take in time" : "");
   return 0;
 }
