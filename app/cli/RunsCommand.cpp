@@ -149,6 +149,7 @@ void retime(const RunStore& store, const RunsOptions& o) {
   network.bandwidth_mbps = o.bandwidth_mbps;
   network.latency_ms = o.latency_ms;
   if (!o.framing.empty()) network.tcp = o.framing == "tcp";
+  if (!o.egress.empty()) network.shared_egress = o.egress == "stage";
   const RetimedRun r = retimeRun(store, o.id, network);
   if (o.json) {
     auto orNull = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
@@ -163,6 +164,7 @@ void retime(const RunStore& store, const RunsOptions& o) {
                       {"bandwidth_mbps", orNull(o.bandwidth_mbps)},
                       {"latency_ms", orNull(o.latency_ms)},
                       {"framing", o.framing.empty() ? json(nullptr) : json(o.framing)},
+                      {"egress", o.egress.empty() ? json(nullptr) : json(o.egress)},
                       {"steps", r.steps},
                       {"emulated_seconds", r.emulated_s},
                       {"recorded_emulated_seconds", r.recorded_emulated_s},
@@ -177,6 +179,9 @@ void retime(const RunStore& store, const RunsOptions& o) {
   if (o.latency_ms) at += std::string(at.empty() ? " at " : ", ") + json(*o.latency_ms).dump() + " ms latency";
   if (!o.framing.empty())
     at += std::string(at.empty() ? " " : ", ") + (o.framing == "tcp" ? "with TCP framing" : "on an ideal link");
+  if (!o.egress.empty())
+    at += std::string(at.empty() ? " " : ", ") +
+          (o.egress == "stage" ? "one interface per stage" : "a wire per link direction");
   if (at.empty()) at = " at its own network";
   std::cout << "run " << r.run_id << " (" << run.name << ")" << at << ": " << seconds(r.emulated_s) << " emulated over "
             << r.steps << " steps (recorded: " << seconds(r.recorded_emulated_s) << ")\n";
@@ -215,6 +220,11 @@ void addRunsCommand(CLI::App& app, RunsOptions& o) {
                   "retime: what a payload costs on the wire: tcp (TCP/IPv4 headers per segment) or none (an ideal "
                   "link; default: what each step ran with)")
       ->check(CLI::IsMember({"tcp", "none"}));
+  cmd->add_option("--egress", o.egress,
+                  "retime: where a stage's messages leave: stage (one interface for its activations and gradients "
+                  "alike, as a host with one network card) or link (a wire per link direction; default: what each "
+                  "step ran with)")
+      ->check(CLI::IsMember({"link", "stage"}));
 }
 
 int runRuns(const RunsOptions& o) {
@@ -232,8 +242,9 @@ int runRuns(const RunsOptions& o) {
     return 0;
   }
   if (!o.filter.empty()) throw std::runtime_error("--filter is for runs list; runs " + o.action + " takes a run id");
-  if ((o.bandwidth_mbps || o.latency_ms || !o.framing.empty()) && o.action != "retime")
-    throw std::runtime_error("--bandwidth, --latency and --framing are for runs retime, not runs " + o.action);
+  if ((o.bandwidth_mbps || o.latency_ms || !o.framing.empty() || !o.egress.empty()) && o.action != "retime")
+    throw std::runtime_error("--bandwidth, --latency, --framing and --egress are for runs retime, not runs " +
+                             o.action);
   if (o.id <= 0) throw std::runtime_error("runs " + o.action + " needs a run id; see: pipesqueeze-cli runs list");
   if (o.action == "show") {
     show(store, o.id);

@@ -18,6 +18,7 @@ struct RunsOptions {
   // retime: the network to re-time the run for; a figure not given keeps the run's own.
   std::optional<double> bandwidth_mbps, latency_ms;
   std::string framing;  // "tcp" or "none"; empty: each step's own
+  std::string egress;   // "link" or "stage"; empty: each step's own
 };
 
 void addRunsCommand(CLI::App& app, RunsOptions& options);

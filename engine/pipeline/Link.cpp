@@ -93,22 +93,24 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
   s.elements += uint64_t(x.numel());
   s.messages += 1;
   s.encode_s += encode;
-  // Emulated network: the link serialises transfers; latency overlaps with the next transfer. replay() in
-  // engine/runs/trace/StepTrace.cpp does this arithmetic again for a saved run: keep the two the same.
+  // Emulated network: the wire (this direction's own, or its sending stage's interface) serialises transfers;
+  // latency overlaps with the next transfer. replay() in engine/runs/trace/StepTrace.cpp does this arithmetic again
+  // for a saved run: keep the two the same.
   if (trace)
     trace->push_back({d == Direction::Forward ? TraceEvent::SendForward : TraceEvent::SendBackward, encode, 0, bytes});
   clock += encode;
+  Egress& wire = model_.shared_egress && s.stageEgress ? *s.stageEgress : s.own;
   const double transfer = model_.transferSeconds(bytes);
-  const double start = std::max(clock, s.busy_until);
-  s.busy_until = start + transfer;
-  m.emulated_arrival = s.busy_until + model_.latencySeconds();
+  const double start = std::max(clock, wire.busy_until);
+  wire.busy_until = start + transfer;
+  m.emulated_arrival = wire.busy_until + model_.latencySeconds();
   s.modelled_s += model_.messageSeconds(bytes);
   if (model_.throttled) {
     const auto now = Clock::now();
     const auto tx = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(transfer));
     const auto lat = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(model_.latencySeconds()));
-    s.wall_busy_until = std::max(now, s.wall_busy_until) + tx;
-    m.deliver_at = s.wall_busy_until + lat;
+    wire.wall_busy_until = std::max(now, wire.wall_busy_until) + tx;
+    m.deliver_at = wire.wall_busy_until + lat;
   }
   s.channel.push(std::move(m));
   return clock;
@@ -195,7 +197,8 @@ LinkTraffic Link::takeTraffic(Direction d) {
   s.messages = 0;
   s.encode_s = s.decode_s = s.modelled_s = 0;
   s.report = SendReport{};
-  s.busy_until = 0;  // every step's emulated clock starts at 0
+  s.own.busy_until = 0;  // every step's emulated clock starts at 0
+  if (s.stageEgress) s.stageEgress->busy_until = 0;
   return t;
 }
 

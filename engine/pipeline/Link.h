@@ -60,6 +60,13 @@ class Link {
     return side(d).adaptive ? side(d).adaptive->describe() : side(d).sender->describe();
   }
   void setModel(const LinkModel& model) { model_ = model; }
+  // The interface a direction's sending stage sends through, shared with that stage's other direction: with
+  // LinkModel::shared_egress both queue for it. Set once, before the first step; sender thread only after that.
+  struct Egress {
+    double busy_until = 0;  // emulated time the interface is free again
+    std::chrono::steady_clock::time_point wall_busy_until{};
+  };
+  void shareEgress(Direction d, std::shared_ptr<Egress> egress) { side(d).stageEgress = std::move(egress); }
   const LinkModel& model() const { return model_; }
   int boundary() const { return boundary_; }
   bool lossless() const;
@@ -87,10 +94,10 @@ class Link {
     double encode_s = 0, modelled_s = 0;
     SendReport report;
     std::vector<std::string> resets;
-    double busy_until = 0;  // emulated time the link is free again
+    Egress own;                                // this direction's own wire
+    std::shared_ptr<Egress> stageEgress;       // its sending stage's interface (shared_egress)
     std::optional<HistogramRecord> histogram;  // values before compression (sender thread)
     std::optional<HistogramRecord> decoded;    // what the receiver uses (receiver thread)
-    std::chrono::steady_clock::time_point wall_busy_until{};
     bool measureNorm = false;  // Accordion (sender thread)
     double normSquared = 0;
     // Written by the receiver thread only.

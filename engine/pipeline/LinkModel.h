@@ -13,6 +13,11 @@ struct LinkModel {
   // which is what a shaped link counts: a bulk transfer gets 95.6% of the rate as payload. Otherwise an ideal link
   // that carries the payload alone.
   bool tcp = false;
+  // Where a stage's messages leave. Each link direction is its own wire by default (point-to-point links between the
+  // stages). `shared_egress`: every stage sends through one interface, so its activations to the next stage and its
+  // gradients to the one before queue for the same bandwidth, as they do from a host with one network card (and
+  // between the test hosts of tools/netns-hosts.sh).
+  bool shared_egress = false;
 
   static constexpr uint64_t kTcpSegment = 1448, kTcpHeaders = 66;
   uint64_t wireBytes(uint64_t bytes) const {

@@ -80,6 +80,12 @@ Pipeline::Pipeline(BlockModel model, PipelineOptions options)
     settings.aqsgd = options_.aqsgd;
     links_.push_back(std::make_unique<Link>(b, options_.link, settings));
   }
+  // Stage s sends forward on link s and backward on link s - 1: one interface for both where the model shares it.
+  for (int s = 0; s < stages; ++s) {
+    auto egress = std::make_shared<Link::Egress>();
+    if (s + 1 < stages) links_[size_t(s)]->shareEgress(Direction::Forward, egress);
+    if (s > 0) links_[size_t(s - 1)]->shareEgress(Direction::Backward, egress);
+  }
   const auto& cluster = options_.cluster;
   for (int s = 0; s < stages; ++s) {
     if (cluster && s != cluster->stage()) {

@@ -21,6 +21,20 @@ namespace ps {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
+namespace {
+
+LinkModel linkModelOf(const Config& c) {
+  LinkModel m;
+  m.bandwidth_mbps = c.link.bandwidth_mbps;
+  m.latency_ms = c.link.latency_ms;
+  m.throttled = c.link.throttled;
+  m.tcp = c.link.tcp;
+  m.shared_egress = c.link.shared_egress;
+  return m;
+}
+
+}  // namespace
+
 bool changeableMidRun(const std::string& key) {
   return key.rfind("compression.", 0) == 0 || key.rfind("link.", 0) == 0 || key == "train.lr";
 }
@@ -102,7 +116,7 @@ void Session::prepare() {
   o.gradients = config_.compression.gradients;
   o.microbatches = config_.pipeline.microbatches;
   o.schedule = config_.pipeline.schedule;
-  o.link = {config_.link.bandwidth_mbps, config_.link.latency_ms, config_.link.throttled, config_.link.tcp};
+  o.link = linkModelOf(config_);
   o.forward = config_.compression.boundary_forward;
   o.backward = config_.compression.boundary_backward;
   o.optimizer = {config_.train.optimizer, config_.train.lr, config_.train.momentum, config_.train.weight_decay};
@@ -230,8 +244,7 @@ void Session::applySetting(const Command& c, int64_t step, double wall) {
   json next = config_.json;
   setConfigValue(next, c.key, c.value);
   replaceConfig(Config::fromJson(next, "setting"));
-  pipeline_->setLinkModel(
-      {config_.link.bandwidth_mbps, config_.link.latency_ms, config_.link.throttled, config_.link.tcp});
+  pipeline_->setLinkModel(linkModelOf(config_));
   for (int b = 0; b + 1 < config_.pipeline.stages; ++b) {
     Link& link = pipeline_->link(b);
     for (Direction d : {Direction::Forward, Direction::Backward}) {

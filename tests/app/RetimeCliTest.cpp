@@ -79,6 +79,43 @@ TEST(RetimeCli, ARunRetimedToItsOwnNetworkGivesItsRecordedTimeAndToAnotherOneARu
   EXPECT_NE(idealText.out.find(" on an ideal link: "), std::string::npos) << idealText.out;
 }
 
+// One interface per stage (link.egress = stage): a middle stage's activations and gradients queue for the same
+// bandwidth, so a link-bound 3-stage run takes longer than with a wire per link direction; re-timing either run to
+// the other egress gives the other run, and each to its own network gives its recorded time to the bit.
+TEST(RetimeCli, AStageWithOneInterfaceIsTimedAndRetimedAsOne) {
+  const auto store = retimeStore("egress");
+  auto train = [&](const std::string& egress) {
+    // 0.25 Mbit/s: link time so far above compute that two runs' measured compute (on a loaded machine) cannot
+    // move the comparison between them.
+    auto r = runCli({"train", "--preset", kSmokePreset, "--store", store, "--json", "--set", "link.bandwidth_mbps=0.25",
+                     "--set", "train.max_steps=30", "--set", "pipeline.stages=3", "--set", "link.egress=" + egress});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    return r.exitCode == 0 ? json::parse(r.lastLine()) : json();
+  };
+  const json wires = train("link"), shared = train("stage");
+  ASSERT_FALSE(wires.is_null());
+  ASSERT_FALSE(shared.is_null());
+  const double w = wires["emulated_seconds"].get<double>(), s = shared["emulated_seconds"].get<double>();
+  EXPECT_GT(s, 1.1 * w) << "the middle stage's two directions share its bandwidth";
+  auto retime = [&](const json& run, std::vector<std::string> extra) {
+    std::vector<std::string> args{"runs",    "retime", std::to_string(run["run_id"].get<int64_t>()),
+                                  "--store", store,    "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = runCli(args);
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    return r.exitCode == 0 ? json::parse(r.lastLine()) : json();
+  };
+  EXPECT_EQ(retime(shared, {})["emulated_seconds"].get<double>(), s) << "not to the bit";
+  EXPECT_EQ(retime(wires, {})["emulated_seconds"].get<double>(), w) << "not to the bit";
+  const json asWires = retime(shared, {"--egress", "link"});
+  EXPECT_EQ(asWires["egress"], "link");
+  EXPECT_NEAR(asWires["emulated_seconds"].get<double>(), w, 0.05 * w);
+  EXPECT_NEAR(retime(wires, {"--egress", "stage"})["emulated_seconds"].get<double>(), s, 0.05 * s);
+  const auto text =
+      runCli({"runs", "retime", std::to_string(wires["run_id"].get<int64_t>()), "--egress", "stage", "--store", store});
+  EXPECT_NE(text.out.find(" one interface per stage: "), std::string::npos) << text.out;
+}
+
 TEST(RetimeCli, BadArgumentsAreRefusedNamingWhatIsWrong) {
   const auto store = retimeStore("bad");
   const json run = trainAt(store, 100);
@@ -94,6 +131,7 @@ TEST(RetimeCli, BadArgumentsAreRefusedNamingWhatIsWrong) {
       {{"--latency", "-1"}, "the latency must be a number of milliseconds, 0 or more"},
       {{"--bandwidth", "fast"}, "--bandwidth"},
       {{"--framing", "udp"}, "--framing"},
+      {{"--egress", "nic"}, "--egress"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args{"runs", "retime", id, "--store", store};
@@ -107,7 +145,7 @@ TEST(RetimeCli, BadArgumentsAreRefusedNamingWhatIsWrong) {
   auto unknown = runCli({"runs", "retime", "999", "--store", store});
   EXPECT_NE(unknown.err.find("no run with id 999"), std::string::npos) << unknown.err;
   auto elsewhere = runCli({"runs", "show", id, "--bandwidth", "10", "--store", store});
-  EXPECT_NE(elsewhere.err.find("--bandwidth, --latency and --framing are for runs retime"), std::string::npos)
+  EXPECT_NE(elsewhere.err.find("--bandwidth, --latency, --framing and --egress are for runs retime"), std::string::npos)
       << elsewhere.err;
 }
 

@@ -9,7 +9,8 @@
 // why and exits 0 where they cannot be made.
 //   bench_links [--steps N] [--warmup W] [--stages 2,4] [--bandwidths 100,1000] [--latencies 1]
 //               [--methods dense,topk10,quant4-8] [--set KEY=VALUE]... [--json FILE]
-// --set goes to every run (parallel.transport=gloo measures the Gloo messages the streams replaced, say).
+// --set goes to every run (parallel.transport=gloo measures the Gloo messages the streams replaced, say). The model
+// sends each stage's messages through one interface (link.egress=stage), as the test hosts do.
 // With --time-to-accuracy: the 4-stage preset on four test hosts at 100 Mbit/s (--bandwidths' first) and 1 ms
 // (--latencies' first), E epochs
 // (--epochs, default 3) of the first N training samples (--train-limit, default 9600; 0: all 60000) with dense, TopK
@@ -42,6 +43,9 @@ using nlohmann::json;
 const std::string kScript = "PIPESQUEEZE_NETDELAY=" + std::string(PIPESQUEEZE_NETDELAY) + " " +
                             std::string(PIPESQUEEZE_SOURCE_DIR) + "/tools/netns-hosts.sh";
 const std::string kPreset = std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets/fashion-mnist-4stage.json";
+// A test host has one interface, which its stage's activations and gradients share: the model is told so (a
+// --set link.egress=link after it compares with a wire per link direction instead).
+const std::string kEgress = " --set link.egress=stage";
 
 const std::map<std::string, std::vector<std::string>> kMethods = {
     {"aqsgd",
@@ -301,7 +305,7 @@ int main(int argc, char** argv) {
           std::string sets =
               " --set pipeline.stages=" + s + " --set train.max_steps=" + std::to_string(steps) +
               " --set eval.every_steps=0 --set telemetry.histogram_every=0 --set link.bandwidth_mbps=" + b +
-              " --set link.latency_ms=" + l + " --set link.mode=accounted" + extra;
+              " --set link.latency_ms=" + l + " --set link.mode=accounted" + kEgress + extra;
           for (const auto& set : kMethods.at(m)) sets += " --set " + set;
           const std::string name = s + "-" + b + "-" + l + "-" + m;
           const auto hosts = freshStore(name + "-hosts"), one = freshStore(name + "-one");

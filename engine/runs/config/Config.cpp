@@ -294,7 +294,7 @@ Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
   c.model = {m["width"], m["depth"], m["heads"], m["init_checkpoint"]};
   c.pipeline = pipelineOf(j["pipeline"]);
   c.link = {j["link"]["bandwidth_mbps"], j["link"]["latency_ms"], j["link"]["mode"] == "throttled",
-            j["link"]["framing"] == "tcp"};
+            j["link"]["framing"] == "tcp", j["link"]["egress"] == "stage"};
   c.compression = compressionOf(j, c.pipeline.stages);
   c.parallel = {j["parallel"]["replicas"], j["parallel"]["mode"], j["parallel"]["timeout_s"], j["parallel"]["backend"],
                 j["parallel"]["transport"]};

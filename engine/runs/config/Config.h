@@ -52,7 +52,8 @@ struct Config {
   struct Link {
     double bandwidth_mbps = 10000, latency_ms = 0;
     bool throttled = false;
-    bool tcp = true;  // link.framing
+    bool tcp = true;             // link.framing
+    bool shared_egress = false;  // link.egress = stage
   } link;
   struct Compression {
     CompressionOptions forward, backward;

@@ -167,6 +167,10 @@ void addPlacementKeys(std::vector<KeySpec>& k) {
   k.push_back(choice("link.framing", "tcp", {"tcp", "none"},
                      "what a message costs on the wire: tcp adds TCP/IPv4/Ethernet headers per 1448-byte segment "
                      "(95.6% of the rate is payload), none is an ideal link"));
+  k.push_back(choice("link.egress", "link", {"link", "stage"},
+                     "where messages leave: link gives every link direction a wire of its own; stage sends all of a "
+                     "stage's messages (activations on, gradients back) through one interface, as from a host with "
+                     "one network card"));
 }
 
 // What crosses each link, and how it is compressed.

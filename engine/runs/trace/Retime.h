@@ -17,12 +17,14 @@ namespace ps {
 struct RetimeNetwork {
   std::optional<double> bandwidth_mbps, latency_ms;
   std::optional<bool> tcp;  // the framing (LinkModel::tcp): TCP/IPv4 over Ethernet, or an ideal link
+  std::optional<bool> shared_egress;  // LinkModel::shared_egress: one interface per stage, or a wire per direction
   // The link model a step is replayed under.
   LinkModel applyTo(const LinkModel& recorded) const {
     LinkModel m = recorded;
     if (bandwidth_mbps) m.bandwidth_mbps = *bandwidth_mbps;
     if (latency_ms) m.latency_ms = *latency_ms;
     if (tcp) m.tcp = *tcp;
+    if (shared_egress) m.shared_egress = *shared_egress;
     return m;
   }
   // Throws TraceError naming the figure that is not a network (bandwidth must be > 0, latency >= 0, both finite).

@@ -11,8 +11,9 @@
 namespace ps {
 namespace {
 
-// 1: the link model without framing (an ideal link); 2: a framing byte after the latency.
-constexpr uint8_t kVersion = 2;
+// 1: the link model without framing (an ideal link); 2: a framing byte after the latency; 3: then an egress byte
+// (0: a wire per link direction, 1: one interface per stage).
+constexpr uint8_t kVersion = 3;
 constexpr uint64_t kMostBytes = uint64_t(1) << 48;  // a message (or a dense exchange's values) larger is not one
 constexpr uint32_t kMostLanes = 1u << 16;           // stages x replicas of any run
 
@@ -54,6 +55,7 @@ double replay(const StepTrace& trace, const LinkModel& model) {
     size_t next = 0;
     double clock = 0;
     bool waiting = false;  // at an exchange, its own part (the encode) done
+    double egress = 0;     // its interface free again (shared_egress): its sends in both directions queue there
   };
   struct LinkSide {
     std::deque<double> arrivals;
@@ -116,10 +118,11 @@ double replay(const StepTrace& trace, const LinkModel& model) {
       } else if (sends(e.kind)) {
         LinkSide& l = links[linkOf(lane, e.kind)];
         s.clock += e.seconds;
+        double& busy = model.shared_egress ? s.egress : l.busy_until;
         const double transfer = model.transferSeconds(e.bytes);
-        const double start = std::max(s.clock, l.busy_until);
-        l.busy_until = start + transfer;
-        l.arrivals.push_back(l.busy_until + model.latencySeconds());
+        const double start = std::max(s.clock, busy);
+        busy = start + transfer;
+        l.arrivals.push_back(busy + model.latencySeconds());
         for (size_t w : l.receivers) runnable.push_back(w);
         l.receivers.clear();
       } else if (receives(e.kind)) {
@@ -288,6 +291,7 @@ std::vector<uint8_t> encodeTrace(const StepTrace& trace) {
   w.raw(trace.model.bandwidth_mbps);
   w.raw(trace.model.latency_ms);
   w.raw(uint8_t(trace.model.tcp ? 1 : 0));
+  w.raw(uint8_t(trace.model.shared_egress ? 1 : 0));
   w.raw(uint32_t(trace.lanes.size()));
   for (const auto& lane : trace.lanes) writeLane(w, lane);
   return out;
@@ -307,6 +311,11 @@ StepTrace decodeTrace(const uint8_t* data, size_t size, size_t maxEvents) {
     const uint8_t framing = r.raw<uint8_t>("the framing");
     if (framing > 1) throw TraceError("step trace: unknown link framing " + std::to_string(framing));
     t.model.tcp = framing == 1;
+  }
+  if (version >= 3) {  // before: every link direction had its own wire
+    const uint8_t egress = r.raw<uint8_t>("the egress");
+    if (egress > 1) throw TraceError("step trace: unknown link egress " + std::to_string(egress));
+    t.model.shared_egress = egress == 1;
   }
   if (!std::isfinite(t.model.bandwidth_mbps) || t.model.bandwidth_mbps <= 0 || !std::isfinite(t.model.latency_ms) ||
       t.model.latency_ms < 0)

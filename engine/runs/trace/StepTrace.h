@@ -3,8 +3,9 @@
 // training again (docs/link-model.md).
 //
 // The engine's emulated clock is a small event simulation: every stage advances its own clock by the compute it
-// measured, a sent message leaves when its sender has encoded it and the link is free (the link serialises
-// transfers), and arrives `latency + 8 * bytes / bandwidth` later; a receiver waits for the arrival, then decodes.
+// measured, a sent message leaves when its sender has encoded it and the wire is free (a link direction's own, or
+// with LinkModel::shared_egress the sending stage's one interface; a wire serialises transfers), and arrives
+// `latency + 8 * bytes / bandwidth` later; a receiver waits for the arrival, then decodes.
 // The step takes as long as its slowest stage. A StepTrace is that simulation's input: every stage's events in the
 // order the stage ran them, with the measured durations and the bytes of every message, and the link model the step
 // ran under. replay() recomputes the step's critical path for any link model; for the recorded one it gives the

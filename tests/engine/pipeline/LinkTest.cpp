@@ -76,6 +76,39 @@ TEST(Link, SerialisesBackToBackMessages) {
   EXPECT_LE(clock, std::max(first, secondArrives) + decode + 1e-12);
 }
 
+// A middle stage sends on link 1 (forward) and back on link 0 (backward). With one interface per stage the second
+// message waits for the first to leave; with a wire per direction it does not.
+TEST(Link, AStagesTwoDirectionsShareItsInterfaceWhenTheModelSaysSo) {
+  auto x = torch::randn({1000});
+  const double transfer = 8.0 * 4016 / 1e6;  // at 1 Mbit/s
+  for (bool shared : {false, true}) {
+    LinkModel model{1, 0, false};
+    model.shared_egress = shared;
+    Link back = makeLink(model), on = makeLink(model);
+    auto egress = std::make_shared<Link::Egress>();
+    back.shareEgress(Direction::Backward, egress);
+    on.shareEgress(Direction::Forward, egress);
+    const double sent1 = back.send(Direction::Backward, x, 0);
+    const double sent2 = on.send(Direction::Forward, x, sent1);
+    double first = 0, second = 0;
+    back.receive(Direction::Backward, torch::kCPU, first);
+    on.receive(Direction::Forward, torch::kCPU, second);
+    const double decode = on.takeTraffic(Direction::Forward).decode_s;
+    back.takeTraffic(Direction::Backward);
+    if (shared) {
+      EXPECT_GE(second, sent1 + 2 * transfer) << "the forward message left after the backward one";
+    } else {
+      EXPECT_GE(second, sent2 + transfer);
+      EXPECT_LE(second, sent2 + transfer + decode + 1e-12) << "a wire of its own: it left at once";
+    }
+    // A step's end frees the interface: the next step's first message leaves at once.
+    on.send(Direction::Forward, x, 0);
+    double next = 0;
+    on.receive(Direction::Forward, torch::kCPU, next);
+    EXPECT_LE(next, transfer + on.takeTraffic(Direction::Forward).decode_s + 0.01) << shared;
+  }
+}
+
 // Sends one message over `link` and receives it: the wall seconds that took, and the receiver's emulated clock.
 std::pair<double, double> timedTransfer(Link& link, const torch::Tensor& x) {
   const auto t0 = std::chrono::steady_clock::now();

@@ -118,7 +118,7 @@ TEST(StepTrace, TwoLanesForOneStageAreRefused) {
   EXPECT_THROW(decodeTrace(encodeTrace(huge)), TraceError);
   auto many = encodeTrace(twoStages(100, 1));
   const uint32_t lanes = 1u << 20;
-  std::memcpy(&many[1 + 16 + 1], &lanes, 4);
+  std::memcpy(&many[1 + 16 + 2], &lanes, 4);
   many.resize(many.size() + 8 * size_t(lanes));
   try {
     decodeTrace(many);
@@ -126,6 +126,48 @@ TEST(StepTrace, TwoLanesForOneStageAreRefused) {
   } catch (const TraceError& e) {
     EXPECT_NE(std::string(e.what()).find("more than any run has"), std::string::npos) << e.what();
   }
+}
+
+// Three stages, stage 1 sending 1000 bytes back to stage 0 and then 1000 bytes on to stage 2 at 8 Mbit/s (a byte
+// a microsecond), stage 2 computing half a millisecond (a power of two over 2048: exact as a float) after it
+// receives. With a wire per link direction both leave at once; through one interface per stage the second waits
+// for the first.
+StepTrace middleStageSendsBothWays() {
+  StepTrace t;
+  t.model.bandwidth_mbps = 8;
+  TraceLane a, b, c;
+  a.stage = 0, b.stage = 1, c.stage = 2;
+  a.events = {ev(TraceEvent::ReceiveBackward, 0)};
+  b.events = {ev(TraceEvent::SendBackward, 0, 1000), ev(TraceEvent::SendForward, 0, 1000)};
+  c.events = {ev(TraceEvent::ReceiveForward, 0), ev(TraceEvent::Compute, 1.0 / 2048)};
+  t.lanes = {a, c, b};  // the receivers first: they wait for the sender
+  return t;
+}
+
+TEST(StepTrace, AStageWithOneInterfaceSendsItsTwoDirectionsOneAfterTheOther) {
+  StepTrace t = middleStageSendsBothWays();
+  const double half = 1.0 / 2048;
+  EXPECT_NEAR(replay(t), 0.001 + half, 1e-12) << "a wire per direction: both messages arrive after 1 ms";
+  t.model.shared_egress = true;
+  EXPECT_NEAR(replay(t), 0.002 + half, 1e-12) << "one interface: the forward message leaves after the backward one";
+  // Only a stage's own messages queue together: the first stage's messages do not wait for the second's.
+  StepTrace apart;
+  apart.model.bandwidth_mbps = 8;
+  apart.model.shared_egress = true;
+  TraceLane s0{0, 0, {ev(TraceEvent::SendForward, 0, 1000)}},
+      s1{1, 0, {ev(TraceEvent::ReceiveForward, 0), ev(TraceEvent::SendForward, 0, 1000)}},
+      s2{2, 0, {ev(TraceEvent::ReceiveForward, 0)}};
+  apart.lanes = {s0, s1, s2};
+  EXPECT_NEAR(replay(apart), 0.002, 1e-12);
+  // The stored form keeps it, and a trace from before it was kept (version 2) had a wire per direction.
+  const auto bytes = encodeTrace(t);
+  EXPECT_TRUE(decodeTrace(bytes).model.shared_egress);
+  EXPECT_EQ(replay(decodeTrace(bytes)), replay(t));
+  auto v2 = bytes;
+  v2.erase(v2.begin() + 1 + 16 + 1);
+  v2[0] = 2;
+  EXPECT_FALSE(decodeTrace(v2).model.shared_egress);
+  EXPECT_NEAR(replay(decodeTrace(v2)), 0.001 + half, 1e-12);
 }
 
 TEST(StepTrace, StoredFormRoundTripsAndRefusesDamage) {
@@ -151,18 +193,21 @@ TEST(StepTrace, StoredFormRoundTripsAndRefusesDamage) {
   damaged[0] = 7;  // a newer version
   EXPECT_THROW(decodeTrace(damaged), TraceError);
   damaged = bytes;
-  damaged[1 + 16 + 1 + 4 + 8] = 9;  // the first event's kind
+  damaged[1 + 16 + 2 + 4 + 8] = 9;  // the first event's kind
   EXPECT_THROW(decodeTrace(damaged), TraceError);
   damaged = bytes;
   const float negative = -1;
-  std::memcpy(&damaged[1 + 16 + 1 + 4 + 8 + 1], &negative, 4);
+  std::memcpy(&damaged[1 + 16 + 2 + 4 + 8 + 1], &negative, 4);
   EXPECT_THROW(decodeTrace(damaged), TraceError);
   damaged = bytes;
   const uint32_t huge = 0xffffffffu;
-  std::memcpy(&damaged[1 + 16 + 1 + 4 + 4], &huge, 4);  // the first lane's event count
+  std::memcpy(&damaged[1 + 16 + 2 + 4 + 4], &huge, 4);  // the first lane's event count
   EXPECT_THROW(decodeTrace(damaged), TraceError);
   damaged = bytes;
   damaged[1 + 16] = 5;  // the framing
+  EXPECT_THROW(decodeTrace(damaged), TraceError);
+  damaged = bytes;
+  damaged[1 + 16 + 1] = 2;  // the egress
   EXPECT_THROW(decodeTrace(damaged), TraceError);
   EXPECT_THROW(decodeTrace(bytes.data(), bytes.size(), 3), TraceError) << "more events than allowed";
   const auto lane = encodeLane(t.lanes[1]);
@@ -193,7 +238,7 @@ TEST(StepTrace, TcpFramingChargesHeadersPerSegmentAndIsKept) {
   EXPECT_EQ(replay(back), replay(t));
   // A trace written before framing was kept (version 1) is an ideal link.
   auto old = encodeTrace(twoStages(100, 1));
-  old.erase(old.begin() + 1 + 16);
+  old.erase(old.begin() + 1 + 16, old.begin() + 1 + 16 + 2);
   old[0] = 1;
   const StepTrace v1 = decodeTrace(old);
   EXPECT_FALSE(v1.model.tcp);
