@@ -36,6 +36,8 @@ class ClusterChannel : public RemoteEnd {
     awaitDelivery(deliver);
     return m;
   }
+  // Gloo completes a send on its own thread: the messages have left this process's hands once the cluster says so.
+  void flush() override { cluster_->flushSends(); }
 
  private:
   std::shared_ptr<Cluster> cluster_;

@@ -375,7 +375,6 @@ EvalResult Pipeline::distributedEvaluate(const torch::Tensor& x, const torch::Te
         mine += scored(h, shardOf(y.slice(0, at, end), replicas, replica).to(h.device()));
       }
     }
-    cluster.flushSends();  // Gloo's messages (parallel.transport = gloo) are waited for here, streams below
     for (auto& end : remoteEnds_) end->flush();
   } catch (...) {
     for (auto& l : links_) l->reset();
