@@ -19,6 +19,7 @@ Link::Link(int boundary, LinkModel model, const Settings& settings)
     : boundary_(boundary), model_(model), settings_(settings) {
   build(Direction::Forward, settings.forward);
   build(Direction::Backward, settings.backward);
+  for (auto& s : sides_) s.plain = makeCodec("none");
 }
 
 CodecContext Link::contextOf(Direction d) const {
@@ -142,7 +143,6 @@ torch::Tensor Link::roundTrip(Direction d, const torch::Tensor& x) {
 
 void Link::sendEvaluation(Direction d, const torch::Tensor& x, bool compressed) {
   Side& s = side(d);
-  if (!compressed && !s.plain) s.plain = makeCodec("none");
   Message m;
   m.payload = (compressed ? *s.eval : *s.plain).encode(x);
   s.channel.push(std::move(m));
@@ -151,7 +151,6 @@ void Link::sendEvaluation(Direction d, const torch::Tensor& x, bool compressed) 
 torch::Tensor Link::receiveEvaluation(Direction d, const torch::Device& device, const std::vector<int64_t>& shape,
                                       bool compressed) {
   Side& s = side(d);
-  if (!compressed && !s.plain) s.plain = makeCodec("none");
   const Message m = s.channel.pop(maxPayloadBytes(shape));
   return (compressed ? *s.eval : *s.plain).decode(m.payload, device, &shape);
 }
