@@ -112,6 +112,7 @@ class Pipeline {
                                      const torch::Tensor& samples, int64_t epoch);
   StepResult distributedStep(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins,
                              const torch::Tensor& samples, int64_t epoch);
+  static torch::Tensor shardOf(const torch::Tensor& t, int replicas, int replica);  // a replica's rows
   EvalResult evaluateBatch(const torch::Tensor& x, const torch::Tensor& y, bool compressed);
   EvalResult scored(const torch::Tensor& output, const torch::Tensor& target) const;  // one batch's figures
   EvalResult distributedEvaluate(const torch::Tensor& x, const torch::Tensor& y, int64_t batchSize, bool compressed);
