@@ -33,7 +33,7 @@ void CompareView::retimeRuns() {
   else if (!kept.isEmpty())
     Q_EMIT statusMessage(tr("Runs %1 keep their recorded emulated time: they were saved without step traces")
                              .arg(kept.join(QStringLiteral(", "))));
-  else if (n.bandwidth_mbps)
+  else if (!network_->describe().isEmpty())
     Q_EMIT statusMessage(tr("Emulated time re-timed for %1").arg(network_->describe()));
 }
 

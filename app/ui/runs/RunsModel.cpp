@@ -1,6 +1,7 @@
 #include "app/ui/runs/RunsModel.h"
 
 #include "app/ui/charts/Palette.h"
+#include "app/ui/runs/NetworkControls.h"
 #include "app/ui/runs/Units.h"
 #include "engine/telemetry/Metrics.h"
 
@@ -35,10 +36,8 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::ToolTipRole) {
       const QString what = r.languageModel ? tr("perplexity %1 or lower").arg(target_.perplexity)
                                            : tr("accuracy %1% or higher").arg(100 * target_.accuracy);
-      const auto& n = target_.network;
-      const QString where = n.bandwidth_mbps
-                                ? tr("at %1 Mbit/s, %2 ms").arg(*n.bandwidth_mbps).arg(n.latency_ms.value_or(0))
-                                : tr("at the run's own network");
+      const QString network = NetworkControls::describe(target_.network);
+      const QString where = network.isEmpty() ? tr("at the run's own network") : tr("at %1").arg(network);
       return tr("Emulated time to %1, %2").arg(what, where) + (t.why.isEmpty() ? QString() : ": " + t.why);
     }
     if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);

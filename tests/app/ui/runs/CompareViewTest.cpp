@@ -1,18 +1,21 @@
 // CompareView: charts for every run, settings diff, x axes, smoothing, markers, linked zoom and exports.
 #include "app/ui/charts/PlotWidget.h"
 #include "app/ui/runs/CompareView.h"
+#include "app/ui/runs/NetworkControls.h"
 #include "app/ui/runs/SettingsDiffModel.h"
 #include "app/ui/runs/TargetTable.h"
 
 #include "RunsTestStore.h"
 
 #include <QAbstractItemModelTester>
+#include <QComboBox>
 #include <QImage>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QtTest>
 
 #include <cmath>
+#include <optional>
 
 using ps::ui::CompareView;
 using ps::ui::PlotWidget;
@@ -313,6 +316,52 @@ class CompareViewTest : public QObject {
     view.setNetwork({});
     QCOMPARE(loss->points(sid(a_))[2].x(), 0.75);
     QCOMPARE(view.targetTable()->table()->item(0, 3)->text(), QStringLiteral("3.0 s"));
+  }
+
+  // The framing and where a stage's messages leave re-time too, set in code or picked in the controls: run a's middle
+  // stage sends 0.1 s of bytes each way, so a step takes 0.125 s with a wire per direction and 0.225 s when both
+  // queue for one interface; TCP/IPv4 framing adds its headers on top.
+  void retimesForTheFramingAndTheStagesInterface() {
+    t_->addTracesBothWays(a_, 20);
+    CompareView view;
+    view.setRuns(t_->store, {a_, b_});
+    view.setSmoothing(0);
+    view.setXAxis(XAxis::EmulatedTime);
+    PlotWidget* loss = view.plot(QStringLiteral("Loss"));
+    auto third = [&] { return loss->points(sid(a_))[2].x(); };  // after step 3
+    ps::RetimeNetwork n;
+    n.bandwidth_mbps = 100;
+    n.latency_ms = 0;
+    n.shared_egress = false;
+    view.setNetwork(n);
+    QVERIFY2(std::abs(third() - 3 * 0.125) < 1e-6, qPrintable(QString::number(third(), 'g', 17)));
+    n.shared_egress = true;
+    view.setNetwork(n);
+    QVERIFY2(std::abs(third() - 3 * 0.225) < 1e-6, qPrintable(QString::number(third(), 'g', 17)));
+    QCOMPARE(view.network().shared_egress, std::optional<bool>(true));
+    QVERIFY(!view.network().tcp);
+    // The user's way: the controls' two lists, framing first.
+    auto* controls = view.findChild<ps::ui::NetworkControls*>();
+    QVERIFY(controls);
+    const auto lists = controls->findChildren<QComboBox*>();
+    QCOMPARE(lists.size(), 2);
+    QComboBox* framing = lists[0];
+    QComboBox* egress = lists[1];
+    QCOMPARE(egress->currentText(), QStringLiteral("one interface per stage"));
+    QVERIFY(egress->isEnabled());
+    framing->setCurrentIndex(framing->findText(QStringLiteral("TCP/IPv4 framing")));
+    QCOMPARE(view.network().tcp, std::optional<bool>(true));
+    QVERIFY2(third() > 3 * 0.225 * 1.04, qPrintable(QString::number(third(), 'g', 17)));
+    QCOMPARE(controls->describe(), QStringLiteral("100 Mbit/s, 0 ms, TCP/IPv4 framing, one interface per stage"));
+    egress->setCurrentIndex(egress->findText(QStringLiteral("egress as recorded")));
+    framing->setCurrentIndex(framing->findText(QStringLiteral("framing as recorded")));
+    QVERIFY(!view.network().shared_egress);
+    QVERIFY(!view.network().tcp);
+    QVERIFY2(std::abs(third() - 3 * 0.125) < 1e-6, qPrintable(QString::number(third(), 'g', 17)));
+    // Unticked, the lists are off with the rest and the recorded times come back.
+    view.setNetwork({});
+    QVERIFY(!egress->isEnabled());
+    QCOMPARE(third(), 0.75);
   }
 
   // Any recorded key gets a chart of its own: here one link's forward error, 0.1 at every step for both runs.

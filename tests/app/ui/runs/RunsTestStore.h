@@ -97,6 +97,22 @@ struct TestStore {
     }
     store->append(id, {}, {}, {}, rows);
   }
+  // Three stages at 100 Mbit/s, no framing recorded: the middle one sends 1.25 MB back and then 1.25 MB on (0.1 s
+  // each) and the last computes 25 ms after its message arrives. A wire per direction: 0.125 s a step; one interface
+  // per stage: 0.225 s.
+  void addTracesBothWays(int64_t id, int steps) {
+    std::vector<TraceRow> rows;
+    for (int64_t step = 1; step <= steps; ++step) {
+      StepTrace t;
+      t.model.bandwidth_mbps = 100;
+      TraceLane first{0, 0, {{TraceEvent::ReceiveBackward, 0}}};
+      TraceLane middle{1, 0, {{TraceEvent::SendBackward, 0, 0, 1250000}, {TraceEvent::SendForward, 0, 0, 1250000}}};
+      TraceLane last{2, 0, {{TraceEvent::ReceiveForward, 0}, {TraceEvent::Compute, 0.025}}};
+      t.lanes = {first, last, middle};  // the receivers first: they wait for the sender
+      rows.push_back({step, 0, encodeTrace(t)});
+    }
+    store->append(id, {}, {}, {}, rows);
+  }
 };
 
 inline EventRow settingEvent(int64_t step, const std::string& key, const nlohmann::json& from,
