@@ -136,8 +136,10 @@ class Aqsgd final : public CompensationRule {
                         const torch::Device& device) override {
     checkSamples(meta, nullptr);
     auto x = decodeAny(c, p, whole, meta, device);
-    c.ensureBuffers(x.numel() / std::max<int64_t>(1, x.size(0)), device);
-    auto ids = torch::tensor(*meta.samples, torch::kInt64).to(device);
+    // The buffers live where the decoded tensor is: `device` may name a device type without an index ("cuda"), which
+    // never equals the buffers' own device and would reset them at every message.
+    c.ensureBuffers(x.numel() / std::max<int64_t>(1, x.size(0)), x.device());
+    auto ids = torch::tensor(*meta.samples, torch::kInt64).to(x.device());
     if (!whole) x = c.buffered(ids, x.sizes()) + x;
     c.remember(*meta.samples, ids, x);
     return x;

@@ -105,6 +105,25 @@ TEST(Compensation, AqsgdSendsWholeDuringWarmupThenDeltasWithMirroredBuffers) {
   EXPECT_DOUBLE_EQ(Compensator::aqsgdBytes(60000, 16 * 28 * 28), 60000.0 * 16 * 28 * 28 * 2);
 }
 
+// A receiver may be told its device without an index ("cuda" where the buffers say "cuda:0"; here "cpu:0" against the
+// buffers' "cpu"): its buffers still persist, so it rebuilds what the sender used rather than the bare delta.
+TEST(Compensation, AqsgdReceiverKeepsItsBuffersWhateverTheDeviceIsCalled) {
+  AqsgdOptions aq{0, 10};
+  CompressionOptions o = opts("quantize", "aqsgd");
+  Compensator sender(o, {}, aq), receiver(o, {}, aq);
+  std::vector<int64_t> ids{3, 7};
+  for (int epoch = 0; epoch < 4; ++epoch) {
+    torch::manual_seed(epoch);
+    const auto x = torch::randn({2, 4, 5});
+    MessageMeta meta{0, &ids, epoch};
+    SendReport r;
+    const auto p = sender.send(x, meta, r);
+    const auto used = receiver.receive(p, torch::Device(torch::kCPU, 0), meta);
+    EXPECT_NEAR((used - x).pow(2).sum().item<double>(), r.err_num, 1e-9 + 1e-6 * r.err_num) << "epoch " << epoch;
+    EXPECT_LT((used - x).norm().item<double>(), 0.5 * x.norm().item<double>()) << "epoch " << epoch;
+  }
+}
+
 TEST(Compensation, ShapeChangesResetTheStateAndSayWhy) {
   Compensator sender(opts("topk", "ef"), {}, {});
   SendReport r;
