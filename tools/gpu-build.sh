@@ -5,12 +5,14 @@
 #   tools/gpu-build.sh prepare   on a Debian machine: unpacks the small dependencies (nlohmann-json, CLI11, SQLite,
 #                                zlib, GoogleTest, Gloo's headers), Fashion-MNIST and the Brown corpus into .devdeps/
 #                                (ignored)
-#   tools/gpu-build.sh check [kernels,codecs,train]
+#   tools/gpu-build.sh check [kernels,codecs,train,accuracy]
 #                                on the GPU machine, with .devdeps/ copied beside the sources: configures against
-#                                python3's torch (torch.utils.cmake_prefix_path), builds, runs the CUDA kernel and NCCL
-#                                tests, bench_cuda_kernels, the codecs on the device against the CPU (DeviceCodecs
-#                                tests, bench_device_codecs), and pipeline.device=cuda training runs (threads and
-#                                processes) beside the same run on the CPU; logs to $OUT or .
+#                                python3's torch (torch.utils.cmake_prefix_path), builds, and runs the parts in the
+#                                order given: kernels (the CUDA kernel and NCCL tests, bench_cuda_kernels), codecs (the
+#                                DeviceCodecs and PayloadTails tests, bench_device_codecs), train (pipeline.device=cuda
+#                                training runs, threads and processes, beside the same run on the CPU) and accuracy (a
+#                                whole epoch with 4 and 2 stages and AQ-SGD, on the GPU and on the CPU); logs to $OUT
+#                                or . The first three take about 6 minutes on 16 cores, accuracy about 4.
 #   tools/gpu-build.sh suite     there too: builds everything but the GUI and runs the whole test suite (ctest).
 #
 # Runs as it is on an H200 machine with python3's torch 2.11 (CUDA 13) and CUDA 13 at /usr/local/cuda.
@@ -89,39 +91,65 @@ case "${1:-}" in
       grep -E "tests passed|Failed|\*\*\*|Not Run|Timeout" "$out/ctest.log" | tail -60
       exit 0
     fi
-    parts=",${2:-kernels,codecs,train},"  # check [kernels,codecs,train]: which of the three
-    if [[ $parts == *,kernels,* ]]; then  # the CUDA kernels and NCCL: they need no engine to work
+    kernels() {  # the CUDA kernels and NCCL: they need no engine to work
       build test_cuda_kernels test_nccl bench_cuda_kernels
       step test_cuda_kernels 120 build-gpu/tests/test_cuda_kernels
       step test_nccl 120 build-gpu/tests/test_nccl
       step bench_cuda_kernels 180 build-gpu/tests/bench/bench_cuda_kernels --sizes 1,16,64
-    fi
-    if [[ $parts == *,codecs,* ]]; then  # codecs on the device: the CPU's bytes, and what they save over the host path
-      build test_engine bench_device_codecs
-      step "device codecs against the CPU" 300 build-gpu/tests/test_engine --gtest_filter='DeviceCodecs.*'
+    }
+    codecs() {  # codecs on the device: the CPU's bytes, and what they save over the host path
+      build test_engine bench_device_codecs || return
+      step "device codecs against the CPU" 300 build-gpu/tests/test_engine --gtest_filter='DeviceCodecs.*:PayloadTails.*'
       step bench_device_codecs 240 build-gpu/tests/bench/bench_device_codecs --sizes 1,16,64
-    fi
-    [[ $parts == *,train,* ]] || exit 0
-    build pipesqueeze-cli test_distributed || exit 1
-    # Payloads between GPU stages of two processes through NCCL against Gloo (skips, saying why, on one GPU).
-    step "NCCL payload transport between two processes" 180 build-gpu/tests/app/test_distributed \
-      --gtest_filter='Distributed.PayloadsBetweenGpuStagesThroughNccl*'
-    export PIPESQUEEZE_STORE=/tmp/gpu-runs.sqlite
-    cli=build-gpu/app/pipesqueeze-cli
-    # The same 300 steps on the GPU and on the CPU, then a whole epoch on the GPU for its accuracy.
-    for device in cuda cpu; do
-      step "train fashion-mnist-topk10 on $device, 300 steps" 150 $cli train --preset fashion-mnist-topk10 \
-        --set pipeline.device=$device --set train.max_steps=300 --set eval.every_steps=0 --json | tail -c 1500
+    }
+    train() {
+      build pipesqueeze-cli test_distributed || return
+      # Payloads between GPU stages of two processes through NCCL against Gloo (skips, saying why, on one GPU).
+      step "NCCL payload transport between two processes" 180 build-gpu/tests/app/test_distributed \
+        --gtest_filter='Distributed.PayloadsBetweenGpuStagesThroughNccl*'
+      export PIPESQUEEZE_STORE=/tmp/gpu-runs.sqlite
+      local cli=build-gpu/app/pipesqueeze-cli
+      # The same 300 steps on the GPU and on the CPU, then a whole epoch on the GPU for its accuracy, with 4 stages
+      # and with 2.
+      for device in cuda cpu; do
+        step "train fashion-mnist-topk10 on $device, 300 steps" 150 $cli train --preset fashion-mnist-topk10 \
+          --set pipeline.device=$device --set train.max_steps=300 --set eval.every_steps=0 --json | tail -c 1500
+      done
+      step "train fashion-mnist-topk10 on cuda, 1 epoch" 150 $cli train --preset fashion-mnist-topk10 \
+        --set pipeline.device=cuda --set train.epochs=1 --json | tail -c 1500
+      step "train fashion-mnist-topk10 with 2 stages on cuda, 1 epoch" 150 $cli train --preset fashion-mnist-topk10 \
+        --set pipeline.device=cuda --set pipeline.stages=2 --set train.epochs=1 --json | tail -c 1500
+      step "brown-lm-4stage on cuda, 200 steps" 150 $cli train --preset brown-lm-4stage --set pipeline.device=cuda \
+        --set train.max_steps=200 --json | tail -c 1500
+      # Processes on one GPU: replicas reduce over Gloo (NCCL wants a GPU per rank), and asking for NCCL says why not.
+      step "launch fashion-mnist-hybrid on cuda, 100 steps" 150 $cli launch --preset fashion-mnist-hybrid \
+        --set pipeline.device=cuda --set train.max_steps=100 --json | tail -c 1500
+      step "launch with parallel.backend=nccl on one GPU (expected to refuse)" 60 $cli launch \
+        --preset fashion-mnist-hybrid --set pipeline.device=cuda --set parallel.backend=nccl --set train.max_steps=10
+    }
+    accuracy() {  # the same training on the GPU and on the CPU, for their accuracies: 4 and 2 stages, and AQ-SGD
+      build pipesqueeze-cli || return
+      export PIPESQUEEZE_STORE=/tmp/gpu-runs.sqlite
+      local cli=build-gpu/app/pipesqueeze-cli device stages
+      for device in cuda cpu; do
+        for stages in 4 2; do
+          step "fashion-mnist-topk10, $stages stages on $device, 1 epoch" 150 $cli train --preset fashion-mnist-topk10 \
+            --set pipeline.device=$device --set pipeline.stages=$stages --set train.epochs=1 --json | tail -c 600
+        done
+        # AQ-SGD compresses from its second epoch on: two short epochs (12000 samples each).
+        step "fashion-mnist-aqsgd on $device, 2 epochs of 12000 samples" 150 $cli train --preset fashion-mnist-aqsgd \
+          --set pipeline.device=$device --set train.epochs=2 --set data.train_limit=12000 --json | tail -c 600
+      done
+    }
+    # check [PART,...]: kernels, codecs, train and accuracy, in the order given (the first ones get the call's time
+    # first).
+    IFS=, read -r -a parts <<<"${2:-kernels,codecs,train}"
+    for part in "${parts[@]}"; do
+      case $part in
+        kernels | codecs | train | accuracy) "$part" ;;
+        *) echo "unknown part '$part': kernels, codecs, train or accuracy" >&2 ;;
+      esac
     done
-    step "train fashion-mnist-topk10 on cuda, 1 epoch" 150 $cli train --preset fashion-mnist-topk10 \
-      --set pipeline.device=cuda --set train.epochs=1 --json | tail -c 1500
-    step "brown-lm-4stage on cuda, 200 steps" 150 $cli train --preset brown-lm-4stage --set pipeline.device=cuda \
-      --set train.max_steps=200 --json | tail -c 1500
-    # Processes on one GPU: replicas reduce over Gloo (NCCL wants a GPU per rank), and asking for NCCL says why not.
-    step "launch fashion-mnist-hybrid on cuda, 100 steps" 150 $cli launch --preset fashion-mnist-hybrid \
-      --set pipeline.device=cuda --set train.max_steps=100 --json | tail -c 1500
-    step "launch with parallel.backend=nccl on one GPU (expected to refuse)" 60 $cli launch \
-      --preset fashion-mnist-hybrid --set pipeline.device=cuda --set parallel.backend=nccl --set train.max_steps=10
     echo "=== done at $((SECONDS - t0)) s"
     ;;
   *) echo "usage: tools/gpu-build.sh prepare|check|suite" >&2; exit 2 ;;
