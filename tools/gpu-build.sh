@@ -12,7 +12,10 @@
 #                                DeviceCodecs and PayloadTails tests, bench_device_codecs), train (pipeline.device=cuda
 #                                training runs, threads and processes, beside the same run on the CPU) and accuracy (a
 #                                whole epoch with 4 and 2 stages and AQ-SGD, on the GPU and on the CPU); logs to $OUT
-#                                or . The first three take about 6 minutes on 16 cores, accuracy about 4.
+#                                or . Configuring and building take about 2.5 minutes on 16 cores, the kernels and
+#                                codecs parts under a minute each, train 2 and accuracy 4: more than one 10-minute
+#                                call holds, so split the parts over two calls. Exits 1 when a step failed; the
+#                                log's last line names the parts it was in.
 #   tools/gpu-build.sh suite     there too: builds everything but the GUI and runs the whole test suite (ctest).
 #
 # Runs as it is on an H200 machine with python3's torch 2.11 (CUDA 13) and CUDA 13 at /usr/local/cuda.
@@ -34,8 +37,20 @@ case "${1:-}" in
     du -sh "$deps"
     ;;
   check | suite)
-    # One call's worth (about 10 minutes on 16 cores): every step has a time limit and says how it ended, so one
-    # failure does not hide the rest. The whole log goes to $OUT/gpu-$1.log, the compiler's to $OUT/build.log.
+    # check [PART,...]: kernels, codecs, train and accuracy, in the order given (the first ones get the call's time
+    # first). A misspelt part is refused here, before configuring spends minutes of device time.
+    IFS=, read -r -a parts <<<"${2:-kernels,codecs,train}"
+    for part in "${parts[@]}"; do
+      case $part in
+        kernels | codecs | train | accuracy) ;;
+        *)
+          echo "unknown part '$part': kernels, codecs, train or accuracy, comma-separated without spaces" >&2
+          exit 2
+          ;;
+      esac
+    done
+    # Every step has a time limit and says how it ended, so one failure does not hide the rest. The whole log goes to
+    # $OUT/gpu-$1.log, the compiler's to $OUT/build.log.
     out=${OUT:-.}
     exec > >(tee "$out/gpu-$1.log") 2>&1
     root=$deps/root
@@ -48,6 +63,7 @@ case "${1:-}" in
       timeout "$limit" "$@"
       rc=$?
       echo "=== $name: exit $rc after $((SECONDS - s)) s (at $((SECONDS - t0)) s)"
+      ((rc == 0)) || part_failed=1
       return $rc
     }
     build() {  # build TARGET...: keeps going past errors, prints the first ones
@@ -99,7 +115,8 @@ case "${1:-}" in
     }
     codecs() {  # codecs on the device: the CPU's bytes, and what they save over the host path
       build test_engine bench_device_codecs || return
-      step "device codecs against the CPU" 300 build-gpu/tests/test_engine --gtest_filter='DeviceCodecs.*:PayloadTails.*'
+      step "device codecs against the CPU" 300 build-gpu/tests/test_engine \
+        --gtest_filter='DeviceCodecs.*:PayloadTails.*' || return
       step bench_device_codecs 240 build-gpu/tests/bench/bench_device_codecs --sizes 1,16,64
     }
     train() {
@@ -108,24 +125,21 @@ case "${1:-}" in
       step "NCCL payload transport between two processes" 180 build-gpu/tests/app/test_distributed \
         --gtest_filter='Distributed.PayloadsBetweenGpuStagesThroughNccl*'
       export PIPESQUEEZE_STORE=/tmp/gpu-runs.sqlite
-      local cli=build-gpu/app/pipesqueeze-cli
-      # The same 300 steps on the GPU and on the CPU, then a whole epoch on the GPU for its accuracy, with 4 stages
-      # and with 2.
+      local cli=build-gpu/app/pipesqueeze-cli device
+      # The same 300 steps on the GPU and on the CPU (a whole epoch of each is the accuracy part).
       for device in cuda cpu; do
         step "train fashion-mnist-topk10 on $device, 300 steps" 150 $cli train --preset fashion-mnist-topk10 \
-          --set pipeline.device=$device --set train.max_steps=300 --set eval.every_steps=0 --json | tail -c 1500
+          --set pipeline.device=$device --set train.max_steps=300 --set eval.every_steps=0 \
+          --json | tail -c 1500 || part_failed=1
       done
-      step "train fashion-mnist-topk10 on cuda, 1 epoch" 150 $cli train --preset fashion-mnist-topk10 \
-        --set pipeline.device=cuda --set train.epochs=1 --json | tail -c 1500
-      step "train fashion-mnist-topk10 with 2 stages on cuda, 1 epoch" 150 $cli train --preset fashion-mnist-topk10 \
-        --set pipeline.device=cuda --set pipeline.stages=2 --set train.epochs=1 --json | tail -c 1500
       step "brown-lm-4stage on cuda, 200 steps" 150 $cli train --preset brown-lm-4stage --set pipeline.device=cuda \
-        --set train.max_steps=200 --json | tail -c 1500
+        --set train.max_steps=200 --json | tail -c 1500 || part_failed=1
       # Processes on one GPU: replicas reduce over Gloo (NCCL wants a GPU per rank), and asking for NCCL says why not.
       step "launch fashion-mnist-hybrid on cuda, 100 steps" 150 $cli launch --preset fashion-mnist-hybrid \
-        --set pipeline.device=cuda --set train.max_steps=100 --json | tail -c 1500
-      step "launch with parallel.backend=nccl on one GPU (expected to refuse)" 60 $cli launch \
-        --preset fashion-mnist-hybrid --set pipeline.device=cuda --set parallel.backend=nccl --set train.max_steps=10
+        --set pipeline.device=cuda --set train.max_steps=100 --json | tail -c 1500 || part_failed=1
+      step "launch with parallel.backend=nccl on one GPU (refused: exit 0 here when it refuses)" 60 \
+        bash -c '! "$@"' refuse $cli launch --preset fashion-mnist-hybrid --set pipeline.device=cuda \
+        --set parallel.backend=nccl --set train.max_steps=10
     }
     accuracy() {  # the same training on the GPU and on the CPU, for their accuracies: 4 and 2 stages, and AQ-SGD
       build pipesqueeze-cli || return
@@ -134,23 +148,23 @@ case "${1:-}" in
       for device in cuda cpu; do
         for stages in 4 2; do
           step "fashion-mnist-topk10, $stages stages on $device, 1 epoch" 150 $cli train --preset fashion-mnist-topk10 \
-            --set pipeline.device=$device --set pipeline.stages=$stages --set train.epochs=1 --json | tail -c 600
+            --set pipeline.device=$device --set pipeline.stages=$stages --set train.epochs=1 \
+            --json | tail -c 600 || part_failed=1
         done
         # AQ-SGD compresses from its second epoch on: two short epochs (12000 samples each).
         step "fashion-mnist-aqsgd on $device, 2 epochs of 12000 samples" 150 $cli train --preset fashion-mnist-aqsgd \
-          --set pipeline.device=$device --set train.epochs=2 --set data.train_limit=12000 --json | tail -c 600
+          --set pipeline.device=$device --set train.epochs=2 --set data.train_limit=12000 \
+          --json | tail -c 600 || part_failed=1
       done
     }
-    # check [PART,...]: kernels, codecs, train and accuracy, in the order given (the first ones get the call's time
-    # first).
-    IFS=, read -r -a parts <<<"${2:-kernels,codecs,train}"
+    failed=()
     for part in "${parts[@]}"; do
-      case $part in
-        kernels | codecs | train | accuracy) "$part" ;;
-        *) echo "unknown part '$part': kernels, codecs, train or accuracy" >&2 ;;
-      esac
+      part_failed=0
+      "$part" || part_failed=1
+      ((part_failed == 0)) || failed+=("$part")
     done
-    echo "=== done at $((SECONDS - t0)) s"
+    echo "=== done at $((SECONDS - t0)) s${failed[*]:+; parts with a failed step: ${failed[*]}}"
+    ((${#failed[@]} == 0))
     ;;
   *) echo "usage: tools/gpu-build.sh prepare|check|suite" >&2; exit 2 ;;
 esac
