@@ -80,7 +80,7 @@ TimeToTarget timeToTarget(const RunStore& store, int64_t runId, const std::strin
     out.why = curve.empty() ? "no evaluation" : "not reached";
     return out;
   }
-  if (!network.bandwidth_mbps && !network.latency_ms) {
+  if (network.empty()) {
     out.seconds = r->read([](const MetricPoint& p) { return p.emulated_s; });
     return out;
   }

@@ -1,6 +1,6 @@
 #pragma once
 // A saved run's emulated time at another network: its step traces replayed under another link model
-// (engine/runs/trace/StepTrace.h). With neither figure given it is the run's own network, step by step, and gives its
+// (engine/runs/trace/StepTrace.h). With nothing given it is the run's own network, step by step, and gives its
 // recorded emulated time to the bit.
 #include <cstdint>
 #include <map>
@@ -18,6 +18,8 @@ struct RetimeNetwork {
   std::optional<double> bandwidth_mbps, latency_ms;
   std::optional<bool> tcp;  // the framing (LinkModel::tcp): TCP/IPv4 over Ethernet, or an ideal link
   std::optional<bool> shared_egress;  // LinkModel::shared_egress: one interface per stage, or a wire per direction
+  // Nothing set: every step keeps the network it ran on, and nothing needs re-timing.
+  bool empty() const { return !bandwidth_mbps && !latency_ms && !tcp && !shared_egress; }
   // The link model a step is replayed under.
   LinkModel applyTo(const LinkModel& recorded) const {
     LinkModel m = recorded;

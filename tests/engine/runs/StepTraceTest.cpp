@@ -325,6 +325,17 @@ TEST(Retime, TimeToTargetAtTheRecordedAndAtAnotherNetwork) {
   auto slow = timeToTarget(store, id, "eval/accuracy", 0.7, true, slower);
   ASSERT_TRUE(slow.seconds);
   EXPECT_NEAR(*slow.seconds, 3 * replay(twoStages(100, 1), LinkModel{10, 1}), 1e-9);
+  // A framing alone is a network too: each step costs the TCP headers of its two messages more (87 and 9 segments).
+  RetimeNetwork framed;
+  framed.tcp = true;
+  EXPECT_FALSE(framed.empty());
+  auto tcp = timeToTarget(store, id, "eval/accuracy", 0.7, true, framed);
+  ASSERT_TRUE(tcp.seconds);
+  EXPECT_NEAR(*tcp.seconds - *own.seconds, 3 * (87 + 9) * 66 * 8 / 100e6, 1e-9);
+  RetimeNetwork egress;
+  egress.shared_egress = false;
+  EXPECT_FALSE(egress.empty());
+  EXPECT_TRUE(RetimeNetwork{}.empty());
   EXPECT_EQ(timeToTarget(store, id, "eval/accuracy", 0.99, true, {}).why, "not reached");
   EXPECT_EQ(timeToTarget(store, id, "eval/perplexity", 10, false, {}).why, "no evaluation");
   const int64_t bare = store.createRun("old", "{}", "v");
