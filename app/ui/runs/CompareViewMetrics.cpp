@@ -33,8 +33,8 @@ void CompareView::retimeRuns() {
   else if (!kept.isEmpty())
     Q_EMIT statusMessage(tr("Runs %1 keep their recorded emulated time: they were saved without step traces")
                              .arg(kept.join(QStringLiteral(", "))));
-  else if (!network_->describe().isEmpty())
-    Q_EMIT statusMessage(tr("Emulated time re-timed for %1").arg(network_->describe()));
+  else if (!n.empty())
+    Q_EMIT statusMessage(tr("Emulated time re-timed for %1").arg(NetworkControls::describe(n)));
 }
 
 // Every metric key the runs recorded, for a chart of its own.

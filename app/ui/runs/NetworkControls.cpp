@@ -21,16 +21,19 @@ NetworkControls::NetworkControls(QWidget* parent)
   on_->setToolTip(
       tr("Show the emulated time of every run as it would be on this network, replayed from the "
          "traces the runs stored (measured compute and codec times, every message's bytes)"));
-  bandwidth_->setRange(0.001, 1e7);
+  // Each figure's minimum is "as recorded", below the smallest real value (bandwidth > 0, latency >= 0).
+  bandwidth_->setRange(0, 1e7);
   bandwidth_->setDecimals(3);
   bandwidth_->setValue(100);
   bandwidth_->setSuffix(tr(" Mbit/s"));
-  bandwidth_->setToolTip(tr("Link bandwidth"));
-  latency_->setRange(0, 60000);
+  bandwidth_->setSpecialValueText(tr("bandwidth as recorded"));
+  bandwidth_->setToolTip(tr("Link bandwidth (at its minimum: what each step ran with)"));
+  latency_->setRange(-0.001, 60000);
   latency_->setDecimals(3);
   latency_->setValue(1);
   latency_->setSuffix(tr(" ms"));
-  latency_->setToolTip(tr("Latency per message"));
+  latency_->setSpecialValueText(tr("latency as recorded"));
+  latency_->setToolTip(tr("Latency per message (below 0: what each step ran with)"));
   framing_->addItem(tr("framing as recorded"), -1);
   framing_->addItem(tr("TCP/IPv4 framing"), 1);
   framing_->addItem(tr("ideal link"), 0);
@@ -43,20 +46,19 @@ NetworkControls::NetworkControls(QWidget* parent)
                          "GPUs), or one network interface that a stage's activations and gradients queue for (as a "
                          "host with one network card)"));
   for (QComboBox* box : {framing_, egress_}) {
-    box->setEnabled(false);
     connect(box, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
       if (on_->isChecked()) Q_EMIT networkChanged();
     });
   }
   for (QDoubleSpinBox* box : {bandwidth_, latency_}) {
     box->setKeyboardTracking(false);
-    box->setEnabled(false);
     connect(box, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this] {
       if (on_->isChecked()) Q_EMIT networkChanged();
     });
   }
+  setFiguresEnabled(false);
   connect(on_, &QCheckBox::toggled, this, [this](bool on) {
-    for (QWidget* w : std::initializer_list<QWidget*>{bandwidth_, latency_, framing_, egress_}) w->setEnabled(on);
+    setFiguresEnabled(on);
     Q_EMIT networkChanged();
   });
   auto* layout = new QHBoxLayout(this);
@@ -71,25 +73,31 @@ NetworkControls::NetworkControls(QWidget* parent)
 RetimeNetwork NetworkControls::network() const {
   RetimeNetwork n;
   if (!on_->isChecked()) return n;
-  n.bandwidth_mbps = bandwidth_->value();
-  n.latency_ms = latency_->value();
+  if (bandwidth_->value() > bandwidth_->minimum()) n.bandwidth_mbps = bandwidth_->value();
+  if (latency_->value() > latency_->minimum()) n.latency_ms = latency_->value();
   if (const int f = framing_->currentData().toInt(); f >= 0) n.tcp = f == 1;
   if (const int e = egress_->currentData().toInt(); e >= 0) n.shared_egress = e == 1;
   return n;
 }
 
 void NetworkControls::setNetwork(const RetimeNetwork& network) {
-  const bool on = network.bandwidth_mbps || network.latency_ms || network.tcp || network.shared_egress;
+  const bool on = !network.empty();
   {
     const QSignalBlocker a(bandwidth_), b(latency_), c(on_), d(framing_), e(egress_);
-    if (network.bandwidth_mbps) bandwidth_->setValue(*network.bandwidth_mbps);
-    if (network.latency_ms) latency_->setValue(*network.latency_ms);
-    framing_->setCurrentIndex(framing_->findData(network.tcp ? int(*network.tcp) : -1));
-    egress_->setCurrentIndex(egress_->findData(network.shared_egress ? int(*network.shared_egress) : -1));
+    if (on) {  // unticking keeps the figures, for the next tick
+      bandwidth_->setValue(network.bandwidth_mbps.value_or(bandwidth_->minimum()));
+      latency_->setValue(network.latency_ms.value_or(latency_->minimum()));
+      framing_->setCurrentIndex(framing_->findData(network.tcp ? int(*network.tcp) : -1));
+      egress_->setCurrentIndex(egress_->findData(network.shared_egress ? int(*network.shared_egress) : -1));
+    }
     on_->setChecked(on);
-    for (QWidget* w : std::initializer_list<QWidget*>{bandwidth_, latency_, framing_, egress_}) w->setEnabled(on);
+    setFiguresEnabled(on);
   }
   Q_EMIT networkChanged();
+}
+
+void NetworkControls::setFiguresEnabled(bool on) {
+  for (QWidget* w : std::initializer_list<QWidget*>{bandwidth_, latency_, framing_, egress_}) w->setEnabled(on);
 }
 
 QString NetworkControls::describe() const { return describe(network()); }

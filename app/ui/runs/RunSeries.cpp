@@ -107,7 +107,7 @@ double RunSeries::bytesAt(int64_t step) const {
 
 bool RunSeries::retime(const RetimeNetwork& network) {
   retimed_.reset();
-  if (!network.bandwidth_mbps && !network.latency_ms && !network.tcp && !network.shared_egress) return true;
+  if (network.empty()) return true;
   if (traces.empty()) return false;
   retimed_ = retimeTraces(info.id, traces, network);
   return true;

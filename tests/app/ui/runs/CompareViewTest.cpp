@@ -9,6 +9,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QImage>
 #include <QSignalSpy>
 #include <QTableWidget>
@@ -362,6 +363,29 @@ class CompareViewTest : public QObject {
     view.setNetwork({});
     QVERIFY(!egress->isEnabled());
     QCOMPARE(third(), 0.75);
+    // An egress alone: the figures it leaves unset read "as recorded" and stay unset, so it round-trips.
+    ps::RetimeNetwork egressOnly;
+    egressOnly.shared_egress = true;
+    view.setNetwork(egressOnly);
+    QVERIFY(!view.network().bandwidth_mbps);
+    QVERIFY(!view.network().latency_ms);
+    QVERIFY(!view.network().tcp);
+    QCOMPARE(view.network().shared_egress, std::optional<bool>(true));
+    QCOMPARE(controls->describe(), QStringLiteral("one interface per stage"));
+    QVERIFY2(std::abs(third() - 3 * 0.225) < 1e-6, qPrintable(QString::number(third(), 'g', 17)));
+    const auto figures = controls->findChildren<QDoubleSpinBox*>();
+    QCOMPARE(figures.size(), 2);
+    QDoubleSpinBox* bandwidth = figures[0];
+    QCOMPARE(bandwidth->text(), QStringLiteral("bandwidth as recorded"));
+    QCOMPARE(figures[1]->text(), QStringLiteral("latency as recorded"));
+    // The user gives a bandwidth: at 10 Mbit/s each 1.25 MB message takes 1 s, one after the other through the
+    // interface, then the last stage's 25 ms.
+    bandwidth->setValue(10);
+    QCOMPARE(view.network().bandwidth_mbps, std::optional<double>(10));
+    QVERIFY2(std::abs(third() - 3 * 2.025) < 1e-6, qPrintable(QString::number(third(), 'g', 17)));
+    bandwidth->setValue(bandwidth->minimum());
+    QVERIFY(!view.network().bandwidth_mbps);
+    QVERIFY2(std::abs(third() - 3 * 0.225) < 1e-6, qPrintable(QString::number(third(), 'g', 17)));
   }
 
   // Any recorded key gets a chart of its own: here one link's forward error, 0.1 at every step for both runs.
