@@ -48,7 +48,7 @@ std::string marginText(const SuiteMetricInfo& m, const Statistic& s) {
   if (!std::isfinite(s.mean)) return s.mean > 0 ? "+inf" : "-inf";
   const double scale = m.percent ? 100 : m.unit == "B" ? 1e-6 : 1;
   const std::string unit = m.percent ? " points" : m.unit == "B" ? " MB" : m.unit.empty() ? "" : " " + m.unit;
-  std::string t = format("%+.3g", scale * s.mean);
+  std::string t = format("%#+.3g", scale * s.mean);  // "+2.00", not "+2": the digits say how close it is
   if (s.count > 1) t += " ± " + format("%.2g", scale * s.sd);
   return t + unit;
 }
