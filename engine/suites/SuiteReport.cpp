@@ -43,13 +43,24 @@ std::string statText(const SuiteMetricInfo& m, const Statistic& s) {
   return valueText(m, s.mean) + " ± " + valueText(m, s.sd);
 }
 
+// `digits` significant digits, trailing zeros kept ("2.00", "0.40": the digits say how close a margin is), without
+// printf's trailing point ("17", not "17.") or its exponent for numbers of more digits than that ("338", not "3.38e+02").
+std::string significant(double v, int digits, bool sign) {
+  if (std::abs(v) >= std::pow(10.0, digits) - 0.5) return format(sign ? "%+.0f" : "%.0f", v);
+  char text[64];
+  std::snprintf(text, sizeof text, sign ? "%#+.*g" : "%#.*g", digits, v);
+  std::string t = text;
+  if (!t.empty() && t.back() == '.') t.pop_back();
+  return t;
+}
+
 std::string marginText(const SuiteMetricInfo& m, const Statistic& s) {
   if (s.count == 0) return "n/a";
   if (!std::isfinite(s.mean)) return s.mean > 0 ? "+inf" : "-inf";
   const double scale = m.percent ? 100 : m.unit == "B" ? 1e-6 : 1;
   const std::string unit = m.percent ? " points" : m.unit == "B" ? " MB" : m.unit.empty() ? "" : " " + m.unit;
-  std::string t = format("%#+.3g", scale * s.mean);  // "+2.00", not "+2": the digits say how close it is
-  if (s.count > 1) t += " ± " + format("%.2g", scale * s.sd);
+  std::string t = significant(scale * s.mean, 3, true);
+  if (s.count > 1) t += " ± " + significant(scale * s.sd, 2, false);
   return t + unit;
 }
 

@@ -40,6 +40,22 @@ int64_t record(RunStore& store, const PlannedRun& p, double accuracy, const std:
   return id;
 }
 
+TEST(SuiteReport, PrintsTheMarginsSpreadWithItsTrailingZero) {
+  const auto dir = tempDir("spread");
+  RunStore store((dir / "runs.sqlite").string());
+  const Suite suite = Suite::load(resolveSuite("smoke"));
+  const auto plan = planSuite(suite, 2, true);
+  // TopK 10% with EF ends 3 points above its line in seed 1 and 3 + sqrt(2) in seed 2: a spread of exactly 1 point.
+  for (const PlannedRun& p : plan) {
+    const double extra = p.variant == "topk10-ef" && p.seed == 2 ? std::sqrt(2.0) / 100 : 0;
+    record(store, p, (p.variant == "dense" ? 0.95 : p.variant == "topk10-ef" ? 0.93 : 0.80) + extra);
+  }
+  const SuiteResults r = collectSuiteResults(store, suite, 2, true);
+  writeSuiteReport(r, suiteCharts(r), {false, false, false}, "x", (dir / "out").string());
+  const std::string md = slurp(dir / "out" / "report.md");
+  EXPECT_NE(md.find("; margin +3.71 ± 1.0 points (2 seeds)"), std::string::npos) << md;
+}
+
 TEST(SuiteReport, CollectsTheStoresRunsByConfigurationAndWritesBothDocuments) {
   const auto dir = tempDir("report");
   RunStore store((dir / "runs.sqlite").string());
