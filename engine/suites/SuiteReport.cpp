@@ -26,23 +26,6 @@ const SuiteMetricInfo& infoOf(const std::string& metric) {
   return info ? *info : plain;
 }
 
-std::string valueText(const SuiteMetricInfo& m, double v) {
-  if (std::isinf(v)) return "not reached";
-  if (std::isnan(v)) return "n/a";
-  if (m.percent) return format("%.2f%%", 100 * v);
-  if (m.unit == "B") return format("%.3g MB", v / 1e6);
-  if (m.unit == "s") return format("%.1f s", v);
-  if (m.unit == "ms") return format("%.3g ms", v);
-  return format("%.4g", v);
-}
-
-std::string statText(const SuiteMetricInfo& m, const Statistic& s) {
-  if (s.count == 0) return "n/a";
-  if (s.count == 1 || !std::isfinite(s.mean)) return valueText(m, s.mean);
-  if (m.percent) return format("%.2f", 100 * s.mean) + " ± " + format("%.2f%%", 100 * s.sd);
-  return valueText(m, s.mean) + " ± " + valueText(m, s.sd);
-}
-
 // `digits` significant digits, trailing zeros kept ("2.00", "0.40": the digits say how close a margin is), without
 // printf's trailing point ("17", not "17.") or its exponent for numbers of more digits than that ("338", not "3.38e+02").
 std::string significant(double v, int digits, bool sign) {
@@ -52,6 +35,42 @@ std::string significant(double v, int digits, bool sign) {
   std::string t = text;
   if (!t.empty() && t.back() == '.') t.pop_back();
   return t;
+}
+
+// Bytes are shown in the unit that suits them (kB, MB, GB): "6.88 GB ± 40 kB", not "6.88 GB ± 4.0e-05 GB".
+struct ByteUnit {
+  double scale;
+  const char* name;
+};
+ByteUnit byteUnit(double b) {
+  if (std::abs(b) >= 1e9) return {1e-9, " GB"};
+  if (std::abs(b) >= 1e6) return {1e-6, " MB"};
+  return {1e-3, " kB"};
+}
+
+std::string valueText(const SuiteMetricInfo& m, double v) {
+  if (std::isinf(v)) return "not reached";
+  if (std::isnan(v)) return "n/a";
+  if (m.percent) return format("%.2f%%", 100 * v);
+  if (m.unit == "B") return significant(byteUnit(v).scale * v, 3, false) + byteUnit(v).name;
+  if (m.unit == "s") return format("%.1f s", v);
+  if (m.unit == "ms") return significant(v, 3, false) + " ms";
+  return format("%.4g", v);
+}
+
+// The spread of a mean: two significant digits, or the mean's own decimals where it has fixed ones.
+std::string spreadText(const SuiteMetricInfo& m, double sd) {
+  if (m.percent) return format("%.2f%%", 100 * sd);
+  if (m.unit == "s") return format("%.1f s", sd);
+  if (m.unit == "B") return significant(byteUnit(sd).scale * sd, 2, false) + byteUnit(sd).name;
+  return significant(sd, 2, false) + (m.unit.empty() ? "" : " " + m.unit);
+}
+
+std::string statText(const SuiteMetricInfo& m, const Statistic& s) {
+  if (s.count == 0) return "n/a";
+  if (s.count == 1 || !std::isfinite(s.mean)) return valueText(m, s.mean);
+  if (m.percent) return format("%.2f", 100 * s.mean) + " ± " + spreadText(m, s.sd);
+  return valueText(m, s.mean) + " ± " + spreadText(m, s.sd);
 }
 
 std::string marginText(const SuiteMetricInfo& m, const Statistic& s) {

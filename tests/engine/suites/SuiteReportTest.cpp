@@ -22,7 +22,8 @@ using nlohmann::json;
 
 
 // A finished run of a planned configuration, with an accuracy curve that rises to `accuracy`.
-int64_t record(RunStore& store, const PlannedRun& p, double accuracy, const std::string& status = "finished") {
+int64_t record(RunStore& store, const PlannedRun& p, double accuracy, const std::string& status = "finished",
+               double wire = 0) {
   const int64_t id = store.createRun("r", p.config.dump(), "test-1", p.config["run"]["tags"]);
   std::vector<MetricPoint> m;
   for (int step = 1; step <= 4; ++step) {
@@ -34,13 +35,13 @@ int64_t record(RunStore& store, const PlannedRun& p, double accuracy, const std:
   const json summary = {{"eval_accuracy", accuracy},
                         {"eval_accuracy_compressed", accuracy},
                         {"eval_accuracy_uncompressed", accuracy - 0.01},
-                        {"bytes_wire", p.variant == "dense" ? 4e4 : 4e3},
+                        {"bytes_wire", wire > 0 ? wire : p.variant == "dense" ? 4e4 : 4e3},
                         {"emulated_seconds", 4.0}};
   store.finishRun(id, status, "", summary.dump());
   return id;
 }
 
-TEST(SuiteReport, PrintsTheMarginsSpreadWithItsTrailingZero) {
+TEST(SuiteReport, PrintsSpreadsWithTheirDigitsAndBytesInTheUnitOfTheirMean) {
   const auto dir = tempDir("spread");
   RunStore store((dir / "runs.sqlite").string());
   const Suite suite = Suite::load(resolveSuite("smoke"));
@@ -48,12 +49,16 @@ TEST(SuiteReport, PrintsTheMarginsSpreadWithItsTrailingZero) {
   // TopK 10% with EF ends 3 points above its line in seed 1 and 3 + sqrt(2) in seed 2: a spread of exactly 1 point.
   for (const PlannedRun& p : plan) {
     const double extra = p.variant == "topk10-ef" && p.seed == 2 ? std::sqrt(2.0) / 100 : 0;
-    record(store, p, (p.variant == "dense" ? 0.95 : p.variant == "topk10-ef" ? 0.93 : 0.80) + extra);
+    const double wire = p.variant == "dense" ? 12.76e9 + 0.02e9 * (p.seed - 1) : 0;  // 12.76 and 12.78 GB
+    record(store, p, (p.variant == "dense" ? 0.95 : p.variant == "topk10-ef" ? 0.93 : 0.80) + extra, "finished", wire);
   }
   const SuiteResults r = collectSuiteResults(store, suite, 2, true);
   writeSuiteReport(r, suiteCharts(r), {false, false, false}, "x", (dir / "out").string());
   const std::string md = slurp(dir / "out" / "report.md");
   EXPECT_NE(md.find("; margin +3.71 ± 1.0 points (2 seeds)"), std::string::npos) << md;
+  // Not "1.28e+04 MB ± 14.1 MB": each number in the unit that suits it, the spread with two digits.
+  EXPECT_NE(md.find("| 12.8 GB ± 14 MB |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 4.00 kB ± 0.0 kB |"), std::string::npos) << md;
 }
 
 TEST(SuiteReport, CollectsTheStoresRunsByConfigurationAndWritesBothDocuments) {
