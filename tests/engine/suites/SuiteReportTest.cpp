@@ -41,7 +41,7 @@ int64_t record(RunStore& store, const PlannedRun& p, double accuracy, const std:
   return id;
 }
 
-TEST(SuiteReport, PrintsSpreadsWithTheirDigitsAndBytesInTheUnitOfTheirMean) {
+TEST(SuiteReport, PrintsSpreadsWithTwoDigitsAndBytesInAReadableUnit) {
   const auto dir = tempDir("spread");
   RunStore store((dir / "runs.sqlite").string());
   const Suite suite = Suite::load(resolveSuite("smoke"));
