@@ -1,8 +1,9 @@
 #include "engine/suites/SuiteReport.h"
 
+#include "engine/suites/ReportText.h"
+
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -13,75 +14,7 @@ namespace ps {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string format(const char* fmt, double v) {
-  char text[64];
-  std::snprintf(text, sizeof text, fmt, v);
-  return text;
-}
-
-const SuiteMetricInfo& infoOf(const std::string& metric) {
-  static const SuiteMetricInfo plain{"", "", "", true, false};
-  const SuiteMetricInfo* info = findSuiteMetric(metric);
-  return info ? *info : plain;
-}
-
-// `digits` significant digits, trailing zeros kept ("2.00", "0.40": the digits say how close a margin is), without
-// printf's trailing point ("17", not "17.") or its exponent for numbers of more digits than that ("338", not "3.38e+02").
-std::string significant(double v, int digits, bool sign) {
-  if (std::abs(v) >= std::pow(10.0, digits) - 0.5) return format(sign ? "%+.0f" : "%.0f", v);
-  char text[64];
-  std::snprintf(text, sizeof text, sign ? "%#+.*g" : "%#.*g", digits, v);
-  std::string t = text;
-  if (!t.empty() && t.back() == '.') t.pop_back();
-  return t;
-}
-
-// Bytes are shown in the unit that suits them (kB, MB, GB): "6.88 GB ± 40 kB", not "6.88 GB ± 4.0e-05 GB".
-struct ByteUnit {
-  double scale;
-  const char* name;
-};
-ByteUnit byteUnit(double b) {
-  if (std::abs(b) >= 1e9) return {1e-9, " GB"};
-  if (std::abs(b) >= 1e6) return {1e-6, " MB"};
-  return {1e-3, " kB"};
-}
-
-std::string valueText(const SuiteMetricInfo& m, double v) {
-  if (std::isinf(v)) return "not reached";
-  if (std::isnan(v)) return "n/a";
-  if (m.percent) return format("%.2f%%", 100 * v);
-  if (m.unit == "B") return significant(byteUnit(v).scale * v, 3, false) + byteUnit(v).name;
-  if (m.unit == "s") return format("%.1f s", v);
-  if (m.unit == "ms") return significant(v, 3, false) + " ms";
-  return format("%.4g", v);
-}
-
-// The spread of a mean: two significant digits, or the mean's own decimals where it has fixed ones.
-std::string spreadText(const SuiteMetricInfo& m, double sd) {
-  if (m.percent) return format("%.2f%%", 100 * sd);
-  if (m.unit == "s") return format("%.1f s", sd);
-  if (m.unit == "B") return significant(byteUnit(sd).scale * sd, 2, false) + byteUnit(sd).name;
-  return significant(sd, 2, false) + (m.unit.empty() ? "" : " " + m.unit);
-}
-
-std::string statText(const SuiteMetricInfo& m, const Statistic& s) {
-  if (s.count == 0) return "n/a";
-  if (s.count == 1 || !std::isfinite(s.mean)) return valueText(m, s.mean);
-  if (m.percent) return format("%.2f", 100 * s.mean) + " ± " + spreadText(m, s.sd);
-  return valueText(m, s.mean) + " ± " + spreadText(m, s.sd);
-}
-
-std::string marginText(const SuiteMetricInfo& m, const Statistic& s) {
-  if (s.count == 0) return "n/a";
-  if (!std::isfinite(s.mean)) return s.mean > 0 ? "+inf" : "-inf";
-  const double scale = m.percent ? 100 : m.unit == "B" ? 1e-6 : 1;
-  const std::string unit = m.percent ? " points" : m.unit == "B" ? " MB" : m.unit.empty() ? "" : " " + m.unit;
-  std::string t = significant(scale * s.mean, 3, true);
-  if (s.count > 1) t += " ± " + significant(scale * s.sd, 2, false);
-  return t + unit;
-}
+using namespace report;
 
 std::string rhsText(const SuiteRule& r) {
   std::string t = r.rhs.describe();
@@ -101,40 +34,6 @@ std::string measuredText(const SuiteRule& r, const Verdict& v) {
   return r.lhs.describe() + " " + statText(ml, v.lhs) + " " + r.op + " " + rhsText(r) + " " + statText(mr, v.rhs) +
          "; margin " + marginText(infoOf(r.metric), v.margin) + " (" + std::to_string(v.margin.count) +
          (v.margin.count == 1 ? " seed)" : " seeds)");
-}
-
-std::string html(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-// A Markdown table cell: a '|' would end the cell and a line break the row.
-std::string cell(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n' || c == '\r') out += ' ';
-    else out += c;
-  }
-  return out;
 }
 
 const char* kMixedVersions =
