@@ -64,6 +64,15 @@ json verdictsJson(const SuiteResults& r) {
                    {"rhs_mean", any ? figure(v.rhs.mean) : nullptr},
                    {"margin_mean", any ? figure(v.margin.mean) : nullptr},
                    {"margin_sd", any ? figure(v.margin.sd) : nullptr},
+                   {"test", v.test == VerdictTest::PairedT ? "paired-t"
+                            : v.test == VerdictTest::Sign  ? "sign"
+                                                           : "none"},
+                   {"p", figure(v.p)},
+                   {"holm_p", figure(v.holmP)},
+                   {"margin_ci95", {figure(v.ciLow), figure(v.ciHigh)}},
+                   {"censored_seeds", v.censored},
+                   {"seeds_to_decide", v.seedsToDecide ? json(v.seedsToDecide) : json(nullptr)},
+                   {"oracle", v.oracle},
                    {"runs", v.runs}});
   }
   return out;

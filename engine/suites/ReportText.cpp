@@ -61,14 +61,34 @@ std::string statText(const SuiteMetricInfo& m, const Statistic& s) {
   return valueText(m, s.mean) + " ± " + spreadText(m, s.sd);
 }
 
+namespace {
+
+// A margin is written in points for percentages and MB for bytes.
+double marginScale(const SuiteMetricInfo& m) { return m.percent ? 100 : m.unit == "B" ? 1e-6 : 1; }
+std::string marginUnit(const SuiteMetricInfo& m) {
+  return m.percent ? " points" : m.unit == "B" ? " MB" : m.unit.empty() ? "" : " " + m.unit;
+}
+
+}  // namespace
+
 std::string marginText(const SuiteMetricInfo& m, const Statistic& s) {
   if (s.count == 0) return "n/a";
   if (!std::isfinite(s.mean)) return s.mean > 0 ? "+inf" : "-inf";
-  const double scale = m.percent ? 100 : m.unit == "B" ? 1e-6 : 1;
-  const std::string unit = m.percent ? " points" : m.unit == "B" ? " MB" : m.unit.empty() ? "" : " " + m.unit;
-  std::string t = significant(scale * s.mean, 3, true);
-  if (s.count > 1) t += " ± " + significant(scale * s.sd, 2, false);
-  return t + unit;
+  std::string t = significant(marginScale(m) * s.mean, 3, true);
+  if (s.count > 1) t += " ± " + significant(marginScale(m) * s.sd, 2, false);
+  return t + marginUnit(m);
+}
+
+std::string intervalText(const SuiteMetricInfo& m, double low, double high) {
+  if (std::isnan(low) || std::isnan(high)) return "–";
+  return "[" + significant(marginScale(m) * low, 3, true) + ", " + significant(marginScale(m) * high, 3, true) + "]" +
+         marginUnit(m);
+}
+
+std::string pValueText(double p) {
+  if (std::isnan(p)) return "–";
+  if (p < 0.001) return "< 0.001";
+  return format(p < 0.01 ? "%.4f" : "%.3f", p);
 }
 
 std::string html(const std::string& s) {

@@ -23,6 +23,8 @@ const SuiteMetricInfo& infoOf(const std::string& metric);
 std::string valueText(const SuiteMetricInfo& m, double v);          // "91.74%", "6.27 GB", "175.4 s", "not reached"
 std::string statText(const SuiteMetricInfo& m, const Statistic& s);   // "91.74 ± 0.15%", "6.27 GB ± 180 MB"
 std::string marginText(const SuiteMetricInfo& m, const Statistic& s);  // "+39.7 ± 7.1 s", "-1.47 ± 0.19 points"
+std::string intervalText(const SuiteMetricInfo& m, double low, double high);  // "[+0.12, +1.80] points"; "–" for NaN
+std::string pValueText(double p);                                            // "0.053", "0.0042", "< 0.001", "–"
 
 std::string html(const std::string& s);  // escaped for HTML text and attribute values
 std::string cell(const std::string& s);  // a Markdown table cell: '|' escaped, line breaks made spaces

@@ -31,10 +31,32 @@ std::string measuredText(const SuiteRule& r, const Verdict& v) {
   if (v.margin.count == 0) return "no complete seed yet";
   const SuiteMetricInfo& ml = infoOf(r.lhs.metric.empty() ? r.metric : r.lhs.metric);
   const SuiteMetricInfo& mr = infoOf(r.rhs.metric.empty() ? r.metric : r.rhs.metric);
-  return r.lhs.describe() + " " + statText(ml, v.lhs) + " " + r.op + " " + rhsText(r) + " " + statText(mr, v.rhs) +
-         "; margin " + marginText(infoOf(r.metric), v.margin) + " (" + std::to_string(v.margin.count) +
-         (v.margin.count == 1 ? " seed)" : " seeds)");
+  // A side capped at its run's end in some seed: its mean is a lower bound.
+  const auto bound = [](bool censored) { return censored ? std::string("> ") : std::string(); };
+  return r.lhs.describe() + " " + bound(v.lhsCensored) + statText(ml, v.lhs) + " " + r.op + " " + rhsText(r) + " " +
+         bound(v.rhsCensored) + statText(mr, v.rhs) + "; margin " + marginText(infoOf(r.metric), v.margin) + " (" +
+         std::to_string(v.margin.count) + (v.margin.count == 1 ? " seed)" : " seeds)");
 }
+
+std::string claimText(const SuiteRule& r, const Verdict& v) { return r.text + (v.oracle ? " †" : ""); }
+
+std::string intervalOf(const SuiteRule& r, const Verdict& v) {
+  return intervalText(infoOf(r.metric), v.ciLow, v.ciHigh);
+}
+
+std::string pOf(const Verdict& v) {
+  if (std::isnan(v.p)) return "–";
+  return pValueText(v.p) + (v.test == VerdictTest::Sign ? " (sign)" : "") + " / " + pValueText(v.holmP);
+}
+
+const char* kHowJudged =
+    "Margins are paired by seed. A rule holds or fails only when a paired one-sample t-test on the per-seed margins "
+    "rejects zero at 95% two-sided (|mean| > t(0.975, n−1) · sd / √n, with three seeds or more); the interval is the "
+    "95% confidence interval of the mean margin, and p is the test's, beside the Holm-adjusted p across this suite's "
+    "rules. Where one side never reached the target in a seed, its time is capped at its run's end (shown as > T) and "
+    "an exact sign test decides, which needs six or more seeds that agree. Inconclusive rules say how many seeds would "
+    "decide them at the spread observed. † compares against the best of several variants picked per seed after the "
+    "fact: an oracle nobody could choose in advance, which favours that side.";
 
 const char* kMixedVersions =
     "these runs were made by more than one version of the code, so a verdict may compare results of different code; "
@@ -151,19 +173,20 @@ void writeMarkdown(const SuiteResults& r, const std::vector<Verdict>& verdicts, 
       << f.date << "\n";
   if (!f.missing.empty()) out << "- **Incomplete:** " << f.missing << "\n";
   if (f.versions.find(", ") != std::string::npos) out << "- **Warning:** " << kMixedVersions << "\n";
-  out << "\n## Verdicts\n\n| claim tested | the paper | measured (mean ± std over seeds) | verdict | runs |\n"
-      << "|---|---|---|---|---|\n";
+  out << "\n## Verdicts\n\n| claim tested | the paper | measured (mean ± std over seeds) | 95% CI of the margin | "
+         "p / Holm p | verdict | runs |\n"
+      << "|---|---|---|---|---|---|---|\n";
   for (size_t i = 0; i < s.rules.size(); ++i) {
     const auto& v = verdicts[i];
     std::string runs;
     for (int64_t id : std::set<int64_t>(v.runs.begin(), v.runs.end()))
       runs += (runs.empty() ? "" : ", ") + std::to_string(id);
-    out << "| " << cell(s.rules[i].text) << " | " << cell(s.rules[i].paper) << " | " << cell(measuredText(s.rules[i], v))
-        << " | **" << verdictName(v.kind) << "**: " << cell(v.why) << " | " << runs << " |\n";
+    out << "| " << cell(claimText(s.rules[i], v)) << " | " << cell(s.rules[i].paper) << " | "
+        << cell(measuredText(s.rules[i], v)) << " | " << intervalOf(s.rules[i], v) << " | " << pOf(v) << " | **"
+        << verdictName(v.kind) << "**: " << cell(v.why) << " | " << runs << " |\n";
   }
   if (!s.notes.empty()) out << "\n" << s.notes << "\n";
-  out << "\nA verdict holds or fails only when the mean margin over seeds is more than two standard deviations from "
-         "zero; with one seed it is inconclusive.\n";
+  out << "\n" << kHowJudged << "\n";
   out << "\n## Variants\n\nTarget for the time to target: " << targetText(r) << ".\n\n"
       << "| variant | final " << curveLabel(s.curve)
       << " | wire bytes | emulated time | time to target | codec time / step | runs |\n"
@@ -218,18 +241,18 @@ void writeHtml(const SuiteResults& r, const std::vector<Verdict>& verdicts, cons
   if (!f.missing.empty()) out << "<li><b>Incomplete:</b> " << html(f.missing) << "</li>";
   if (f.versions.find(", ") != std::string::npos) out << "<li><b>Warning:</b> " << html(kMixedVersions) << "</li>";
   out << "</ul>\n<h2>Verdicts</h2>\n<table><tr><th>claim tested</th><th>the paper</th><th>measured (mean ± std over "
-         "seeds)</th><th>verdict</th><th>runs</th></tr>\n";
+         "seeds)</th><th>95% CI of the margin</th><th>p / Holm p</th><th>verdict</th><th>runs</th></tr>\n";
   for (size_t i = 0; i < s.rules.size(); ++i) {
     const auto& v = verdicts[i];
-    out << "<tr><td>" << html(s.rules[i].text) << "</td><td>" << html(s.rules[i].paper) << "</td><td>"
-        << html(measuredText(s.rules[i], v)) << "</td><td><span class=\"" << verdictName(v.kind) << "\">"
+    out << "<tr><td>" << html(claimText(s.rules[i], v)) << "</td><td>" << html(s.rules[i].paper) << "</td><td>"
+        << html(measuredText(s.rules[i], v)) << "</td><td>" << html(intervalOf(s.rules[i], v)) << "</td><td>"
+        << html(pOf(v)) << "</td><td><span class=\"" << verdictName(v.kind) << "\">"
         << verdictName(v.kind) << "</span><div class=\"why\">" << html(v.why) << "</div></td><td>" << runLinks(v.runs)
         << "</td></tr>\n";
   }
   out << "</table>\n";
   if (!s.notes.empty()) out << "<p>" << html(s.notes) << "</p>\n";
-  out << "<p class=\"why\">A verdict holds or fails only when the mean margin over seeds is more than two standard "
-         "deviations from zero; with one seed it is inconclusive.</p>\n";
+  out << "<p class=\"why\">" << html(kHowJudged) << "</p>\n";
   out << "<h2>Variants</h2>\n<p>Target for the time to target: " << html(targetText(r)) << ".</p>\n<table><tr>"
       << "<th>variant</th><th>final " << html(curveLabel(s.curve)) << "</th><th>wire bytes</th><th>emulated time</th>"
       << "<th>time to target</th><th>codec time / step</th><th>runs</th></tr>\n";

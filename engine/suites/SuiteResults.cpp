@@ -71,7 +71,12 @@ RuleLookup SuiteResults::lookup() const {
   return [this](const std::string& variant, uint64_t seed, const std::string& metric) -> std::optional<RuleValue> {
     const auto v = value(variant, seed, metric);
     if (!v) return std::nullopt;
-    return RuleValue{*v, runs.at(variant).at(seed).run_id};
+    const RunFigures& run = runs.at(variant).at(seed);
+    const bool target = metric == "time_to_target" || metric == "bytes_to_target";
+    if (!target || !std::isinf(*v)) return RuleValue{*v, run.run_id};  // a diverged loss stays +inf
+    // A target never reached: censored at the run's end, the most the run can say ("> T").
+    const auto end = run.value(metric == "time_to_target" ? "emulated_seconds" : "bytes_wire");
+    return RuleValue{end ? *end : *v, run.run_id, true};
   };
 }
 
@@ -79,6 +84,7 @@ std::vector<Verdict> SuiteResults::verdicts() const {
   std::vector<Verdict> out;
   const auto look = lookup();
   for (const auto& rule : suite.rules) out.push_back(judge(rule, seeds, look));
+  adjustAcrossRules(out);
   return out;
 }
 

@@ -65,21 +65,24 @@ TEST(SuiteReport, CollectsTheStoresRunsByConfigurationAndWritesBothDocuments) {
   const auto dir = tempDir("report");
   RunStore store((dir / "runs.sqlite").string());
   const Suite suite = Suite::load(resolveSuite("smoke"));
-  const auto plan = planSuite(suite, 2, true);
-  ASSERT_EQ(plan.size(), 6u);  // 3 variants x 2 seeds
+  const auto plan = planSuite(suite, 3, true);
+  ASSERT_EQ(plan.size(), 9u);  // 3 variants x 3 seeds
   std::map<std::string, double> accuracy = {{"dense", 0.95}, {"topk10-ef", 0.93}, {"topk1", 0.80}};
   for (size_t i = 0; i + 1 < plan.size(); ++i) record(store, plan[i], accuracy[plan[i].variant] + 0.001 * plan[i].seed);
   record(store, plan.back(), 0.5, "failed");   // not a result: the last planned run is still missing
   record(store, plan.back(), 0.5, "stopped");  // neither
-  const SuiteResults r = collectSuiteResults(store, suite, 2, true);
+  const SuiteResults r = collectSuiteResults(store, suite, 3, true);
   EXPECT_EQ(r.missing(), 1);
-  EXPECT_EQ(r.runs.at("dense").size(), 2u);
-  EXPECT_EQ(r.runs.at("topk1").size(), 1u);
-  EXPECT_EQ(collectSuiteResults(store, suite, 2, false).missing(), 6) << "full-scale runs are other runs";
+  EXPECT_EQ(r.runs.at("dense").size(), 3u);
+  EXPECT_EQ(r.runs.at("topk1").size(), 2u);
+  EXPECT_EQ(collectSuiteResults(store, suite, 3, false).missing(), 9) << "full-scale runs are other runs";
   const auto verdicts = r.verdicts();
   ASSERT_EQ(verdicts.size(), 2u);
-  EXPECT_EQ(verdicts[0].kind, VerdictKind::Holds) << verdicts[0].why;  // 0.93 >= 0.95 - 0.05 in both seeds
+  EXPECT_EQ(verdicts[0].kind, VerdictKind::Holds) << verdicts[0].why;  // 0.93 >= 0.95 - 0.05 in every seed
   EXPECT_EQ(verdicts[1].kind, VerdictKind::Holds) << verdicts[1].why;  // 4 kB <= 0.5 x 40 kB
+  EXPECT_EQ(verdicts[0].holmP, 0.0) << "no spread: p = 0, and so is its Holm adjustment";
+  // With two of the three seeds the same margins are no verdict: a t-test decides from three.
+  EXPECT_EQ(collectSuiteResults(store, suite, 2, true).verdicts()[0].kind, VerdictKind::Inconclusive);
 
   // A diverged run is a result, and its quality figures are the worst there are (not the last evaluation before
   // the loss blew up).
@@ -94,9 +97,9 @@ TEST(SuiteReport, CollectsTheStoresRunsByConfigurationAndWritesBothDocuments) {
   ASSERT_EQ(charts.size(), 3u);
   EXPECT_EQ(charts[0].series.size(), 3u);
   EXPECT_EQ(charts[0].series[0].points.size(), 4u) << "one point per evaluation, averaged over seeds";
-  EXPECT_NEAR(charts[0].series[0].points.back().second, 100 * (0.95 + 0.0015), 1e-9);
+  EXPECT_NEAR(charts[0].series[0].points.back().second, 100 * (0.95 + 0.002), 1e-9);
   EXPECT_EQ(charts[1].kind, ReportChart::Kind::Scatter);
-  EXPECT_EQ(charts[1].series[2].points.size(), 1u) << "topk1 has one finished run";
+  EXPECT_EQ(charts[1].series[2].points.size(), 2u) << "topk1 has two finished runs";
   EXPECT_EQ(charts[2].kind, ReportChart::Kind::Bars);
   EXPECT_EQ(charts[2].categories.size(), 3u);
 
@@ -116,7 +119,11 @@ TEST(SuiteReport, CollectsTheStoresRunsByConfigurationAndWritesBothDocuments) {
   // The margin keeps its three significant digits when they end in zeros (0.93 against 0.95 - 0.05).
   EXPECT_NE(md.find("; margin +3.00 ± "), std::string::npos) << md;
   EXPECT_NE(md.find("quick scale"), std::string::npos) << "the report says at which scale it was measured";
-  EXPECT_NE(md.find("1 of 6 planned runs are missing"), std::string::npos);
+  EXPECT_NE(md.find("1 of 9 planned runs are missing"), std::string::npos);
+  // Every rule shows the interval of its mean margin and its p beside the Holm-adjusted one.
+  EXPECT_NE(md.find("| 95% CI of the margin | p / Holm p |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| [+3.00, +3.00] points | < 0.001 / < 0.001 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("paired one-sample t-test"), std::string::npos) << md;
   EXPECT_NE(md.find("![" + charts[0].title + "](charts/curve.png)"), std::string::npos);
   EXPECT_NE(md.find("(not drawn: no Qt here)"), std::string::npos);
   EXPECT_EQ(md.find("Warning:"), std::string::npos) << "one code version: nothing to warn about";
