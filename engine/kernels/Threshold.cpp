@@ -260,7 +260,8 @@ double inverseNormalCdf(double p) {
 namespace {
 
 // The GaussianK threshold search shared by gaussianThreshold, gaussianGather and gaussianRefine: `measure(t)` returns
-// #{|x| > t}.
+// #{|x| > t}. As the authors' loop runs it: at most three selections; after each one outside [2k/3, 4k/3] the
+// threshold moves, but the move after the third selection is never used, so the set kept is the third one selected.
 template <typename Measure>
 float gaussianSearch(size_t n, double K, Moments m, size_t* count, Measure&& measure) {
   require(n > 0, "gaussianThreshold: empty input");
@@ -269,7 +270,7 @@ float gaussianSearch(size_t n, double K, Moments m, size_t* count, Measure&& mea
   const double z = inverseNormalCdf(1.0 - K / 2.0);
   float t = clampFinite(m.mean + z * m.stddev);
   size_t c = measure(t);
-  for (int r = 0; r < 3; ++r) {
+  for (int selections = 1; selections < 3; ++selections) {
     if (3 * c < 2 * k) t = clampFinite(double(t) / 2.0);
     else if (3 * c > 4 * k) t = clampFinite(double(t) * 1.5);
     else break;

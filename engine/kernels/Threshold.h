@@ -41,11 +41,14 @@ Moments gaussianMoments(const float* x, size_t n, int threads = 0);
 // Returns -inf / +inf at p = 0 / 1; throws KernelError for p outside [0, 1] or NaN.
 double inverseNormalCdf(double p);
 
-// GaussianK (docs/algorithms.md): k = max(1, round(K n)); t = μ + zσ with z = Φ⁻¹(1 − K/2) and μ, σ of the signed values;
-// c = #{|x| > t}; up to 3 refinements (c < 2k/3 → t/2, c > 4k/3 → 1.5t, else stop). Returns the final t and stores
-// #{|x| > t} for it in *count (when count is not null). Non-finite elements are left out of μ and σ (and, like NaN,
-// always count as above t). t is clamped to ±FLT_MAX, so it is always finite. On heavy-tailed data σ is inflated by
-// the tail and the count can stay far below 2k/3 after the 3 refinements: the count is approximate by design.
+// GaussianK (docs/algorithms.md), as its authors' code runs it: k = max(1, round(K n)); t = μ + zσ with
+// z = Φ⁻¹(1 − K/2) and μ, σ of the signed values; then at most three selections c = #{|x| > t}, the threshold moving
+// after the first two when c is outside [2k/3, 4k/3] (c < 2k/3 → t/2, c > 4k/3 → 1.5t). The authors' loop also moves
+// it after the third selection but never selects with that threshold, so neither does this. Returns the threshold of
+// the last selection and stores its count in *count (when count is not null). Non-finite elements are left out of μ
+// and σ (and, like NaN, always count as above t). t is clamped to ±FLT_MAX, so it is always finite. Off the normal
+// the count can land far from k either way (heavy tails inflate σ; a ReLU's half-normal overshoots): approximate by
+// design.
 // Throws KernelError unless 0 < K <= 1 and n >= 1.
 float gaussianThreshold(const float* x, size_t n, double K, size_t* count, int threads = 0);
 
@@ -57,8 +60,8 @@ float gaussianThreshold(const float* x, size_t n, double K, size_t* count, int t
 size_t gaussianGather(const float* x, size_t n, double K, uint32_t* indices, float* values, size_t capacity,
                       float* threshold, int threads = 0);
 
-// The search of gaussianThreshold from moments measured elsewhere (on a GPU, say): t = μ + zσ, then up to 3
-// refinements, each measured by `countAbove(t)`. Returns the final t and stores its count in *count. The same
+// The search of gaussianThreshold from moments measured elsewhere (on a GPU, say): t = μ + zσ, then at most three
+// selections, each measured by `countAbove(t)`. Returns the final t and stores its count in *count. The same
 // arithmetic as gaussianThreshold, so equal moments and counts give the same t.
 float gaussianRefine(size_t n, double K, Moments m, const std::function<size_t(float)>& countAbove, size_t* count);
 
