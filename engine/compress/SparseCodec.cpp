@@ -207,7 +207,7 @@ float SparseCodec::sampleThresholdOf(const TensorKernels& x, uint64_t seed) {
   kernels::samplePositions(x.size(), sample_, seed, trimmed_);
   scratch_.resize(trimmed_.size());
   x.at(trimmed_.data(), trimmed_.size(), scratch_.data());
-  return kernels::sampleThreshold(scratch_.data(), scratch_.size(), K_);
+  return kernels::sampleThreshold(scratch_.data(), scratch_.size(), x.size(), K_);
 }
 
 uint64_t SparseCodec::selectAboveThreshold(const TensorKernels& x, uint64_t k, uint64_t seed) {

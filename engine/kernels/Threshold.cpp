@@ -372,11 +372,12 @@ size_t sampleSize(size_t n, double K, double sampleFraction, const char* who) {
 
 }  // namespace
 
-float sampleThreshold(const float* sample, size_t m, double K, int threads) {
+float sampleThreshold(const float* sample, size_t m, size_t n, double K, int threads) {
   checkInput(sample, m, "sampleThreshold");
-  require(m > 0, "sampleThreshold: empty sample");
+  require(m > 0 && m <= n, "sampleThreshold: empty sample, or larger than its tensor");
   require(K > 0.0 && K <= 1.0, "sampleThreshold: K must be in (0, 1]");
-  const float t = kthLargestAbs(sample, m, std::min(m, targetCount(m, K)), threads);
+  // The full tensor's k applied to the sample (DGC as the Gaussian-k authors run it): a low threshold on purpose.
+  const float t = kthLargestAbs(sample, m, std::min(m, targetCount(n, K)), threads);
   return std::isnan(t) ? INFINITY : t;
 }
 
@@ -386,7 +387,7 @@ float sampledThreshold(const float* x, size_t n, double K, double sampleFraction
   std::vector<float>& sample = tlsSample;
   sample.resize(m);
   drawSample(n, m, seed, [&](size_t s, size_t pick) { sample[s] = x[pick]; });
-  return sampleThreshold(sample.data(), m, K, threads);
+  return sampleThreshold(sample.data(), m, n, K, threads);
 }
 
 void samplePositions(size_t n, double sampleFraction, uint64_t seed, std::vector<uint32_t>& positions) {

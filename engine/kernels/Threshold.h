@@ -65,18 +65,19 @@ size_t gaussianGather(const float* x, size_t n, double K, uint32_t* indices, flo
 // arithmetic as gaussianThreshold, so equal moments and counts give the same t.
 float gaussianRefine(size_t n, double K, Moments m, const std::function<size_t(float)>& countAbove, size_t* count);
 
-// DGC-style threshold: draws m = max(1, round(sampleFraction n)) (at most n) distinct elements uniformly without
-// replacement (Floyd's algorithm on std::mt19937_64 seeded with `seed`, own unbiased integer draw, so the sample is
-// the same on every platform) and returns the exact max(1, round(K m))-th largest |x| of the sample; with
-// sampleFraction 1 that is the exact k-th largest of x. Keep |x| > t with countAbove/gatherAbove (DGC then trims
-// the survivors to k when more than 4k/3 pass). A NaN k-th largest gives +inf (then only NaNs are above). Uses
-// thread_local buffers (m floats, n bits).
+// DGC-style threshold, as the Gaussian-k authors' `dgcsampling` runs it: draws m = max(1, round(sampleFraction n))
+// (at most n) distinct elements uniformly without replacement (Floyd's algorithm on std::mt19937_64 seeded with
+// `seed`, own unbiased integer draw, so the sample is the same on every platform) and returns the exact k-th largest
+// |x| of the sample with the full tensor's k = max(1, round(K n)), or its smallest where k > m. That threshold is low
+// on purpose: about 1/sampleFraction times k elements pass it, and the caller trims the survivors to the exact top k
+// when more than 4k/3 pass (countAbove/gatherAbove, then topkSelect). With sampleFraction 1 it is the exact k-th
+// largest of x. A NaN k-th largest gives +inf (then only NaNs are above). Uses thread_local buffers (m floats, n bits).
 // Throws KernelError unless 0 < K <= 1, 0 < sampleFraction <= 1 and n >= 1.
 float sampledThreshold(const float* x, size_t n, double K, double sampleFraction, uint64_t seed, int threads = 0);
 
 // The two halves of sampledThreshold, for data the host cannot read directly: the positions it samples, in its
-// order (replaces `positions`), and the threshold from the sampled values (x at those positions).
+// order (replaces `positions`), and the threshold from the m sampled values (x at those positions) of a tensor of n.
 void samplePositions(size_t n, double sampleFraction, uint64_t seed, std::vector<uint32_t>& positions);
-float sampleThreshold(const float* sample, size_t m, double K, int threads = 0);
+float sampleThreshold(const float* sample, size_t m, size_t n, double K, int threads = 0);
 
 }  // namespace ps::kernels

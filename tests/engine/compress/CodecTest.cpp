@@ -92,6 +92,21 @@ TEST(Codec, SampledThresholdTrimsToKWhenMoreThanFourThirdsSurvive) {
   EXPECT_EQ(x.abs().ge(kth).logical_and(y.eq(0)).sum().item<int64_t>(), 0);
 }
 
+// At the default 1% sample the full k applied to the sample lets about 100 k through, and the trim keeps exactly the
+// k largest: DGC's count is exact, not the noisy count of a threshold set by the sample's own k.
+TEST(Codec, SampledThresholdAtTheDefaultSampleKeepsExactlyTheTopK) {
+  torch::manual_seed(29);
+  auto x = torch::randn({200000});
+  for (double K : {0.001, 0.003}) {
+    auto codec = makeCodec(opts("sampledk", [&](auto& o) { o.k = K; }));
+    auto y = codec->decode(codec->encode(x), torch::kCPU);
+    const int64_t k = int64_t(SparseCodec::keep(K, uint64_t(x.numel())));
+    EXPECT_EQ(y.ne(0).sum().item<int64_t>(), k) << K;
+    const float kth = std::get<0>(x.abs().topk(k)).min().item<float>();
+    EXPECT_EQ(x.abs().ge(kth).logical_and(y.eq(0)).sum().item<int64_t>(), 0) << K;
+  }
+}
+
 TEST(Codec, NearestQuantizationIsWithinHalfAStep) {
   torch::manual_seed(3);
   auto x = torch::randn({3, 5, 7, 11}) * 4;
