@@ -73,19 +73,30 @@ double scaleStretch(const ValueFormat& f) {
 double quantizerOmega(const ValueFormat& f, uint64_t group) {
   if (f.bits == 32) return 0;
   if (f.bits == 16 || !f.stochastic || f.bits < 1 || f.bits > 8) return -1;
-  // Stochastic rounding between neighbouring levels Δ apart has variance at most Δ²/4 per element. Scales travel
-  // in fp16 rounded outwards, which widens Δ by at most one unit in the last place (2^-10 relative).
-  const double d = double(std::max<uint64_t>(1, group)), widen = (1 + 0x1p-10) * (1 + 0x1p-10);
+  // The supremum over inputs of E|Q(x) - x|^2 / |x|^2 for one scale group of d values. Stochastic rounding between
+  // neighbouring levels Δ apart has variance f(1 - f)Δ² for an element at fraction f of its step. Scales travel in
+  // fp16 rounded outwards, which widens Δ by up to eps (relative) and lifts the extremes off their levels by as much.
+  const double d = double(std::max<uint64_t>(1, group)), eps = 0x1p-10;
   if (f.minmax) {
-    // Δ = (max - min) / (2^b - 1), and (max - min)² <= (|max| + |min|)² <= 2 |x_group|² (a group of one is exact).
-    const double levels = double((1 << f.bits) - 1);
-    return d < 2 ? 0.0 : d * 2.0 * widen / (4.0 * levels * levels);
+    // 2^b - 1 steps over [min, max]; the worst case puts min = -max (the norm is smallest for the range) and every
+    // other element at zero, a step's midpoint: (d - 2) Δ²/4 over 2 (L Δ / 2)². The widened extremes add at most
+    // 2 eps L Δ² each against a norm of at least L² Δ² / 2.
+    if (d < 2) return 0.0;
+    const double L = double((1 << f.bits) - 1);
+    return std::max(d - 2, 0.0) * (1 + eps) * (1 + eps) / (2 * L * L) + 4 * eps * (1 + eps) / L;
   }
-  // Max-abs: s² <= |x_group|², and L = s / Δ steps lie between 0 and s: L = h / stretch for b >= 2 (h - 1), and
-  // 1 / stretch for one bit, whose two levels are stretch * s apart.
-  const double h = double(1 << (f.bits - 1));
-  const double L = (f.bits == 1 ? 1.0 : h) / scaleStretch(f);
-  return d * widen / (4.0 * L * L);
+  if (f.bits == 1) {
+    // Two levels ±s with s = max|x| (widened): an element at zero has variance s², the maximum one s² - max².
+    return d * (1 + eps) * (1 + eps) - 1;
+  }
+  // Max-abs, b >= 2: the maximum M sits on level h - 1 (the stretched scale), L = h - 1 steps from zero; widening
+  // moves it below that level by at most v = (h - 1) eps / (1 + eps) steps (its own variance is at most v Δ²) and
+  // makes it L / (1 + eps) steps long. The other m = d - 1 elements are worst at one small fraction f of the first
+  // step: ω = max_f (m f(1 - f) + v) / (L² + m f²), whose maximiser solves m f² + 2(L² + v) f - L² = 0.
+  const double h = double(1 << (f.bits - 1)), L = (h - 1) / (1 + eps), v = (h - 1) * eps / (1 + eps);
+  const double m = d - 1, a = L * L + v;
+  const double best = m > 0 ? (std::sqrt(a * a + m * L * L) - a) / m : 0.0;
+  return (m * best * (1 - best) + v) / (L * L + m * best * best);
 }
 
 namespace {

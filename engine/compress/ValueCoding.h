@@ -52,10 +52,11 @@ void decodeValues(const ValueBlock& block, size_t n, float* out);
 // Reads a block of exactly n values (validating every field) into `out`.
 void decodeValues(ByteReader& in, size_t n, float* out);
 
-// The variance bound omega of the block for scale groups of `group` values: 0 for float32; for stochastic rounding
-// of 1..8 bits, group / (4 L^2) with L the quantization steps between 0 and the group's largest magnitude as the
-// codec really scales it (stretched scale, fp16 rounding of scales included); -1 (biased) for nearest rounding and
-// fp16.
+// The variance bound omega of the block for scale groups of `group` values: the smallest omega with
+// E|Q(x) - x|^2 <= omega |x|^2 for every x (the supremum over inputs, derived in docs/algorithms.md), from the
+// codec's real steps (stretched scale, fp16 rounding of scales included): 0 for float32; for stochastic rounding of
+// 1..8 bits, max-abs max_f (m f(1-f) + v) / (L^2 + m f^2) with L = h - 1 steps and m = group - 1 (about 10.8 at 2 bits
+// and 512 values), 1 bit group - 1, min-max (group - 2) / (2 (2^b - 1)^2); -1 (biased) for nearest rounding and fp16.
 double quantizerOmega(const ValueFormat& f, uint64_t group);
 
 }  // namespace ps
