@@ -32,6 +32,12 @@ CodecContext GradientExchange::contextOf(int replica) const {
 }
 
 void GradientExchange::setOptions(const CompressionOptions& options) {
+  if (sender_ && options.keepsCompensationOf(options_)) {  // a new K or bits: every end keeps its state
+    sender_->retarget(options);
+    for (auto& r : receivers_) r->retarget(options);
+    options_ = options;
+    return;
+  }
   const bool stateful = sender_ && (options_.feedback != "none" || options_.adaptsWithOwnCompressors());
   options_ = options;
   sender_ = std::make_unique<Compensator>(options_, contextOf(cluster_->replica()), AqsgdOptions{});

@@ -38,7 +38,8 @@ class GradientExchange {
   // appends the exchange to `trace` when one is given.
   void reduce(const std::vector<torch::Tensor>& params, double& clock, std::vector<TraceEvent>* trace = nullptr);
 
-  // Between steps.
+  // Between steps. A new K, bits or rounding keeps every end's compensation state
+  // (CompressionOptions::keepsCompensationOf); another compensation or codec family starts afresh, reported as a reset.
   void setOptions(const CompressionOptions& options);
   const CompressionOptions& options() const { return options_; }
   std::string describe() const { return adaptive_ ? adaptive_->describe() : sender_->describe(); }

@@ -47,7 +47,19 @@ void Link::buildEval(Direction d) {
   side(d).eval = makeCodec(side(d).options, c);
 }
 
-void Link::setOptions(Direction d, const CompressionOptions& options) { build(d, options); }
+bool Link::setOptions(Direction d, const CompressionOptions& options) {
+  Side& s = side(d);
+  if (options.keepsCompensationOf(s.options)) {
+    s.sender->retarget(options);
+    s.receiver->retarget(options);
+    s.options = options;
+    buildEval(d);
+    return false;
+  }
+  const bool stateful = s.options.feedback != "none" || s.options.adaptsWithOwnCompressors();
+  build(d, options);
+  return stateful;
+}
 
 void Link::connectRemote(Direction d, std::shared_ptr<RemoteEnd> end) {
   Side& s = side(d);

@@ -53,8 +53,10 @@ class Link {
   // and makes `options(d).k` the factor sent. Accordion: the norm of what is sent (LinkTraffic::norm).
   void applyDecision(Direction d, const AdaptDecision& decision);
   void measureNorm(Direction d, bool on) { side(d).measureNorm = on; }
-  // Replaces a direction's compressor; both ends start from fresh state. Between steps only.
-  void setOptions(Direction d, const CompressionOptions& options);
+  // Replaces a direction's compressor, between steps only. Where the options keep the compensation state
+  // (CompressionOptions::keepsCompensationOf: a new K, bits or rounding, or Accordion's switch) both ends keep it;
+  // otherwise both start afresh, and the return value says whether state was dropped (a reset to report).
+  bool setOptions(Direction d, const CompressionOptions& options);
   const CompressionOptions& options(Direction d) const { return side(d).options; }
   std::string describe(Direction d) const {
     return side(d).adaptive ? side(d).adaptive->describe() : side(d).sender->describe();

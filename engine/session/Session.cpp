@@ -251,9 +251,7 @@ void Session::applySetting(const Command& c, int64_t step, double wall) {
       const auto& want = (d == Direction::Forward ? config_.compression.boundary_forward
                                                   : config_.compression.boundary_backward)[size_t(b)];
       if (link.options(d) == want) continue;
-      const bool stateful = link.options(d).feedback != "none" || link.options(d).adaptsWithOwnCompressors();
-      link.setOptions(d, want);
-      if (stateful)
+      if (link.setOptions(d, want))
         bus_.publish(EventRecord{step, wall, "reset",
                                  json{{"boundary", b}, {"direction", directionName(d)},
                                       {"reason", "compensation state reset: the compressor changed to " +

@@ -143,8 +143,15 @@ bool Session::recordAdaptiveK(int boundary, Direction d, double k, const std::st
 void Session::applyAdaptiveK(int boundary, Direction d, double k, const std::string& source, const std::string& reason,
                              int64_t step, double wall) {
   if (!recordAdaptiveK(boundary, d, k, source, reason, nlohmann::json::object(), step, wall)) return;
-  if (d == Direction::Gradients) pipeline_->gradientExchange()->setOptions(config_.compression.gradients);
-  else pipeline_->link(boundary).setOptions(d, optionsOf(config_, boundary, d));
+  if (d == Direction::Gradients) {
+    pipeline_->gradientExchange()->setOptions(config_.compression.gradients);  // reports its resets with its traffic
+  } else if (Link& link = pipeline_->link(boundary); link.setOptions(d, optionsOf(config_, boundary, d))) {
+    bus_.publish(EventRecord{step, wall, "reset",
+                             nlohmann::json{{"boundary", boundary},
+                                            {"direction", directionName(d)},
+                                            {"reason", "compensation state reset: the compressor changed to " +
+                                                           link.describe(d)}}});
+  }
 }
 
 }  // namespace ps

@@ -29,6 +29,13 @@ bool CompressionOptions::adaptsWithOwnCompressors() const {
   return m && m->ownCompressors;
 }
 
+bool CompressionOptions::keepsCompensationOf(const CompressionOptions& before) const {
+  if (feedback != before.feedback || adapt != before.adapt || adaptsWithOwnCompressors()) return false;
+  const MethodSpec* now = catalogue::codec(method);
+  const MethodSpec* was = catalogue::codec(before.method);
+  return now && was && now->sparse == was->sparse;
+}
+
 bool CompressionOptions::adaptsOnNorm() const {
   const MethodSpec* m = catalogue::controller(adapt);
   return m && m->measuresNorm;

@@ -39,6 +39,11 @@ struct CompressionOptions {
   // the norm of what crossed for it (Accordion). False for none.
   bool adaptsWithOwnCompressors() const;
   bool adaptsOnNorm() const;
+  // Whether a direction changing from `before` to these options keeps its compensation state (EF's residual, EF21's
+  // estimate, DIANA's shift, AQ-SGD's buffers) at both ends: the same compensation and controller, and a codec of the
+  // same family (sparsifiers, or dense codecs), so the state means what it meant. A change of K, bits, rounding or
+  // value bits keeps it; a controller with compressors of its own (GraVAC) keeps its residuals itself.
+  bool keepsCompensationOf(const CompressionOptions& before) const;
   nlohmann::json toJson() const;
   // Reads the keys present in `j` over `base` (a boundary override over its direction).
   static CompressionOptions fromJson(const nlohmann::json& j, CompressionOptions base);

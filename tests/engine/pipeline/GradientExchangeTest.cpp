@@ -120,6 +120,45 @@ TEST(GradientExchange, ErrorFeedbackIsKeptPerReplica) {
           << "rank " << r << " step " << step;
 }
 
+// A new K between steps keeps every replica's residual: the step after it sends what EF with the new K sends from
+// the old residual (it used to start from zero).
+TEST(GradientExchange, ANewKKeepsEveryReplicasResidual) {
+  CompressionOptions o;
+  o.method = "topk";
+  o.k = 0.1;
+  o.feedback = "ef";
+  std::vector<torch::Tensor> after(2);
+  onRanks(2, [&](int rank, std::shared_ptr<Cluster> cluster) {
+    GradientExchange exchange(cluster, 0, o, 7, LinkModel{});
+    auto w = torch::zeros({1000}, torch::requires_grad());
+    for (int step = 0; step < 2; ++step) {
+      if (step == 1) {
+        CompressionOptions smaller = o;
+        smaller.k = 0.02;
+        exchange.setOptions(smaller);
+      }
+      w.mutable_grad() = gradientOf(rank + 2 * step, 1000).clone();
+      double clock = 0;
+      exchange.reduce({w}, clock);
+    }
+    after[size_t(rank)] = w.grad().clone();
+  });
+  auto keep = [](const torch::Tensor& p, int64_t k) {
+    auto kept = torch::zeros_like(p);
+    const auto idx = std::get<1>(p.abs().topk(k));
+    kept.index_put_({idx}, p.index({idx}));
+    return kept;
+  };
+  torch::Tensor mean = torch::zeros({1000});
+  for (int r = 0; r < 2; ++r) {
+    const auto first = gradientOf(r, 1000);
+    const auto residual = first - keep(first, 100);
+    mean += keep(gradientOf(r + 2, 1000) + residual, 20);
+  }
+  for (int r = 0; r < 2; ++r)
+    EXPECT_TRUE(torch::allclose(after[size_t(r)], mean / 2, 1e-6, 1e-7)) << "rank " << r;
+}
+
 // Each parameter reaches its codec in its own shape: PowerSGD compresses a weight matrix as a matrix (the exchange
 // used to flatten every gradient, so PowerSGD saw vectors and sent them all dense).
 TEST(GradientExchange, CodecsSeeEachParametersShape) {

@@ -246,6 +246,71 @@ TEST(Link, GravacSelectionSwitchesPayloadsWithoutDroppingTheResidual) {
   EXPECT_THROW(link.applyDecision(Direction::Forward, select(GravacSend::Dense, 0.1)), std::logic_error);
 }
 
+// The dense tensor TopK keeps of p: its k largest magnitudes.
+torch::Tensor keepLargest(const torch::Tensor& p, int64_t k) {
+  auto kept = torch::zeros_like(p);
+  const auto idx = std::get<1>(p.abs().topk(k));
+  kept.index_put_({idx}, p.index({idx}));
+  return kept;
+}
+
+// A new K (by hand or by Accordion) keeps the error-feedback residual at the sender and EF21's estimate at both ends:
+// the message after the change is what a link with the new K and the old state sends. A change of compensation
+// starts both ends afresh and says so.
+TEST(Link, ANewKKeepsTheCompensationStateAtBothEnds) {
+  for (const std::string feedback : {"ef", "ef21"}) {
+    for (const std::string adapt : {"none", "accordion"}) {
+      Link::Settings s;
+      s.forward.method = "topk";
+      s.forward.feedback = feedback;
+      s.forward.adapt = adapt;
+      s.forward.k = 0.1;
+      Link link(0, {100, 0, false}, s);
+      torch::manual_seed(21);
+      auto state = torch::zeros({1000});  // EF: the residual e; EF21: the shared estimate g
+      double clock = 0;
+      auto step = [&](const torch::Tensor& x, int64_t k) {  // the reference, and what the link does
+        torch::Tensor want;
+        if (feedback == "ef") {
+          const auto p = x + state;
+          want = keepLargest(p, k);
+          state = p - want;
+        } else {
+          state = state + keepLargest(x - state, k);
+          want = state;
+        }
+        link.send(Direction::Forward, x, 0);
+        const auto got = link.receive(Direction::Forward, torch::kCPU, clock);
+        ASSERT_TRUE(torch::allclose(got, want, 0, 1e-6)) << feedback << " " << adapt << " k " << k;
+      };
+      for (int i = 0; i < 3; ++i) step(torch::randn({1000}), 100);
+      CompressionOptions smaller = s.forward;
+      smaller.k = 0.02;
+      EXPECT_FALSE(link.setOptions(Direction::Forward, smaller)) << "nothing was dropped";
+      EXPECT_DOUBLE_EQ(link.options(Direction::Forward).k, 0.02);
+      for (int i = 0; i < 2; ++i) step(torch::randn({1000}), 20);
+      // The codec within its family (GaussianK is a sparsifier too) keeps it; a change of compensation does not.
+      CompressionOptions gaussian = smaller;
+      gaussian.method = "gaussiank";
+      EXPECT_FALSE(link.setOptions(Direction::Forward, gaussian));
+      CompressionOptions other = smaller;
+      other.feedback = feedback == "ef" ? "ef21" : "ef";
+      EXPECT_TRUE(link.setOptions(Direction::Forward, other)) << "a change of compensation drops the state";
+      CompressionOptions quantized = other;
+      quantized.method = "quantize";
+      EXPECT_TRUE(link.setOptions(Direction::Forward, quantized)) << "a sparsifier's state is not a quantizer's";
+    }
+  }
+  // GraVAC keeps its residuals itself, through its decisions: a new setting builds it afresh.
+  CompressionOptions gravac;
+  gravac.method = "topk", gravac.feedback = "ef", gravac.adapt = "gravac";
+  CompressionOptions plain = gravac;
+  plain.adapt = "none";
+  EXPECT_FALSE(gravac.keepsCompensationOf(gravac));
+  EXPECT_FALSE(plain.keepsCompensationOf(gravac));
+  EXPECT_TRUE(plain.keepsCompensationOf(plain));
+}
+
 }  // namespace
 }  // namespace ps
 
