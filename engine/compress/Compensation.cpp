@@ -56,8 +56,9 @@ class ErrorFeedback final : public CompensationRule {
 };
 
 // EF21, DIANA and Rand-DIANA compress the difference to a shift h that both ends keep: EF21 moves h by the whole
-// decoded difference and uses h, DIANA uses h + d and moves h by alpha d, Rand-DIANA sends x whole with probability p
-// and then sets h = x.
+// decoded difference and uses h, DIANA uses h + d and moves h by alpha d. Rand-DIANA (Shulgin and Richtarik's
+// randomised shift) uses h + d and leaves h where it is, except with probability p, when x travels whole and both
+// ends set h = x: its shift only ever moves by such a reset.
 class Shifted final : public CompensationRule {
  public:
   enum class Kind { Ef21, Diana, RandDiana };
@@ -99,7 +100,7 @@ class Shifted final : public CompensationRule {
       return h.clone();
     }
     auto used = h + d;
-    h += c.alphaFor(d.sizes()) * d;
+    if (kind_ == Kind::Diana) h += c.alphaFor(d.sizes()) * d;
     return used;
   }
 

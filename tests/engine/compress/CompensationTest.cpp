@@ -80,6 +80,27 @@ TEST(Compensation, Ef21StateIsIdenticalAtBothEnds) { expectMirrored("topk", "ef2
 TEST(Compensation, DianaStateIsIdenticalAtBothEnds) { expectMirrored("qsgd", "diana"); }
 TEST(Compensation, RandDianaStateIsIdenticalAtBothEnds) { expectMirrored("randk", "randdiana"); }
 
+// Rand-DIANA's shift moves only when the coin sends x whole: between those resets it stays where it is (DIANA's
+// moves by alpha d every message). With a coin that never comes up the shift stays zero, so a zero input arrives as
+// exactly zero; a shift that had moved would send the quantized difference to it instead.
+TEST(Compensation, RandDianaKeepsItsShiftFixedBetweenResets) {
+  for (const std::string feedback : {"randdiana", "diana"}) {
+    auto o = opts("quantize", feedback);
+    o.rounding = "stochastic";
+    o.p = 1e-12;
+    Compensator sender(o, {}, {}), receiver(o, {}, {});
+    torch::Tensor used;
+    for (int step = 0; step < 3; ++step) {
+      SendReport r;
+      used = receiver.receive(sender.send(step < 2 ? signal(step) : torch::zeros({600}), {}, r), torch::kCPU, {});
+    }
+    if (feedback == "randdiana")
+      EXPECT_EQ(used.abs().max().item<float>(), 0.f) << "the shift moved without a reset";
+    else
+      EXPECT_GT(used.abs().max().item<float>(), 0.f) << "DIANA's shift moves by alpha d";
+  }
+}
+
 TEST(Compensation, AqsgdSendsWholeDuringWarmupThenDeltasWithMirroredBuffers) {
   AqsgdOptions aq{1, 10};
   CompressionOptions o = opts("quantize", "aqsgd");
