@@ -1,8 +1,8 @@
 #include "engine/compress/PowerSgdCodec.h"
 
 #include "engine/compress/Codec.h"
+#include "engine/compress/LowRank.h"
 #include "engine/kernels/GroupStats.h"
-#include "engine/kernels/Random.h"
 
 #include <torch/torch.h>
 
@@ -40,7 +40,7 @@ class PowerSgdCodec final : public Codec {
     w.put<uint8_t>(uint8_t(r));
     const torch::Tensor M = x.view({n, m});
     torch::Tensor P = torch::mm(M, warmStart(m, r));  // one power-iteration step from the last message's Q
-    orthonormalizeColumns(P);
+    lowrank::orthonormalizeColumns(P);
     q_ = torch::mm(M.t(), P).contiguous();  // sent, and the next message's start
     std::memcpy(w.grow(size_t(n * r) * 4), P.data_ptr<float>(), size_t(n * r) * 4);
     std::memcpy(w.grow(size_t(m * r) * 4), q_.data_ptr<float>(), size_t(m * r) * 4);
@@ -90,48 +90,8 @@ class PowerSgdCodec final : public Codec {
     return q_;
   }
 
-  void drawColumn(int64_t c) {  // Box-Muller from the counter-based stream: the same draws on every machine
-    const int64_t m = q_.size(0), r = q_.size(1);
-    float* q = q_.data_ptr<float>();
-    uint64_t state = kernels::splitmix64(stream_ ^ (0x5eed0000ULL + draws_++));
-    for (int64_t i = 0; i < m; i += 2) {
-      state = kernels::splitmix64(state);
-      const double u1 = (double(state >> 11) + 1.0) * 0x1.0p-53;  // (0, 1]
-      state = kernels::splitmix64(state);
-      const double u2 = double(state >> 11) * 0x1.0p-53;
-      const double radius = std::sqrt(-2.0 * std::log(u1)), angle = 2.0 * M_PI * u2;
-      q[i * r + c] = float(radius * std::cos(angle));
-      if (i + 1 < m) q[(i + 1) * r + c] = float(radius * std::sin(angle));
-    }
-  }
-
-  // Modified Gram-Schmidt on the columns of P (n x r, r small), in double, each column orthogonalised twice ("twice
-  // is enough" in float). A column that loses all but 1e-4 of its norm lies in the span of the ones before (the
-  // matrix has rank below r): it becomes zero rather than normalised rounding noise, which would point anywhere.
-  static void orthonormalizeColumns(torch::Tensor& P) {
-    torch::Tensor cols = P.t().contiguous();  // row i = column i
-    const int64_t r = cols.size(0), n = cols.size(1);
-    float* a = cols.data_ptr<float>();
-    auto norm = [n](const float* c) {
-      double s = 0;
-      for (int64_t k = 0; k < n; ++k) s += double(c[k]) * c[k];
-      return std::sqrt(s);
-    };
-    for (int64_t i = 0; i < r; ++i) {
-      float* ci = a + i * n;
-      const double before = norm(ci);
-      for (int pass = 0; pass < 2; ++pass)
-        for (int64_t j = 0; j < i; ++j) {
-          const float* cj = a + j * n;
-          double dot = 0;
-          for (int64_t k = 0; k < n; ++k) dot += double(ci[k]) * cj[k];
-          for (int64_t k = 0; k < n; ++k) ci[k] = float(ci[k] - dot * cj[k]);
-        }
-      const double after = norm(ci);
-      const double scale = std::isfinite(after) && after > 1e-4 * before && after > 1e-30 ? 1.0 / after : 0.0;
-      for (int64_t k = 0; k < n; ++k) ci[k] = float(ci[k] * scale);
-    }
-    P = cols.t().contiguous();
+  void drawColumn(int64_t c) {  // the same draws on every machine
+    lowrank::drawNormalColumn(q_, c, stream_ ^ (0x5eed0000ULL + draws_++));
   }
 
   int64_t rank_, minSize_;

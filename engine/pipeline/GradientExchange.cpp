@@ -31,13 +31,28 @@ CodecContext GradientExchange::contextOf(int replica) const {
   return c;
 }
 
+// PowerSGD with error feedback (or none) runs as PyTorch's hook: all-reduces of shared factors.
+bool GradientExchange::allReducesLowRank(const CompressionOptions& o) {
+  return o.method == "powersgd" && (o.feedback == "ef" || o.feedback == "none") && !o.adaptsWithOwnCompressors();
+}
+
 void GradientExchange::setOptions(const CompressionOptions& options) {
-  if (sender_ && options.keepsCompensationOf(options_)) {  // a new K or bits: every end keeps its state
+  const bool lowRank = allReducesLowRank(options);
+  const int64_t rank = lowRank ? options.value("rank").get<int64_t>() : 0;
+  const int64_t startIter = lowRank ? options.value("start_iter").get<int64_t>() : 0;
+  const double minRate = lowRank ? options.value("min_rate").get<double>() : 0;
+  if (sender_ && options.keepsCompensationOf(options_) && lowRank == bool(lowRank_)) {
+    // A new K, bits or rank: every end keeps its state.
     sender_->retarget(options);
     for (auto& r : receivers_) r->retarget(options);
     options_ = options;
+    if (lowRank_) lowRank_->configure(rank, startIter, minRate);
     return;
   }
+  lowRank_.reset();
+  if (lowRank)
+    lowRank_ = std::make_unique<PowerSgdReducer>(rank, startIter, minRate, options.feedback == "ef",
+                                                 seed_ ^ 0x9051D5EEDULL);
   const bool stateful = sender_ && (options_.feedback != "none" || options_.adaptsWithOwnCompressors());
   options_ = options;
   sender_ = std::make_unique<Compensator>(options_, contextOf(cluster_->replica()), AqsgdOptions{});
@@ -62,14 +77,62 @@ void GradientExchange::reduce(const std::vector<torch::Tensor>& params, double& 
   int64_t n = 0;
   for (const auto& p : params) n += p.numel();
   if (n == 0) return;
-  const bool dense = !adaptive_ && sender_->lossless();
+  const bool dense = !adaptive_ && !lowRank_ && sender_->lossless();
   const bool onDevice = useNccl_ && dense && params.front().device().is_cuda();
   if (!onDevice) gatherGradients(params, n);  // NCCL reduces the gradients where they are
   raw_ += ringBytes(n);
   elements_ += uint64_t(n);
   messages_ += 1;
-  scatterMean(params,
-              dense ? reduceDense(params, n, onDevice, clock, trace) : reduceCompressed(params, n, clock, trace));
+  scatterMean(params, lowRank_ ? reduceLowRank(params, clock, trace)
+                      : dense  ? reduceDense(params, n, onDevice, clock, trace)
+                               : reduceCompressed(params, n, clock, trace));
+}
+
+double GradientExchange::slowestClock(double clock) const {
+  const auto clocks = cluster_->allGatherReplicas(
+      std::vector<uint8_t>(reinterpret_cast<uint8_t*>(&clock), reinterpret_cast<uint8_t*>(&clock) + 8), 64);
+  double start = clock;
+  for (const auto& c : clocks) {
+    double v = 0;
+    if (c.size() == 8) std::memcpy(&v, c.data(), 8);
+    if (std::isfinite(v)) start = std::max(start, v);
+  }
+  return start;
+}
+
+double GradientExchange::ringSeconds(int64_t n) const {
+  const double r = double(cluster_->replicas());
+  return 2.0 * (r - 1) * (model_.latencySeconds() + model_.transferSeconds(uint64_t(4.0 * double(n) / r)));
+}
+
+// Every round is a ring all-reduce that starts when the slowest replica has done its arithmetic; the trace keeps
+// each round with that arithmetic, so a saved run replays the same clock.
+torch::Tensor GradientExchange::reduceLowRank(const std::vector<torch::Tensor>& params, double& clock,
+                                              std::vector<TraceEvent>* trace) {
+  std::vector<torch::Tensor> grads;
+  int64_t at = 0;
+  for (const auto& p : params) {
+    grads.push_back(flat_.narrow(0, at, p.numel()).view(p.sizes()));
+    at += p.numel();
+  }
+  if (measureNorm_) normSquared_ += flat_.square().sum().item<double>();
+  const torch::Tensor local = flat_.clone();
+  const int64_t crossed =
+      lowRank_->reduce(grads, cluster_->replicas(), [&](float* values, int64_t count, double compute) {
+        const double work = tracedSeconds(compute);
+        encode_s_ += work;
+        clock += work;
+        const double start = slowestClock(clock), modelled = ringSeconds(count);
+        cluster_->allReduceReplicas(values, count);
+        wire_ += ringBytes(count);
+        modelled_s_ += modelled;
+        clock = start + modelled;
+        if (trace) trace->push_back({TraceEvent::ExchangeDense, work, 0, uint64_t(count)});
+      });
+  nonzeros_ += uint64_t(crossed);
+  const double err = (flat_ - local).square().sum().item<double>(), norm = local.square().sum().item<double>();
+  report_.err_num += err, report_.err_den += norm, report_.comp_num += err, report_.comp_den += norm;
+  return flat_;  // the replicas' update
 }
 
 uint64_t GradientExchange::ringBytes(int64_t n) const {
@@ -105,15 +168,7 @@ void GradientExchange::scatterMean(const std::vector<torch::Tensor>& params, con
 // keep the arithmetic of the two the same.
 torch::Tensor GradientExchange::reduceDense(const std::vector<torch::Tensor>& params, int64_t n, bool onDevice,
                                             double& clock, std::vector<TraceEvent>* trace) {
-  // The replicas' clocks first: the all-reduce starts when the slowest replica is ready.
-  const auto clocks = cluster_->allGatherReplicas(
-      std::vector<uint8_t>(reinterpret_cast<uint8_t*>(&clock), reinterpret_cast<uint8_t*>(&clock) + 8), 64);
-  double start = clock;
-  for (const auto& c : clocks) {
-    double v = 0;
-    if (c.size() == 8) std::memcpy(&v, c.data(), 8);
-    if (std::isfinite(v)) start = std::max(start, v);
-  }
+  const double start = slowestClock(clock);  // the all-reduce starts when the slowest replica is ready
   const int replicas = cluster_->replicas();
   const double r = double(replicas);
   torch::Tensor mean;
@@ -135,8 +190,7 @@ torch::Tensor GradientExchange::reduceDense(const std::vector<torch::Tensor>& pa
     cluster_->allReduceReplicas(flat_.data_ptr<float>(), n);
     mean = flat_.div_(r);
   }
-  const double modelled =
-      2.0 * (r - 1) * (model_.latencySeconds() + model_.transferSeconds(uint64_t(4.0 * double(n) / r)));
+  const double modelled = ringSeconds(n);
   wire_ += ringBytes(n);
   nonzeros_ += uint64_t(n);
   modelled_s_ += modelled;  // no codec: nothing counts as encode or decode time

@@ -3,6 +3,8 @@
 // backward passes of a step every replica of the stage calls reduce() together, and every replica ends with the
 // same mean gradient.
 //  - Lossless (method none, no feedback): a dense float32 all-reduce.
+//  - PowerSGD (with error feedback or none): as PyTorch's DDP hook, three all-reduces of shared factors
+//    (engine/pipeline/PowerSgdReducer.h); wire bytes do not grow with the replicas.
 //  - Anything else: every replica compresses each parameter tensor's gradient with its own compensator (per-replica
 //    and per-tensor error feedback for TopK-SGD and friends: small layers are not starved by large ones), the
 //    messages are all-gathered (their sizes may differ, as GaussianK's counts do), and every replica decodes all of
@@ -18,6 +20,7 @@
 #include "engine/dist/nccl/NcclGroup.h"
 #include "engine/pipeline/GradientMessage.h"
 #include "engine/pipeline/LinkModel.h"
+#include "engine/pipeline/PowerSgdReducer.h"
 #include "engine/runs/trace/StepTrace.h"
 #include "engine/telemetry/Telemetry.h"
 
@@ -58,6 +61,10 @@ class GradientExchange {
                             std::vector<TraceEvent>* trace);
   torch::Tensor reduceCompressed(const std::vector<torch::Tensor>& params, int64_t n, double& clock,
                                  std::vector<TraceEvent>* trace);
+  torch::Tensor reduceLowRank(const std::vector<torch::Tensor>& params, double& clock, std::vector<TraceEvent>* trace);
+  static bool allReducesLowRank(const CompressionOptions& o);
+  double slowestClock(double clock) const;  // the latest of the replicas' clocks (an all-gather)
+  double ringSeconds(int64_t n) const;      // the modelled ring all-reduce of n float32 values
   void encodeAll(const std::vector<torch::Tensor>& params, GradientMessageWriter& message);  // this replica's
   uint64_t ringBytes(int64_t n) const;  // what a dense float32 ring all-reduce of n values sends per replica
   // Adds replica j's decoded gradients to sum_ (its bytes are untrusted); `start` becomes the latest clock seen.
@@ -73,6 +80,7 @@ class GradientExchange {
   std::unique_ptr<Compensator> sender_;
   std::unique_ptr<AdaptiveSender> adaptive_;             // sends instead of sender_ when the controller has compressors
   std::vector<std::unique_ptr<Compensator>> receivers_;  // one per replica, this one included
+  std::unique_ptr<PowerSgdReducer> lowRank_;             // PowerSGD as all-reduces, in place of the above
   bool measureNorm_ = false;
   double normSquared_ = 0;
   torch::Tensor flat_, sum_;  // reused every step

@@ -133,8 +133,8 @@ double replay(const StepTrace& trace, const LinkModel& model) {
         }
         s.clock = std::max(s.clock, l.arrivals.front()) + e.seconds;
         l.arrivals.pop_front();
-      } else {  // an exchange: this replica's encode, then the group's once the last replica is there
-        if (e.kind == TraceEvent::ExchangeCompressed) s.clock += e.seconds;
+      } else {  // an exchange: this replica's encode (or arithmetic), then the group's once the last replica is there
+        s.clock += e.seconds;
         s.waiting = true;
         const auto& group = replicasOf[lane.stage];
         if (++arrived[lane.stage] == group.size()) {

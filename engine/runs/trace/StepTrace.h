@@ -39,7 +39,8 @@ struct TraceEvent {
     SendBackward = 2,    //   (backward).
     ReceiveForward = 3,  // seconds: decode. On boundary `stage - 1` (forward) or `stage` (backward).
     ReceiveBackward = 4,
-    ExchangeDense = 5,       // the replicas' float32 ring all-reduce of `bytes` values (no codec time)
+    ExchangeDense = 5,       // the replicas' float32 ring all-reduce of `bytes` values after `seconds` of
+                             //   arithmetic (PowerSGD's factors; 0 for a plain all-reduce)
     ExchangeCompressed = 6,  // seconds: encode; decode: decode; bytes: this replica's message
   };
   Kind kind = Compute;

@@ -3,6 +3,7 @@
 #include "engine/compress/Codec.h"
 #include "engine/dist/Framing.h"
 #include "engine/pipeline/GradientExchange.h"
+#include "engine/pipeline/PowerSgdReducer.h"
 #include "engine/pipeline/GradientMessage.h"
 #include "tests/engine/RankThreads.h"
 
@@ -159,13 +160,102 @@ TEST(GradientExchange, ANewKKeepsEveryReplicasResidual) {
     EXPECT_TRUE(torch::allclose(after[size_t(r)], mean / 2, 1e-6, 1e-7)) << "rank " << r;
 }
 
+// PowerSGD between replicas as PyTorch's hook runs it: one shared subspace found by all-reduces. Restated here on the
+// replicas' mean gradient with one residual (the mean of theirs), orthonormalising by QR: the mean residual is
+// the mean input minus the shared update, so the replicas' updates must equal this single-process computation.
+TEST(PowerSgdReducer, ReplicasShareOneSubspaceAndUpdateAsTheMeanGradientWould) {
+  constexpr int kWorld = 2, kSteps = 4;
+  constexpr uint64_t kSeed = 99;
+  const std::vector<int64_t> weight = {64, 48}, bias = {64};
+  std::vector<std::vector<torch::Tensor>> updates(kWorld), qs(kWorld);
+  std::vector<std::vector<int64_t>> crossed(kWorld);
+  onRanks(kWorld, [&](int rank, std::shared_ptr<Cluster> cluster) {
+    PowerSgdReducer reducer(2, 1, 2.0, true, kSeed);  // one dense step first
+    for (int step = 0; step < kSteps; ++step) {
+      std::vector<torch::Tensor> grads = {gradientOf(rank + 2 * step, 64 * 48).view(weight).clone(),
+                                          gradientOf(rank + 2 * step, 64).clone()};
+      crossed[size_t(rank)].push_back(reducer.reduce(grads, kWorld, [&](float* v, int64_t n, double) {
+        cluster->allReduceReplicas(v, n);
+      }));
+      updates[size_t(rank)].push_back(torch::cat({grads[0].reshape(-1), grads[1]}));
+      qs[size_t(rank)].push_back(step > 0 ? reducer.q(0).clone() : torch::Tensor());
+    }
+  });
+  auto orth = [](const torch::Tensor& a) { return std::get<0>(torch::linalg_qr(a)); };
+  torch::Tensor residualW = torch::zeros(weight), q = PowerSgdReducer::initialQ(kSeed, 0, 48, 2);
+  for (int step = 0; step < kSteps; ++step) {
+    torch::Tensor meanW = torch::zeros(weight), meanB = torch::zeros(bias);
+    for (int r = 0; r < kWorld; ++r) {
+      meanW += gradientOf(r + 2 * step, 64 * 48).view(weight) / kWorld;
+      meanB += gradientOf(r + 2 * step, 64) / kWorld;
+    }
+    torch::Tensor want;
+    if (step == 0) {
+      want = torch::cat({meanW.reshape(-1), meanB});
+    } else {
+      const auto M = meanW + residualW;
+      const auto P = orth(torch::mm(M, orth(q)));
+      q = torch::mm(M.t(), P);
+      const auto update = torch::mm(P, q.t());
+      residualW = M - update;
+      want = torch::cat({update.reshape(-1), meanB});  // the bias (64 x 1 at rank 1) is all-reduced whole
+      for (int r = 0; r < kWorld; ++r)
+        EXPECT_TRUE(torch::allclose(qs[size_t(r)][size_t(step)].abs(), q.abs(), 1e-4, 1e-5))
+            << "the shared Q, up to the sign of a column; rank " << r << " step " << step;
+    }
+    for (int r = 0; r < kWorld; ++r) {
+      EXPECT_TRUE(torch::allclose(updates[size_t(r)][size_t(step)], want, 1e-4, 1e-5))
+          << "rank " << r << " step " << step;
+      EXPECT_TRUE(torch::equal(updates[size_t(r)][size_t(step)], updates[0][size_t(step)])) << "replicas agree";
+      EXPECT_EQ(crossed[size_t(r)][size_t(step)], step == 0 ? 64 * 48 + 64 : 64 * 2 + 48 * 2 + 64);
+    }
+  }
+}
+
+// The exchange sends PowerSGD's factors by all-reduce: what a replica puts on the wire is a ring all-reduce of
+// P, Q and the whole tensors, which does not grow with the replicas (an all-gather of every replica's factors did).
+TEST(GradientExchange, PowerSgdAllReducesFactorsWhoseBytesDoNotGrowWithTheReplicas) {
+  CompressionOptions o;
+  o.method = "powersgd";
+  o.feedback = "ef";
+  o.extra["rank"] = 2;
+  o.extra["start_iter"] = 0;
+  for (int world : {2, 3}) {
+    std::vector<LinkTraffic> traffic(static_cast<size_t>(world));
+    std::vector<torch::Tensor> grads(static_cast<size_t>(world));
+    onRanks(world, [&](int rank, std::shared_ptr<Cluster> cluster) {
+      GradientExchange exchange(cluster, 0, o, 7, LinkModel{100, 0});
+      auto w = torch::zeros({64, 48}, torch::requires_grad());
+      auto b = torch::zeros({64}, torch::requires_grad());
+      w.mutable_grad() = gradientOf(rank, 64 * 48).view({64, 48}).clone();
+      b.mutable_grad() = gradientOf(rank, 64).clone();
+      double clock = 0;
+      exchange.reduce({w, b}, clock);
+      traffic[size_t(rank)] = exchange.takeTraffic();
+      grads[size_t(rank)] = w.grad().clone();
+    });
+    const double r = world;
+    uint64_t want = 0;
+    for (int64_t values : {int64_t(64), int64_t(64 * 2), int64_t(48 * 2)})  // bias whole, P, Q
+      want += uint64_t(2.0 * (r - 1) / r * 4.0 * double(values));
+    for (int k = 0; k < world; ++k) {
+      EXPECT_EQ(traffic[size_t(k)].wire_bytes, want) << world << " replicas";
+      EXPECT_TRUE(torch::equal(grads[size_t(k)], grads[0]));
+      const auto singular = std::get<1>(torch::svd(grads[size_t(k)]));
+      EXPECT_LT(singular[2].item<double>(), 1e-4 * singular[0].item<double>()) << "a rank-2 update";
+    }
+    EXPECT_LT(want, 2u * 4u * (64 + 128 + 96)) << "never more than twice the factors, whatever the replicas";
+  }
+}
+
 // Each parameter reaches its codec in its own shape: PowerSGD compresses a weight matrix as a matrix (the exchange
-// used to flatten every gradient, so PowerSGD saw vectors and sent them all dense).
+// used to flatten every gradient, so PowerSGD saw vectors and sent them all dense). With EF21 around it, PowerSGD is
+// a per-replica codec whose payloads are all-gathered (with EF or none it runs as the hook's all-reduces, above).
 TEST(GradientExchange, CodecsSeeEachParametersShape) {
   CompressionOptions o;
   o.method = "powersgd";
   o.extra["rank"] = 2;
-  o.feedback = "ef";
+  o.feedback = "ef21";
   std::vector<LinkTraffic> traffic(2);
   std::vector<torch::Tensor> results(2);
   onRanks(2, [&](int rank, std::shared_ptr<Cluster> cluster) {
