@@ -2,6 +2,7 @@
 
 #include "app/cli/ProgressPrinter.h"
 #include "app/cli/StopOnSignal.h"
+#include "engine/errors/ConfigError.h"
 #include "engine/suites/SuiteReport.h"
 #include "engine/suites/SuiteResults.h"
 #include "engine/suites/SuiteRunner.h"
@@ -10,6 +11,7 @@
 #endif
 
 #include <unistd.h>
+#include <algorithm>
 #include <cmath>
 #include <atomic>
 #include <cstdio>
@@ -194,13 +196,32 @@ void printOutcome(const Suite& suite, int seeds, const SuiteOptions& o, const Su
             << (o.seeds > 0 ? " --seeds " + std::to_string(seeds) : "") << (o.quick ? " --quick" : "") << " -o DIR\n";
 }
 
+// The suite with only the variants asked for (all when none are), each checked against the suite's own.
+Suite onlyVariants(const Suite& suite, const std::vector<std::string>& names) {
+  if (names.empty()) return suite;
+  Suite only = suite;
+  only.variants.clear();
+  for (const auto& name : names) {
+    const auto v = std::find_if(suite.variants.begin(), suite.variants.end(), [&](auto& x) { return x.name == name; });
+    if (v == suite.variants.end()) {
+      std::string known;
+      for (const auto& x : suite.variants) known += (known.empty() ? "" : ", ") + x.name;
+      throw ConfigError("suite " + suite.name + " has no variant '" + name + "'; its variants are " + known);
+    }
+    if (std::none_of(only.variants.begin(), only.variants.end(), [&](auto& x) { return x.name == name; }))
+      only.variants.push_back(*v);
+  }
+  return only;
+}
+
 int run(const SuiteOptions& o) {
   const Suite suite = Suite::load(resolveSuite(o.names.at(0)));
+  const Suite toRun = onlyVariants(suite, o.variants);
   const int seeds = seedsOf(o, suite);
-  planSuite(suite, seeds, o.quick);  // every configuration checked before the store is touched
+  planSuite(toRun, seeds, o.quick);  // every configuration checked before the store is touched
   auto store = openStore(o);
   SuiteRunner runner(store);
-  const SuiteOutcome outcome = runMissing(runner, suite, seeds, o);
+  const SuiteOutcome outcome = runMissing(runner, toRun, seeds, o);
   printOutcome(suite, seeds, o, outcome, collectSuiteResults(*store, suite, seeds, o.quick));
   if (outcome.cancelled) {
     std::cerr << "suite stopped; what finished is kept: run the same command again to continue\n";
@@ -251,6 +272,8 @@ void addSuiteCommand(CLI::App& app, SuiteOptions& o) {
   };
   auto* run = suite->add_subcommand("run", "Run every run of a suite that the store does not hold yet (it resumes)");
   common(run);
+  run->add_option("--variants", o.variants, "only these variants, comma-separated (the rest of the grid waits)")
+      ->delimiter(',');
   run->add_flag("--any-version", o.anyVersion,
                 "also reuse finished runs of the same settings made by other code (by default they run again)");
   auto* report = suite->add_subcommand("report", "Write report.md and report.html (verdicts and charts) into a folder");

@@ -10,6 +10,7 @@ struct SuiteOptions {
   std::string store, output;
   std::vector<std::string> names;  // run / report: the suite; list: ignored
   int seeds = 0;                   // 0: as many as the suite lists
+  std::vector<std::string> variants;  // run: only these variants (empty: all)
   bool quick = false, json = false, anyVersion = false;
 };
 

@@ -113,6 +113,21 @@ TEST(SuiteCli, AnyVersionReusesRunsOfOtherCode) {
   EXPECT_EQ(json::parse(r.lastLine())["skipped"], 3);
 }
 
+// Part of a grid can run on its own (a variant whose method changed, say); the rest waits for a later sitting.
+TEST(SuiteCli, VariantsRunsOnlyTheVariantsNamed) {
+  const auto dir = suiteDir("variants");
+  const std::string store = (dir / "runs.sqlite").string();
+  auto r = runCli({"suite", "run", "smoke", "--quick", "--seeds", "1", "--store", store, "--variants", "dense,topk1",
+                   "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(json::parse(r.lastLine())["ran"], 2);
+  EXPECT_EQ(json::parse(r.lastLine())["missing"], 1) << "the third variant is still to run";
+  r = runCli({"suite", "run", "smoke", "--quick", "--seeds", "1", "--store", store, "--variants", "densest"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("no variant 'densest'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("dense, topk10-ef, topk1"), std::string::npos) << r.err;
+}
+
 TEST(SuiteCli, ABadSuiteFileIsRefusedNamingTheFileAndTheField) {
   const auto dir = suiteDir("bad");
   const auto file = dir / "typo.json";
