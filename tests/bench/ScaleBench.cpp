@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -147,6 +148,17 @@ int main(int argc, char** argv) {
                   "compression.gradients.adapt=gravac", "compression.gradients.theta_min=0.1",
                   "compression.gradients.theta_max=0.001", "compression.gradients.window=25"}},
   };
+  for (size_t at = 1; at < only.size();) {  // every name asked for must be one of the methods
+    const size_t end = only.find(',', at);
+    const std::string name = only.substr(at, end - at);
+    at = end + 1;
+    if (name.empty() || std::any_of(methods.begin(), methods.end(), [&](const Method& m) { return m.name == name; }))
+      continue;
+    std::string known;
+    for (const auto& m : methods) known += (known.empty() ? "" : ", ") + m.name;
+    std::fprintf(stderr, "bench_scale: no method is called '%s'; the methods are %s\n", name.c_str(), known.c_str());
+    return 2;
+  }
   std::vector<Result> results;
   for (const auto& m : methods)
     if (only.empty() || m.name == "dense" || only.find("," + m.name + ",") != std::string::npos)
