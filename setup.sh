@@ -2,7 +2,8 @@
 # PipeSqueeze set-up: installs the Debian packages and the data, builds, then runs the main job or the tests.
 #   ./setup.sh run    install, build, open the desktop lab on the default preset and start it
 #                     (no display: trains the same preset headless with the CLI and says so)
-#   ./setup.sh test   install, build, run the whole test suite
+#   ./setup.sh test   install, build once, run the whole functional test suite
+#   ./setup.sh check  install, build the sanitized trees (ASan+UBSan, TSan) and the fuzz targets, run them
 #   ./setup.sh build  install and build only
 #   ./setup.sh package  install, then build the Debian packages of a release (tools/package-deb.sh)
 set -euo pipefail
@@ -44,8 +45,9 @@ fi
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 [[ $mode == package ]] && exec tools/package-deb.sh "${@:2}"
 checks=OFF
-# The test suite includes a bounded run of every fuzz target and the engine's tests under ASan+UBSan and TSan.
-[[ $mode == test ]] && checks=ON
+# `check` adds the sanitized builds and the fuzz targets to the same build tree and runs only them; every other mode
+# switches them off again, so `test` builds the tree once.
+[[ $mode == check ]] && checks=ON
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPIPESQUEEZE_FUZZ=$checks \
   -DPIPESQUEEZE_SANITIZER_TESTS=$checks ${PIPESQUEEZE_CMAKE_ARGS:-}
 cmake --build "$build" -j "$(nproc)"
@@ -63,6 +65,10 @@ case "$mode" in
     cd "$build"
     exec ctest --output-on-failure --timeout 1500 -j "$(nproc)" "${@:2}"
     ;;
+  check)
+    cd "$build"
+    exec ctest --output-on-failure --timeout 1500 -j "$(nproc)" -R '^(sanitize|fuzz)\.' "${@:2}"
+    ;;
   build) ;;
-  *) echo "usage: ./setup.sh run|test|build|package" >&2; exit 2 ;;
+  *) echo "usage: ./setup.sh run|test|check|build|package" >&2; exit 2 ;;
 esac

@@ -1,26 +1,26 @@
 #!/usr/bin/env bash
 # Checks the project on another Debian release: makes a fresh Debian root with debootstrap on this machine (13
 # "trixie" by default: LibTorch 2.6, Qt 6.8), copies the committed tree into it and runs the README's test command
-# there (./setup.sh test: it installs the packages and the data itself, builds and runs the whole suite), timing each
-# part. Needs root and the Debian mirror; the root is kept between runs (a second run only refreshes the tree).
+# there (./setup.sh test, then ./setup.sh check: it installs the packages and the data itself, builds, runs the
+# functional suite, then the sanitizers and fuzzers), timing each part. Needs root and the Debian mirror; the root is kept between runs (a second run only refreshes the tree).
 #
 #   sudo tools/debian-check.sh [all|prepare|test|shell|clean] [--suite trixie] [--root DIR] [--mirror URL] [--quick]
 #     prepare  debootstrap the root (minbase, plus what setup.sh itself needs: sudo-free root, ca-certificates)
-#     test     copy HEAD (git archive) into the root and run ./setup.sh test there; the log goes to ROOT.log
+#     test     copy HEAD (git archive) into the root and run .ci/run there; the log goes to ROOT.log
 #     all      prepare when the root is missing, then test (the default)
 #     shell    a shell in the root, with /proc, /sys and /dev mounted
 #     clean    unmount and remove the root
-#   --quick    ./setup.sh build, then ctest: the suite without the fuzz targets and sanitizer runs (about half the time)
+#   --quick    ./setup.sh test alone: the functional suite without the fuzz targets and sanitizer runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
-action=all suite=trixie mirror=http://deb.debian.org/debian root= command='./setup.sh test'
+action=all suite=trixie mirror=http://deb.debian.org/debian root= command='.ci/run'
 while (($#)); do
   case "$1" in
     all | prepare | test | shell | clean) action=$1 ;;
     --suite) suite=${2:?--suite needs a Debian release name}; shift ;;
     --root) root=${2:?--root needs a folder}; shift ;;
     --mirror) mirror=${2:?--mirror needs a URL}; shift ;;
-    --quick) command='./setup.sh build && cd build && ctest --output-on-failure --timeout 1500 -j "$(nproc)"' ;;
+    --quick) command='./setup.sh test' ;;
     *) echo "debian-check: unknown argument '$1' (usage: see the top of $0)" >&2; exit 2 ;;
   esac
   shift
