@@ -45,14 +45,12 @@ int main(int argc, char** argv) {
   std::vector<int64_t> sizes{1, 16, 64};
   int reps = 3, rounds = 2;
   std::string only;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
-    if (!std::strcmp(argv[i], "--rounds")) rounds = std::max(1, std::atoi(argv[i + 1]));
-    if (!std::strcmp(argv[i], "--sizes")) {
-      sizes = ps::bench::sizeList(argv[i + 1]);
-    }
-  }
+  CLI::App app{"Encode + decode of every codec against torch::topk, torch::kthvalue and a memcpy"};
+  ps::bench::addSizes(app, sizes, "millions of floats");
+  ps::bench::addCount(app, "--reps", reps, "calls per timing");
+  ps::bench::addCount(app, "--rounds", rounds, "rounds; each case keeps its best");
+  app.add_option("--only", only, "only the codecs whose label contains this text");
+  ps::bench::parse(app, argc, argv);
   configureThreads(0, 1);
   nlohmann::json out = nlohmann::json::array();
   for (int64_t millions : sizes) {

@@ -83,17 +83,10 @@ struct Row {
 int main(int argc, char** argv) {
   std::vector<int64_t> sizesM = {1, 16, 64};
   int reps = 21;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--sizes" && i + 1 < argc) {
-      sizesM = ps::bench::sizeList(argv[++i]);
-    } else if (a == "--reps" && i + 1 < argc) {
-      reps = std::max(1, std::atoi(argv[++i]));
-    } else {
-      std::fprintf(stderr, "usage: bench_cuda_kernels [--sizes 1,16,64] [--reps R]\n");
-      return 2;
-    }
-  }
+  CLI::App app{"The CUDA kernels against a device-to-device copy and torch.topk, checked against the CPU kernels"};
+  ps::bench::addSizes(app, sizesM, "Mi floats");
+  ps::bench::addCount(app, "--reps", reps, "timings per case (the median counts)");
+  ps::bench::parse(app, argc, argv);
   std::string why;
   if (!kc::available(&why)) {
     std::printf("bench_cuda_kernels: no usable GPU here (%s); nothing measured\n", why.c_str());

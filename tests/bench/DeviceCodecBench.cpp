@@ -49,17 +49,10 @@ double medianMs(int reps, const std::function<void()>& f) {
 int main(int argc, char** argv) {
   std::vector<int64_t> sizes{1, 16, 64};
   int reps = 7;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--sizes" && i + 1 < argc)
-      sizes = ps::bench::sizeList(argv[++i]);
-    else if (a == "--reps" && i + 1 < argc)
-      reps = std::max(1, std::atoi(argv[++i]));
-    else {
-      std::fprintf(stderr, "usage: bench_device_codecs [--sizes 1,16,64] [--reps 7]\n");
-      return 2;
-    }
-  }
+  CLI::App app{"Codecs on a CUDA tensor: encoding and decoding on the device against the host path"};
+  ps::bench::addSizes(app, sizes, "Mi floats");
+  ps::bench::addCount(app, "--reps", reps, "timings per case (the median counts)");
+  ps::bench::parse(app, argc, argv);
   if (!torch::cuda::is_available()) {
     std::printf("bench_device_codecs: this LibTorch sees no CUDA device; nothing to measure here\n");
     return 0;

@@ -9,6 +9,7 @@
 #include "app/ui/SessionBridge.h"
 #include "app/ui/charts/PlotWidget.h"
 #include "engine/runs/store/RunStore.h"
+#include "tests/bench/BenchArgs.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -54,12 +55,12 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QStandardPaths::setTestModeEnabled(true);
   int steps = 300, rounds = 2;
-  bool hidden = false;  // --hidden: no window, to separate painting from telemetry handling
-  for (int i = 1; i < argc; ++i) hidden |= std::string(argv[i]) == "--hidden";
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::string(argv[i]) == "--steps") steps = std::atoi(argv[i + 1]);
-    if (std::string(argv[i]) == "--rounds") rounds = std::atoi(argv[i + 1]);
-  }
+  bool hidden = false;
+  CLI::App args{"The lab's GUI against the CLI on the same preset: event-loop latency, GUI CPU share, throughput"};
+  ps::bench::addCount(args, "--steps", steps, "steps per run");
+  ps::bench::addCount(args, "--rounds", rounds, "rounds, alternating CLI and GUI");
+  args.add_flag("--hidden", hidden, "no window, to separate painting from telemetry handling");
+  ps::bench::parse(args, argc, argv);
   QTemporaryDir dir;
   nlohmann::json preset = nlohmann::json::parse(std::ifstream(kPreset));
   preset["train"]["epochs"] = 0;

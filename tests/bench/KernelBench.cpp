@@ -8,6 +8,7 @@
 #include "engine/kernels/Quantize.h"
 #include "engine/kernels/Threshold.h"
 #include "engine/kernels/TopK.h"
+#include "tests/bench/BenchArgs.h"
 
 #include <omp.h>
 
@@ -57,21 +58,11 @@ volatile size_t gSink;  // keeps results alive
 int main(int argc, char** argv) {
   int threads = 2, reps = 5;
   std::vector<size_t> sizesM = {1, 16, 64};
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i];
-    if (a == "--threads") threads = std::atoi(argv[i + 1]);
-    else if (a == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
-    else if (a == "--sizes") {
-      sizesM.clear();
-      for (char* s = argv[i + 1]; *s;) {
-        sizesM.push_back(std::strtoul(s, &s, 10));
-        if (*s == ',') ++s;
-      }
-    } else {
-      std::fprintf(stderr, "usage: bench_kernels [--threads T] [--sizes 1,16,64] [--reps R]\n");
-      return 2;
-    }
-  }
+  CLI::App app{"The raw kernels against memcpy and std::nth_element"};
+  ps::bench::addCount(app, "--threads", threads, "OpenMP threads");
+  ps::bench::addSizes(app, sizesM, "Mi floats");
+  ps::bench::addCount(app, "--reps", reps, "timings per case");
+  ps::bench::parse(app, argc, argv);
 
   struct Row {
     std::string op;

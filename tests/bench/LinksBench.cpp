@@ -18,6 +18,7 @@
 // training wall time until the evaluation reaches 90% of dense's final accuracy (evaluations left out; the time with
 // them is printed beside it), and the speed-up over dense.
 #include "engine/runs/store/RunStore.h"
+#include "tests/bench/BenchArgs.h"
 
 #include <nlohmann/json.hpp>
 
@@ -70,14 +71,6 @@ int shell(const std::string& command, std::string* out = nullptr) {
   const int w = ::pclose(p);
   if (out) *out = text;
   return WIFEXITED(w) ? WEXITSTATUS(w) : 128 + WTERMSIG(w);
-}
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, ',');)
-    if (!part.empty()) out.push_back(part);
-  return out;
 }
 
 double median(std::vector<double> v) {
@@ -228,46 +221,21 @@ int main(int argc, char** argv) {
       methods{"dense", "topk10", "quant4-8"};
   std::string jsonPath, epochs = "3", trainLimit = "9600", extra;
   bool timeToTarget = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "%s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--steps")
-      steps = std::stoi(next());
-    else if (a == "--warmup")
-      warmup = std::stoi(next());
-    else if (a == "--stages")
-      stages = split(next());
-    else if (a == "--bandwidths")
-      bandwidths = split(next());
-    else if (a == "--latencies")
-      latencies = split(next());
-    else if (a == "--methods")
-      methods = split(next());
-    else if (a == "--json")
-      jsonPath = next();
-    else if (a == "--set")
-      extra += " --set '" + next() + "'";
-    else if (a == "--epochs")
-      epochs = next();
-    else if (a == "--train-limit")
-      trainLimit = next();
-    else if (a == "--time-to-accuracy")
-      timeToTarget = true;
-    else {
-      std::fprintf(stderr,
-                   "usage: bench_links [--steps N] [--warmup W] [--stages 2,4] [--bandwidths 100,1000] "
-                   "[--latencies 1] [--methods dense,topk10,quant4-8,aqsgd] [--set KEY=VALUE]... [--json FILE] "
-                   "[--time-to-accuracy [--epochs E] "
-                   "[--train-limit N]]\n");
-      return 2;
-    }
-  }
+  std::vector<std::string> sets;
+  CLI::App app{"Each method on test hosts joined by shaped real links, against the link model's prediction"};
+  ps::bench::addCount(app, "--steps", steps, "measured steps per case");
+  app.add_option("--warmup", warmup, "steps before measuring")->check(CLI::NonNegativeNumber)->capture_default_str();
+  ps::bench::addList(app, "--stages", stages, "pipeline stages");
+  ps::bench::addList(app, "--bandwidths", bandwidths, "link bandwidths, Mbit/s");
+  ps::bench::addList(app, "--latencies", latencies, "link latencies, ms");
+  ps::bench::addList(app, "--methods", methods, "dense, topk10, quant4-8, aqsgd");
+  app.add_option("--set", sets, "KEY=VALUE for every run (repeatable)");
+  app.add_option("--json", jsonPath, "also write the numbers to this file");
+  app.add_flag("--time-to-accuracy", timeToTarget, "train to an accuracy instead of timing steps");
+  app.add_option("--epochs", epochs, "epochs with --time-to-accuracy")->capture_default_str();
+  app.add_option("--train-limit", trainLimit, "training samples with --time-to-accuracy")->capture_default_str();
+  ps::bench::parse(app, argc, argv);
+  for (const auto& s : sets) extra += " --set '" + s + "'";
   for (const auto& m : methods)
     if (!kMethods.count(m)) {
       std::fprintf(stderr, "bench_links: unknown method '%s' (dense, topk10, quant4-8)\n", m.c_str());

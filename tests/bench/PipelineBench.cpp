@@ -4,6 +4,7 @@
 #include "engine/models/StageModule.h"
 #include "engine/session/Session.h"
 #include "engine/session/Threads.h"
+#include "tests/bench/BenchArgs.h"
 
 #include <torch/torch.h>
 
@@ -94,12 +95,14 @@ double plainThroughput(const std::string& task, int steps) {
 int main(int argc, char** argv) {
   std::string task = "fashion_mnist", jsonPath;
   int steps = 60, rounds = 2;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--task")) task = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--steps")) steps = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--json")) jsonPath = argv[i + 1];
-  }
+  CLI::App app{"A plain LibTorch loop against the engine at 1, 2 and 4 stages: samples per second and ratios"};
+  app.add_option("--task", task, "what to train")
+      ->check(CLI::IsMember({"fashion_mnist", "brown_lm"}))
+      ->capture_default_str();
+  ps::bench::addCount(app, "--steps", steps, "steps per contender and round");
+  ps::bench::addCount(app, "--rounds", rounds, "rounds, alternating the contenders; the best counts");
+  app.add_option("--json", jsonPath, "also write the numbers to this file");
+  ps::bench::parse(app, argc, argv);
   try {
     // Rounds alternate the contenders so drift in the machine's speed hits all of them; the best round counts.
     double plain = 0, s1 = 0, s2 = 0, s4 = 0;

@@ -8,6 +8,7 @@
 // final accuracy) with the speed-up over dense. Every run is a `pipesqueeze-cli launch`; numbers come from the run
 // stores they leave.
 #include "engine/runs/store/RunStore.h"
+#include "tests/bench/BenchArgs.h"
 
 #include <nlohmann/json.hpp>
 
@@ -114,28 +115,22 @@ int main(int argc, char** argv) {
   std::vector<std::string> common;
   double target = -1;
   std::string only;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "%s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--preset") preset = next();
-    else if (a == "--epochs") common.push_back("train.epochs=" + next());
-    else if (a == "--train-limit") common.push_back("data.train_limit=" + next());
-    else if (a == "--target") target = std::stod(next());
-    else if (a == "--set") common.push_back(next());
-    else if (a == "--json") jsonPath = next();
-    else if (a == "--methods") only = "," + next() + ",";
-    else {
-      std::fprintf(stderr, "usage: bench_scale [--preset FILE] [--epochs E] [--train-limit N] [--target ACC] "
-                           "[--set key=value] [--json FILE] [--methods A,B]\n");
-      return 2;
-    }
-  }
+  std::string epochs, trainLimit;
+  std::vector<std::string> sets, asked;
+  CLI::App app{"Data-parallel gradient compression at scale: bytes, accuracy and time to a target against dense"};
+  app.add_option("--preset", preset, "the preset to train")->capture_default_str();
+  app.add_option("--epochs", epochs, "train.epochs of every run");
+  app.add_option("--train-limit", trainLimit, "data.train_limit of every run");
+  app.add_option("--target", target, "target accuracy (default: 98% of the dense run's)");
+  app.add_option("--set", sets, "KEY=VALUE for every run (repeatable)");
+  app.add_option("--json", jsonPath, "also write the numbers to this file");
+  ps::bench::addList(app, "--methods", asked, "only these methods beside dense");
+  ps::bench::parse(app, argc, argv);
+  if (!epochs.empty()) common.push_back("train.epochs=" + epochs);
+  if (!trainLimit.empty()) common.push_back("data.train_limit=" + trainLimit);
+  common.insert(common.end(), sets.begin(), sets.end());
+  for (const auto& a : asked) only += "," + a;
+  if (!only.empty()) only += ",";
   const std::vector<Method> methods = {
       {"dense", {"compression.gradients.method=none", "compression.gradients.feedback=none"}},
       {"topk-sgd-1%", {"compression.gradients.method=topk", "compression.gradients.k=0.01",
