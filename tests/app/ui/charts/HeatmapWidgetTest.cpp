@@ -1,5 +1,6 @@
 // HeatmapWidget: columns, ranges, the column cap and export (offscreen).
 #include "app/ui/charts/HeatmapWidget.h"
+#include "tests/app/ui/charts/ChartImages.h"
 
 #include <QFileInfo>
 #include <QImage>
@@ -14,17 +15,12 @@ using ps::ui::HeatmapWidget;
 
 namespace {
 
+using ps::test::distinctColours;
+
 std::vector<float> bell(int n, double centre) {
   std::vector<float> counts(n);
   for (int i = 0; i < n; ++i) counts[i] = static_cast<float>(1000 * std::exp(-std::pow((i - centre) / 4.0, 2)));
   return counts;
-}
-
-int distinctColours(const QImage& image) {
-  QSet<QRgb> colours;
-  for (int y = 0; y < image.height(); y += 2)
-    for (int x = 0; x < image.width(); x += 2) colours.insert(image.pixel(x, y));
-  return colours.size();
 }
 
 }  // namespace

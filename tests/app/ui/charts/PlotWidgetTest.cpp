@@ -2,6 +2,7 @@
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidget.h"
 #include "app/ui/charts/PlotWidgetImpl.h"
+#include "tests/app/ui/charts/ChartImages.h"
 
 #include <QFileInfo>
 #include <QImage>
@@ -21,17 +22,12 @@ using ps::ui::SeriesStyle;
 
 namespace {
 
+using ps::test::distinctColours;
+
 std::vector<QPointF> ramp(int n, double slope = 1.0) {
   std::vector<QPointF> pts;
   for (int i = 0; i < n; ++i) pts.emplace_back(i, i * slope);
   return pts;
-}
-
-int distinctColours(const QImage& image) {
-  QSet<QRgb> colours;
-  for (int y = 0; y < image.height(); y += 2)
-    for (int x = 0; x < image.width(); x += 2) colours.insert(image.pixel(x, y));
-  return colours.size();
 }
 
 }  // namespace
