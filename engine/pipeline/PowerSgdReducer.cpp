@@ -21,12 +21,21 @@ struct Stopwatch {
   }
 };
 
-// All-reduces the tensors together through one contiguous buffer and divides by `divide` (1: the sum).
+// All-reduces the tensors together through one contiguous buffer and divides by `divide` (1: the sum). The buffer
+// is `staging`, grown when too small and reused every round.
 void allReduceTogether(const std::vector<torch::Tensor>& parts, const PowerSgdReducer::AllReduce& allReduce,
-                       double compute, double divide) {
-  std::vector<torch::Tensor> flat;
-  for (const auto& t : parts) flat.push_back(t.reshape(-1));
-  torch::Tensor buffer = torch::cat(flat).contiguous();
+                       double compute, double divide, torch::Tensor& staging) {
+  int64_t n = 0;
+  for (const auto& t : parts) n += t.numel();
+  const auto options = parts.empty() ? torch::TensorOptions(torch::kFloat32) : parts.front().options();
+  if (!staging.defined() || staging.numel() < n || staging.device() != options.device())
+    staging = torch::empty({n}, options.dtype(torch::kFloat32));
+  torch::Tensor buffer = staging.narrow(0, 0, n);
+  int64_t into = 0;
+  for (const auto& t : parts) {
+    buffer.narrow(0, into, t.numel()).view(t.sizes()).copy_(t);
+    into += t.numel();
+  }
   allReduce(buffer.data_ptr<float>(), buffer.numel(), compute);
   if (divide != 1) buffer.div_(divide);
   int64_t at = 0;
@@ -65,7 +74,7 @@ int64_t PowerSgdReducer::reduce(std::vector<torch::Tensor>& grads, int replicas,
   Stopwatch watch;
   const double r = double(replicas);
   if (steps_++ < startIter_) {  // a plain all-reduce of everything, as the hook's first iterations
-    allReduceTogether(grads, allReduce, watch.lap(), r);
+    allReduceTogether(grads, allReduce, watch.lap(), r, staging_);
     return numelOf(grads);
   }
   errors_.resize(grads.size());
@@ -94,16 +103,16 @@ int64_t PowerSgdReducer::reduce(std::vector<torch::Tensor>& grads, int replicas,
   }
   int64_t crossed = 0;
   if (!whole.empty()) {
-    allReduceTogether(whole, allReduce, watch.lap(), r);
+    allReduceTogether(whole, allReduce, watch.lap(), r, staging_);
     crossed += numelOf(whole);
   }
   if (!low.empty()) {
-    allReduceTogether(ps, allReduce, watch.lap(), 1);  // summed: orthonormalised next, so no division needed
+    allReduceTogether(ps, allReduce, watch.lap(), 1, staging_);  // summed: orthonormalised next, so no division needed
     for (size_t j = 0; j < low.size(); ++j) {
       lowrank::orthonormalizeColumns(ps[j]);
       qs.push_back(torch::mm(matrices[j].t(), ps[j]).contiguous());
     }
-    allReduceTogether(qs, allReduce, watch.lap(), r);
+    allReduceTogether(qs, allReduce, watch.lap(), r, staging_);
     for (size_t j = 0; j < low.size(); ++j) {
       torch::mm_out(matrices[j], ps[j], qs[j].t());  // the update, written over the gradient
       qs_[low[j]] = qs[j];

@@ -50,6 +50,7 @@ class PowerSgdReducer {
   uint64_t seed_;
   int64_t steps_ = 0;
   std::vector<torch::Tensor> errors_, qs_;  // per parameter tensor
+  torch::Tensor staging_;                   // the all-reduce's buffer, reused every round
 };
 
 }  // namespace ps
