@@ -30,14 +30,16 @@ void ProgressPrinter::consume(const Telemetry& item) {
     if (e->perplexity >= 0) std::fprintf(out_, "  perplexity %.3f", e->perplexity);
     std::fputc('\n', out_);
   } else if (auto ev = std::get_if<EventRecord>(&item)) {
-    if (ev->kind == "start") {
+    const EventKind kind = ev->type();
+    if (kind == EventKind::Start) {
       total_ = ev->detail.value("total_steps", int64_t(0));
       std::fprintf(out_, "%s; %lld steps\n", ev->detail.value("data", std::string()).c_str(), (long long)total_);
       const auto& aqsgd = ev->detail.value("aqsgd", nlohmann::json());
       if (aqsgd.is_object() && aqsgd.contains("text"))
         std::fprintf(out_, "%s\n", aqsgd["text"].get<std::string>().c_str());
     }
-    if (ev->kind == "setting" || ev->kind == "pause" || ev->kind == "resume" || ev->kind == "checkpoint") {
+    if (kind == EventKind::Setting || kind == EventKind::Pause || kind == EventKind::Resume ||
+        kind == EventKind::Checkpoint) {
       if (terminal_) std::fputs("\r\033[K", out_);
       std::fprintf(out_, "%s at step %lld: %s\n", ev->kind.c_str(), (long long)ev->step, ev->detail.dump().c_str());
     }

@@ -1,5 +1,5 @@
 #include "app/cli/RunsCommand.h"
-#include "engine/runs/AtomicFile.h"
+#include "engine/core/AtomicFile.h"
 #include "engine/runs/config/BoundedJson.h"
 
 #include "engine/runs/store/RunFilter.h"

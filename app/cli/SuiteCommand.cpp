@@ -3,9 +3,9 @@
 #include "app/cli/ProgressPrinter.h"
 #include "app/cli/StopOnSignal.h"
 #include "engine/errors/ConfigError.h"
+#include "engine/session/SuiteRunner.h"
 #include "engine/suites/SuiteReport.h"
 #include "engine/suites/SuiteResults.h"
-#include "engine/suites/SuiteRunner.h"
 #ifdef PIPESQUEEZE_HAVE_CHARTS
 #include "app/report/OffscreenCharts.h"
 #endif

@@ -5,7 +5,7 @@
 #include "app/cli/RunsCommand.h"
 #include "app/cli/SuiteCommand.h"
 #include "app/cli/TrainCommand.h"
-#include "engine/runs/CodeVersion.h"
+#include "engine/core/CodeVersion.h"
 #include "engine/runs/config/ConfigSchema.h"
 
 #include <torch/version.h>

@@ -37,7 +37,6 @@ class CompressorEditor : public QGroupBox {
   QString prefix() const { return prefix_; }  // "compression.forward."
 
   QSlider* kSlider() const { return k_; }
-  QSlider* bitsSlider() const { return bits_; }
   QComboBox* methodBox() const { return method_; }
   QComboBox* feedbackBox() const { return feedback_; }
   QComboBox* adaptBox() const { return adapt_; }

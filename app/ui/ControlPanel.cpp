@@ -2,7 +2,7 @@
 #include "engine/runs/config/RunLabels.h"
 
 #include "app/ui/CompressorEditor.h"
-#include "engine/telemetry/Metrics.h"
+#include "engine/core/Metrics.h"
 #include "engine/runs/config/Config.h"
 #include "engine/runs/config/ConfigSchema.h"
 

@@ -23,8 +23,8 @@ constexpr int kSlowestRedrawMs = 500;
 constexpr double kPaintBudget = 0.04;  // fraction of one core that live chart painting may take
 
 // The events drawn as markers on every chart: the run's mid-run changes.
-bool marksCharts(const std::string& kind) {
-  return kind == "setting" || kind == "pause" || kind == "resume";
+bool marksCharts(EventKind kind) {
+  return kind == EventKind::Setting || kind == EventKind::Pause || kind == EventKind::Resume;
 }
 
 }  // namespace
@@ -153,7 +153,7 @@ void LivePanel::addEval(const EvalRecord& eval) {
 void LivePanel::addHistogram(const HistogramRecord& histogram) { pendingHistograms_.push_back(histogram); }
 
 void LivePanel::addEvent(const EventRecord& event) {
-  if (marksCharts(event.kind))
+  if (marksCharts(event.type()))
     pendingMarkers_.push_back(Marker{double(event.step), settingLabel(event.kind, event.detail.dump())});
 }
 
@@ -180,7 +180,7 @@ QString LivePanel::showStoredRun(const RunStore& store, int64_t id) {
   for (auto& h : histograms)
     pendingHistograms_.push_back(HistogramRecord{h.step, std::move(h.name), h.lo, h.hi, std::move(h.counts)});
   for (const EventRow& e : events)
-    if (marksCharts(e.kind)) pendingMarkers_.push_back(Marker{double(e.step), settingLabel(e.kind, e.detail_json)});
+    if (marksCharts(eventKindOf(e.kind))) pendingMarkers_.push_back(Marker{double(e.step), settingLabel(e.kind, e.detail_json)});
   storedRun_ = std::move(info);
   flush();
   return {};

@@ -7,7 +7,7 @@
 #include "app/ui/runs/CompareView.h"
 #include "app/ui/runs/RunsPanel.h"
 #include "app/ui/runs/TargetTable.h"
-#include "engine/runs/CodeVersion.h"
+#include "engine/core/CodeVersion.h"
 #include "engine/runs/config/Config.h"
 #include "engine/runs/store/RunStore.h"
 #include "engine/session/Command.h"
@@ -168,13 +168,13 @@ void MainWindow::connectPanels() {
     runLabel_->setText(tr("run %1 · step %2 · loss %3").arg(bridge_->runId()).arg(s.step).arg(s.loss, 0, 'g', 4));
   });
   connect(bridge_, &SessionBridge::eventArrived, this, [this](const EventRecord& e) {
-    if (e.kind == "setting") {
+    if (e.type() == EventKind::Setting) {
       const QString key = QString::fromStdString(e.detail.value("key", std::string()));
       const nlohmann::json to = e.detail.value("to", nlohmann::json());
       controls_->showApplied(key, to);
       statusBar()->showMessage(
           tr("Applied at step %1: %2 = %3").arg(e.step).arg(key, QString::fromStdString(to.dump())), 8000);
-    } else if (e.kind == "reset")
+    } else if (e.type() == EventKind::Reset)
       statusBar()->showMessage(tr("Compensation state reset: %1").arg(QString::fromStdString(e.detail.dump())), 8000);
     updateActions();
   });

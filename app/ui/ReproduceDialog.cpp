@@ -2,8 +2,8 @@
 
 #include "app/report/ReportCharts.h"
 #include "engine/runs/store/RunStore.h"
+#include "engine/session/SuiteRunner.h"
 #include "engine/suites/SuiteResults.h"
-#include "engine/suites/SuiteRunner.h"
 
 #include <QCheckBox>
 #include <QDesktopServices>

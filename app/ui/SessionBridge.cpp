@@ -128,15 +128,15 @@ void SessionBridge::onStatus(const StatusRecord& status) {
 }
 
 void SessionBridge::onEvent(const EventRecord& event) {
-  if (event.kind == "setting" && event.detail.contains("key")) {
+  if (event.type() == EventKind::Setting && event.detail.contains("key")) {
     try {
       setConfigValue(config_, event.detail["key"].get<std::string>(), event.detail["to"]);
     } catch (const std::exception&) {
       // The session validated it already; a mismatch here only affects the displayed settings.
     }
-  } else if (event.kind == "pause") {
+  } else if (event.type() == EventKind::Pause) {
     paused_ = true;
-  } else if (event.kind == "resume") {
+  } else if (event.type() == EventKind::Resume) {
     paused_ = false;
   }
   Q_EMIT eventArrived(event);

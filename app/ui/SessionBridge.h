@@ -3,7 +3,8 @@
 // telemetry arrives here as queued signals carrying value structs, so no engine thread ever touches a widget,
 // and commands go back through the session's queue, applied at the next step boundary.
 //
-// This is the only GUI translation unit that includes LibTorch headers (through Session.h).
+// With the Reproduce dialog (which runs a suite's sessions), the only GUI code that includes LibTorch headers (through
+// Session.h); app/ui/runs and app/ui/charts never do.
 #include "app/ui/TelemetryTypes.h"
 
 #include <QObject>

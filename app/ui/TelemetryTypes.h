@@ -1,6 +1,6 @@
 #pragma once
 // The engine's telemetry value structs, registered with Qt so queued signals can carry them across threads.
-#include "engine/telemetry/Telemetry.h"
+#include "engine/core/Telemetry.h"
 
 #include <QMetaType>
 

@@ -5,7 +5,7 @@
 // sends through it when there is one, and hands it the controller's decisions between steps.
 #include "engine/compress/Adaptive.h"
 #include "engine/compress/Compensation.h"
-#include "engine/telemetry/Telemetry.h"
+#include "engine/core/Telemetry.h"
 
 #include <memory>
 #include <string>

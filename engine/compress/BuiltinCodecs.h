@@ -1,6 +1,6 @@
 #pragma once
 // The entries of the codecs the lab started with (engine/compress/CodecEntry.h): specs in
-// engine/compress/BuiltinCodecSpecs.cpp, factories in engine/compress/CodecFactory.cpp.
+// engine/compress/spec/BuiltinCodecSpecs.cpp, factories in engine/compress/CodecFactory.cpp.
 #include "engine/compress/CodecEntry.h"
 
 namespace ps {

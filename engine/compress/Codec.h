@@ -45,7 +45,6 @@ class Codec {
   // bytes are the same. Always: the same for an input anywhere, the CPU included (tests run the tail path there).
   enum class Residence { Host, Device, Always };
   void setResidence(Residence r) { residence_ = r; }
-  Residence residence() const { return residence_; }
   // True when decode(encode(x)) == x exactly, so error measurement can be skipped.
   virtual bool lossless() const { return false; }
   // The variance bound omega of an unbiased codec for a tensor of this shape (E|D(C(x)) - x|^2 <= omega |x|^2 for

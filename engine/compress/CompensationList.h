@@ -1,5 +1,5 @@
 #pragma once
-// The error compensations of the lab, one line each: specs in engine/compress/BuiltinCompensationSpecs.cpp
+// The error compensations of the lab, one line each: specs in engine/compress/spec/BuiltinCompensationSpecs.cpp
 // (torch-free, read by the catalogue), rules in engine/compress/Compensation.cpp. A compensation here is a choice of
 // every direction's `feedback` key, in the app's editor and in the codec CLI.
 #include "engine/compress/spec/EntryList.h"

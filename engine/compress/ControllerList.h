@@ -1,6 +1,6 @@
 #pragma once
 // The adaptive controllers of the lab, one line each: specs and option checks in
-// engine/compress/BuiltinControllerSpecs.cpp (torch-free, read by the catalogue and the config checks), behaviour in
+// engine/compress/spec/BuiltinControllerSpecs.cpp (torch-free, read by the catalogue and the config checks), behaviour in
 // engine/compress/Adaptive.cpp. A controller here is a choice of every direction's `adapt` key.
 #include "engine/compress/spec/CompressionOptions.h"
 #include "engine/compress/spec/EntryList.h"
@@ -34,8 +34,5 @@ PS_CONTROLLER_ENTRY(AccordionEntry);
 #undef PS_CONTROLLER_ENTRY
 
 using ControllerList = EntryList<FixedFactorEntry, GravacEntry, AccordionEntry>;
-
-// The check of the controller `options.adapt` names ("" when that name is not a controller: the schema says so).
-std::string checkController(const CompressionOptions& options, const std::string& where);
 
 }  // namespace ps

@@ -27,7 +27,6 @@ struct PayloadHeader {
   std::vector<int64_t> shape;
 
   int64_t numel() const;
-  size_t encodedSize() const { return 8 + 8 * shape.size(); }
   void writeTo(std::vector<uint8_t>& out) const;  // appends
   // Parses and validates; returns the offset of the body.
   static PayloadHeader read(const std::vector<uint8_t>& bytes, size_t& offset);

@@ -1,4 +1,4 @@
-#include "engine/runs/AtomicFile.h"
+#include "engine/core/AtomicFile.h"
 
 #include <fcntl.h>
 #include <unistd.h>

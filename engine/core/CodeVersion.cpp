@@ -1,4 +1,4 @@
-#include "engine/runs/CodeVersion.h"
+#include "engine/core/CodeVersion.h"
 
 #include "GeneratedCodeVersion.h"
 

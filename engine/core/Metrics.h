@@ -2,7 +2,7 @@
 // The names of what a run records, in one place: the metric keys the run store holds, the link-key format
 // ("link<boundary>/<fwd|bwd|grad>/<leaf>") that links, the store sink, the live panel and the compare view build and
 // parse, and what kind of model a task trains. Torch-free and header-only: the Qt views include it too.
-#include "engine/telemetry/Telemetry.h"
+#include "engine/core/Telemetry.h"
 
 #include <cctype>
 #include <optional>

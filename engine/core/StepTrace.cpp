@@ -1,4 +1,4 @@
-#include "engine/runs/trace/StepTrace.h"
+#include "engine/core/StepTrace.h"
 
 #include <algorithm>
 #include <cmath>
@@ -87,18 +87,14 @@ double replay(const StepTrace& trace, const LinkModel& model) {
       start = std::max(start, state[i].clock);
       largest = std::max(largest, e.bytes);
     }
-    const double r = double(group.size());
+    const int replicas = int(group.size());
     for (size_t i : group) {
       const auto& e = lanes[i].events[state[i].next];
       Lane& s = state[i];
-      if (e.kind == TraceEvent::ExchangeDense) {
-        const double modelled =
-            2.0 * (r - 1) * (model.latencySeconds() + model.transferSeconds(uint64_t(4.0 * double(e.bytes) / r)));
-        s.clock = start + modelled;
-      } else {
-        const double modelled = (r - 1) * model.messageSeconds(largest);
-        s.clock = start + modelled + e.decode;
-      }
+      if (e.kind == TraceEvent::ExchangeDense)
+        s.clock = start + model.ringAllReduceSeconds(e.bytes, replicas);
+      else
+        s.clock = start + model.allGatherSeconds(largest, replicas) + e.decode;
       s.waiting = false;
       ++s.next;
       runnable.push_back(i);
@@ -118,11 +114,7 @@ double replay(const StepTrace& trace, const LinkModel& model) {
       } else if (sends(e.kind)) {
         LinkSide& l = links[linkOf(lane, e.kind)];
         s.clock += e.seconds;
-        double& busy = model.shared_egress ? s.egress : l.busy_until;
-        const double transfer = model.transferSeconds(e.bytes);
-        const double start = std::max(s.clock, busy);
-        busy = start + transfer;
-        l.arrivals.push_back(busy + model.latencySeconds());
+        l.arrivals.push_back(model.queue(s.clock, e.bytes, model.shared_egress ? s.egress : l.busy_until));
         for (size_t w : l.receivers) runnable.push_back(w);
         l.receivers.clear();
       } else if (receives(e.kind)) {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/pipeline/LinkModel.h"
+#include "engine/core/LinkModel.h"
 
 namespace ps {
 

@@ -3,7 +3,7 @@
 // No torch, no Qt: the run store, the CLI and the GUI all consume these.
 #include <nlohmann/json.hpp>
 
-#include "engine/runs/trace/StepTrace.h"
+#include "engine/core/StepTrace.h"
 
 #include <cmath>
 #include <cstdint>
@@ -98,11 +98,28 @@ struct HistogramRecord {
   std::vector<float> counts;
 };
 
+// What an event on a run's timeline is. Events travel and are stored by name (the run store keeps the text, so
+// the runs of every build read alike); these are the names, and eventName/eventKindOf the only spelling of them.
+enum class EventKind {
+  Start,       // the run began (detail: its configuration's summary)
+  Pause,       // paused by a command, until the Resume at the same or a later step
+  Resume,
+  Setting,     // a setting changed mid-run (detail: key, from, to; source and reason when a controller changed it)
+  Reset,       // a link direction's compensation state was dropped (detail: boundary, direction, reason)
+  Adapt,       // an adaptive controller decided and kept the factor it sends (detail: its measurements)
+  Checkpoint,  // the model was saved (detail: path)
+  End,         // the run ended; named after its status: finished, stopped, diverged or failed
+  Unknown,     // a name this build does not write (a newer build's, read from a store)
+};
+const char* eventName(EventKind kind);  // "start", "pause", ...; End has no single name: "finished"
+EventKind eventKindOf(const std::string& name);
+
 struct EventRecord {
   int64_t step = 0;
   double wall_s = 0;
-  std::string kind;  // "start", "pause", "resume", "stop", "setting", "reset", "checkpoint", ...
+  std::string kind;  // eventName(EventKind), or the run's status for its End
   nlohmann::json detail = nlohmann::json::object();
+  EventKind type() const { return eventKindOf(kind); }
 };
 
 // Life cycle of the run: "running" at the start, then finished / stopped / diverged / failed.

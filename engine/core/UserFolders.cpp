@@ -1,4 +1,4 @@
-#include "engine/runs/UserFolders.h"
+#include "engine/core/UserFolders.h"
 
 #include <pwd.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 #pragma once
 // A model as an ordered list of blocks, so it can be cut into pipeline stages anywhere between two blocks.
+#include "engine/core/Metrics.h"  // TaskKind
 #include "engine/runs/config/Config.h"
-#include "engine/telemetry/Metrics.h"  // TaskKind
 
 #include <torch/nn/modules/container/any.h>
 #include <torch/types.h>

@@ -53,7 +53,7 @@ void GradientExchange::setOptions(const CompressionOptions& options) {
   if (lowRank)
     lowRank_ = std::make_unique<PowerSgdReducer>(rank, startIter, minRate, options.feedback == "ef",
                                                  seed_ ^ 0x9051D5EEDULL);
-  const bool stateful = sender_ && (options_.feedback != "none" || options_.adaptsWithOwnCompressors());
+  const bool stateful = sender_ && options_.holdsState();
   options_ = options;
   sender_ = std::make_unique<Compensator>(options_, contextOf(cluster_->replica()), AqsgdOptions{});
   adaptive_ = makeAdaptiveSender(options_, contextOf(cluster_->replica()));
@@ -101,8 +101,7 @@ double GradientExchange::slowestClock(double clock) const {
 }
 
 double GradientExchange::ringSeconds(int64_t n) const {
-  const double r = double(cluster_->replicas());
-  return 2.0 * (r - 1) * (model_.latencySeconds() + model_.transferSeconds(uint64_t(4.0 * double(n) / r)));
+  return model_.ringAllReduceSeconds(uint64_t(n), cluster_->replicas());
 }
 
 // Every round is a ring all-reduce that starts when the slowest replica has done its arithmetic; the trace keeps
@@ -116,7 +115,8 @@ torch::Tensor GradientExchange::reduceLowRank(const std::vector<torch::Tensor>& 
     at += p.numel();
   }
   if (measureNorm_) normSquared_ += flat_.square().sum().item<double>();
-  const torch::Tensor local = flat_.clone();
+  if (!local_.defined() || local_.numel() != flat_.numel()) local_ = torch::empty_like(flat_);
+  const torch::Tensor& local = local_.copy_(flat_);  // this replica's gradient, for the error of the update
   const int64_t crossed =
       lowRank_->reduce(grads, cluster_->replicas(), [&](float* values, int64_t count, double compute) {
         const double work = tracedSeconds(compute);
@@ -164,8 +164,8 @@ void GradientExchange::scatterMean(const std::vector<torch::Tensor>& params, con
   }
 }
 
-// The modelled time here and in reduceCompressed() is replayed for saved runs by engine/runs/trace/StepTrace.cpp:
-// keep the arithmetic of the two the same.
+// The modelled time here and in reduceCompressed() is the link model's (engine/core/LinkModel.h), which a saved
+// run's replay calls too.
 torch::Tensor GradientExchange::reduceDense(const std::vector<torch::Tensor>& params, int64_t n, bool onDevice,
                                             double& clock, std::vector<TraceEvent>* trace) {
   const double start = slowestClock(clock);  // the all-reduce starts when the slowest replica is ready
@@ -275,7 +275,7 @@ torch::Tensor GradientExchange::reduceCompressed(const std::vector<torch::Tensor
   const double r = double(replicas);
   auto mean = sum_.div_(r);
   const double decode = since(t1);
-  const double modelled = (r - 1) * model_.messageSeconds(largest);
+  const double modelled = model_.allGatherSeconds(largest, replicas);
   wire_ += uint64_t(replicas - 1) * sent;
   modelled_s_ += modelled;
   decode_s_ += decode;

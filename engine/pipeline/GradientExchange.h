@@ -16,13 +16,13 @@
 // R-1 rounds of the largest payload, or a ring all-reduce of 2 rounds of 1/R of the tensor.
 #include "engine/compress/AdaptiveSender.h"
 #include "engine/compress/Compensation.h"
+#include "engine/core/LinkModel.h"
+#include "engine/core/StepTrace.h"
+#include "engine/core/Telemetry.h"
 #include "engine/dist/Cluster.h"
 #include "engine/dist/nccl/NcclGroup.h"
 #include "engine/pipeline/GradientMessage.h"
-#include "engine/pipeline/LinkModel.h"
 #include "engine/pipeline/PowerSgdReducer.h"
-#include "engine/runs/trace/StepTrace.h"
-#include "engine/telemetry/Telemetry.h"
 
 #include <memory>
 #include <vector>
@@ -83,7 +83,7 @@ class GradientExchange {
   std::unique_ptr<PowerSgdReducer> lowRank_;             // PowerSGD as all-reduces, in place of the above
   bool measureNorm_ = false;
   double normSquared_ = 0;
-  torch::Tensor flat_, sum_;  // reused every step
+  torch::Tensor flat_, sum_, local_;  // reused every step
   bool useNccl_ = false;
   std::unique_ptr<NcclGroup> nccl_;  // created at the first CUDA all-reduce
   // This step so far.

@@ -1,6 +1,6 @@
 #include "engine/pipeline/Link.h"
 
-#include "engine/telemetry/Metrics.h"
+#include "engine/core/Metrics.h"
 
 #include "engine/tensors/Histogram.h"
 
@@ -56,7 +56,7 @@ bool Link::setOptions(Direction d, const CompressionOptions& options) {
     buildEval(d);
     return false;
   }
-  const bool stateful = s.options.feedback != "none" || s.options.adaptsWithOwnCompressors();
+  const bool stateful = s.options.holdsState();
   build(d, options);
   return stateful;
 }
@@ -106,21 +106,17 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
   s.elements += uint64_t(x.numel());
   s.messages += 1;
   s.encode_s += encode;
-  // Emulated network: the wire (this direction's own, or its sending stage's interface) serialises transfers;
-  // latency overlaps with the next transfer. replay() in engine/runs/trace/StepTrace.cpp does this arithmetic again
-  // for a saved run: keep the two the same.
+  // Emulated network: the wire (this direction's own, or its sending stage's interface) serialises transfers.
   if (trace)
     trace->push_back({d == Direction::Forward ? TraceEvent::SendForward : TraceEvent::SendBackward, encode, 0, bytes});
   clock += encode;
   Egress& wire = model_.shared_egress && s.stageEgress ? *s.stageEgress : s.own;
-  const double transfer = model_.transferSeconds(bytes);
-  const double start = std::max(clock, wire.busy_until);
-  wire.busy_until = start + transfer;
-  m.emulated_arrival = wire.busy_until + model_.latencySeconds();
+  m.emulated_arrival = model_.queue(clock, bytes, wire.busy_until);
   s.modelled_s += model_.messageSeconds(bytes);
   if (model_.throttled) {
     const auto now = Clock::now();
-    const auto tx = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(transfer));
+    const auto tx =
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(model_.transferSeconds(bytes)));
     const auto lat = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(model_.latencySeconds()));
     wire.wall_busy_until = std::max(now, wire.wall_busy_until) + tx;
     m.deliver_at = wire.wall_busy_until + lat;

@@ -3,10 +3,10 @@
 // counts raw and wire bytes, measures codec time and compression error, and models the network's time.
 #include "engine/compress/AdaptiveSender.h"
 #include "engine/compress/Compensation.h"
+#include "engine/core/LinkModel.h"
+#include "engine/core/StepTrace.h"
+#include "engine/core/Telemetry.h"
 #include "engine/pipeline/Channel.h"
-#include "engine/pipeline/LinkModel.h"
-#include "engine/runs/trace/StepTrace.h"
-#include "engine/telemetry/Telemetry.h"
 
 #include <array>
 #include <memory>

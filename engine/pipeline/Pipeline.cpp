@@ -1,8 +1,8 @@
 #include "engine/pipeline/Pipeline.h"
 
 #include "engine/compress/Codec.h"
+#include "engine/core/Metrics.h"
 #include "engine/pipeline/RemoteEnds.h"
-#include "engine/telemetry/Metrics.h"
 #include "engine/telemetry/StepReport.h"
 
 #include <torch/torch.h>

@@ -9,7 +9,6 @@
 #include "engine/dist/Cluster.h"
 #include "engine/pipeline/GradientExchange.h"
 #include "engine/pipeline/StageWorker.h"
-#include "engine/runs/config/Config.h"
 
 #include <memory>
 #include <vector>

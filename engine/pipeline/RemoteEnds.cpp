@@ -1,9 +1,9 @@
 #include "engine/pipeline/RemoteEnds.h"
 
+#include "engine/core/Metrics.h"
 #include "engine/pipeline/ClusterChannel.h"
 #include "engine/pipeline/NcclChannel.h"
 #include "engine/pipeline/StreamChannel.h"
-#include "engine/telemetry/Metrics.h"
 
 namespace ps {
 

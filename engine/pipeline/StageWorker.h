@@ -63,7 +63,7 @@ struct StageStepResult {
   double loss = 0;                               // last stage: batch mean loss
   int64_t correct = 0, predictions = 0;
   std::optional<HistogramRecord> gradients;
-  TraceLane trace;  // what the clock was made of (engine/runs/trace/StepTrace.h)
+  TraceLane trace;  // what the clock was made of (engine/core/StepTrace.h)
 };
 
 class StageWorker {

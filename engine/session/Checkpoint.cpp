@@ -1,6 +1,6 @@
 #include "engine/session/Checkpoint.h"
 
-#include "engine/runs/AtomicFile.h"
+#include "engine/core/AtomicFile.h"
 
 #include <torch/torch.h>
 

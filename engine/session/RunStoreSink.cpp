@@ -1,6 +1,6 @@
 #include "engine/session/RunStoreSink.h"
 
-#include "engine/telemetry/Metrics.h"
+#include "engine/core/Metrics.h"
 
 namespace ps {
 
@@ -58,7 +58,7 @@ void RunStoreSink::consume(const Telemetry& item) {
   } else if (auto ev = std::get_if<EventRecord>(&item)) {
     events_.push_back({ev->step, ev->wall_s, ev->kind, ev->detail.dump()});
     // The store is this thread's alone while the run goes: a saved checkpoint is recorded here, not by the session.
-    if (ev->kind == "checkpoint" && ev->detail.contains("path") && ev->detail["path"].is_string())
+    if (ev->type() == EventKind::Checkpoint && ev->detail.contains("path") && ev->detail["path"].is_string())
       checkpoints_.push_back({ev->step, ev->detail["path"].get<std::string>()});
   } else if (auto st = std::get_if<StatusRecord>(&item)) {
     if (st->status != "running") final_ = *st;

@@ -1,13 +1,15 @@
 #include "engine/session/Session.h"
 
-#include "engine/models/StageCutter.h"
 #include "engine/compress/Compensation.h"
-#include "engine/runs/CodeVersion.h"
+#include "engine/compress/spec/Catalogue.h"
+#include "engine/core/CodeVersion.h"
+#include "engine/models/StageCutter.h"
 #include "engine/session/Checkpoint.h"
 #include "engine/session/RunStoreSink.h"
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <numeric>
@@ -23,14 +25,12 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-LinkModel linkModelOf(const Config& c) {
-  LinkModel m;
-  m.bandwidth_mbps = c.link.bandwidth_mbps;
-  m.latency_ms = c.link.latency_ms;
-  m.throttled = c.link.throttled;
-  m.tcp = c.link.tcp;
-  m.shared_egress = c.link.shared_egress;
-  return m;
+// Whether a change of this compression option changes what the adaptive controllers do: which controller, the codec
+// or K they adapt, or an option any controller reads (the catalogue's lists).
+bool reconfiguresControllers(const std::string& option) {
+  if (option == "adapt" || option == "method" || option == "k") return true;
+  const auto& controllers = catalogue::controllers();
+  return std::any_of(controllers.begin(), controllers.end(), [&](const MethodSpec& m) { return m.reads(option); });
 }
 
 }  // namespace
@@ -116,7 +116,7 @@ void Session::prepare() {
   o.gradients = config_.compression.gradients;
   o.microbatches = config_.pipeline.microbatches;
   o.schedule = config_.pipeline.schedule;
-  o.link = linkModelOf(config_);
+  o.link = config_.link;
   o.forward = config_.compression.boundary_forward;
   o.backward = config_.compression.boundary_backward;
   o.optimizer = {config_.train.optimizer, config_.train.lr, config_.train.momentum, config_.train.weight_decay};
@@ -244,36 +244,22 @@ void Session::applySetting(const Command& c, int64_t step, double wall) {
   json next = config_.json;
   setConfigValue(next, c.key, c.value);
   replaceConfig(Config::fromJson(next, "setting"));
-  pipeline_->setLinkModel(linkModelOf(config_));
-  for (int b = 0; b + 1 < config_.pipeline.stages; ++b) {
-    Link& link = pipeline_->link(b);
-    for (Direction d : {Direction::Forward, Direction::Backward}) {
-      const auto& want = (d == Direction::Forward ? config_.compression.boundary_forward
-                                                  : config_.compression.boundary_backward)[size_t(b)];
-      if (link.options(d) == want) continue;
-      if (link.setOptions(d, want))
-        bus_.publish(EventRecord{step, wall, "reset",
-                                 json{{"boundary", b}, {"direction", directionName(d)},
-                                      {"reason", "compensation state reset: the compressor changed to " +
-                                                     link.describe(d)}}});
-    }
-  }
+  pipeline_->setLinkModel(config_.link);
+  for (int b = 0; b + 1 < config_.pipeline.stages; ++b)
+    for (Direction d : {Direction::Forward, Direction::Backward}) retargetLink(b, d, step, wall);
   if (GradientExchange* g = pipeline_->gradientExchange()) {  // resets are reported with its traffic
     if (g->options() != config_.compression.gradients) g->setOptions(config_.compression.gradients);
   }
-  bus_.publish(EventRecord{step, wall, "setting", json{{"key", c.key}, {"from", old}, {"to", c.value}}});
-  static const std::vector<std::string> adaptive = {"adapt",   "theta_min", "theta_max", "adapt_policy", "epsilon",
-                                                    "omega",   "window",    "eta",       "method",       "k"};
-  const std::string leaf = c.key.substr(c.key.rfind('.') + 1);
-  if (c.key.rfind("compression.", 0) == 0 && std::find(adaptive.begin(), adaptive.end(), leaf) != adaptive.end())
-    setupAdapters(step, wall);
+  bus_.publish(EventRecord{step, wall, eventName(EventKind::Setting), json{{"key", c.key}, {"from", old}, {"to", c.value}}});
+  const std::string option = c.key.substr(c.key.rfind('.') + 1);
+  if (c.key.rfind("compression.", 0) == 0 && reconfiguresControllers(option)) setupAdapters(step, wall);
 }
 
 // The pause and resume of a turn are events of the run.
 void Session::announce(const CommandQueue::Turn& turn, int64_t step, double wall) {
   for (Command::Kind k : turn.transitions)
-    k == Command::Kind::Pause ? bus_.publish(EventRecord{step, wall, "pause", json::object()})
-                              : bus_.publish(EventRecord{step, elapsed(), "resume", json::object()});
+    k == Command::Kind::Pause ? bus_.publish(EventRecord{step, wall, eventName(EventKind::Pause), json::object()})
+                              : bus_.publish(EventRecord{step, elapsed(), eventName(EventKind::Resume), json::object()});
 }
 
 // In a multi-process run rank 0 takes the turn and every rank gets its outcome, so all ranks change settings, pause

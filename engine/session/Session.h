@@ -83,6 +83,9 @@ class Session {
   double commandSeconds_ = 0;  // the last handleCommands' wall time agreeing with the other ranks (not pausing)
   void announce(const CommandQueue::Turn& turn, int64_t step, double wall);
   void applySetting(const Command& c, int64_t step, double wall);
+  // Gives boundary `boundary`'s direction `d` the configured options; a change that drops its compensation state is
+  // a `reset` event of the run (the replicas' exchange reports its own with its traffic).
+  void retargetLink(int boundary, Direction d, int64_t step, double wall);
   void replaceConfig(Config next);  // the one writer of config_ after the start (post() reads it concurrently)
   void checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& starts);
   void evaluate(Progress& p);

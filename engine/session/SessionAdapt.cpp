@@ -128,7 +128,7 @@ bool Session::recordAdaptiveK(int boundary, Direction d, double k, const std::st
   detail["reason"] = reason;
   if (old == k) {  // a decision that keeps the factor sent (GraVAC exploring or settling): on the timeline
     detail["k"] = k;
-    bus_.publish(EventRecord{step, wall, "adapt", detail});
+    bus_.publish(EventRecord{step, wall, eventName(EventKind::Adapt), detail});
     return false;
   }
   nlohmann::json next = config_.json;
@@ -136,22 +136,28 @@ bool Session::recordAdaptiveK(int boundary, Direction d, double k, const std::st
   replaceConfig(Config::fromJson(next, source));
   detail["from"] = old;
   detail["to"] = k;
-  bus_.publish(EventRecord{step, wall, "setting", detail});
+  bus_.publish(EventRecord{step, wall, eventName(EventKind::Setting), detail});
   return true;
+}
+
+void Session::retargetLink(int boundary, Direction d, int64_t step, double wall) {
+  Link& link = pipeline_->link(boundary);
+  const CompressionOptions& want = optionsOf(config_, boundary, d);
+  if (link.options(d) == want || !link.setOptions(d, want)) return;
+  bus_.publish(EventRecord{step, wall, eventName(EventKind::Reset),
+                           nlohmann::json{{"boundary", boundary},
+                                          {"direction", directionName(d)},
+                                          {"reason", "compensation state reset: the compressor changed to " +
+                                                         link.describe(d)}}});
 }
 
 void Session::applyAdaptiveK(int boundary, Direction d, double k, const std::string& source, const std::string& reason,
                              int64_t step, double wall) {
   if (!recordAdaptiveK(boundary, d, k, source, reason, nlohmann::json::object(), step, wall)) return;
-  if (d == Direction::Gradients) {
+  if (d == Direction::Gradients)
     pipeline_->gradientExchange()->setOptions(config_.compression.gradients);  // reports its resets with its traffic
-  } else if (Link& link = pipeline_->link(boundary); link.setOptions(d, optionsOf(config_, boundary, d))) {
-    bus_.publish(EventRecord{step, wall, "reset",
-                             nlohmann::json{{"boundary", boundary},
-                                            {"direction", directionName(d)},
-                                            {"reason", "compensation state reset: the compressor changed to " +
-                                                           link.describe(d)}}});
-  }
+  else
+    retargetLink(boundary, d, step, wall);
 }
 
 }  // namespace ps

@@ -4,7 +4,8 @@
 
 #include "engine/errors/DivergedError.h"
 
-#include "engine/runs/CodeVersion.h"
+#include "engine/core/CodeVersion.h"
+#include "engine/core/RunSummary.h"
 #include "engine/session/Checkpoint.h"
 #include "engine/session/RunStoreSink.h"
 
@@ -66,7 +67,7 @@ void Session::openRun() {
     bus_.addSink(std::make_shared<RunStoreSink>(store_, runId_));
   }
   bus_.publish(StatusRecord{runId_, "running", "", json::object()});
-  bus_.publish(EventRecord{0, elapsed(), "start",
+  bus_.publish(EventRecord{0, elapsed(), eventName(EventKind::Start),
                            json{{"data", data_.description},
                                 {"train_samples", data_.trainSize()},
                                 {"eval_samples", data_.evalSize()},
@@ -147,7 +148,7 @@ bool Session::trainStep(Progress& p, const std::vector<int64_t>& order, int64_t 
 void Session::publishStep(StepRecord rec, std::vector<HistogramRecord> histograms, Progress& p) {
   for (const auto& l : rec.links) {
     for (const auto& why : l.resets)
-      bus_.publish(EventRecord{rec.step, elapsed(), "reset",
+      bus_.publish(EventRecord{rec.step, elapsed(), eventName(EventKind::Reset),
                                json{{"boundary", l.boundary}, {"direction", directionName(l.direction)},
                                     {"reason", why}}});
     rec.codec_s += l.encode_s + l.decode_s;
@@ -174,7 +175,7 @@ void Session::finishTraining(Progress& p) {
 
 void Session::saveCheckpointIfAsked(const Progress& p) {
   if (ranks_.active()) {
-    bus_.publish(EventRecord{p.step, elapsed(), "checkpoint",
+    bus_.publish(EventRecord{p.step, elapsed(), eventName(EventKind::Checkpoint),
                              json{{"skipped", "a multi-process run keeps each stage's parameters in its own process; "
                                               "train with parallel.mode=threads to save a checkpoint"}}});
     return;
@@ -187,7 +188,7 @@ void Session::saveCheckpointIfAsked(const Progress& p) {
       config_.run.checkpoint_file.empty() ? "run-" + std::to_string(runId_) + ".pt" : config_.run.checkpoint_file;
   const std::string file = (dir / name).string();  // an absolute checkpoint_file replaces the folder
   saveCheckpoint(file, pipeline_->namedParameters(), data_.vocab, config_.json.dump());
-  bus_.publish(EventRecord{p.step, elapsed(), "checkpoint", json{{"path", file}}});  // the store sink records it
+  bus_.publish(EventRecord{p.step, elapsed(), eventName(EventKind::Checkpoint), json{{"path", file}}});  // the store sink records it
 }
 
 // The other ranks end with this step; a failed run does not wait for stragglers. A rank that does not end well
@@ -202,29 +203,27 @@ void Session::awaitRanks(Progress& p) {
 
 // The summary the CLI prints and the store keeps, published as the run's last status.
 json Session::summarize(const Progress& p) {
-  json summary;
-  summary["run_id"] = runId_;
-  summary["status"] = p.status;
-  if (!p.reason.empty()) summary["reason"] = p.reason;
-  summary["steps"] = p.step;
-  summary["train_loss"] = p.recentLoss.empty() ? json(nullptr)
-                                               : json(std::accumulate(p.recentLoss.begin(), p.recentLoss.end(), 0.0) /
-                                                      double(p.recentLoss.size()));
-  const bool classifier = pipeline_->kind() == TaskKind::Classifier;
-  // The headline eval figures follow compression.inference; both are always reported.
-  const auto& primary = config_.compression.inference ? p.evalCompressed : p.evalPlain;
-  auto figures = [&](const std::optional<EvalRecord>& e, const std::string& suffix) {
-    summary["eval_loss" + suffix] = e ? json(e->loss) : json(nullptr);
-    if (classifier) summary["eval_accuracy" + suffix] = e ? json(e->accuracy) : json(nullptr);
-    else summary["eval_perplexity" + suffix] = e ? json(e->perplexity) : json(nullptr);
+  RunSummary s;
+  s.run_id = runId_;
+  s.status = p.status;
+  s.reason = p.reason;
+  s.steps = p.step;
+  if (!p.recentLoss.empty())
+    s.train_loss = std::accumulate(p.recentLoss.begin(), p.recentLoss.end(), 0.0) / double(p.recentLoss.size());
+  s.classifier = pipeline_->kind() == TaskKind::Classifier;
+  auto figures = [](const std::optional<EvalRecord>& e) {
+    EvalFigures f;
+    if (e) f.loss = e->loss, f.accuracy = e->accuracy, f.perplexity = e->perplexity;
+    return f;
   };
-  figures(primary, "");
-  figures(p.evalCompressed, "_compressed");
-  figures(p.evalPlain, "_uncompressed");
-  summary["bytes_raw"] = p.raw;
-  summary["bytes_wire"] = p.wire;
-  summary["wall_seconds"] = elapsed();
-  summary["emulated_seconds"] = p.emulated;
+  s.compressed = figures(p.evalCompressed);
+  s.uncompressed = figures(p.evalPlain);
+  s.eval = config_.compression.inference ? s.compressed : s.uncompressed;  // both are always reported
+  s.bytes_raw = p.raw;
+  s.bytes_wire = p.wire;
+  s.wall_seconds = elapsed();
+  s.emulated_seconds = p.emulated;
+  const json summary = s.toJson();
   bus_.publish(EventRecord{p.step, elapsed(), p.status, json{{"reason", p.reason}}});
   bus_.publish(StatusRecord{runId_, p.status, p.reason, summary});
   bus_.drain();

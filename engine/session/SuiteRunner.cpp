@@ -1,6 +1,6 @@
-#include "engine/suites/SuiteRunner.h"
+#include "engine/session/SuiteRunner.h"
 
-#include "engine/runs/CodeVersion.h"
+#include "engine/core/CodeVersion.h"
 #include "engine/suites/SuiteResults.h"
 
 #include <chrono>

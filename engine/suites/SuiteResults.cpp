@@ -1,4 +1,6 @@
 #include "engine/suites/SuiteResults.h"
+
+#include "engine/core/RunSummary.h"
 #include "engine/runs/config/BoundedJson.h"
 
 #include <cmath>
@@ -52,13 +54,25 @@ std::optional<double> SuiteResults::target(uint64_t seed) const {
   return info && info->higherIsBetter ? *reference * suite.target.fraction : *reference / suite.target.fraction;
 }
 
+namespace {
+
+// For the metrics read at the suite's target (the emulated time or the wire bytes at which a run reached it): the
+// run-end figure a never-reached target is capped at. nullptr for every other metric.
+const char* cappedAt(const std::string& metric) {
+  if (metric == "time_to_target") return summary_key::kEmulatedSeconds;
+  if (metric == "bytes_to_target") return summary_key::kBytesWire;
+  return nullptr;
+}
+
+}  // namespace
+
 std::optional<double> SuiteResults::value(const std::string& variant, uint64_t seed, const std::string& metric) const {
   const auto v = runs.find(variant);
   if (v == runs.end()) return std::nullopt;
   const auto s = v->second.find(seed);
   if (s == v->second.end()) return std::nullopt;
   const RunFigures& f = s->second;
-  if (metric != "time_to_target" && metric != "bytes_to_target") return f.value(metric);
+  if (!cappedAt(metric)) return f.value(metric);
   const auto goal = target(seed);
   if (!goal) return std::nullopt;
   const SuiteMetricInfo* info = findSuiteMetric(suite.target.metric);
@@ -72,10 +86,10 @@ RuleLookup SuiteResults::lookup() const {
     const auto v = value(variant, seed, metric);
     if (!v) return std::nullopt;
     const RunFigures& run = runs.at(variant).at(seed);
-    const bool target = metric == "time_to_target" || metric == "bytes_to_target";
-    if (!target || !std::isinf(*v)) return RuleValue{*v, run.run_id};  // a diverged loss stays +inf
+    const char* capped = cappedAt(metric);
+    if (!capped || !std::isinf(*v)) return RuleValue{*v, run.run_id};  // a diverged loss stays +inf
     // A target never reached: censored at the run's end, the most the run can say ("> T").
-    const auto end = run.value(metric == "time_to_target" ? "emulated_seconds" : "bytes_wire");
+    const auto end = run.value(capped);
     return RuleValue{end ? *end : *v, run.run_id, true};
   };
 }

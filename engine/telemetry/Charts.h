@@ -1,7 +1,7 @@
 #pragma once
 // The charts of a run: one table for the live panel and the compare view (and anything else that charts a run), so
 // a metric has one title, unit and scale wherever it is drawn. Torch-free and header-only.
-#include "engine/telemetry/Metrics.h"
+#include "engine/core/Metrics.h"
 
 #include <algorithm>
 #include <string>

@@ -3,7 +3,7 @@
 // another process and are untrusted: readCbor walks them iteratively (no recursion) and refuses anything too large,
 // too deep or malformed before nlohmann's recursive reader sees it, and the field readers check every value
 // (finite, non-negative, in range) before it reaches the run's figures. Torch-free.
-#include "engine/telemetry/Telemetry.h"
+#include "engine/core/Telemetry.h"
 
 #include <nlohmann/json.hpp>
 

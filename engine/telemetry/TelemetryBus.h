@@ -1,7 +1,7 @@
 #pragma once
 // Delivers telemetry from the training threads to sinks on one dispatcher thread, so a slow sink
 // (a database, a terminal) never stalls training.
-#include "engine/telemetry/Telemetry.h"
+#include "engine/core/Telemetry.h"
 
 #include <condition_variable>
 #include <deque>

@@ -1,6 +1,6 @@
 #include "engine/tensorboard/TensorBoardExport.h"
 
-#include "engine/runs/AtomicFile.h"
+#include "engine/core/AtomicFile.h"
 #include "engine/runs/config/BoundedJson.h"
 #include "engine/tensorboard/Records.h"
 #include "engine/tensorboard/event.pb.h"

@@ -1,5 +1,5 @@
 #pragma once
-#include "engine/telemetry/Telemetry.h"
+#include "engine/core/Telemetry.h"
 
 #include <torch/types.h>
 

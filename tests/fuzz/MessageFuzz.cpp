@@ -3,9 +3,9 @@
 // them (decoded, then replayed as a stored run's would be). Whatever the bytes, each parser returns or throws its own
 // error.
 //   build/fuzz/fuzz_messages -max_total_time=60 tests/fuzz/corpus/messages
+#include "engine/core/StepTrace.h"
 #include "engine/dist/Framing.h"
 #include "engine/pipeline/GradientMessage.h"
-#include "engine/runs/trace/StepTrace.h"
 #include "engine/telemetry/StepReport.h"
 
 #include <cstdint>

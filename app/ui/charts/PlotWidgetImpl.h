@@ -1,6 +1,6 @@
 #pragma once
-// Private to PlotWidget (PlotWidget.cpp: data, mouse, export; PlotFrame.cpp: layout and autoscale;
-// PlotPainter.cpp: drawing). Not part of the chart adapter's interface.
+// Private to PlotWidget (PlotWidget.cpp: data and mouse; PlotFrame.cpp: layout and autoscale; PlotPainter.cpp:
+// drawing; PlotExport.cpp: PNG, SVG and PDF export; PlotMenu.cpp: the context menu). Not part of the chart adapter's interface.
 #include "app/ui/charts/PlotWidget.h"
 
 #include <QFont>

@@ -4,7 +4,7 @@
 #include "engine/runs/config/Config.h"
 
 #include "engine/compress/spec/Catalogue.h"
-#include "engine/telemetry/Metrics.h"
+#include "engine/core/Metrics.h"
 
 #include <QDateTime>
 
@@ -56,13 +56,14 @@ bool sparse(const std::string& m) {
   return spec && spec->sparse;
 }
 
-// Bits per sent value where the method has such a thing: the quantizer's bits, a sparsifier's value bits.
+// Bits per sent value where the codec has such a thing (the catalogue says): its bits option (a quantizer's), a
+// sparsifier's value bits, or the fixed width of a cast or of sign.
 QVariant bitsOf(const json& dir) {
-  const std::string m = at(dir, "method").is_string() ? at(dir, "method").get<std::string>() : "";
-  if (m == "quantize") return number(at(dir, "bits"));
-  if (sparse(m)) return number(at(dir, "value_bits"));
-  if (m == "fp16" || m == "bf16") return 16.0;
-  if (m == "sign") return 1.0;
+  const MethodSpec* m = catalogue::codec(at(dir, "method").is_string() ? at(dir, "method").get<std::string>() : "");
+  if (!m) return QVariant();
+  if (m->reads("bits")) return number(at(dir, "bits"));
+  if (m->reads("value_bits")) return number(at(dir, "value_bits"));
+  if (m->valueBits > 0) return double(m->valueBits);
   return QVariant();
 }
 
@@ -117,7 +118,7 @@ namespace {
 json withChanges(const json& config, const std::vector<EventRow>& events) {
   json out = config;
   for (const EventRow& e : events) {
-    if (e.kind != "setting") continue;
+    if (eventKindOf(e.kind) != EventKind::Setting) continue;
     const json detail = parseObject(e.detail_json);
     const json& key = at(detail, "key");
     if (!key.is_string() || key.get<std::string>().rfind("compression.", 0) != 0 || !detail.contains("to")) continue;

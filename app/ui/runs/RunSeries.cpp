@@ -1,7 +1,7 @@
 #include "app/ui/runs/RunSeries.h"
+#include "engine/core/Metrics.h"
 #include "engine/runs/config/BoundedJson.h"
 #include "engine/telemetry/Charts.h"
-#include "engine/telemetry/Metrics.h"
 
 #include <QRegularExpression>
 
@@ -20,7 +20,8 @@ QString plainValue(const nlohmann::json& v) {
 }
 
 bool isMarkerKind(const std::string& kind) {
-  return kind == "setting" || kind == "pause" || kind == "resume" || kind == "reset";
+  const EventKind k = eventKindOf(kind);
+  return k == EventKind::Setting || k == EventKind::Pause || k == EventKind::Resume || k == EventKind::Reset;
 }
 
 }  // namespace
@@ -51,11 +52,11 @@ QString compactKey(QString key) {
 QString settingLabel(const std::string& kind, const std::string& detailJson) {
   const auto detail = parseJsonOrDiscarded(detailJson);
   const bool object = !detail.is_discarded() && detail.is_object();
-  if (kind == "setting" && object && detail.contains("key")) {
+  if (eventKindOf(kind) == EventKind::Setting && object && detail.contains("key")) {
     const QString key = compactKey(plainValue(detail["key"]));
     return detail.contains("to") ? key + QStringLiteral(" = ") + plainValue(detail["to"]) : key;
   }
-  if (kind == "reset" && object && detail.contains("boundary")) {
+  if (eventKindOf(kind) == EventKind::Reset && object && detail.contains("boundary")) {
     QString label = QStringLiteral("reset link%1").arg(plainValue(detail["boundary"]));
     if (detail.contains("direction")) label += QLatin1Char(' ') + plainValue(detail["direction"]);
     return label;

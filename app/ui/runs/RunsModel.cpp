@@ -3,7 +3,7 @@
 #include "app/ui/charts/Palette.h"
 #include "app/ui/runs/NetworkControls.h"
 #include "app/ui/runs/Units.h"
-#include "engine/telemetry/Metrics.h"
+#include "engine/core/Metrics.h"
 
 #include <QColor>
 

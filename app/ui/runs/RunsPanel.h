@@ -50,7 +50,6 @@ class RunsPanel : public QWidget {
   QAction* compareAction() const { return compareAction_; }
   QAction* openAction() const { return openAction_; }
   QAction* tensorBoardAction() const { return tensorBoardAction_; }
-  QAction* refreshAction() const { return refreshAction_; }
 
  public Q_SLOTS:
   void refresh();

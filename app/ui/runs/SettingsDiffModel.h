@@ -27,7 +27,6 @@ class SettingsDiffModel : public QAbstractTableModel {
 
   void setRuns(const std::vector<Run>& runs);
   void setShowAll(bool all);
-  bool showAll() const { return showAll_; }
   QString key(int row) const;              // the setting of a row
   int rowOfKey(const QString& key) const;  // -1 when not listed
   bool differs(const QString& key) const;

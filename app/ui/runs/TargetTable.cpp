@@ -2,8 +2,8 @@
 
 #include "app/ui/charts/Palette.h"
 #include "app/ui/runs/Units.h"
+#include "engine/core/Metrics.h"
 #include "engine/runs/store/Reach.h"
-#include "engine/telemetry/Metrics.h"
 
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>

@@ -7,9 +7,20 @@ namespace {
 // A sparsifier's values can be quantized again: these options then apply to them.
 const std::vector<std::string> kValueOptions = {"value_bits", "rounding", "range", "bucket"};
 
+MethodSpec codec(std::string name, std::string label, std::string help, int payload) {
+  MethodSpec m;
+  m.name = std::move(name);
+  m.label = std::move(label);
+  m.help = std::move(help);
+  m.payload = payload;
+  return m;
+}
+
 MethodSpec sparsifier(std::string name, std::string label, std::string help, std::vector<std::string> extra,
                       int payload) {
-  MethodSpec m{std::move(name), std::move(label), std::move(help), {"k"}, {}, true, false, payload};
+  MethodSpec m = codec(std::move(name), std::move(label), std::move(help), payload);
+  m.sparse = true;
+  m.options = {"k"};
   m.options.insert(m.options.end(), extra.begin(), extra.end());
   m.options.insert(m.options.end(), kValueOptions.begin(), kValueOptions.end());
   return m;
@@ -17,19 +28,33 @@ MethodSpec sparsifier(std::string name, std::string label, std::string help, std
 
 }  // namespace
 
-MethodSpec IdentityEntry::spec() { return {"none", "none", "float32 values as they are", {}, {}, false, false, 1}; }
-MethodSpec Fp16Entry::spec() { return {"fp16", "fp16", "IEEE half precision, 16 bits a value", {}, {}, false, false, 2}; }
-MethodSpec Bf16Entry::spec() { return {"bf16", "bf16", "bfloat16, 16 bits a value", {}, {}, false, false, 3}; }
+MethodSpec IdentityEntry::spec() { return codec("none", "none", "float32 values as they are", 1); }
+MethodSpec Fp16Entry::spec() {
+  MethodSpec m = codec("fp16", "fp16", "IEEE half precision, 16 bits a value", 2);
+  m.valueBits = 16;
+  return m;
+}
+MethodSpec Bf16Entry::spec() {
+  MethodSpec m = codec("bf16", "bf16", "bfloat16, 16 bits a value", 3);
+  m.valueBits = 16;
+  return m;
+}
 MethodSpec QuantizeEntry::spec() {
-  return {"quantize", "Quantize",
-          "b-bit codes with a scale per tensor, channel or bucket (16 bits: an fp16 cast)",
-          {"bits", "rounding", "scale", "bucket", "range"}, {}, false, false, 4};
+  MethodSpec m = codec("quantize", "Quantize",
+                       "b-bit codes with a scale per tensor, channel or bucket (16 bits: an fp16 cast)", 4);
+  m.options = {"bits", "rounding", "scale", "bucket", "range"};
+  return m;
 }
 MethodSpec QsgdEntry::spec() {
-  return {"qsgd", "QSGD", "s levels of the bucket's norm, stochastically rounded (unbiased)", {"levels", "bucket"}, {},
-          false, false, 5};
+  MethodSpec m = codec("qsgd", "QSGD", "s levels of the bucket's norm, stochastically rounded (unbiased)", 5);
+  m.options = {"levels", "bucket"};
+  return m;
 }
-MethodSpec SignEntry::spec() { return {"sign", "Scaled sign", "one bit a value, scaled by the mean magnitude", {}, {}, false, false, 6}; }
+MethodSpec SignEntry::spec() {
+  MethodSpec m = codec("sign", "Scaled sign", "one bit a value, scaled by the mean magnitude", 6);
+  m.valueBits = 1;
+  return m;
+}
 MethodSpec TopKEntry::spec() { return sparsifier("topk", "TopK", "the k largest magnitudes exactly", {}, 7); }
 MethodSpec RandKEntry::spec() {
   return sparsifier("randk", "RandK", "k values drawn at random (the indices travel as a seed)", {"scaled"}, 8);

@@ -2,7 +2,8 @@
 // The lab's compressors as data: every codec, error compensation and adaptive controller, with the options each
 // reads (type, default, range, help and the control that edits it in the app). The config schema and presets
 // validation, the app's compressor editor, the runs table and the settings diff read them from here, and the
-// engine's registries (engine/compress/Registry.h) pair each entry with the code that builds it. Torch-free.
+// engine's entry lists (engine/compress/CodecEntry.h and the *List.h files) pair each entry with the code that
+// builds it. Torch-free.
 //
 // A codec's entry comes from the codec list (engine/compress/CodecList.h), a compensation's from
 // engine/compress/CompensationList.h and a controller's from engine/compress/ControllerList.h: adding one is its own
@@ -52,6 +53,9 @@ struct MethodSpec {
   // Codecs: the id their payloads' header carries (engine/compress/Payload.h). Codecs share one only when they
   // share the payload format, so that a receiver of either decodes both (TopK, GaussianK and the sampled threshold).
   int payload = 0;
+  // Codecs whose every value travels in a fixed number of bits (fp16 and bf16: 16, sign: 1); 0 for the others, whose
+  // bits per value are an option ("bits", or a sparsifier's "value_bits") or not a fixed number at all.
+  int valueBits = 0;
   // Controllers: the sender keeps compressors of the controller's own and sends one of their payloads (GraVAC); the
   // link measures the norm of what crossed, which the controller watches (Accordion).
   bool ownCompressors = false;

@@ -12,7 +12,7 @@ namespace ps {
 
 // One direction's compressor and error compensation (docs/algorithms.md). Round-trips through JSON.
 struct CompressionOptions {
-  std::string method = "none";   // none fp16 bf16 quantize qsgd sign topk randk gaussiank sampledk
+  std::string method = "none";   // a codec of the catalogue (pipesqueeze-cli codec list): none, topk, powersgd, ...
   double k = 0.1;                // fraction kept by a sparsifier
   int bits = 8;                  // 1..8, or 16 for an fp16 cast
   std::string rounding = "nearest", scale = "bucket", range = "maxabs";
@@ -39,6 +39,9 @@ struct CompressionOptions {
   // the norm of what crossed for it (Accordion). False for none.
   bool adaptsWithOwnCompressors() const;
   bool adaptsOnNorm() const;
+  // Its ends keep state between messages that a change of options may drop: a compensation's, or the residuals of
+  // a controller's own compressors.
+  bool holdsState() const { return feedback != "none" || adaptsWithOwnCompressors(); }
   // Whether a direction changing from `before` to these options keeps its compensation state (EF's residual, EF21's
   // estimate, DIANA's shift, AQ-SGD's buffers) at both ends: the same compensation and controller, and a codec of the
   // same family (sparsifiers, or dense codecs), so the state means what it meant. A change of K, bits, rounding or
@@ -52,5 +55,10 @@ struct CompressionOptions {
   bool operator!=(const CompressionOptions& o) const { return !(*this == o); }
 };
 inline CompressionOptions CompressionOptions::fromJson(const nlohmann::json& j) { return fromJson(j, CompressionOptions()); }
+
+// What is wrong with `options` under the controller its `adapt` names, "" when nothing is (or when that name is not
+// a controller: the schema says so); `where` names the direction in the message. The controllers' own checks
+// (engine/compress/ControllerList.h).
+std::string checkController(const CompressionOptions& options, const std::string& where);
 
 }  // namespace ps

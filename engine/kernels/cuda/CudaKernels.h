@@ -1,7 +1,7 @@
 #pragma once
 // CUDA twins of the CPU kernels (engine/kernels/*.h), on device pointers. Plain CUDA, no torch, so the .cu files
 // compile with nvcc alone; callers hand in device memory (for example a tensor's data_ptr on cuda:i).
-// Semantics match the CPU versions exactly; tests/engine/kernels/CudaKernelsTest.cpp compares them on a GPU.
+// Semantics match the CPU versions exactly; tests/engine/kernels/cuda/CudaKernelsTest.cpp compares them on a GPU.
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -1,6 +1,5 @@
 #include "engine/runs/config/Config.h"
 
-#include "engine/compress/ControllerList.h"
 #include "engine/compress/spec/Catalogue.h"
 #include "engine/runs/config/BoundedJson.h"
 #include "engine/runs/config/ConfigSchema.h"
@@ -293,8 +292,12 @@ Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
   const Json& m = j["model"];
   c.model = {m["width"], m["depth"], m["heads"], m["init_checkpoint"]};
   c.pipeline = pipelineOf(j["pipeline"]);
-  c.link = {j["link"]["bandwidth_mbps"], j["link"]["latency_ms"], j["link"]["mode"] == "throttled",
-            j["link"]["framing"] == "tcp", j["link"]["egress"] == "stage"};
+  const Json& l = j["link"];
+  c.link.bandwidth_mbps = l["bandwidth_mbps"];
+  c.link.latency_ms = l["latency_ms"];
+  c.link.throttled = l["mode"] == "throttled";
+  c.link.tcp = l["framing"] == "tcp";
+  c.link.shared_egress = l["egress"] == "stage";
   c.compression = compressionOf(j, c.pipeline.stages);
   c.parallel = {j["parallel"]["replicas"], j["parallel"]["mode"], j["parallel"]["timeout_s"], j["parallel"]["backend"],
                 j["parallel"]["transport"]};

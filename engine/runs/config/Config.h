@@ -2,6 +2,7 @@
 // A validated run configuration: the full JSON (every key, defaults filled in) plus typed views of it.
 // The JSON is what a run store keeps, so any run can be replayed exactly.
 #include "engine/compress/spec/CompressionOptions.h"
+#include "engine/core/LinkModel.h"
 #include "engine/errors/ConfigError.h"
 #include "engine/runs/config/PresetSearch.h"
 
@@ -49,12 +50,7 @@ struct Config {
     std::string transport = "tcp";
     bool processes() const { return mode == "processes" || (mode == "auto" && replicas > 1); }
   } parallel;
-  struct Link {
-    double bandwidth_mbps = 10000, latency_ms = 0;
-    bool throttled = false;
-    bool tcp = true;             // link.framing
-    bool shared_egress = false;  // link.egress = stage
-  } link;
+  LinkModel link;  // link.*: link.mode = throttled, link.framing = tcp, link.egress = stage
   struct Compression {
     CompressionOptions forward, backward;
     CompressionOptions gradients;  // weight gradients among a stage's data-parallel replicas

@@ -1,7 +1,7 @@
 #include "engine/runs/config/ConfigSchema.h"
 
 #include "engine/compress/spec/Catalogue.h"
-#include "engine/telemetry/Metrics.h"
+#include "engine/core/Metrics.h"
 
 #include <algorithm>
 #include <cctype>

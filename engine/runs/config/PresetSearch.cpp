@@ -1,7 +1,7 @@
 #include "engine/runs/config/PresetSearch.h"
 
+#include "engine/core/UserFolders.h"
 #include "engine/errors/ConfigError.h"
-#include "engine/runs/UserFolders.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,6 +1,7 @@
 #include "engine/runs/store/RunFilter.h"
 
 #include "engine/compress/spec/Catalogue.h"
+#include "engine/core/RunSummary.h"
 #include "engine/runs/config/BoundedJson.h"
 #include "engine/runs/config/Config.h"
 
@@ -63,22 +64,22 @@ void addSettings(RunFacts& f, const std::string& configJson) {
 }
 
 void addSummary(RunFacts& f, const std::string& summaryJson) {
-  const json s = parseJsonOrDiscarded(summaryJson.empty() ? "{}" : summaryJson);  // stored bytes: bounded
-  if (!s.is_object()) return;
-  static const std::pair<const char*, const char*> keys[] = {{"steps", "steps"},
-                                                             {"loss", "eval_loss"},
-                                                             {"train_loss", "train_loss"},
-                                                             {"accuracy", "eval_accuracy"},
-                                                             {"perplexity", "eval_perplexity"},
-                                                             {"wire", "bytes_wire"},
-                                                             {"raw", "bytes_raw"},
-                                                             {"wall", "wall_seconds"},
-                                                             {"emulated", "emulated_seconds"}};
-  for (const auto& [field, key] : keys)
-    if (s.contains(key) && s[key].is_number()) addNumber(f, field, s[key].get<double>());
-  if (s.contains("bytes_raw") && s.contains("bytes_wire") && s["bytes_raw"].is_number() &&
-      s["bytes_wire"].is_number() && s["bytes_wire"].get<double>() > 0)
-    addNumber(f, "ratio", s["bytes_raw"].get<double>() / s["bytes_wire"].get<double>());
+  const json j = parseJsonOrDiscarded(summaryJson.empty() ? "{}" : summaryJson);  // stored bytes: bounded
+  if (!j.is_object()) return;
+  const RunSummary s = RunSummary::fromJson(j);
+  auto add = [&](const char* field, const auto& value) {
+    if (value) addNumber(f, field, double(*value));
+  };
+  if (j.contains(summary_key::kSteps) && j[summary_key::kSteps].is_number()) addNumber(f, "steps", double(s.steps));
+  add("loss", s.eval.loss);
+  add("train_loss", s.train_loss);
+  add("accuracy", s.eval.accuracy);
+  add("perplexity", s.eval.perplexity);
+  add("wire", s.bytes_wire);
+  add("raw", s.bytes_raw);
+  add("wall", s.wall_seconds);
+  add("emulated", s.emulated_seconds);
+  add("ratio", s.compressionRatio());
 }
 
 bool isFieldName(const std::string& s) {

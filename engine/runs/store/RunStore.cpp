@@ -1,6 +1,6 @@
 #include "engine/runs/store/RunStore.h"
 
-#include "engine/runs/UserFolders.h"
+#include "engine/core/UserFolders.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -54,7 +54,7 @@ struct HistogramRow {
   std::vector<float> counts;
 };
 
-// One step's trace (engine/runs/trace/StepTrace.h), encoded: what re-timing the run for another network needs.
+// One step's trace (engine/core/StepTrace.h), encoded: what re-timing the run for another network needs.
 struct TraceRow {
   int64_t step;
   int64_t epoch;

@@ -71,7 +71,7 @@ CREATE TABLE checkpoints(
 CREATE INDEX checkpoints_by_run_step ON checkpoints(run_id, step);
 )sql";
 
-// Version 2: what a step's emulated time was made of (engine/runs/trace/StepTrace.h), one encoded trace per step, so
+// Version 2: what a step's emulated time was made of (engine/core/StepTrace.h), one encoded trace per step, so
 // a saved run can be re-timed for another network. Runs saved before have none.
 const char* const kSchemaV2 = R"sql(
 CREATE TABLE step_traces(

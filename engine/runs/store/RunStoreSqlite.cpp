@@ -115,11 +115,6 @@ SqliteStatement& SqliteStatement::bindBlob(int i, const void* data, std::size_t 
   return *this;
 }
 
-SqliteStatement& SqliteStatement::bindNull(int i) {
-  checkBind(db_, sqlite3_bind_null(stmt_, i));
-  return *this;
-}
-
 bool SqliteStatement::step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;

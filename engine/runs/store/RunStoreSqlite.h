@@ -45,7 +45,6 @@ class SqliteStatement {
   SqliteStatement& bindReal(int i, double v);  // NaN is stored as NULL and read back as NaN
   SqliteStatement& bindText(int i, const std::string& v);
   SqliteStatement& bindBlob(int i, const void* data, std::size_t bytes);
-  SqliteStatement& bindNull(int i);
 
   bool step();        // true while a row is available; throws on error
   void run();         // step() for statements that return no rows

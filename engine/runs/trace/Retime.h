@@ -1,6 +1,6 @@
 #pragma once
 // A saved run's emulated time at another network: its step traces replayed under another link model
-// (engine/runs/trace/StepTrace.h). With nothing given it is the run's own network, step by step, and gives its
+// (engine/core/StepTrace.h). With nothing given it is the run's own network, step by step, and gives its
 // recorded emulated time to the bit.
 #include <cstdint>
 #include <map>
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/StepTrace.h"
 #include "engine/runs/store/RunStore.h"
-#include "engine/runs/trace/StepTrace.h"
 
 namespace ps {
 

@@ -1,4 +1,4 @@
-#include "tests/app/CliRunner.h"
+#include "tests/app/cli/CliRunner.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
-#include "tests/app/CliRunner.h"
+#include "tests/app/cli/CliRunner.h"
 
+#include "engine/core/CodeVersion.h"
 #include "engine/data/Npy.h"
-#include "engine/runs/CodeVersion.h"
 #include "engine/runs/config/Config.h"
 #include "engine/runs/store/RunStore.h"
 

@@ -2,7 +2,7 @@
 // compared with the in-process pipeline through the run stores they leave.
 #include "engine/runs/store/RunStore.h"
 #include "tests/ListeningSockets.h"
-#include "tests/app/CliRunner.h"
+#include "tests/app/cli/CliRunner.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

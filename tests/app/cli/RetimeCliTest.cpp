@@ -1,5 +1,5 @@
 // `pipesqueeze-cli runs retime`: a saved run's emulated time at another network, from the step traces it stored.
-#include "tests/app/CliRunner.h"
+#include "tests/app/cli/CliRunner.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 // Claim suites from the CLI, as a user runs them: list, run (and resume), report, bad suites, Ctrl-C.
-#include "tests/app/CliRunner.h"
 #include "tests/TestFiles.h"
+#include "tests/app/cli/CliRunner.h"
 
 #include "engine/runs/store/RunStore.h"
 

@@ -1,5 +1,5 @@
 // Files the lab writes (exports, checkpoints) replace their target whole and never write through a planted link.
-#include "engine/runs/AtomicFile.h"
+#include "engine/core/AtomicFile.h"
 #include "tests/TestFiles.h"
 
 #include <gtest/gtest.h>

@@ -5,10 +5,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "RunStoreTestUtil.h"
+#include "engine/core/StepTrace.h"
 #include "engine/runs/store/RunStore.h"
 #include "engine/runs/trace/Retime.h"
-#include "engine/runs/trace/StepTrace.h"
+#include "tests/engine/runs/store/RunStoreTestUtil.h"
 
 using namespace ps;
 

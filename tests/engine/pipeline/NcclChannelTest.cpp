@@ -1,5 +1,5 @@
 // A link between CUDA stages of two processes: what travels through Gloo ahead of an NCCL payload, checked as
-// untrusted input. The transport itself needs two GPUs (tests/engine/dist/NcclTest.cpp, tests/app/DistributedTest.cpp).
+// untrusted input. The transport itself needs two GPUs (tests/engine/dist/NcclTest.cpp, tests/app/cli/DistributedTest.cpp).
 #include "engine/pipeline/NcclChannel.h"
 
 #include <gtest/gtest.h>

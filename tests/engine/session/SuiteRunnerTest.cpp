@@ -1,5 +1,5 @@
+#include "engine/session/SuiteRunner.h"
 #include "engine/suites/SuiteResults.h"
-#include "engine/suites/SuiteRunner.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Metric keys, the link-key format and the chart table: what the store sink writes is what the charts read.
+#include "engine/core/Metrics.h"
 #include "engine/session/RunStoreSink.h"
 #include "engine/telemetry/Charts.h"
-#include "engine/telemetry/Metrics.h"
 
 #include <gtest/gtest.h>
 

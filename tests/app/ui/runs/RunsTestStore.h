@@ -4,9 +4,9 @@
 // A run of N steps has, at step s = 1..N: train/loss 2/s, bytes/wire 1000 (so 1000*s sent by the end of step s),
 // bytes/raw 4000, time/step_s 0.1, link0 and link1 fwd/bwd rel_error (fwd mean 0.2, bwd mean 0.3), wall_s 0.5*s,
 // emulated_s 0.25*s; and every 5 steps eval/loss 1/s with eval/accuracy (or eval/perplexity for brown_lm).
+#include "engine/core/StepTrace.h"
 #include "engine/runs/config/Config.h"
 #include "engine/runs/store/RunStore.h"
-#include "engine/runs/trace/StepTrace.h"
 
 #include <QTemporaryDir>
 

@@ -1,6 +1,6 @@
 // Presets and suites are found by name in one order for the app and the CLI: the user's folder (where the app saves
 // them), the installed share folder, the source tree; the run store lives in the same user folder.
-#include "engine/runs/UserFolders.h"
+#include "engine/core/UserFolders.h"
 #include "engine/runs/config/Config.h"
 #include "engine/runs/config/PresetSearch.h"
 #include "engine/runs/store/RunStore.h"

@@ -10,8 +10,8 @@
 #include <iostream>
 #include <thread>
 
-#include "RunStoreTestUtil.h"
 #include "engine/runs/store/RunStore.h"
+#include "tests/engine/runs/store/RunStoreTestUtil.h"
 
 using ps::MetricPoint;
 using ps::RunStore;

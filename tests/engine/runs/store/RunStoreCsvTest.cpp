@@ -4,8 +4,8 @@
 #include <limits>
 #include <sstream>
 
-#include "RunStoreTestUtil.h"
 #include "engine/runs/store/RunStore.h"
+#include "tests/engine/runs/store/RunStoreTestUtil.h"
 
 using ps::RunStore;
 using ps::test::RunStoreTempDir;

@@ -8,7 +8,7 @@
 
 #include "engine/runs/store/RunStore.h"
 #include "engine/runs/store/RunStoreSchema.h"
-#include "RunStoreTestUtil.h"
+#include "tests/engine/runs/store/RunStoreTestUtil.h"
 
 using ps::RunStore;
 using ps::StoreError;

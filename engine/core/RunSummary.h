@@ -1,0 +1,53 @@
+#pragma once
+// A run's summary: the last line `pipesqueeze-cli train --json` prints, kept with the run in the store, and read by
+// the run filter, the runs table and the claim suites. It travels and is stored as JSON under the keys below (the
+// suites' metric names are these keys too); every figure may be missing (a run that ended before its first
+// evaluation, a run of an older build), and a stored summary is untrusted: a value of the wrong type reads as missing.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ps {
+
+namespace summary_key {
+inline constexpr const char* kRunId = "run_id";
+inline constexpr const char* kStatus = "status";
+inline constexpr const char* kReason = "reason";
+inline constexpr const char* kSteps = "steps";
+inline constexpr const char* kTrainLoss = "train_loss";  // mean of the last steps' training loss
+inline constexpr const char* kEvalLoss = "eval_loss";    // the headline evaluation (as compression.inference says)
+inline constexpr const char* kEvalAccuracy = "eval_accuracy";      // classifiers
+inline constexpr const char* kEvalPerplexity = "eval_perplexity";  // language models
+inline constexpr const char* kCompressed = "_compressed";          // suffixes of the two evaluations always made
+inline constexpr const char* kUncompressed = "_uncompressed";
+inline constexpr const char* kBytesRaw = "bytes_raw";
+inline constexpr const char* kBytesWire = "bytes_wire";
+inline constexpr const char* kWallSeconds = "wall_seconds";
+inline constexpr const char* kEmulatedSeconds = "emulated_seconds";
+}  // namespace summary_key
+
+// One evaluation's figures: accuracy for a classifier, perplexity for a language model.
+struct EvalFigures {
+  std::optional<double> loss, accuracy, perplexity;
+};
+
+struct RunSummary {
+  int64_t run_id = 0;
+  std::string status, reason;
+  int64_t steps = 0;
+  std::optional<double> train_loss;
+  bool classifier = true;  // which figure its evaluations carry: accuracy, or perplexity
+  EvalFigures eval;        // the headline: the compressed evaluation when compression.inference, else the plain one
+  EvalFigures compressed, uncompressed;
+  std::optional<uint64_t> bytes_raw, bytes_wire;  // every link's payload bytes, uncompressed and as sent
+  std::optional<double> wall_seconds, emulated_seconds;
+
+  nlohmann::json toJson() const;
+  static RunSummary fromJson(const nlohmann::json& j);
+  // Raw over wire bytes, when both are known and some bytes crossed.
+  std::optional<double> compressionRatio() const;
+};
+
+}  // namespace ps
