@@ -48,7 +48,7 @@ json RunSummary::toJson() const {
   out[k::kRunId] = run_id;
   out[k::kStatus] = status;
   if (!reason.empty()) out[k::kReason] = reason;
-  out[k::kSteps] = steps;
+  out[k::kSteps] = orNull(steps);
   out[k::kTrainLoss] = orNull(train_loss);
   writeEval(out, eval, classifier, "");
   writeEval(out, compressed, classifier, k::kCompressed);

@@ -36,7 +36,7 @@ struct EvalFigures {
 struct RunSummary {
   int64_t run_id = 0;
   std::string status, reason;
-  int64_t steps = 0;
+  std::optional<int64_t> steps;
   std::optional<double> train_loss;
   bool classifier = true;  // which figure its evaluations carry: accuracy, or perplexity
   EvalFigures eval;        // the headline: the compressed evaluation when compression.inference, else the plain one

@@ -250,7 +250,8 @@ void Session::applySetting(const Command& c, int64_t step, double wall) {
   if (GradientExchange* g = pipeline_->gradientExchange()) {  // resets are reported with its traffic
     if (g->options() != config_.compression.gradients) g->setOptions(config_.compression.gradients);
   }
-  bus_.publish(EventRecord{step, wall, eventName(EventKind::Setting), json{{"key", c.key}, {"from", old}, {"to", c.value}}});
+  bus_.publish(
+      EventRecord{step, wall, eventName(EventKind::Setting), json{{"key", c.key}, {"from", old}, {"to", c.value}}});
   const std::string option = c.key.substr(c.key.rfind('.') + 1);
   if (c.key.rfind("compression.", 0) == 0 && reconfiguresControllers(option)) setupAdapters(step, wall);
 }

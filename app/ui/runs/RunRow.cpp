@@ -5,6 +5,7 @@
 
 #include "engine/compress/spec/Catalogue.h"
 #include "engine/core/Metrics.h"
+#include "engine/core/RunSummary.h"
 
 #include <QDateTime>
 
@@ -145,7 +146,7 @@ RunRow RunRow::read(const RunStore& store, const RunInfo& info, const RunRow* pr
   const json& task = at(row.config, "task");
   const auto kind = task.is_string() ? taskKind(task.get<std::string>()) : std::nullopt;
   row.languageModel = kind ? *kind == TaskKind::LanguageModel
-                           : row.summary.contains("eval_perplexity") && !row.summary.contains("eval_accuracy");
+                           : !RunSummary::fromJson(row.summary).classifier;
 
   // A finished run's metrics no longer change: reuse what the last refresh read.
   if (previous && previous->info.id == info.id && previous->info.status == info.status && info.status != "running") {

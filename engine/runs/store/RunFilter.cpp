@@ -70,7 +70,7 @@ void addSummary(RunFacts& f, const std::string& summaryJson) {
   auto add = [&](const char* field, const auto& value) {
     if (value) addNumber(f, field, double(*value));
   };
-  if (j.contains(summary_key::kSteps) && j[summary_key::kSteps].is_number()) addNumber(f, "steps", double(s.steps));
+  add("steps", s.steps);
   add("loss", s.eval.loss);
   add("train_loss", s.train_loss);
   add("accuracy", s.eval.accuracy);

@@ -39,7 +39,7 @@ TEST(RunSummary, ReadsBackWhatItWrote) {
   const RunSummary s = RunSummary::fromJson(classifierRun().toJson());
   EXPECT_EQ(s.run_id, 7);
   EXPECT_EQ(s.status, "finished");
-  EXPECT_EQ(s.steps, 2811);
+  EXPECT_EQ(*s.steps, 2811);
   EXPECT_TRUE(s.classifier);
   EXPECT_DOUBLE_EQ(*s.eval.accuracy, 0.89);
   EXPECT_DOUBLE_EQ(*s.uncompressed.accuracy, 0.90);
@@ -69,7 +69,7 @@ TEST(RunSummary, MissingOrMistypedFiguresReadAsMissing) {
                                        {"bytes_raw", "10"},
                                        {"wall_seconds", true}});
   EXPECT_EQ(s.status, "");
-  EXPECT_EQ(s.steps, 0);
+  EXPECT_FALSE(s.steps);
   EXPECT_FALSE(s.eval.accuracy);
   EXPECT_FALSE(s.bytes_wire);
   EXPECT_FALSE(s.bytes_raw);
