@@ -89,6 +89,13 @@ class Codec {
   torch::Tensor output_, tail_;
 };
 
+// The id an entry's payloads carry in their header: its spec's, the one place it is written.
+template <class Entry>
+CodecId payloadOf() {
+  static const CodecId id = CodecId(Entry::spec().payload);
+  return id;
+}
+
 // Builds the codec the options name. Throws ConfigError for combinations that make no sense.
 std::unique_ptr<Codec> makeCodec(const CompressionOptions& options, const CodecContext& context = {});
 inline std::unique_ptr<Codec> makeCodec(const std::string& method) {

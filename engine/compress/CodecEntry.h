@@ -12,10 +12,34 @@
 #include "engine/compress/spec/CompressionOptions.h"
 
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace ps {
 
 class Codec;
 struct CodecContext;
+
+// A codec's spec with its name, its label in the app, one line of help and its payload id.
+inline MethodSpec codecSpec(std::string name, std::string label, std::string help, int payload) {
+  MethodSpec m;
+  m.name = std::move(name);
+  m.label = std::move(label);
+  m.help = std::move(help);
+  m.payload = payload;
+  return m;
+}
+
+// A sparsifier's spec: it reads K, its own options `extra`, and the options of the quantizer its values may pass
+// through again (value_bits and those that shape it).
+inline MethodSpec sparsifierSpec(std::string name, std::string label, std::string help,
+                                 const std::vector<std::string>& extra, int payload) {
+  MethodSpec m = codecSpec(std::move(name), std::move(label), std::move(help), payload);
+  m.sparse = true;
+  m.options = {"k"};
+  m.options.insert(m.options.end(), extra.begin(), extra.end());
+  for (const char* o : {"value_bits", "rounding", "range", "bucket"}) m.options.push_back(o);
+  return m;
+}
 
 }  // namespace ps

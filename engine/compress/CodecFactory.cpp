@@ -28,9 +28,6 @@ std::unique_ptr<Codec> QuantizeEntry::make(const CompressionOptions& o, const Co
 std::unique_ptr<Codec> QsgdEntry::make(const CompressionOptions& o, const CodecContext& c) {
   return std::make_unique<QsgdCodec>(o, c);
 }
-std::unique_ptr<Codec> SignEntry::make(const CompressionOptions&, const CodecContext&) {
-  return std::make_unique<SignCodec>();
-}
 std::unique_ptr<Codec> TopKEntry::make(const CompressionOptions& o, const CodecContext& c) {
   return std::make_unique<SparseCodec>(o, c);
 }

@@ -4,6 +4,7 @@
 // app's compressor editor, the codec CLI, the codec tests, the decoder fuzzer and bench_compress.
 #include "engine/compress/BuiltinCodecs.h"
 #include "engine/compress/PowerSgdCodec.h"
+#include "engine/compress/SignCodec.h"
 #include "engine/compress/spec/EntryList.h"
 
 namespace ps {

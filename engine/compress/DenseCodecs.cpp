@@ -8,7 +8,6 @@
 #include "engine/kernels/KernelError.h"
 #include "engine/kernels/Qsgd.h"
 #include "engine/kernels/Random.h"
-#include "engine/kernels/Sign.h"
 
 #include <torch/torch.h>
 
@@ -166,28 +165,6 @@ torch::Tensor QsgdCodec::decodeBody(const PayloadHeader& h, ByteReader& r, const
   const uint8_t* codes = r.take(packed, "codes");
   auto out = outputTensor(h.shape);
   kernels::qsgdDecode(codes, packed, n, bucket, s, norms_.data(), out.data_ptr<float>());
-  return out;
-}
-
-// ---- scaled sign ----
-void SignCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) {
-  const uint64_t n = uint64_t(x.numel());
-  p.bytes.reserve(p.bytes.size() + 4 + kernels::packedBytes(n, 1));
-  const size_t at = p.bytes.size();
-  w.put<float>(0.f);  // the scale, once the signs are packed
-  const double l1 = kernels::signPack(x.data_ptr<float>(), n, w.grow(kernels::packedBytes(n, 1)));
-  const float scale = n ? float(l1 / double(n)) : 0.f;
-  std::memcpy(p.bytes.data() + at, &scale, 4);
-}
-
-torch::Tensor SignCodec::decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device&) {
-  const float scale = r.get<float>("scale");
-  if (!std::isfinite(scale) || scale < 0) throw PayloadError("the sign scale is not a finite non-negative number");
-  const uint64_t n = uint64_t(h.numel());
-  const size_t bytes = kernels::packedBytes(n, 1);
-  const uint8_t* bits = r.take(bytes, "sign bits");
-  auto out = outputTensor(h.shape);
-  kernels::signUnpack(bits, bytes, n, scale, out.data_ptr<float>());
   return out;
 }
 

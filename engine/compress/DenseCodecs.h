@@ -1,5 +1,5 @@
 #pragma once
-// Codecs that send one value (or code) per element: fp16 / bf16 casts, Q_b quantization, QSGD and scaled sign.
+// Codecs that send one value (or code) per element: fp16 / bf16 casts, Q_b quantization, and QSGD.
 #include "engine/compress/Codec.h"
 #include "engine/compress/ValueCoding.h"
 
@@ -56,17 +56,6 @@ class QsgdCodec final : public Codec {
   int64_t bucket_;
   uint64_t stream_, messages_ = 0;
   std::vector<float> norms_;  // reused between messages
-};
-
-// Scaled sign: x_hat = (|x|_1 / n) sign(x), one bit per element.
-class SignCodec final : public Codec {
- public:
-  SignCodec() : Codec(CodecId::Sign) {}
-  std::string describe() const override { return "sign"; }
-
- private:
-  void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
-  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) override;
 };
 
 }  // namespace ps

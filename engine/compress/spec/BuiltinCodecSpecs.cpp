@@ -50,11 +50,6 @@ MethodSpec QsgdEntry::spec() {
   m.options = {"levels", "bucket"};
   return m;
 }
-MethodSpec SignEntry::spec() {
-  MethodSpec m = codec("sign", "Scaled sign", "one bit a value, scaled by the mean magnitude", 6);
-  m.valueBits = 1;
-  return m;
-}
 MethodSpec TopKEntry::spec() { return sparsifier("topk", "TopK", "the k largest magnitudes exactly", {}, 7); }
 MethodSpec RandKEntry::spec() {
   return sparsifier("randk", "RandK", "k values drawn at random (the indices travel as a seed)", {"scaled"}, 8);
