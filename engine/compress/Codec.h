@@ -39,6 +39,8 @@ class Codec {
   torch::Tensor decode(const Payload& payload, const torch::Device& device,
                        const std::vector<int64_t>* expected = nullptr);
   virtual std::string describe() const = 0;
+  // The payload id its headers carry (its entry's).
+  CodecId id() const { return id_; }
   // Where a payload's bulk waits for its receiver. Host: all of it in Payload::bytes, the only form that may leave
   // this process. Device: a codec that can keeps the bulk of a CUDA input on its device (Payload::tail) and encodes
   // there, so a receiver in this process gets it by a device-to-device copy and decodes it on its own device; the
@@ -76,7 +78,6 @@ class Codec {
   // compact form (decodesOnDevice), else on the CPU and the base class moves it. Reading past the end, kernel errors
   // and trailing bytes are the base class's to report.
   virtual torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) = 0;
-  CodecId id() const { return id_; }
   // The float32 CPU tensor a decoder writes into: the previous call's buffer when nothing outside this codec
   // still holds its storage and the element count matches (fresh large allocations page-fault on every call,
   // which costs more than the decode itself), otherwise a new one. Callers get their own TensorImpl, so flags

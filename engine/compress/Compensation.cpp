@@ -171,7 +171,7 @@ std::unique_ptr<CompensationRule> AqsgdEntry::make() { return std::make_unique<A
 
 Compensator::Compensator(const CompressionOptions& o, const CodecContext& c, const AqsgdOptions& aqsgd)
     : options_(o), context_(c), feedback_(o.feedback), rule_(makeRule(o.feedback)), stateless_(o.feedback == "none"),
-      codec_(makeCodec(o, c)), identity_(std::make_unique<IdentityCodec>()), aqsgd_(aqsgd),
+      codec_(makeCodec(o, c)), identity_(IdentityEntry::make({}, c)), aqsgd_(aqsgd),
       coinSeed_(kernels::splitmix64(c.stream() ^ 0xC0C0ULL)) {}
 
 Compensator::~Compensator() = default;
@@ -245,7 +245,7 @@ Payload Compensator::send(const torch::Tensor& input, const MessageMeta& meta, S
 
 torch::Tensor Compensator::receive(const Payload& payload, const torch::Device& device, const MessageMeta& meta) {
   size_t offset = 0;
-  const bool whole = PayloadHeader::read(payload.bytes, offset).codec == CodecId::Identity;
+  const bool whole = PayloadHeader::read(payload.bytes, offset).codec == identity_->id();
   return rule_->receive(*this, payload, whole, meta, device);
 }
 

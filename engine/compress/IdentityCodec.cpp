@@ -1,5 +1,6 @@
 #include "engine/compress/IdentityCodec.h"
 
+#include "engine/compress/Codec.h"
 #include "engine/kernels/GroupStats.h"
 
 #include <torch/torch.h>
@@ -7,6 +8,21 @@
 #include <cstring>
 
 namespace ps {
+namespace {
+
+// Sends float32 values as they are: the uncompressed baseline every ratio is measured against.
+class IdentityCodec final : public Codec {
+ public:
+  IdentityCodec() : Codec(payloadOf<IdentityEntry>()) {}
+  std::string describe() const override { return "none"; }
+  bool lossless() const override { return true; }
+
+ private:
+  void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
+  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) override;
+  // The whole body can wait on the device: between GPUs of one process the tensor moves device to device.
+  bool keepsTails() const override { return true; }
+};
 
 void IdentityCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) {
   if (keepsTail(x)) {  // a copy: the sender may change x before the receiver reads it
@@ -35,6 +51,12 @@ torch::Tensor IdentityCodec::decodeBody(const PayloadHeader& h, ByteReader& r, c
   std::memcpy(out.data_ptr<float>(), r.take(body, "values"), body);
   if (!kernels::allFinite(out.data_ptr<float>(), size_t(h.numel()))) throw PayloadError("a value is not finite");
   return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Codec> IdentityEntry::make(const CompressionOptions&, const CodecContext&) {
+  return std::make_unique<IdentityCodec>();
 }
 
 }  // namespace ps

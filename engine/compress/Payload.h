@@ -15,7 +15,9 @@ class PayloadError : public std::runtime_error {
   explicit PayloadError(const std::string& what) : std::runtime_error("malformed payload: " + what) {}
 };
 
-enum class CodecId : uint8_t { Identity = 1, Half = 2, Bf16 = 3, Quantize = 4, Qsgd = 5, Sign = 6, Sparse = 7, RandK = 8 };
+// The codec a payload's header names: the payload id of its catalogue entry (MethodSpec::payload, written in the
+// entry's spec and nowhere else; payloadOf<Entry>() reads it). 0 is no codec's.
+enum class CodecId : uint8_t {};
 
 struct PayloadHeader {
   static constexpr uint8_t kMagic[4] = {'P', 'S', 'Q', 'Z'};
@@ -23,7 +25,7 @@ struct PayloadHeader {
   static constexpr size_t kMaxDims = 8;
   static constexpr int64_t kMaxElements = int64_t(1) << 31;  // 8 GiB of float32: a hostile shape cannot ask for more
 
-  CodecId codec = CodecId::Identity;
+  CodecId codec{};
   std::vector<int64_t> shape;
 
   int64_t numel() const;

@@ -18,7 +18,7 @@ namespace {
 class PowerSgdCodec final : public Codec {
  public:
   PowerSgdCodec(const CompressionOptions& o, const CodecContext& c)
-      : Codec(CodecId(PowerSgdEntry::spec().payload)),
+      : Codec(payloadOf<PowerSgdEntry>()),
         rank_(o.value("rank").get<int64_t>()),
         minSize_(o.value("min_size").get<int64_t>()),
         stream_(c.stream()) {

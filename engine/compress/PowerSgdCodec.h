@@ -12,12 +12,9 @@ namespace ps {
 
 struct PowerSgdEntry {
   static MethodSpec spec() {
-    MethodSpec m;
-    m.name = "powersgd";
-    m.label = "PowerSGD";
-    m.help = "rank-r approximation by one warm-started power iteration a message";
+    MethodSpec m = codecSpec("powersgd", "PowerSGD", "rank-r approximation by one warm-started power iteration a message",
+                             9);
     m.options = {"rank", "min_size", "start_iter", "min_rate"};
-    m.payload = 9;
     m.own = {intOption("rank", 4, 1, 64, "Rank", "PowerSGD: rank r of the approximation P Q^T",
                        OptionSpec::Control::Slider),
              intOption("min_size", 1024, 0, 1 << 30, "Dense below",

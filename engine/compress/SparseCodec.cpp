@@ -1,6 +1,9 @@
 #include "engine/compress/SparseCodec.h"
 
+#include "engine/compress/Codec.h"
 #include "engine/compress/IndexTensors.h"
+#include "engine/compress/TensorKernels.h"
+#include "engine/compress/ValueCoding.h"
 
 #include "engine/kernels/BitPack.h"
 #include "engine/kernels/GroupStats.h"
@@ -17,40 +20,65 @@
 namespace ps {
 namespace {
 
-SparseCodec::Kind kindOf(const std::string& method) {
-  if (method == "topk") return SparseCodec::Kind::TopK;
-  if (method == "gaussiank") return SparseCodec::Kind::GaussianK;
-  if (method == "sampledk") return SparseCodec::Kind::SampledK;
-  return SparseCodec::Kind::RandK;
-}
+class SparseCodec final : public Codec {
+ public:
+  enum class Kind : uint8_t { TopK = 0, GaussianK = 1, SampledK = 2, RandK = 3 };
+  // `name` and `id`: the entry's method name and payload id.
+  SparseCodec(Kind kind, std::string name, CodecId id, const CompressionOptions& o, const CodecContext& c);
+  std::string describe() const override;
+  double omega(c10::IntArrayRef shape) const override;
 
-}  // namespace
+ private:
+  void encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) override;
+  torch::Tensor decodeBody(const PayloadHeader& h, ByteReader& r, const torch::Device& device) override;
+  // TopK checks only what it selected: any inf or NaN in the input would be among it.
+  bool findsNonFinite() const override { return kind_ == Kind::TopK; }
+  // Every selector runs on a GPU (TensorKernels); only the selection comes to the host.
+  bool encodesOnDevice() const override { return true; }
+  // The selectors with indices on the wire keep their index and value blocks on the device (Payload::tail), for
+  // values in float32, fp16 or the device's quantizer; RandK draws its positions on the host and sends them there.
+  bool keepsTails() const override;
+  void encodeTail(const TensorKernels& x, uint64_t k, uint64_t seed, const torch::Tensor& input, Payload& p,
+                  ByteWriter& w);
+  torch::Tensor decodeTail(uint64_t count, uint64_t n, ByteReader& r, const torch::Device& device);
+  void selectRandom(uint64_t n, uint64_t k, uint64_t seed);  // fills indices_ ascending
+  // GaussianK or the sampled threshold: fill indices_ and picked_, return how many were kept.
+  uint64_t selectAboveThreshold(const TensorKernels& x, uint64_t k, uint64_t seed);
+  float sampleThresholdOf(const TensorKernels& x, uint64_t seed);
+  // The selection's kind, count and index block (its byte length first).
+  void writeIndices(uint64_t count, uint64_t n, Payload& p, ByteWriter& w);
 
-SparseCodec::SparseCodec(const CompressionOptions& o, const CodecContext& c)
-    : Codec(kindOf(o.method) == Kind::RandK ? CodecId::RandK : CodecId::Sparse),
-      kind_(kindOf(o.method)), K_(o.k), sample_(o.sample), trim_(o.trim), scaled_(o.scaled), stream_(c.stream()) {
+  Kind kind_;
+  std::string name_;
+  double K_, sample_;
+  bool trim_, scaled_;
+  ValueFormat values_;
+  uint64_t stream_, messages_ = 0;
+  std::vector<uint32_t> indices_, trimmed_;
+  std::vector<float> picked_, scratch_;
+  std::vector<uint8_t> bitmap_;
+};
+
+
+SparseCodec::SparseCodec(Kind kind, std::string name, CodecId id, const CompressionOptions& o, const CodecContext& c)
+    : Codec(id), kind_(kind), name_(std::move(name)), K_(o.k), sample_(o.sample), trim_(o.trim), scaled_(o.scaled), stream_(c.stream()) {
   values_.bits = o.value_bits;
   values_.stochastic = o.rounding == "stochastic";
   values_.minmax = o.range == "minmax";
   values_.group = uint64_t(o.bucket);
 }
 
-uint64_t SparseCodec::keep(double K, uint64_t n) {
-  return std::min<uint64_t>(n, std::max<uint64_t>(1, uint64_t(std::llround(K * double(n)))));
-}
-
 std::string SparseCodec::describe() const {
-  static const char* names[] = {"topk", "gaussiank", "sampledk", "randk"};
   char k[32];
   std::snprintf(k, sizeof k, "%g%%", 100 * K_);
-  std::string s = std::string(names[int(kind_)]) + " " + k;
+  std::string s = name_ + " " + k;
   if (values_.bits != 32) s += " " + std::to_string(values_.bits) + "-bit values";
   return s;
 }
 
 double SparseCodec::omega(c10::IntArrayRef shape) const {
   if (kind_ != Kind::RandK || !scaled_) return -1;
-  const uint64_t n = uint64_t(std::max<int64_t>(1, c10::multiply_integers(shape))), k = keep(K_, n);
+  const uint64_t n = uint64_t(std::max<int64_t>(1, c10::multiply_integers(shape))), k = sparseKeep(K_, n);
   const double randk = double(n) / double(k) - 1;  // unbiased RandK: omega = n/k - 1
   // Its k values quantized again: E|Q(R(x)) - x|^2 = E|Q(R(x)) - R(x)|^2 + E|R(x) - x|^2
   //   <= omega_Q E|R(x)|^2 + omega_R |x|^2 = (omega_Q (1 + omega_R) + omega_R) |x|^2.
@@ -80,7 +108,7 @@ void SparseCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) 
   const uint64_t n = uint64_t(x.numel());
   if (n > 0xffffffffULL) throw std::invalid_argument("sparse payloads address at most 2^32 elements");
   const TensorKernels data(x);
-  const uint64_t k = keep(K_, n);
+  const uint64_t k = sparseKeep(K_, n);
   const uint64_t seed = kernels::splitmix64(stream_ + messages_++);
 
   if (keepsTail(x)) return encodeTail(data, k, seed, x, p, w);
@@ -292,6 +320,26 @@ torch::Tensor SparseCodec::decodeBody(const PayloadHeader& h, ByteReader& r, con
     kernels::scatterSorted(indices_.data(), picked_.data(), count, o, n);
   }
   return out;
+}
+
+template <class Entry>
+std::unique_ptr<Codec> makeSparse(SparseCodec::Kind kind, const CompressionOptions& o, const CodecContext& c) {
+  return std::make_unique<SparseCodec>(kind, Entry::spec().name, payloadOf<Entry>(), o, c);
+}
+
+}  // namespace
+
+std::unique_ptr<Codec> TopKEntry::make(const CompressionOptions& o, const CodecContext& c) {
+  return makeSparse<TopKEntry>(SparseCodec::Kind::TopK, o, c);
+}
+std::unique_ptr<Codec> RandKEntry::make(const CompressionOptions& o, const CodecContext& c) {
+  return makeSparse<RandKEntry>(SparseCodec::Kind::RandK, o, c);
+}
+std::unique_ptr<Codec> GaussianKEntry::make(const CompressionOptions& o, const CodecContext& c) {
+  return makeSparse<GaussianKEntry>(SparseCodec::Kind::GaussianK, o, c);
+}
+std::unique_ptr<Codec> SampledKEntry::make(const CompressionOptions& o, const CodecContext& c) {
+  return makeSparse<SampledKEntry>(SparseCodec::Kind::SampledK, o, c);
 }
 
 }  // namespace ps

@@ -1,4 +1,5 @@
 #include "engine/compress/Codec.h"
+#include "engine/compress/QuantizeCodec.h"
 #include "engine/compress/SparseCodec.h"
 #include "engine/compress/spec/Catalogue.h"
 #include "engine/errors/DivergedError.h"
@@ -26,7 +27,7 @@ TEST(Codec, TopKKeepsExactlyTheLargestMagnitudesLikeTorchTopk) {
       auto x = ties ? torch::randint(-3, 4, {4096}).to(torch::kFloat32) : torch::randn({4096});
       auto codec = makeCodec(opts("topk", [&](auto& o) { o.k = K; }));
       auto y = roundTrip(*codec, x);
-      const int64_t k = int64_t(SparseCodec::keep(K, 4096));
+      const int64_t k = int64_t(sparseKeep(K, 4096));
       auto kept = y.ne(0).nonzero().squeeze(1);
       auto mask = y.ne(0) | x.eq(0);  // a kept zero looks like a dropped one
       // Every kept value is unchanged, and no dropped |x| beats a kept one.
@@ -52,7 +53,7 @@ TEST(Codec, GaussianKCountLandsNearK) {
   for (double K : {0.001, 0.01, 0.1}) {
     auto codec = makeCodec(opts("gaussiank", [&](auto& o) { o.k = K; }));
     auto p = codec->encode(x);
-    const double k = double(SparseCodec::keep(K, uint64_t(x.numel())));
+    const double k = double(sparseKeep(K, uint64_t(x.numel())));
     EXPECT_GE(double(p.values), 2 * k / 3) << K;
     EXPECT_LE(double(p.values), 4 * k / 3) << K;
     auto trimmed = makeCodec(opts("gaussiank", [&](auto& o) { o.k = K, o.trim = true; }))->encode(x);
@@ -100,7 +101,7 @@ TEST(Codec, SampledThresholdAtTheDefaultSampleKeepsExactlyTheTopK) {
   for (double K : {0.001, 0.003}) {
     auto codec = makeCodec(opts("sampledk", [&](auto& o) { o.k = K; }));
     auto y = codec->decode(codec->encode(x), torch::kCPU);
-    const int64_t k = int64_t(SparseCodec::keep(K, uint64_t(x.numel())));
+    const int64_t k = int64_t(sparseKeep(K, uint64_t(x.numel())));
     EXPECT_EQ(y.ne(0).sum().item<int64_t>(), k) << K;
     const float kth = std::get<0>(x.abs().topk(k)).min().item<float>();
     EXPECT_EQ(x.abs().ge(kth).logical_and(y.eq(0)).sum().item<int64_t>(), 0) << K;
@@ -253,7 +254,7 @@ TEST(Codec, AQuantizePayloadIsCheckedAgainstItsBodyBeforeTheOutputIsAllocated) {
   o.method = "quantize";
   Payload p;
   PayloadHeader h;
-  h.codec = CodecId::Quantize;
+  h.codec = payloadOf<QuantizeEntry>();
   h.shape = {int64_t(1) << 30};
   h.writeTo(p.bytes);
   for (uint8_t b : {uint8_t(1), uint8_t(8), uint8_t(0), uint8_t(0), uint8_t(2), uint8_t(0), uint8_t(0), uint8_t(0)})

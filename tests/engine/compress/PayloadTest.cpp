@@ -1,3 +1,4 @@
+#include "engine/compress/Codec.h"
 #include "engine/compress/IdentityCodec.h"
 
 #include <gtest/gtest.h>
@@ -9,7 +10,8 @@ namespace ps {
 namespace {
 
 TEST(Payload, IdentityRoundTripIsExact) {
-  IdentityCodec codec;
+  auto identity = IdentityEntry::make({}, {});
+  Codec& codec = *identity;
   for (auto shape : std::vector<std::vector<int64_t>>{{1}, {3, 5}, {2, 3, 4, 5}}) {
     auto x = torch::randn(shape);
     auto p = codec.encode(x);
@@ -22,7 +24,8 @@ TEST(Payload, IdentityRoundTripIsExact) {
 }
 
 TEST(Payload, RejectsMalformedBytes) {
-  IdentityCodec codec;
+  auto identity = IdentityEntry::make({}, {});
+  Codec& codec = *identity;
   const Payload good = codec.encode(torch::randn({2, 3}));
   auto rejects = [&](std::vector<uint8_t> bytes, const std::string& why) {
     try {
@@ -64,7 +67,8 @@ TEST(Payload, RejectsMalformedBytes) {
 }
 
 TEST(Payload, RandomGarbageNeverCrashes) {
-  IdentityCodec codec;
+  auto identity = IdentityEntry::make({}, {});
+  Codec& codec = *identity;
   std::mt19937 rng(3);
   const Payload good = codec.encode(torch::randn({3, 3}));
   for (int i = 0; i < 2000; ++i) {

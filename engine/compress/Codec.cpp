@@ -1,8 +1,5 @@
 #include "engine/compress/Codec.h"
 #include "engine/compress/CodecList.h"
-#include "engine/compress/DenseCodecs.h"
-#include "engine/compress/IdentityCodec.h"
-#include "engine/compress/SparseCodec.h"
 #include "engine/compress/TensorKernels.h"
 #include "engine/errors/DivergedError.h"
 #include "engine/kernels/GroupStats.h"
@@ -11,35 +8,6 @@
 #include <torch/torch.h>
 
 namespace ps {
-
-std::unique_ptr<Codec> IdentityEntry::make(const CompressionOptions&, const CodecContext&) {
-  return std::make_unique<IdentityCodec>();
-}
-std::unique_ptr<Codec> Fp16Entry::make(const CompressionOptions&, const CodecContext&) {
-  return std::make_unique<HalfCodec>(false);
-}
-std::unique_ptr<Codec> Bf16Entry::make(const CompressionOptions&, const CodecContext&) {
-  return std::make_unique<HalfCodec>(true);
-}
-std::unique_ptr<Codec> QuantizeEntry::make(const CompressionOptions& o, const CodecContext& c) {
-  if (o.bits == 16) return std::make_unique<HalfCodec>(false);  // the bits slider's last position
-  return std::make_unique<QuantizeCodec>(o, c);
-}
-std::unique_ptr<Codec> QsgdEntry::make(const CompressionOptions& o, const CodecContext& c) {
-  return std::make_unique<QsgdCodec>(o, c);
-}
-std::unique_ptr<Codec> TopKEntry::make(const CompressionOptions& o, const CodecContext& c) {
-  return std::make_unique<SparseCodec>(o, c);
-}
-std::unique_ptr<Codec> RandKEntry::make(const CompressionOptions& o, const CodecContext& c) {
-  return std::make_unique<SparseCodec>(o, c);
-}
-std::unique_ptr<Codec> GaussianKEntry::make(const CompressionOptions& o, const CodecContext& c) {
-  return std::make_unique<SparseCodec>(o, c);
-}
-std::unique_ptr<Codec> SampledKEntry::make(const CompressionOptions& o, const CodecContext& c) {
-  return std::make_unique<SparseCodec>(o, c);
-}
 
 std::unique_ptr<Codec> makeCodec(const CompressionOptions& o, const CodecContext& c) {
   std::unique_ptr<Codec> codec;
