@@ -12,24 +12,41 @@ namespace ps {
 
 // One direction's compressor and error compensation (docs/algorithms.md). Round-trips through JSON.
 struct CompressionOptions {
+  // The defaults are the catalogue's (engine/compress/spec/Catalogue.cpp, sharedOptions), read by the constructor.
   std::string method = "none";   // a codec of the catalogue (pipesqueeze-cli codec list): none, topk, powersgd, ...
-  double k = 0.1;                // fraction kept by a sparsifier
-  int bits = 8;                  // 1..8, or 16 for an fp16 cast
-  std::string rounding = "nearest", scale = "bucket", range = "maxabs";
-  int64_t bucket = 512;
-  int levels = 16;               // QSGD
-  int value_bits = 32;           // a sparsifier's values: 32 float32, 16 fp16, 1..8 quantized again
-  bool trim = false, scaled = false;
-  double sample = 0.01;          // sampled threshold
-  std::string feedback = "none"; // none ef ef21 diana randdiana aqsgd
-  double alpha = 0, p = 0.1;
-  std::string adapt = "none";          // none gravac accordion (engine/compress/ControllerList.h)
-  double theta_min = 0.1, theta_max = 1e-4, epsilon = 0.75, omega = 0.05, eta = 0.2;
-  std::string adapt_policy = "geometric";
-  int64_t window = 25;
+  double k;                      // fraction kept by a sparsifier
+  int bits;                      // 1..8, or 16 for an fp16 cast
+  std::string rounding, scale, range;
+  int64_t bucket;
+  int levels;                    // QSGD
+  int value_bits;                // a sparsifier's values: 32 float32, 16 fp16, 1..8 quantized again
+  bool trim, scaled;
+  double sample;                 // sampled threshold
+  std::string feedback = "none"; // a compensation of the catalogue: none ef ef21 diana randdiana aqsgd
+  double alpha, p;
+  std::string adapt = "none";    // a controller of the catalogue: none gravac accordion
+  double theta_min, theta_max, epsilon, omega, eta;
+  std::string adapt_policy;
+  int64_t window;
   // Options of codecs added since (engine/compress/CodecList.h), by name: what a direction's JSON gave; the
   // catalogue's default for the rest.
   std::map<std::string, nlohmann::json> extra;
+
+  CompressionOptions();
+
+  // Calls visit(name, field) for each option with a field above, in the order of the fields: the one list of them
+  // that the constructor, toJson and fromJson read.
+  template <class Self, class Visit>
+  static void eachField(Self& o, Visit&& visit) {
+    visit("method", o.method), visit("k", o.k), visit("bits", o.bits), visit("rounding", o.rounding);
+    visit("scale", o.scale), visit("range", o.range), visit("bucket", o.bucket), visit("levels", o.levels);
+    visit("value_bits", o.value_bits), visit("trim", o.trim), visit("scaled", o.scaled), visit("sample", o.sample);
+    visit("feedback", o.feedback), visit("alpha", o.alpha), visit("p", o.p), visit("adapt", o.adapt);
+    visit("theta_min", o.theta_min), visit("theta_max", o.theta_max), visit("epsilon", o.epsilon);
+    visit("omega", o.omega), visit("eta", o.eta), visit("adapt_policy", o.adapt_policy), visit("window", o.window);
+  }
+  // Whether `name` is one of the fields above (the catalogue's other options live in `extra`).
+  static bool hasField(const std::string& name);
 
   // The value of one of `extra`'s options (the catalogue's default where none was given).
   const nlohmann::json& value(const std::string& option) const;

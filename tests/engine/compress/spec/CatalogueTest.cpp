@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
+#include <type_traits>
 
 namespace ps {
 namespace {
@@ -114,6 +116,42 @@ TEST(Catalogue, OptionsWithoutAFieldRoundTripThroughJson) {
   const auto j = o.toJson();
   for (const auto& spec : catalogue::options()) EXPECT_TRUE(j.contains(spec.name)) << spec.name;
   EXPECT_EQ(CompressionOptions::fromJson(j), o);
+}
+
+// The defaults are written once, in the catalogue: a fresh CompressionOptions holds them, and every field is read
+// and written under the name it has in the catalogue.
+TEST(Catalogue, OptionFieldsTakeTheCataloguesDefaultsAndRoundTripByName) {
+  const nlohmann::json defaults = CompressionOptions().toJson();
+  for (const auto& spec : catalogue::options()) EXPECT_EQ(defaults.at(spec.name), spec.fallback) << spec.name;
+  EXPECT_EQ(defaults.at("method"), "none");
+  EXPECT_EQ(defaults.at("feedback"), "none");
+  EXPECT_EQ(defaults.at("adapt"), "none");
+
+  int fields = 0;
+  CompressionOptions o;
+  CompressionOptions::eachField(o, [&](const char* name, auto& field) {
+    ++fields;
+    EXPECT_TRUE(CompressionOptions::hasField(name)) << name;
+    const OptionSpec* spec = catalogue::option(name);
+    EXPECT_TRUE(spec || std::string(name) == "method" || std::string(name) == "feedback" ||
+                std::string(name) == "adapt")
+        << name << " is a field but not a catalogue option";
+    // A value other than the default, given by name, lands in this field and nowhere else.
+    nlohmann::json changed = defaults;
+    using T = std::decay_t<decltype(field)>;
+    T other{};
+    if constexpr (std::is_same_v<T, std::string>)
+      other = spec && spec->choices.size() > 1 ? spec->choices.back() : std::string("topk");
+    else if constexpr (std::is_same_v<T, bool>)
+      other = !field;
+    else
+      other = T(spec ? spec->min : 0) == field ? T(spec->max) : T(spec ? spec->min : 0);
+    changed[name] = other;
+    const CompressionOptions back = CompressionOptions::fromJson(changed);
+    EXPECT_EQ(back.toJson(), changed) << name;
+  });
+  EXPECT_EQ(fields, 23);
+  EXPECT_FALSE(CompressionOptions::hasField("rank"));  // an option of PowerSGD's own, kept in `extra`
 }
 
 TEST(Catalogue, AdaptingANonSparsifierNamesTheSparsifiers) {
