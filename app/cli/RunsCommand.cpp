@@ -1,5 +1,6 @@
 #include "app/cli/RunsCommand.h"
 #include "engine/core/AtomicFile.h"
+#include "engine/core/RunSummary.h"
 #include "engine/runs/config/BoundedJson.h"
 
 #include "engine/runs/store/RunFilter.h"
@@ -57,15 +58,14 @@ void list(const RunStore& store, bool asJson, const std::string& filterText) {
   std::cout << std::left << std::setw(6) << "id" << std::setw(28) << "name" << std::setw(10) << "status"
             << std::setw(22) << "created" << std::setw(8) << "steps" << "eval\n";
   for (const auto& r : runs) {
-    auto s = summaryOf(r);
+    const RunSummary s = RunSummary::fromJson(summaryOf(r));
     std::string eval;
-    if (s.contains("eval_accuracy") && s["eval_accuracy"].is_number())
-      eval = "acc " + std::to_string(s["eval_accuracy"].get<double>() * 100).substr(0, 5) + "%";
-    else if (s.contains("eval_perplexity") && s["eval_perplexity"].is_number())
-      eval = "ppl " + std::to_string(s["eval_perplexity"].get<double>()).substr(0, 6);
+    if (s.classifier && s.eval.accuracy)
+      eval = "acc " + std::to_string(*s.eval.accuracy * 100).substr(0, 5) + "%";
+    else if (!s.classifier && s.eval.perplexity)
+      eval = "ppl " + std::to_string(*s.eval.perplexity).substr(0, 6);
     std::cout << std::setw(6) << r.id << std::setw(28) << r.name.substr(0, 27) << std::setw(10) << r.status
-              << std::setw(22) << r.created.substr(0, 19) << std::setw(8) << s.value("steps", json(0)).dump() << eval
-              << "\n";
+              << std::setw(22) << r.created.substr(0, 19) << std::setw(8) << s.steps.value_or(0) << eval << "\n";
   }
 }
 

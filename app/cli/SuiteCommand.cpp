@@ -1,4 +1,5 @@
 #include "app/cli/SuiteCommand.h"
+#include "engine/core/RunSummary.h"
 
 #include "app/cli/ProgressPrinter.h"
 #include "app/cli/StopOnSignal.h"
@@ -38,10 +39,11 @@ std::string duration(double s) {
 
 std::string headline(const json& summary) {
   char text[64] = "";
-  if (summary.contains("eval_accuracy") && summary["eval_accuracy"].is_number())
-    std::snprintf(text, sizeof text, "accuracy %.2f%%", 100 * summary["eval_accuracy"].get<double>());
-  else if (summary.contains("eval_perplexity") && summary["eval_perplexity"].is_number())
-    std::snprintf(text, sizeof text, "perplexity %.3g", summary["eval_perplexity"].get<double>());
+  const RunSummary s = RunSummary::fromJson(summary);
+  if (s.classifier && s.eval.accuracy)
+    std::snprintf(text, sizeof text, "accuracy %.2f%%", 100 * *s.eval.accuracy);
+  else if (!s.classifier && s.eval.perplexity)
+    std::snprintf(text, sizeof text, "perplexity %.3g", *s.eval.perplexity);
   return text;
 }
 

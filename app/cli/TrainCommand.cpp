@@ -1,4 +1,5 @@
 #include "app/cli/TrainCommand.h"
+#include "engine/core/RunSummary.h"
 #include "engine/runs/config/RunLabels.h"
 
 #include "app/cli/ProgressPrinter.h"
@@ -132,21 +133,22 @@ int runTrain(const TrainOptions& o) {
   session.setCluster(cluster);
   const nlohmann::json summary = trainSession(o, session, !worker);
 
-  const std::string status = summary["status"];
+  const std::string status = summary[summary_key::kStatus];
   if (worker) {  // rank 0 reports stops and divergence; a worker's own exit code says only whether it failed
     if (status != "failed") return 0;
-    std::cerr << "rank " << cluster.rank << ": run " << status << ": " << summary.value("reason", std::string()) << "\n";
+    std::cerr << "rank " << cluster.rank << ": run " << status << ": "
+              << summary.value(summary_key::kReason, std::string()) << "\n";
     std::fflush(nullptr);
     std::_Exit(1);  // peers may be gone: do not wait on their connections while tearing down
   }
   if (o.json) {
     std::cout << summary.dump() << std::endl;
   } else {
-    std::cout << "run " << summary["run_id"] << " " << status << " after " << summary["steps"] << " steps in "
-              << store->path() << "\n";
+    std::cout << "run " << summary[summary_key::kRunId] << " " << status << " after " << summary[summary_key::kSteps]
+              << " steps in " << store->path() << "\n";
   }
   if (status != "finished") {
-    std::cerr << "run " << status << ": " << summary.value("reason", std::string()) << "\n";
+    std::cerr << "run " << status << ": " << summary.value(summary_key::kReason, std::string()) << "\n";
     if (status == "failed" && (cluster.active() || o.launch || config.parallel.processes())) {
       std::fflush(nullptr);
       std::_Exit(1);  // the run is recorded; peers may be gone, so do not wait on their connections

@@ -1,4 +1,5 @@
 #include "app/ui/SessionBridge.h"
+#include "engine/core/RunSummary.h"
 
 #include "engine/runs/config/Config.h"
 #include "engine/runs/store/RunStore.h"
@@ -94,8 +95,8 @@ QString SessionBridge::start(const nlohmann::json& config) {
     bool started = true;
     try {
       const nlohmann::json summary = session->run();
-      status = QString::fromStdString(summary.value("status", std::string("failed")));
-      reason = QString::fromStdString(summary.value("reason", std::string()));
+      status = QString::fromStdString(summary.value(summary_key::kStatus, std::string("failed")));
+      reason = QString::fromStdString(summary.value(summary_key::kReason, std::string()));
     } catch (const std::exception& e) {  // bad data or configuration found while preparing: nothing recorded
       status = QStringLiteral("failed");
       reason = QString::fromStdString(e.what());

@@ -1,4 +1,5 @@
 #include "engine/session/SuiteRunner.h"
+#include "engine/core/RunSummary.h"
 
 #include "engine/core/CodeVersion.h"
 #include "engine/suites/SuiteResults.h"
@@ -23,9 +24,9 @@ using Clock = std::chrono::steady_clock;
 void fillFinish(SuiteRunEvent& e, nlohmann::json summary, Clock::time_point started) {
   e.kind = SuiteRunEvent::Kind::Finish;
   e.summary = std::move(summary);
-  e.run_id = e.summary.value("run_id", int64_t(0));
-  e.status = e.summary.value("status", std::string());
-  e.reason = e.summary.value("reason", std::string());
+  e.run_id = e.summary.value(summary_key::kRunId, int64_t(0));
+  e.status = e.summary.value(summary_key::kStatus, std::string());
+  e.reason = e.summary.value(summary_key::kReason, std::string());
   e.seconds = std::chrono::duration<double>(Clock::now() - started).count();
 }
 

@@ -2,6 +2,9 @@
 // A claim suite: one claim of a paper, the runs that test it and the rules that judge them, read from a JSON file
 // (presets/suites/*.json; every key is described in presets/suites/README.md). Nothing here trains: SuitePlan turns
 // a suite into run configurations, SuiteRunner runs what the store lacks, SuiteResults and Verdict judge.
+#include "engine/core/Metrics.h"
+#include "engine/core/RunSummary.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -37,7 +40,7 @@ struct SuiteRule {
 // The accuracy (or perplexity) the time- and bytes-to-target metrics wait for: `fraction` of the `of` variant's final
 // value of `metric` in the same seed (for a lower-is-better metric, that value divided by `fraction`).
 struct SuiteTarget {
-  std::string metric = "eval_accuracy";
+  std::string metric = summary_key::kEvalAccuracy;
   double fraction = 0.98;
   std::string of;  // a variant; empty: the first variant
 };
@@ -65,7 +68,7 @@ struct Suite {
   std::vector<SuiteVariant> variants;
   std::vector<SuiteRule> rules;
   SuiteTarget target;
-  std::string curve = "eval/accuracy";  // the stored metric charted over steps
+  std::string curve = metric::kEvalAccuracy;  // the stored metric charted over steps
   std::vector<SuitePrepare> prepare;
 
   // Reads and validates a suite file; a bad suite raises ConfigError naming the file and the field.

@@ -1,4 +1,6 @@
 #include "engine/suites/SuiteMetrics.h"
+#include "engine/core/Metrics.h"
+#include "engine/core/RunSummary.h"
 
 #include "engine/runs/config/BoundedJson.h"
 #include "engine/runs/store/Reach.h"
@@ -10,19 +12,19 @@ namespace ps {
 
 const std::vector<SuiteMetricInfo>& suiteMetrics() {
   static const std::vector<SuiteMetricInfo> all = {
-      {"eval_accuracy", "test accuracy (as evaluated: compression.inference)", "", true, true},
+      {summary_key::kEvalAccuracy, "test accuracy (as evaluated: compression.inference)", "", true, true},
       {"eval_accuracy_compressed", "test accuracy, compressed evaluation", "", true, true},
       {"eval_accuracy_uncompressed", "test accuracy, uncompressed evaluation", "", true, true},
-      {"eval_loss", "test loss", "", false},
+      {summary_key::kEvalLoss, "test loss", "", false},
       {"eval_loss_compressed", "test loss, compressed evaluation", "", false},
       {"eval_loss_uncompressed", "test loss, uncompressed evaluation", "", false},
-      {"eval_perplexity", "test perplexity", "", false},
+      {summary_key::kEvalPerplexity, "test perplexity", "", false},
       {"eval_perplexity_compressed", "test perplexity, compressed evaluation", "", false},
       {"eval_perplexity_uncompressed", "test perplexity, uncompressed evaluation", "", false},
-      {"train_loss", "training loss (last 50 steps)", "", false},
-      {"bytes_wire", "wire bytes, all links", "B", false},
-      {"emulated_seconds", "emulated training time", "s", false},
-      {"wall_seconds", "wall time", "s", false},
+      {summary_key::kTrainLoss, "training loss (last 50 steps)", "", false},
+      {summary_key::kBytesWire, "wire bytes, all links", "B", false},
+      {summary_key::kEmulatedSeconds, "emulated training time", "s", false},
+      {summary_key::kWallSeconds, "wall time", "s", false},
       {"codec_ms_per_step", "codec time per step (encode + decode, all links)", "ms", false},
       {"time_to_target", "emulated time to the target", "s", false},
       {"bytes_to_target", "wire bytes to the target", "B", false},
@@ -44,7 +46,8 @@ std::string suiteMetricNames() {
 
 std::string evalKeyOf(const std::string& metric) {
   std::string key = metric;
-  const std::string compressed = "_compressed";  // the store keeps compressed evaluations under the plain key
+  const std::string compressed =
+      summary_key::kCompressed;  // the store keeps compressed evaluations under the plain key
   if (key.size() > compressed.size() && key.compare(key.size() - compressed.size(), std::string::npos, compressed) == 0)
     key.erase(key.size() - compressed.size());
   return key.rfind("eval_", 0) == 0 ? "eval/" + key.substr(5) : key;
@@ -52,15 +55,15 @@ std::string evalKeyOf(const std::string& metric) {
 
 std::string summaryMetricOf(const std::string& evalKey) {
   std::string m = evalKey.rfind("eval/", 0) == 0 ? "eval_" + evalKey.substr(5) : evalKey;
-  const std::string plain = "_uncompressed";
+  const std::string plain = summary_key::kUncompressed;
   const bool uncompressed =
       m.size() > plain.size() && m.compare(m.size() - plain.size(), std::string::npos, plain) == 0;
-  return uncompressed ? m : m + "_compressed";
+  return uncompressed ? m : m + summary_key::kCompressed;
 }
 
 std::string curveLabel(const std::string& evalKey) {
   std::string what = evalKey.rfind("eval/", 0) == 0 ? evalKey.substr(5) : evalKey;
-  const std::string plain = "_uncompressed";
+  const std::string plain = summary_key::kUncompressed;
   const bool uncompressed =
       what.size() > plain.size() && what.compare(what.size() - plain.size(), std::string::npos, plain) == 0;
   if (uncompressed) what.erase(what.size() - plain.size());
@@ -102,9 +105,9 @@ RunFigures loadRunFigures(const RunStore& store, const RunInfo& run) {
   double codec = 0, wire = 0;
   int64_t steps = 0;
   for (const auto& p : store.metrics(run.id)) {
-    if (p.key == "time/codec_s")
+    if (p.key == metric::kCodecSeconds)
       codec += p.value, ++steps;
-    else if (p.key == "bytes/wire")
+    else if (p.key == metric::kWireBytes)
       wire += p.value;
     else if (p.key.rfind("eval/", 0) == 0)
       f.curves[p.key].push_back({p.step, p.emulated_s, wire, p.value});
@@ -114,7 +117,7 @@ RunFigures loadRunFigures(const RunStore& store, const RunInfo& run) {
     // It has no final evaluation (the summary holds the last one before the loss blew up): the model it left is
     // worth nothing, so its quality figures are the worst there are.
     for (const auto& m : suiteMetrics())
-      if (m.name.rfind("eval_", 0) == 0 || m.name == "train_loss")
+      if (m.name.rfind("eval_", 0) == 0 || m.name == summary_key::kTrainLoss)
         f.values[m.name] = m.higherIsBetter ? (m.percent ? 0.0 : -std::numeric_limits<double>::infinity())
                                             : std::numeric_limits<double>::infinity();
   }

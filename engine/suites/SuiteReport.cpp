@@ -1,4 +1,5 @@
 #include "engine/suites/SuiteReport.h"
+#include "engine/core/RunSummary.h"
 
 #include "engine/suites/ReportText.h"
 
@@ -135,14 +136,14 @@ Facts factsOf(const SuiteResults& r) {
       versions.insert(run.code_version);
       f.runs.push_back(run);
       if (auto x = value(curveMetric)) final.push_back(*x);
-      if (auto x = value("bytes_wire")) wire.push_back(*x);
-      if (auto x = value("emulated_seconds")) emulated.push_back(*x);
+      if (auto x = value(summary_key::kBytesWire)) wire.push_back(*x);
+      if (auto x = value(summary_key::kEmulatedSeconds)) emulated.push_back(*x);
       if (auto x = value("time_to_target")) target.push_back(*x);
       if (auto x = value("codec_ms_per_step")) codec.push_back(*x);
     }
     row.final = statText(cm, statisticOf(final));
-    row.wire = statText(infoOf("bytes_wire"), statisticOf(wire));
-    row.emulated = statText(infoOf("emulated_seconds"), statisticOf(emulated));
+    row.wire = statText(infoOf(summary_key::kBytesWire), statisticOf(wire));
+    row.emulated = statText(infoOf(summary_key::kEmulatedSeconds), statisticOf(emulated));
     row.target = statText(infoOf("time_to_target"), statisticOf(target));
     row.codec = statText(infoOf("codec_ms_per_step"), statisticOf(codec));
     f.variants.push_back(std::move(row));
@@ -302,8 +303,9 @@ std::vector<ReportChart> suiteCharts(const SuiteResults& r) {
       const auto c = run.curves.find(s.curve);
       if (c != run.curves.end() && !c->second.empty()) {
         for (const auto& p : c->second) sums[p.step].first += p.value, sums[p.step].second += 1;
-        points.points.emplace_back(run.values.count("bytes_wire") ? run.values.at("bytes_wire") / 1e6 : 0.0,
-                                   yScale * c->second.back().value);
+        points.points.emplace_back(
+            run.values.count(summary_key::kBytesWire) ? run.values.at(summary_key::kBytesWire) / 1e6 : 0.0,
+            yScale * c->second.back().value);
       }
       if (auto t = r.value(v.name, seed, "time_to_target"); t && std::isfinite(*t)) times.push_back(*t);
     }

@@ -1,4 +1,5 @@
 #include "app/ui/runs/CompareCharts.h"
+#include "engine/core/Metrics.h"
 
 #include "engine/telemetry/Charts.h"
 
@@ -65,7 +66,7 @@ std::vector<CompareChart> compareCharts(const std::vector<const RunSeries*>& run
 std::vector<std::string> chartKeys(const CompareChart& chart, const RunSeries& run) {
   std::vector<std::string> keys;
   if (chart.kind == CompareChart::Kind::Pareto) {
-    if (run.has("eval/loss")) keys.push_back("eval/loss");
+    if (run.has(metric::kEvalLoss)) keys.push_back(metric::kEvalLoss);
   } else if (!chart.linkSuffix.empty()) {
     for (const auto& entry : run.metrics)
       if (isLinkKey(entry.first, chart.linkSuffix)) keys.push_back(entry.first);
@@ -105,7 +106,7 @@ std::vector<QPointF> chartLine(const CompareChart& chart, const RunSeries& run, 
 }
 
 std::optional<QPointF> paretoPoint(const RunSeries& run) {
-  auto it = run.metrics.find("eval/loss");
+  auto it = run.metrics.find(metric::kEvalLoss);
   if (it == run.metrics.end()) return std::nullopt;
   // The last finite eval loss, at the run's total bytes (all steps, not just up to that evaluation).
   for (auto p = it->second.rbegin(); p != it->second.rend(); ++p)
@@ -114,7 +115,7 @@ std::optional<QPointF> paretoPoint(const RunSeries& run) {
 }
 
 std::vector<QPointF> paretoCurve(const RunSeries& run) {
-  return run.points("eval/loss", XAxis::Bytes);
+  return run.points(metric::kEvalLoss, XAxis::Bytes);
 }
 
 QString writeVisibleCsv(const QString& path, const std::vector<CsvChart>& charts,

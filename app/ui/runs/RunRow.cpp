@@ -159,10 +159,10 @@ RunRow RunRow::read(const RunStore& store, const RunInfo& info, const RunRow* pr
     return row;
   }
   row.finalConfig = withChanges(row.config, store.events(info.id));
-  const std::string metricKey = row.languageModel ? "eval/perplexity" : "eval/accuracy";
+  const std::string metricKey = row.languageModel ? metric::kEvalPerplexity : metric::kEvalAccuracy;
   for (const auto& m : store.metrics(info.id, "eval/")) {  // a few points per run
     if (!std::isfinite(m.value)) continue;
-    if (m.key == "eval/loss") row.lastEvalLoss = m.value;
+    if (m.key == metric::kEvalLoss) row.lastEvalLoss = m.value;
     if (m.key != metricKey) continue;
     row.lastEvalMetric = m.value;
     if (std::isnan(row.bestEval))
@@ -171,17 +171,18 @@ RunRow RunRow::read(const RunStore& store, const RunInfo& info, const RunRow* pr
       row.bestEval = row.languageModel ? std::min(row.bestEval, m.value) : std::max(row.bestEval, m.value);
   }
   // Totals and the latest figures come from the summary once the run has ended; read them while it runs.
-  if (info.status == "running" || !row.summary.contains("bytes_wire") || !row.summary.contains("train_loss")) {
-    for (const auto& m : store.metrics(info.id, "train/loss")) {
-      if (m.key != "train/loss") continue;
+  if (info.status == "running" || !row.summary.contains(summary_key::kBytesWire) ||
+      !row.summary.contains(summary_key::kTrainLoss)) {
+    for (const auto& m : store.metrics(info.id, metric::kTrainLoss)) {
+      if (m.key != metric::kTrainLoss) continue;
       row.lastTrainLoss = m.value, row.lastStep = double(m.step), row.lastWall = m.wall_s;
     }
     double raw = 0, wire = 0;
     bool any = false;
     for (const auto& m : store.metrics(info.id, "bytes/")) {
       if (!std::isfinite(m.value)) continue;
-      if (m.key == "bytes/raw") raw += m.value, any = true;
-      if (m.key == "bytes/wire") wire += m.value, any = true;
+      if (m.key == metric::kRawBytes) raw += m.value, any = true;
+      if (m.key == metric::kWireBytes) wire += m.value, any = true;
     }
     if (any) row.rawBytes = raw, row.wireBytes = wire;
   }
@@ -272,18 +273,25 @@ QVariant RunRow::settingValue(RunColumn c) const {
 // What the run measured: the summary where it has finished, the latest metrics while it runs.
 QVariant RunRow::resultValue(RunColumn c) const {
   switch (c) {
-    case RunColumn::Steps: return number(summaryNumber("steps", lastStep));
-    case RunColumn::TrainLoss: return number(summaryNumber("train_loss", lastTrainLoss));
-    case RunColumn::EvalLoss: return number(summaryNumber("eval_loss", lastEvalLoss));
+    case RunColumn::Steps:
+      return number(summaryNumber(summary_key::kSteps, lastStep));
+    case RunColumn::TrainLoss:
+      return number(summaryNumber(summary_key::kTrainLoss, lastTrainLoss));
+    case RunColumn::EvalLoss:
+      return number(summaryNumber(summary_key::kEvalLoss, lastEvalLoss));
     case RunColumn::EvalMetric:
-      return number(summaryNumber(languageModel ? "eval_perplexity" : "eval_accuracy", lastEvalMetric));
+      return number(
+          summaryNumber(languageModel ? summary_key::kEvalPerplexity : summary_key::kEvalAccuracy, lastEvalMetric));
     case RunColumn::BestEvalMetric: return number(bestEval);
-    case RunColumn::WireBytes: return number(summaryNumber("bytes_wire", wireBytes));
+    case RunColumn::WireBytes:
+      return number(summaryNumber(summary_key::kBytesWire, wireBytes));
     case RunColumn::Ratio: {
-      const double raw = summaryNumber("bytes_raw", rawBytes), wire = summaryNumber("bytes_wire", wireBytes);
+      const double raw = summaryNumber(summary_key::kBytesRaw, rawBytes),
+                   wire = summaryNumber(summary_key::kBytesWire, wireBytes);
       return wire > 0 ? number(raw / wire) : QVariant();
     }
-    case RunColumn::WallTime: return number(summaryNumber("wall_seconds", lastWall));
+    case RunColumn::WallTime:
+      return number(summaryNumber(summary_key::kWallSeconds, lastWall));
     default: return QVariant();
   }
 }

@@ -74,7 +74,7 @@ void RunSeries::append(const MetricPoint& point) {
                                [](int64_t s, const SeriesPoint& q) { return s < q.step; });
     list.insert(at, p);
   }
-  if (point.key != "bytes/wire") return;
+  if (point.key != metric::kWireBytes) return;
   const double v = std::isfinite(point.value) ? point.value : 0.0;
   if (cumulativeBytes_.empty() || cumulativeBytes_.back().first < point.step) {
     const double before = cumulativeBytes_.empty() ? 0.0 : cumulativeBytes_.back().second;
@@ -146,7 +146,7 @@ std::vector<std::pair<double, QString>> RunSeries::markers(XAxis axis) const {
   // Time axes take the x of the event's step from the metrics: train/loss's point at that step, else any key's
   // point at that step, else interpolated between the neighbouring points of train/loss (or the longest key).
   const std::vector<SeriesPoint>* ref = nullptr;
-  auto loss = metrics.find("train/loss");
+  auto loss = metrics.find(metric::kTrainLoss);
   if (loss != metrics.end() && !loss->second.empty())
     ref = &loss->second;
   else
