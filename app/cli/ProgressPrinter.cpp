@@ -38,8 +38,7 @@ void ProgressPrinter::consume(const Telemetry& item) {
       if (aqsgd.is_object() && aqsgd.contains("text"))
         std::fprintf(out_, "%s\n", aqsgd["text"].get<std::string>().c_str());
     }
-    if (kind == EventKind::Setting || kind == EventKind::Pause || kind == EventKind::Resume ||
-        kind == EventKind::Checkpoint) {
+    if (marksCharts(kind) || kind == EventKind::Checkpoint) {  // what the charts mark, and where the model went
       if (terminal_) std::fputs("\r\033[K", out_);
       std::fprintf(out_, "%s at step %lld: %s\n", ev->kind.c_str(), (long long)ev->step, ev->detail.dump().c_str());
     }

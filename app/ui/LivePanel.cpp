@@ -22,11 +22,6 @@ constexpr int kRedrawMs = 33;        // ~30 Hz when painting is cheap
 constexpr int kSlowestRedrawMs = 500;
 constexpr double kPaintBudget = 0.04;  // fraction of one core that live chart painting may take
 
-// The events drawn as markers on every chart: the run's mid-run changes.
-bool marksCharts(EventKind kind) {
-  return kind == EventKind::Setting || kind == EventKind::Pause || kind == EventKind::Resume;
-}
-
 }  // namespace
 
 LivePanel::LivePanel(QWidget* parent) : QWidget(parent) {

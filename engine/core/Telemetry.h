@@ -113,6 +113,11 @@ enum class EventKind {
 };
 const char* eventName(EventKind kind);  // "start", "pause", ...; End has no single name: "finished"
 EventKind eventKindOf(const std::string& name);
+// The events every chart of a run marks, live or stored, on any axis: what changed mid-run (settings, pauses and
+// resumes) and the compensation resets those changes caused.
+inline bool marksCharts(EventKind kind) {
+  return kind == EventKind::Setting || kind == EventKind::Pause || kind == EventKind::Resume || kind == EventKind::Reset;
+}
 
 struct EventRecord {
   int64_t step = 0;

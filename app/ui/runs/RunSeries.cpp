@@ -19,11 +19,6 @@ QString plainValue(const nlohmann::json& v) {
   return QString::fromStdString(v.dump());
 }
 
-bool isMarkerKind(const std::string& kind) {
-  const EventKind k = eventKindOf(kind);
-  return k == EventKind::Setting || k == EventKind::Pause || k == EventKind::Resume || k == EventKind::Reset;
-}
-
 }  // namespace
 
 QString xAxisLabel(XAxis axis) {
@@ -172,7 +167,7 @@ std::vector<std::pair<double, QString>> RunSeries::markers(XAxis axis) const {
     return timeOf(lo) + t * (timeOf(*hi) - timeOf(lo));
   };
   for (const auto& e : events) {
-    if (!isMarkerKind(e.kind)) continue;
+    if (!marksCharts(eventKindOf(e.kind))) continue;
     double x = 0;
     switch (axis) {
       case XAxis::Step:

@@ -62,7 +62,8 @@ class SavedRunsTest : public QObject {
     ps::test::TestStore t;
     const auto config = ps::test::runConfig(0.1);
     const qint64 id =
-        t.addRun("saved", config, 40, false, {ps::test::settingEvent(20, "compression.forward.k", 0.1, 0.05)});
+        t.addRun("saved", config, 40, false,
+                 {ps::test::settingEvent(20, "compression.forward.k", 0.1, 0.05), ps::test::resetEvent(30, 0, "forward")});
     const qint64 other = t.addRun("other", config, 10);
     std::vector<ps::HistogramRow> histograms;
     for (int64_t step : {10, 20, 30})
@@ -85,13 +86,18 @@ class SavedRunsTest : public QObject {
     QCOMPARE(tab->storedRun()->id, id);
     QCOMPARE(tab->lastStep(), int64_t(40));
 
-    // Every chart that the run has data for is drawn, the loss with one point per step, and the change is marked.
+    // Every chart that the run has data for is drawn, the loss with one point per step, and the change is marked,
+    // with the compensation reset it caused, as the compare view marks them.
     int drawn = 0;
     for (PlotWidget* p : tab->plots()) {
       drawn += p->pointCount() > 0;
-      bool marked = false;
-      for (const Marker& m : p->markers()) marked |= m.x == 20 && m.label == "fwd k = 0.05";
+      bool marked = false, reset = false;
+      for (const Marker& m : p->markers()) {
+        marked |= m.x == 20 && m.label == "fwd k = 0.05";
+        reset |= m.x == 30 && m.label == "reset link0 forward";
+      }
       QVERIFY2(marked, qPrintable(p->title()));
+      QVERIFY2(reset, qPrintable(p->title()));
     }
     QVERIFY2(drawn >= 4, qPrintable(QString::number(drawn)));
     QCOMPARE(int(tab->heatmaps().size()), 3);

@@ -120,4 +120,10 @@ inline EventRow settingEvent(int64_t step, const std::string& key, const nlohman
   return {step, 0.5 * double(step), "setting", nlohmann::json{{"key", key}, {"from", from}, {"to", to}}.dump()};
 }
 
+// The compensation reset a change of compressor caused on one link.
+inline EventRow resetEvent(int64_t step, int boundary, const std::string& direction) {
+  return {step, 0.5 * double(step), "reset",
+          nlohmann::json{{"boundary", boundary}, {"direction", direction}, {"reason", "the compressor changed"}}.dump()};
+}
+
 }  // namespace ps::test
