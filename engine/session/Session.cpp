@@ -256,19 +256,20 @@ void Session::applySetting(const Command& c, int64_t step, double wall) {
   if (c.key.rfind("compression.", 0) == 0 && reconfiguresControllers(option)) setupAdapters(step, wall);
 }
 
-// The pause and resume of a turn are events of the run.
+// The pause and resume of a turn are events of the run, at the time the turn was taken.
 void Session::announce(const CommandQueue::Turn& turn, int64_t step, double wall) {
   for (Command::Kind k : turn.transitions)
-    k == Command::Kind::Pause ? bus_.publish(EventRecord{step, wall, eventName(EventKind::Pause), json::object()})
-                              : bus_.publish(EventRecord{step, elapsed(), eventName(EventKind::Resume), json::object()});
+    bus_.publish(EventRecord{step, wall, eventName(k == Command::Kind::Pause ? EventKind::Pause : EventKind::Resume),
+                             json::object()});
 }
 
 // In a multi-process run rank 0 takes the turn and every rank gets its outcome, so all ranks change settings, pause
 // and stop at the same step; while paused, rank 0 repeats it, which keeps the others from timing out.
-bool Session::handleCommands(int64_t step, double wall) {
+bool Session::handleCommands(int64_t step) {
   const bool taker = ranks_.rank() == 0;
   commandSeconds_ = 0;
   for (;;) {
+    const double wall = elapsed();  // every turn's events carry its own time: a paused run's turns come later
     CommandQueue::Turn turn;
     if (taker) {
       turn = commands_.take();

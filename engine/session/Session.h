@@ -79,7 +79,7 @@ class Session {
     bool nccl = false;  // on a GPU, and NCCL is there
   };
   std::vector<RankPlace> rankPlaces(const PipelineOptions& o) const;
-  bool handleCommands(int64_t step, double wall);  // false: stop
+  bool handleCommands(int64_t step);  // false: stop
   double commandSeconds_ = 0;  // the last handleCommands' wall time agreeing with the other ranks (not pausing)
   void announce(const CommandQueue::Turn& turn, int64_t step, double wall);
   void applySetting(const Command& c, int64_t step, double wall);

@@ -40,7 +40,7 @@ json Session::run() {
         std::shuffle(order.begin(), order.end(), shuffleRng);
       }
       ranks_.injectFault(p.step + 1);
-      if (!handleCommands(p.step, elapsed())) {
+      if (!handleCommands(p.step)) {
         p.status = "stopped";
         p.reason = "stopped by the user at step " + std::to_string(p.step);
         break;

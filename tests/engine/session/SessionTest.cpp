@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <thread>
 
@@ -169,6 +170,37 @@ TEST(Session, CommandsApplyAtTheNextStep) {
   const bool resumed = std::any_of(hook->events.begin(), hook->events.end(), [](auto& e) { return e.kind == "resume"; });
   EXPECT_TRUE(paused);
   EXPECT_TRUE(resumed);
+}
+
+// Events carry the time they happened: a setting applied while paused, and the resume, are stamped when they took
+// effect, not with the time the pause began.
+TEST(Session, EventsWhilePausedCarryTheTimeTheyHappened) {
+  json cfg = smoke();
+  cfg["train"]["max_steps"] = 2;
+  Session session(Config::fromJson(cfg), nullptr);
+  auto hook = std::make_shared<StepHook>();
+  std::thread later;
+  hook->onEvent = [&](const EventRecord& e) {
+    if (e.kind != "pause") return;
+    later = std::thread([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      session.post(Command::set("link.latency_ms", 10.0));
+      session.post(Command::resume());
+    });
+  };
+  session.telemetry().addSink(hook);
+  session.post(Command::pause());
+  session.run();
+  if (later.joinable()) later.join();
+  auto find = [&](const std::string& kind) {
+    return std::find_if(hook->events.begin(), hook->events.end(), [&](auto& e) { return e.kind == kind; });
+  };
+  ASSERT_NE(find("pause"), hook->events.end());
+  ASSERT_NE(find("setting"), hook->events.end());
+  ASSERT_NE(find("resume"), hook->events.end());
+  EXPECT_EQ(find("setting")->step, 0);
+  EXPECT_GE(find("setting")->wall_s, find("pause")->wall_s + 0.25);
+  EXPECT_GE(find("resume")->wall_s, find("setting")->wall_s);
 }
 
 TEST(Session, ACommandPostedBeforeAStepAppliesToThatStep) {
