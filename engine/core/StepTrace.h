@@ -13,6 +13,7 @@
 // (durations are kept at float precision, which the engine rounds them to as it measures: tracedSeconds()).
 //
 // Torch-free: the run store, the CLI and the app read traces without the engine.
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -30,6 +31,12 @@ class TraceError : public std::runtime_error {
 // A measured duration as the trace keeps it (and as the engine's emulated clock adds it): rounded to float.
 inline double tracedSeconds(double seconds) {
   return double(float(seconds));
+}
+
+// The time measured since t0 (a stage's compute, a codec's encode), as the trace keeps it.
+using TraceClock = std::chrono::steady_clock;
+inline double tracedSince(TraceClock::time_point t0) {
+  return tracedSeconds(std::chrono::duration<double>(TraceClock::now() - t0).count());
 }
 
 struct TraceEvent {

@@ -9,10 +9,7 @@
 
 namespace ps {
 namespace {
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) {  // rounded as the emulated clock adds it
-  return tracedSeconds(std::chrono::duration<double>(Clock::now() - t0).count());
-}
+using Clock = TraceClock;
 }  // namespace
 
 GradientExchange::GradientExchange(std::shared_ptr<Cluster> cluster, int stage, const CompressionOptions& options,
@@ -257,7 +254,7 @@ torch::Tensor GradientExchange::reduceCompressed(const std::vector<torch::Tensor
   const auto t0 = Clock::now();
   GradientMessageWriter writer;
   encodeAll(params, writer);
-  const double encode = since(t0);
+  const double encode = tracedSince(t0);
   encode_s_ += encode;
   clock += encode;
   const auto message = writer.finish(clock);  // stamped with the clock once encoding is done
@@ -274,7 +271,7 @@ torch::Tensor GradientExchange::reduceCompressed(const std::vector<torch::Tensor
   }
   const double r = double(replicas);
   auto mean = sum_.div_(r);
-  const double decode = since(t1);
+  const double decode = tracedSince(t1);
   const double modelled = model_.allGatherSeconds(largest, replicas);
   wire_ += uint64_t(replicas - 1) * sent;
   modelled_s_ += modelled;

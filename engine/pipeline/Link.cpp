@@ -11,8 +11,7 @@
 
 namespace ps {
 namespace {
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+using Clock = TraceClock;
 }  // namespace
 
 Link::Link(int boundary, LinkModel model, const Settings& settings)
@@ -99,7 +98,7 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
     s.report.reset.clear();
   }
   if (s.measureNorm) s.normSquared += x.square().sum().item<double>();
-  const double encode = tracedSeconds(since(t0));
+  const double encode = tracedSince(t0);
   const uint64_t bytes = m.payload.size();
   s.raw += uint64_t(x.numel()) * sizeof(float);
   s.wire += bytes;
@@ -132,7 +131,7 @@ torch::Tensor Link::receive(Direction d, const torch::Device& device, double& cl
   const auto t0 = Clock::now();
   auto x = s.receiver->lossless() ? s.receiver->codec().decode(m.payload, device, meta.shape)
                                   : s.receiver->receive(m.payload, device, meta);
-  const double decode = tracedSeconds(since(t0));
+  const double decode = tracedSince(t0);
   s.decode_s += decode;
   if (trace)
     trace->push_back({d == Direction::Forward ? TraceEvent::ReceiveForward : TraceEvent::ReceiveBackward, decode});

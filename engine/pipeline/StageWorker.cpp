@@ -9,11 +9,7 @@
 namespace ps {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-// As the emulated clock adds it (and a step trace keeps it): rounded to float.
-double since(Clock::time_point t0) {
-  return tracedSeconds(std::chrono::duration<double>(Clock::now() - t0).count());
-}
+using Clock = TraceClock;
 
 std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const OptimizerOptions& o, std::vector<torch::Tensor> params) {
   if (o.name == "sgd")
@@ -139,7 +135,7 @@ void StageWorker::forward(int microbatch, const StepWork& work, InFlight& f, Sta
   } else {
     f.output = out;
   }
-  const double compute = since(t0);
+  const double compute = tracedSince(t0);
   r.compute_s += compute;
   r.clock += compute;
   r.trace.events.push_back({TraceEvent::Compute, compute});
@@ -160,7 +156,7 @@ void StageWorker::backward(int microbatch, const StepWork& work, InFlight& f, St
   const auto t0 = Clock::now();
   if (last) f.output.backward();
   else torch::autograd::backward({f.output}, {grad});
-  const double compute = since(t0);
+  const double compute = tracedSince(t0);
   r.compute_s += compute;
   r.clock += compute;
   r.trace.events.push_back({TraceEvent::Compute, compute});
@@ -178,7 +174,7 @@ void StageWorker::update(const StepWork& work, StageStepResult& r) {
   }
   optimizer_->step();
   optimizer_->zero_grad();
-  const double update = since(t0);
+  const double update = tracedSince(t0);
   r.compute_s += update;
   r.clock += update;
   r.trace.events.push_back({TraceEvent::Compute, update});
