@@ -58,7 +58,7 @@ void GradientExchange::setOptions(const CompressionOptions& options) {
   receivers_.clear();
   for (int j = 0; j < cluster_->replicas(); ++j)
     receivers_.push_back(std::make_unique<Compensator>(options_, contextOf(j), AqsgdOptions{}));
-  if (stateful) resets_.push_back("compensation state reset: the compressor changed to " + sender_->describe());
+  if (stateful) resets_.push_back(compressorChangedReset(describe()));
 }
 
 void GradientExchange::applyDecision(const AdaptDecision& decision) {

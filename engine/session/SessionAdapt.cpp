@@ -147,8 +147,7 @@ void Session::retargetLink(int boundary, Direction d, int64_t step, double wall)
   bus_.publish(EventRecord{step, wall, eventName(EventKind::Reset),
                            nlohmann::json{{"boundary", boundary},
                                           {"direction", directionName(d)},
-                                          {"reason", "compensation state reset: the compressor changed to " +
-                                                         link.describe(d)}}});
+                                          {"reason", compressorChangedReset(link.describe(d))}}});
 }
 
 void Session::applyAdaptiveK(int boundary, Direction d, double k, const std::string& source, const std::string& reason,

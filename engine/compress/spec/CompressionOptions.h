@@ -73,6 +73,12 @@ struct CompressionOptions {
 };
 inline CompressionOptions CompressionOptions::fromJson(const nlohmann::json& j) { return fromJson(j, CompressionOptions()); }
 
+// Why a direction's compensation state was dropped when its compressor changed to the one `now` describes: the
+// reason its reset event gives, wherever the direction is (a link, the gradient exchange).
+inline std::string compressorChangedReset(const std::string& now) {
+  return "compensation state reset: the compressor changed to " + now;
+}
+
 // What is wrong with `options` under the controller its `adapt` names, "" when nothing is (or when that name is not
 // a controller: the schema says so); `where` names the direction in the message. The controllers' own checks
 // (engine/compress/ControllerList.h).
