@@ -269,7 +269,7 @@ void MainWindow::onSettingChanged(const QString& key, const QVariant& value) {
     statusBar()->showMessage(tr("%1 = %2 (for the next run)").arg(key, value.toString()), 4000);
     return;
   }
-  if (!changeableMidRun(key.toStdString())) return;  // those widgets are disabled during a run
+  // The session decides what may change mid-run (those widgets are disabled) and says why it refuses.
   const QString error = bridge_->set(key, jsonFromVariant(value));
   if (!error.isEmpty()) {
     // The session keeps its setting: the panel shows it again.

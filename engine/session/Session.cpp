@@ -53,13 +53,16 @@ void Session::post(Command command) {
       throw ConfigError("AQ-SGD cannot be switched on during a run: its per-sample buffers are sized and checked "
                         "against compression.aqsgd_memory_limit_mb before the run starts; start a new run with " +
                         command.key + "=aqsgd");
-    json probe;
-    {
-      std::lock_guard<std::mutex> lock(configMutex_);  // applySetting replaces config_ on the training thread
-      probe = config_.json;
-    }
+    // Checked with the settings queued before it, as they will apply: together, at the next step. What the training
+    // thread then applies was checked here, so a combination cannot fail the run there.
+    std::lock_guard<std::mutex> lock(configMutex_);  // applySetting replaces config_ on the training thread
+    json probe = config_.json;
+    for (const Command& queued : queuedSets_) setConfigValue(probe, queued.key, queued.value);
     setConfigValue(probe, command.key, command.value);
-    Config::fromJson(probe, "setting");  // validates the whole before it is queued
+    Config::fromJson(probe, "setting");
+    queuedSets_.push_back(command);
+    commands_.push(std::move(command));
+    return;
   }
   commands_.push(std::move(command));
 }
@@ -243,7 +246,12 @@ void Session::applySetting(const Command& c, int64_t step, double wall) {
   const json old = configValue(config_.json, c.key);
   json next = config_.json;
   setConfigValue(next, c.key, c.value);
-  replaceConfig(Config::fromJson(next, "setting"));
+  Config applied = Config::fromJson(next, "setting");
+  {
+    std::lock_guard<std::mutex> lock(configMutex_);
+    config_ = std::move(applied);
+    if (!queuedSets_.empty()) queuedSets_.pop_front();  // this one (on other ranks the sets come from rank 0's)
+  }
   pipeline_->setLinkModel(config_.link);
   for (int b = 0; b + 1 < config_.pipeline.stages; ++b)
     for (Direction d : {Direction::Forward, Direction::Backward}) retargetLink(b, d, step, wall);

@@ -124,6 +124,7 @@ class Session {
   RankCoordinator ranks_;  // the other processes of a multi-process run (inactive in a single process)
 
   std::mutex configMutex_;  // config_ is replaced on the training thread and read by post()
+  std::deque<Command> queuedSets_;  // posted settings the training thread has not applied yet (under configMutex_)
   CommandQueue commands_;
   std::chrono::steady_clock::time_point start_;
 };

@@ -325,6 +325,27 @@ TEST(Session, RejectsSettingsThatCannotChangeMidRun) {
   EXPECT_NO_THROW(session.post(Command::set("train.lr", 0.5)));
 }
 
+// Settings posted before the training thread takes them apply together: each is checked against the config with
+// those before it, so two that are fine alone but not together are refused when posted, not on the training thread
+// (where the second used to fail the run).
+TEST(Session, ASettingIsCheckedWithTheSettingsQueuedBeforeIt) {
+  json cfg = smoke();
+  cfg["train"]["max_steps"] = 3;
+  cfg["compression"] = {{"forward", {{"method", "topk"}, {"k", 0.5}}}};
+  Session session(Config::fromJson(cfg), nullptr);
+  EXPECT_NO_THROW(session.post(Command::set("compression.forward.adapt", "accordion")));
+  try {
+    session.post(Command::set("compression.forward.method", "quantize"));  // fine alone, not under accordion
+    ADD_FAILURE() << "a codec that cannot adapt was queued after its controller";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("adapt"), std::string::npos) << e.what();
+  }
+  const json summary = session.run();
+  EXPECT_EQ(summary["status"], "finished") << summary.dump();
+  EXPECT_EQ(session.config().compression.forward.adapt, "accordion");
+  EXPECT_EQ(session.config().compression.forward.method, "topk");
+}
+
 TEST(Session, NonFiniteLossEndsTheRunAsDiverged) {
   json cfg = smoke();
   cfg["train"]["lr"] = 1000.0;  // no normalisation in the synthetic MLP: the logits overflow
