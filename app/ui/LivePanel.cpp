@@ -1,4 +1,5 @@
 #include "app/ui/LivePanel.h"
+#include "engine/core/Metrics.h"
 
 #include "app/ui/charts/HeatmapWidget.h"
 #include "app/ui/charts/Palette.h"
@@ -200,11 +201,8 @@ void LivePanel::flush() {
   }
   pending_.clear();
   for (const HistogramRecord& h : pendingHistograms_) {
-    const QString name = QString::fromStdString(h.name);
-    if (!name.startsWith(QLatin1String("grad/stage"))) continue;
-    bool ok = false;
-    const int stage = name.mid(10).toInt(&ok);
-    if (ok && stage >= 0 && stage < int(heatmaps_.size())) heatmaps_[stage]->addHistogram(h.step, h.lo, h.hi, h.counts);
+    const std::optional<int> stage = metric::gradHistogramStage(h.name);
+    if (stage && *stage < int(heatmaps_.size())) heatmaps_[*stage]->addHistogram(h.step, h.lo, h.hi, h.counts);
   }
   pendingHistograms_.clear();
   for (const Marker& m : pendingMarkers_)

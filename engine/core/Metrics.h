@@ -51,6 +51,21 @@ inline std::string linkKey(int boundary, Direction d, const std::string& leafNam
   return linkName(boundary, d) + "/" + leafName;
 }
 
+// "grad/stage2": the histogram of one stage's weight gradients, and the stage a histogram name is of (nullopt for
+// any other name).
+inline constexpr const char* kGradHistogramPrefix = "grad/stage";
+inline std::string gradHistogramName(int stage) { return kGradHistogramPrefix + std::to_string(stage); }
+inline std::optional<int> gradHistogramStage(const std::string& name) {
+  const std::string prefix = kGradHistogramPrefix;
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  int stage = 0;
+  for (size_t i = prefix.size(); i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9' || stage > 100000) return std::nullopt;
+    stage = stage * 10 + (name[i] - '0');
+  }
+  return stage;
+}
+
 struct LinkKey {
   int boundary = 0;
   Direction direction = Direction::Forward;

@@ -1,4 +1,5 @@
 #include "engine/pipeline/StageWorker.h"
+#include "engine/core/Metrics.h"
 
 #include "engine/tensors/Histogram.h"
 
@@ -170,7 +171,7 @@ void StageWorker::update(const StepWork& work, StageStepResult& r) {
   if (work.histogram_bins > 0) {
     std::vector<torch::Tensor> grads;
     for (const auto& p : module_->parameters()) grads.push_back(p.grad());
-    r.gradients = histogramOf(grads, work.histogram_bins, "grad/stage" + std::to_string(index_), work.step);
+    r.gradients = histogramOf(grads, work.histogram_bins, metric::gradHistogramName(index_), work.step);
   }
   optimizer_->step();
   optimizer_->zero_grad();

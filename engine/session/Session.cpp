@@ -1,4 +1,5 @@
 #include "engine/session/Session.h"
+#include "engine/core/Metrics.h"
 
 #include "engine/compress/Compensation.h"
 #include "engine/compress/spec/Catalogue.h"
@@ -109,7 +110,7 @@ void Session::prepare() {
   ranks_.connect(config_);  // before any data is loaded: the other ranks are waiting
   threadsPerStage_ = ranks_.threadsPerStage(config_);
   const std::string& init = config_.model.init_checkpoint;
-  data_ = loadTaskData(config_, init.empty() || config_.task != "brown_lm" ? "" : checkpointVocab(init));
+  data_ = loadTaskData(config_, init.empty() || taskKind(config_.task) != TaskKind::LanguageModel ? "" : checkpointVocab(init));
   BlockModel model = buildModel(config_, data_.shape, config_.train.seed);
   if (!init.empty()) loadCheckpoint(init, model);
 

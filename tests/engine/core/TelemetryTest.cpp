@@ -1,4 +1,5 @@
 // Event kinds: one spelling, read back from their stored names.
+#include "engine/core/Metrics.h"
 #include "engine/core/Telemetry.h"
 
 #include <gtest/gtest.h>
@@ -23,6 +24,15 @@ TEST(EventKinds, TheStoredNamesAreTheOnesOlderRunsHold) {
   EventRecord e;
   e.kind = "resume";
   EXPECT_EQ(e.type(), EventKind::Resume);
+}
+
+// A stage's gradient histogram is named in one place and read back by the stage it is of; other names, and names
+// that only start alike, are not a stage's.
+TEST(HistogramNames, AStagesGradientHistogramReadsBackItsStage) {
+  for (int stage : {0, 3, 12}) EXPECT_EQ(metric::gradHistogramStage(metric::gradHistogramName(stage)), stage);
+  for (const char* other : {"grad/stage", "grad/stagex", "grad/stage1a", "grad/stage-1", "link0/fwd/values",
+                            "grad/stage99999999999"})
+    EXPECT_FALSE(metric::gradHistogramStage(other).has_value()) << other;
 }
 
 }  // namespace
