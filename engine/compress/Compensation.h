@@ -55,7 +55,8 @@ class Compensator {
  public:
   Compensator(const CompressionOptions& options, const CodecContext& context, const AqsgdOptions& aqsgd);
   ~Compensator();
-  // Sender side: compresses x (updating the sender's state) and reports the error.
+  // Sender side: compresses x (updating the sender's state) and reports the error; a lossless codec with no
+  // compensation sends x as it is and measures nothing.
   Payload send(const torch::Tensor& x, const MessageMeta& meta, SendReport& report);
   // Receiver side: decodes (updating the receiver's state) and returns what the receiver uses.
   torch::Tensor receive(const Payload& payload, const torch::Device& device, const MessageMeta& meta);
@@ -65,14 +66,15 @@ class Compensator {
   void retarget(const CompressionOptions& options);
   // Also sums |D(C(p))| into SendReport::out_norm (one more pass over each message; GraVAC's gains need it).
   void measureOutput(bool on) { measureOutput_ = on; }
+  // decode(encode(x)) == x and no state at either end.
   bool lossless() const { return stateless_ && codec_->lossless(); }
-  Codec& codec() { return *codec_; }
   // Where the payloads sent wait for their receiver (Codec::Residence), for this codec and the ones after a retarget.
   void setResidence(Codec::Residence r);
   // Bytes the AQ-SGD buffers of one end need for `samples` samples of `elements` values each.
   static double aqsgdBytes(int64_t samples, int64_t elements) { return double(samples) * double(elements) * 2.0; }
 
   // ---- for the rules (engine/compress/Compensation.cpp) ----
+  Codec& codec() { return *codec_; }
   Codec& identity() { return *identity_; }
   // The state of one micro-batch slot (EF's residual, EF21's and DIANA's shift): zeros at first, and zeros again,
   // with `reset` saying why, when the tensor's shape changes.

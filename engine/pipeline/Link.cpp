@@ -84,15 +84,8 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
                               metric::linkKey(boundary_, d, metric::leaf::kValues), histogramStep_);
   const auto t0 = Clock::now();
   Message m;
-  if (s.adaptive) {
-    m.payload = s.adaptive->send(x, meta, s.report);
-  } else if (s.sender->lossless()) {
-    m.payload = s.sender->codec().encode(x);
-    s.report.values += m.payload.values;
-  } else {
-    // The compensator measures the error of what the receiver will use on its copy of the payload.
-    m.payload = s.sender->send(x, meta, s.report);
-  }
+  // The compensator measures the error of what the receiver will use on its copy of the payload.
+  m.payload = s.adaptive ? s.adaptive->send(x, meta, s.report) : s.sender->send(x, meta, s.report);
   if (!s.report.reset.empty()) {
     s.resets.push_back(std::move(s.report.reset));
     s.report.reset.clear();
@@ -129,8 +122,7 @@ torch::Tensor Link::receive(Direction d, const torch::Device& device, double& cl
   Side& s = side(d);
   Message m = s.channel.pop(meta.shape ? maxPayloadBytes(*meta.shape) : UINT64_MAX);
   const auto t0 = Clock::now();
-  auto x = s.receiver->lossless() ? s.receiver->codec().decode(m.payload, device, meta.shape)
-                                  : s.receiver->receive(m.payload, device, meta);
+  auto x = s.receiver->receive(m.payload, device, meta);
   const double decode = tracedSince(t0);
   s.decode_s += decode;
   if (trace)

@@ -23,6 +23,26 @@ torch::Tensor signal(int step) {
   return torch::sin(torch::arange(600, torch::kFloat32) * 0.01 + 0.05 * step) + 0.1 * torch::randn({600});
 }
 
+// With nothing to compensate and a lossless codec the compensator is the codec: x arrives exactly, the shape the
+// receiver expects is checked, and no error pass is spent on it.
+TEST(Compensation, ALosslessCodecWithoutCompensationSendsXAsItIs) {
+  Compensator sender(opts("none", "none"), {}, {});
+  Compensator receiver(opts("none", "none"), {}, {});
+  ASSERT_TRUE(sender.lossless());
+  const auto x = signal(0).reshape({20, 30});
+  SendReport r;
+  const Payload p = sender.send(x, {}, r);
+  EXPECT_EQ(r.values, uint64_t(x.numel()));
+  EXPECT_EQ(r.err_den, 0.0);  // not measured
+  EXPECT_TRUE(torch::equal(receiver.receive(p, torch::kCPU, {}), x));
+  const std::vector<int64_t> other = {30, 20};
+  MessageMeta meta;
+  meta.shape = &other;
+  EXPECT_THROW(receiver.receive(p, torch::kCPU, meta), PayloadError);
+  EXPECT_FALSE(Compensator(opts("none", "ef"), {}, {}).lossless());
+  EXPECT_FALSE(Compensator(opts("fp16", "none"), {}, {}).lossless());
+}
+
 TEST(Compensation, ErrorFeedbackKeepsInputPlusOldErrorEqualToSentPlusNewError) {
   Compensator sender(opts("topk", "ef"), {}, {});
   Compensator receiver(opts("topk", "ef"), {}, {});
