@@ -22,10 +22,7 @@ struct CodecContext;
 
 // A codec's spec with its name, its label in the app, one line of help and its payload id.
 inline MethodSpec codecSpec(std::string name, std::string label, std::string help, int payload) {
-  MethodSpec m;
-  m.name = std::move(name);
-  m.label = std::move(label);
-  m.help = std::move(help);
+  MethodSpec m = methodSpec(std::move(name), std::move(label), std::move(help));
   m.payload = payload;
   return m;
 }

@@ -47,13 +47,16 @@ Session::~Session() { bus_.drain(); }
 void Session::post(Command command) {
   if (command.kind == Command::Kind::Set) {
     if (!changeableMidRun(command.key))
-      throw ConfigError(command.key + " cannot change during a run (only link.*, compression.* and train.lr can); "
+      throw ConfigError(command.key +
+                        " cannot change during a run (only link.*, compression.* and train.lr can); "
                         "start a new run with the new value");
     const std::string leaf = command.key.substr(command.key.rfind('.') + 1);
-    if (leaf == "feedback" && command.value == "aqsgd")
-      throw ConfigError("AQ-SGD cannot be switched on during a run: its per-sample buffers are sized and checked "
-                        "against compression.aqsgd_memory_limit_mb before the run starts; start a new run with " +
-                        command.key + "=aqsgd");
+    const MethodSpec* compensation = leaf == "feedback" && command.value.is_string()
+                                         ? catalogue::compensation(command.value.get<std::string>())
+                                         : nullptr;
+    if (compensation && !compensation->onlyAtStart.empty())
+      throw ConfigError(compensation->label + " cannot be switched on during a run: " + compensation->onlyAtStart +
+                        "; start a new run with " + command.key + "=" + compensation->name);
     // Checked with the settings queued before it, as they will apply: together, at the next step. What the training
     // thread then applies was checked here, so a combination cannot fail the run there.
     std::lock_guard<std::mutex> lock(configMutex_);  // applySetting replaces config_ on the training thread
@@ -110,7 +113,8 @@ void Session::prepare() {
   ranks_.connect(config_);  // before any data is loaded: the other ranks are waiting
   threadsPerStage_ = ranks_.threadsPerStage(config_);
   const std::string& init = config_.model.init_checkpoint;
-  data_ = loadTaskData(config_, init.empty() || taskKind(config_.task) != TaskKind::LanguageModel ? "" : checkpointVocab(init));
+  data_ = loadTaskData(config_,
+                       init.empty() || taskKind(config_.task) != TaskKind::LanguageModel ? "" : checkpointVocab(init));
   BlockModel model = buildModel(config_, data_.shape, config_.train.seed);
   if (!init.empty()) loadCheckpoint(init, model);
 

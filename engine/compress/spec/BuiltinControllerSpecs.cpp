@@ -4,15 +4,17 @@
 
 namespace ps {
 
-MethodSpec FixedFactorEntry::spec() { return {"none", "none", "K stays as configured", {}, {}}; }
-std::string FixedFactorEntry::check(const CompressionOptions&, const std::string&) { return ""; }
+MethodSpec FixedFactorEntry::spec() {
+  return methodSpec("none", "none", "K stays as configured");
+}
+std::string FixedFactorEntry::check(const CompressionOptions&, const std::string&) {
+  return "";
+}
 
 MethodSpec GravacEntry::spec() {
-  MethodSpec m{"gravac",
-               "GraVAC",
-               "explores factors from theta_min to theta_max and sends the best gain per second",
-               {"theta_min", "theta_max", "adapt_policy", "epsilon", "omega", "window"},
-               {}};
+  MethodSpec m =
+      methodSpec("gravac", "GraVAC", "explores factors from theta_min to theta_max and sends the best gain per second",
+                 {"theta_min", "theta_max", "adapt_policy", "epsilon", "omega", "window"});
   m.ownCompressors = true;
   return m;
 }
@@ -28,12 +30,15 @@ std::string GravacEntry::check(const CompressionOptions& o, const std::string& w
 }
 
 MethodSpec AccordionEntry::spec() {
-  MethodSpec m{"accordion", "Accordion", "mild factor in critical phases (the gradient norm moves), K otherwise",
-               {"theta_min", "window", "eta"}, {}};
+  MethodSpec m =
+      methodSpec("accordion", "Accordion", "mild factor in critical phases (the gradient norm moves), K otherwise",
+                 {"theta_min", "window", "eta"});
   m.measuresNorm = true;
   return m;
 }
-std::string AccordionEntry::check(const CompressionOptions&, const std::string&) { return ""; }
+std::string AccordionEntry::check(const CompressionOptions&, const std::string&) {
+  return "";
+}
 
 std::string checkController(const CompressionOptions& options, const std::string& where) {
   std::string why;

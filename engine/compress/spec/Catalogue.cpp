@@ -72,6 +72,15 @@ std::vector<OptionSpec> makeOptions() {
 
 }  // namespace
 
+MethodSpec methodSpec(std::string name, std::string label, std::string help, std::vector<std::string> options) {
+  MethodSpec m;
+  m.name = std::move(name);
+  m.label = std::move(label);
+  m.help = std::move(help);
+  m.options = std::move(options);
+  return m;
+}
+
 bool MethodSpec::reads(const std::string& option) const {
   return std::find(options.begin(), options.end(), option) != options.end();
 }

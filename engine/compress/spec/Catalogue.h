@@ -50,6 +50,8 @@ struct MethodSpec {
   std::vector<OptionSpec> own;       // options no other method has (they appear in `options` too)
   bool sparse = false;               // codecs: sends a subset of the elements (K applies; K can adapt)
   bool forwardOnly = false;          // compensations: activations only (AQ-SGD keeps per-sample buffers)
+  // Compensations: why it cannot be switched on during a run ("" when it can), as a refusal gives it.
+  std::string onlyAtStart;
   // Codecs: the id their payloads' header carries (engine/compress/Payload.h). Codecs share one only when they
   // share the payload format, so that a receiver of either decodes both (TopK, GaussianK and the sampled threshold).
   int payload = 0;
@@ -62,6 +64,9 @@ struct MethodSpec {
   bool measuresNorm = false;
   bool reads(const std::string& option) const;
 };
+
+// A spec with its name, its label in the app, one line of help and the options it reads; the rest by field name.
+MethodSpec methodSpec(std::string name, std::string label, std::string help, std::vector<std::string> options = {});
 
 namespace catalogue {
 

@@ -321,6 +321,15 @@ TEST(Session, RejectsSettingsThatCannotChangeMidRun) {
   EXPECT_THROW(session.post(Command::set("link.bandwidth_mbps", -3)), ConfigError);
   EXPECT_THROW(session.post(Command::set("compression.forward.method", "zip")), ConfigError);
   EXPECT_THROW(session.post(Command::set("compression.backward.feedback", "aqsgd")), ConfigError);
+  try {  // the catalogue's entry says why
+    session.post(Command::set("compression.forward.feedback", "aqsgd"));
+    ADD_FAILURE() << "AQ-SGD was switched on mid-run";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("AQ-SGD cannot be switched on during a run: its per-sample buffers"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("compression.forward.feedback=aqsgd"), std::string::npos) << e.what();
+  }
   EXPECT_NO_THROW(session.post(Command::set("compression.forward.k", 0.01)));
   EXPECT_NO_THROW(session.post(Command::set("train.lr", 0.5)));
 }
