@@ -97,31 +97,60 @@ QRectF placeLegend(QSizeF size, const QRectF& plot, const std::vector<QPointF>& 
   return best;
 }
 
+// One chart's drawing, element by element: the painter, the frame (geometry and ticks), the font's metrics and the
+// palette's two colours every element uses.
+struct PlotWidget::Impl::Painting {
+  QPainter& p;
+  const PlotFrame& f;
+  const QFontMetricsF fm;
+  const QColor bg, fg;
+  const QRectF& r;  // the plot area
+};
+
 void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const QFont& font, const QPalette& pal,
                              bool interactive) {
-  const QColor bg = pal.color(QPalette::Base), fg = pal.color(QPalette::Text);
-  const QFontMetricsF fm(font);
   const QRectF all(QPointF(0, 0), QSizeF(size));
+  Painting g{p, f, QFontMetricsF(font), pal.color(QPalette::Base), pal.color(QPalette::Text), f.plot};
   p.setFont(font);
-  p.fillRect(all, bg);
-
-  // Title.
-  if (!title.isEmpty()) {
-    QFont bold = font;
-    bold.setBold(true);
-    p.setFont(bold);
-    p.setPen(fg);
-    p.drawText(QRectF(0, 2, size.width(), f.titleHeight - 2), Qt::AlignCenter,
-               QFontMetricsF(bold).elidedText(title, Qt::ElideRight, size.width() - 8));
-    p.setFont(font);
-  }
+  p.fillRect(all, g.bg);
+  paintTitle(g, size, font);
   if (f.empty) {
-    p.setPen(withAlpha(fg, 140));
+    p.setPen(withAlpha(g.fg, 140));
     p.drawText(all, Qt::AlignCenter, QObject::tr("no data yet"));
     return;
   }
+  paintAxes(g);
+  p.save();
+  p.setClipRect(f.plot);
+  p.setRenderHint(QPainter::Antialiasing, true);
+  paintMarkers(g);
+  paintBands(g);
+  paintSeries(g);
+  paintLegend(g);
+  if (interactive && dragging) paintRubberBand(g, pal.color(QPalette::Highlight));
+  if (interactive && hovering && !dragging && f.plot.contains(hover)) paintCrosshair(g);
+  p.restore();
+}
 
-  // Grid, ticks and tick labels.
+void PlotWidget::Impl::paintTitle(const Painting& g, QSize size, const QFont& font) const {
+  QPainter& p = g.p;
+  const PlotFrame& f = g.f;
+  if (title.isEmpty()) return;
+  QFont bold = font;
+  bold.setBold(true);
+  p.setFont(bold);
+  p.setPen(g.fg);
+  p.drawText(QRectF(0, 2, size.width(), f.titleHeight - 2), Qt::AlignCenter,
+             QFontMetricsF(bold).elidedText(title, Qt::ElideRight, size.width() - 8));
+  p.setFont(font);
+}
+
+// Grid, ticks and tick labels, the axis labels and the plot's frame.
+void PlotWidget::Impl::paintAxes(const Painting& g) const {
+  QPainter& p = g.p;
+  const PlotFrame& f = g.f;
+  const QFontMetricsF& fm = g.fm;
+  const QColor& fg = g.fg;
   const QRectF& r = f.plot;
   p.setPen(QPen(withAlpha(fg, 28), 1));
   for (double x : f.xTicks) p.drawLine(QPointF(f.px(x), r.top()), QPointF(f.px(x), r.bottom()));
@@ -152,12 +181,15 @@ void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const 
   }
   p.setPen(QPen(withAlpha(fg, 90), 1));
   p.drawRect(r);
+}
 
-  p.save();
-  p.setClipRect(r);
-  p.setRenderHint(QPainter::Antialiasing, true);
-
-  // Markers: dashed vertical lines, labels reading downwards from the top, right of the line.
+// Markers: dashed vertical lines, labels reading downwards from the top, right of the line.
+void PlotWidget::Impl::paintMarkers(const Painting& g) const {
+  QPainter& p = g.p;
+  const PlotFrame& f = g.f;
+  const QFontMetricsF& fm = g.fm;
+  const QColor &bg = g.bg, &fg = g.fg;
+  const QRectF& r = g.r;
   for (const Marker& m : markers) {
     if (!(m.x >= f.x0 && m.x <= f.x1)) continue;
     const double x = f.px(m.x);
@@ -174,10 +206,12 @@ void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const 
     p.drawText(box, Qt::AlignCenter, text);
     p.restore();
   }
+}
 
-  // Bands first, under everything: the polygon along one line and back along the other.
-  const QRectF clip = r.adjusted(-4, -4, 4, 4);
-  std::vector<QPointF> pixels;
+// Bands first, under everything: the polygon along one line and back along the other.
+void PlotWidget::Impl::paintBands(const Painting& g) const {
+  QPainter& p = g.p;
+  const PlotFrame& f = g.f;
   for (std::size_t i = 0; i < series.size(); ++i) {
     const PlotSeries& s = series[i];
     const auto other = s.style.fillTo.isEmpty() ? index.constEnd() : index.constFind(s.style.fillTo);
@@ -191,8 +225,14 @@ void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const 
     p.drawPolygon(band);
     p.setBrush(Qt::NoBrush);
   }
+}
 
-  // Series: faint lines first so that the lines drawn over them stay readable.
+// Series: faint lines first so that the lines drawn over them stay readable.
+void PlotWidget::Impl::paintSeries(const Painting& g) const {
+  QPainter& p = g.p;
+  const PlotFrame& f = g.f;
+  const QRectF clip = g.r.adjusted(-4, -4, 4, 4);
+  std::vector<QPointF> pixels;
   for (int pass = 0; pass < 2; ++pass) {
     for (std::size_t i = 0; i < series.size(); ++i) {
       const PlotSeries& s = series[i];
@@ -240,8 +280,15 @@ void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const 
       }
     }
   }
+}
 
-  // Legend: on a translucent background, only the series that ask for it.
+// Legend: on a translucent background, only the series that ask for it.
+void PlotWidget::Impl::paintLegend(const Painting& g) const {
+  QPainter& p = g.p;
+  const PlotFrame& f = g.f;
+  const QFontMetricsF& fm = g.fm;
+  const QColor &bg = g.bg, &fg = g.fg;
+  const QRectF& r = g.r;
   std::vector<const PlotSeries*> listed;
   for (const PlotSeries& s : series)
     if (s.style.legend) listed.push_back(&s);
@@ -287,54 +334,60 @@ void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const 
       p.drawText(QRectF(box.left() + 11 + swatch, y, textWidth + 2, row), Qt::AlignLeft | Qt::AlignVCenter, text);
     }
   }
+}
 
-  if (interactive && dragging) {
-    const QRectF band(QPointF(std::min(dragFrom, dragTo), r.top()), QPointF(std::max(dragFrom, dragTo), r.bottom()));
-    p.fillRect(band, withAlpha(pal.color(QPalette::Highlight), 60));
-    p.setPen(QPen(pal.color(QPalette::Highlight), 1));
-    p.drawRect(band);
-  }
+// The rubber band of a drag that will zoom to its x range.
+void PlotWidget::Impl::paintRubberBand(const Painting& g, const QColor& highlight) const {
+  const QRectF& r = g.r;
+  const QRectF band(QPointF(std::min(dragFrom, dragTo), r.top()), QPointF(std::max(dragFrom, dragTo), r.bottom()));
+  g.p.fillRect(band, withAlpha(highlight, 60));
+  g.p.setPen(QPen(highlight, 1));
+  g.p.drawRect(band);
+}
 
-  // Crosshair: a vertical line and, for every listed line series, its value at the nearest x.
-  if (interactive && hovering && !dragging && r.contains(hover)) {
-    const double x = f.dataX(hover.x());
-    p.setPen(QPen(withAlpha(fg, 120), 1));
-    p.drawLine(QPointF(hover.x(), r.top()), QPointF(hover.x(), r.bottom()));
-    QStringList lines{QStringLiteral("x = %1").arg(axis::formatValue(x))};
-    std::vector<QColor> colours{QColor(Qt::transparent)};
-    for (PlotSeries& s : series) {
-      if (!s.style.legend || s.style.scatter || s.style.bars) continue;  // scatter points are unordered in x
-      s.ensureSorted();
-      const QPointF* q = nearestByX(s.points, x);
-      if (!q) continue;
-      lines << QStringLiteral("%1: %2").arg(fm.elidedText(s.label, Qt::ElideRight, 200), axis::formatValue(q->y()));
-      colours.push_back(s.style.color);
-      if (std::isfinite(q->y())) {
-        p.setPen(QPen(s.style.color, 1.5));
-        p.setBrush(bg);
-        p.drawEllipse(QPointF(f.px(q->x()), f.py(f.ty(q->y()))), 3, 3);
-        p.setBrush(Qt::NoBrush);
-      }
-    }
-    double w = 0;
-    for (const QString& l : lines) w = std::max(w, fm.horizontalAdvance(l));
-    const double row = fm.height() + 1;
-    // Beside the cursor (left of it near the right edge), kept inside the plot vertically.
-    QRectF box(hover.x() + 12, hover.y() + 12, w + 24, lines.size() * row + 8);
-    if (box.right() > r.right()) box.moveRight(hover.x() - 12);
-    if (box.bottom() > r.bottom()) box.moveBottom(std::max(r.bottom(), r.top() + box.height()));
-    if (box.top() < r.top()) box.moveTop(r.top());
-    p.setPen(QPen(withAlpha(fg, 80), 1));
-    p.setBrush(withAlpha(bg, 225));
-    p.drawRoundedRect(box, 3, 3);
-    for (int i = 0; i < lines.size(); ++i) {
-      const double y = box.top() + 4 + i * row;
-      if (colours[i].alpha() > 0) p.fillRect(QRectF(box.left() + 5, y + row / 2 - 4, 8, 8), colours[i]);
-      p.setPen(fg);
-      p.drawText(QRectF(box.left() + 18, y, w + 4, row), Qt::AlignLeft | Qt::AlignVCenter, lines[i]);
+// Crosshair: a vertical line and, for every listed line series, its value at the nearest x.
+void PlotWidget::Impl::paintCrosshair(const Painting& g) {
+  QPainter& p = g.p;
+  const PlotFrame& f = g.f;
+  const QFontMetricsF& fm = g.fm;
+  const QColor &bg = g.bg, &fg = g.fg;
+  const QRectF& r = g.r;
+  const double x = f.dataX(hover.x());
+  p.setPen(QPen(withAlpha(fg, 120), 1));
+  p.drawLine(QPointF(hover.x(), r.top()), QPointF(hover.x(), r.bottom()));
+  QStringList lines{QStringLiteral("x = %1").arg(axis::formatValue(x))};
+  std::vector<QColor> colours{QColor(Qt::transparent)};
+  for (PlotSeries& s : series) {
+    if (!s.style.legend || s.style.scatter || s.style.bars) continue;  // scatter points are unordered in x
+    s.ensureSorted();
+    const QPointF* q = nearestByX(s.points, x);
+    if (!q) continue;
+    lines << QStringLiteral("%1: %2").arg(fm.elidedText(s.label, Qt::ElideRight, 200), axis::formatValue(q->y()));
+    colours.push_back(s.style.color);
+    if (std::isfinite(q->y())) {
+      p.setPen(QPen(s.style.color, 1.5));
+      p.setBrush(bg);
+      p.drawEllipse(QPointF(f.px(q->x()), f.py(f.ty(q->y()))), 3, 3);
+      p.setBrush(Qt::NoBrush);
     }
   }
-  p.restore();
+  double w = 0;
+  for (const QString& l : lines) w = std::max(w, fm.horizontalAdvance(l));
+  const double row = fm.height() + 1;
+  // Beside the cursor (left of it near the right edge), kept inside the plot vertically.
+  QRectF box(hover.x() + 12, hover.y() + 12, w + 24, lines.size() * row + 8);
+  if (box.right() > r.right()) box.moveRight(hover.x() - 12);
+  if (box.bottom() > r.bottom()) box.moveBottom(std::max(r.bottom(), r.top() + box.height()));
+  if (box.top() < r.top()) box.moveTop(r.top());
+  p.setPen(QPen(withAlpha(fg, 80), 1));
+  p.setBrush(withAlpha(bg, 225));
+  p.drawRoundedRect(box, 3, 3);
+  for (int i = 0; i < lines.size(); ++i) {
+    const double y = box.top() + 4 + i * row;
+    if (colours[i].alpha() > 0) p.fillRect(QRectF(box.left() + 5, y + row / 2 - 4, 8, 8), colours[i]);
+    p.setPen(fg);
+    p.drawText(QRectF(box.left() + 18, y, w + 4, row), Qt::AlignLeft | Qt::AlignVCenter, lines[i]);
+  }
 }
 
 }  // namespace ps::ui

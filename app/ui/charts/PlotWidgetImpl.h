@@ -93,6 +93,16 @@ struct PlotWidget::Impl {
   const PlotFrame& frame(QSize size, const QFont& font);  // cached computeFrame
   // PlotPainter.cpp: the whole chart; `interactive` adds the crosshair and the rubber band.
   void paint(QPainter& p, const PlotFrame& f, QSize size, const QFont& font, const QPalette& palette, bool interactive);
+  // paint's elements, in the order they are drawn (app/ui/charts/PlotPainter.cpp).
+  struct Painting;
+  void paintTitle(const Painting& g, QSize size, const QFont& font) const;
+  void paintAxes(const Painting& g) const;
+  void paintMarkers(const Painting& g) const;
+  void paintBands(const Painting& g) const;
+  void paintSeries(const Painting& g) const;
+  void paintLegend(const Painting& g) const;
+  void paintRubberBand(const Painting& g, const QColor& highlight) const;
+  void paintCrosshair(const Painting& g);  // sorts the series it reads
 };
 
 }  // namespace ps::ui
