@@ -1,12 +1,12 @@
 #include "app/ui/LivePanel.h"
 #include "engine/core/Metrics.h"
+#include "engine/telemetry/StepMetrics.h"
 
 #include "app/ui/charts/HeatmapWidget.h"
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidget.h"
 #include "app/ui/runs/RunSeries.h"
 #include "engine/runs/config/BoundedJson.h"
-#include "engine/session/RunStoreSink.h"
 
 #include <QDir>
 
@@ -133,7 +133,7 @@ void LivePanel::queue(const MetricPoint& point) { pending_.push_back(point); }
 
 void LivePanel::addStep(const StepRecord& step) {
   std::vector<MetricPoint> points;
-  RunStoreSink::stepMetrics(step, points);
+  stepMetrics(step, points);
   for (const auto& p : points) queue(p);
   for (const auto& l : step.links)
     linkMethods_[metric::linkName(l.boundary, l.direction)] = l.method;
@@ -142,7 +142,7 @@ void LivePanel::addStep(const StepRecord& step) {
 
 void LivePanel::addEval(const EvalRecord& eval) {
   std::vector<MetricPoint> points;
-  RunStoreSink::evalMetrics(eval, points);
+  evalMetrics(eval, points);
   for (const auto& p : points) queue(p);
 }
 

@@ -98,6 +98,15 @@ inline std::optional<LinkKey> parseLinkKey(const std::string& key) {
 
 namespace ps {
 
+// One value of one metric at one step, with the run's wall and emulated clocks then (what the store keeps).
+struct MetricPoint {
+  int64_t step;
+  std::string key;  // e.g. "train/loss", "link0/fwd/wire_bytes"
+  double value;
+  double wall_s;
+  double emulated_s;
+};
+
 // What a task trains, which decides the charts and columns that make sense (accuracy or perplexity).
 enum class TaskKind { Classifier, LanguageModel };
 

@@ -17,10 +17,6 @@ class RunStoreSink final : public TelemetrySink {
   void consume(const Telemetry& item) override;
   void flush() override;
 
-  // The metric keys a step writes; the GUI and CSV export read the same names.
-  static void stepMetrics(const StepRecord& s, std::vector<MetricPoint>& out);
-  static void evalMetrics(const EvalRecord& e, std::vector<MetricPoint>& out);
-
  private:
   void write();
 

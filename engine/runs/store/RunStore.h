@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/Metrics.h"
 #include "engine/runs/store/RunStoreError.h"
 
 namespace ps {
@@ -30,14 +31,6 @@ struct RunInfo {
   std::string created, finished;  // ISO-8601 UTC; finished is "" while running
   std::string status;             // running | finished | stopped | diverged | failed
   std::string status_reason, config_json, code_version, summary_json;
-};
-
-struct MetricPoint {
-  int64_t step;
-  std::string key;  // e.g. "train/loss", "link0/fwd/wire_bytes"
-  double value;
-  double wall_s;
-  double emulated_s;
 };
 
 struct EventRow {

@@ -1,7 +1,7 @@
 // Metric keys, the link-key format and the chart table: what the store sink writes is what the charts read.
 #include "engine/core/Metrics.h"
-#include "engine/session/RunStoreSink.h"
 #include "engine/telemetry/Charts.h"
+#include "engine/telemetry/StepMetrics.h"
 
 #include <gtest/gtest.h>
 
@@ -42,13 +42,13 @@ TEST(Metrics, TheChartTableReadsOnlyKeysTheStoreSinkWrites) {
     step.links.push_back(l);
   }
   std::vector<MetricPoint> points;
-  RunStoreSink::stepMetrics(step, points);
+  stepMetrics(step, points);
   for (bool compressed : {true, false}) {
     EvalRecord e;
     e.compressed = compressed;
     e.accuracy = 0.5;
     e.perplexity = 3;
-    RunStoreSink::evalMetrics(e, points);
+    evalMetrics(e, points);
   }
   std::set<std::string> keys, leaves;
   for (const auto& p : points) {
@@ -66,7 +66,7 @@ TEST(Metrics, TheChartTableReadsOnlyKeysTheStoreSinkWrites) {
   }
   // One process has no control round, and writes no figure for it.
   std::vector<MetricPoint> single;
-  RunStoreSink::stepMetrics(StepRecord{}, single);
+  stepMetrics(StepRecord{}, single);
   for (const auto& p : single) EXPECT_NE(p.key, metric::kControlSeconds);
 }
 
