@@ -45,6 +45,16 @@ inline constexpr const char* kValues = "values";    // histogram of what was sen
 inline constexpr const char* kDecoded = "decoded";  // histogram of what arrived
 }  // namespace leaf
 
+// Reads the index of at most four digits that starts at `i` in `s` into `value`; returns where it ends (`i` when no
+// digit is there). A boundary's or a stage's number in a metric name.
+inline size_t readIndex(const std::string& s, size_t i, int& value) {
+  const size_t start = i;
+  value = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) && i - start < 4)
+    value = value * 10 + (s[i++] - '0');
+  return i;
+}
+
 // "link1/bwd": one direction of one boundary (for Gradients, of one stage's replica exchange).
 inline std::string linkName(int boundary, Direction d) { return "link" + std::to_string(boundary) + "/" + directionName(d); }
 inline std::string linkKey(int boundary, Direction d, const std::string& leafName) {
@@ -56,13 +66,11 @@ inline std::string linkKey(int boundary, Direction d, const std::string& leafNam
 inline constexpr const char* kGradHistogramPrefix = "grad/stage";
 inline std::string gradHistogramName(int stage) { return kGradHistogramPrefix + std::to_string(stage); }
 inline std::optional<int> gradHistogramStage(const std::string& name) {
-  const std::string prefix = kGradHistogramPrefix;
-  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+  const size_t digits = std::char_traits<char>::length(kGradHistogramPrefix);
+  if (name.compare(0, digits, kGradHistogramPrefix) != 0) return std::nullopt;
   int stage = 0;
-  for (size_t i = prefix.size(); i < name.size(); ++i) {
-    if (name[i] < '0' || name[i] > '9' || stage > 100000) return std::nullopt;
-    stage = stage * 10 + (name[i] - '0');
-  }
+  const size_t end = readIndex(name, digits, stage);
+  if (end == digits || end != name.size()) return std::nullopt;
   return stage;
 }
 
@@ -75,12 +83,9 @@ struct LinkKey {
 // The parts of a link key; nullopt for any other key.
 inline std::optional<LinkKey> parseLinkKey(const std::string& key) {
   if (key.rfind("link", 0) != 0) return std::nullopt;
-  size_t i = 4;
   int boundary = 0;
-  const size_t digits = i;
-  while (i < key.size() && std::isdigit(static_cast<unsigned char>(key[i])) && i - digits < 4)
-    boundary = boundary * 10 + (key[i++] - '0');
-  if (i == digits || i >= key.size() || key[i] != '/') return std::nullopt;
+  const size_t i = readIndex(key, 4, boundary);
+  if (i == 4 || i >= key.size() || key[i] != '/') return std::nullopt;
   const size_t slash = key.find('/', i + 1);
   if (slash == std::string::npos || slash + 1 >= key.size()) return std::nullopt;
   const std::string dir = key.substr(i + 1, slash - i - 1);
