@@ -104,13 +104,12 @@ struct PlotWidget::Impl::Painting {
   const PlotFrame& f;
   const QFontMetricsF fm;
   const QColor bg, fg;
-  const QRectF& r;  // the plot area
 };
 
 void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const QFont& font, const QPalette& pal,
                              bool interactive) {
   const QRectF all(QPointF(0, 0), QSizeF(size));
-  Painting g{p, f, QFontMetricsF(font), pal.color(QPalette::Base), pal.color(QPalette::Text), f.plot};
+  Painting g{p, f, QFontMetricsF(font), pal.color(QPalette::Base), pal.color(QPalette::Text)};
   p.setFont(font);
   p.fillRect(all, g.bg);
   paintTitle(g, size, font);
@@ -189,7 +188,7 @@ void PlotWidget::Impl::paintMarkers(const Painting& g) const {
   const PlotFrame& f = g.f;
   const QFontMetricsF& fm = g.fm;
   const QColor &bg = g.bg, &fg = g.fg;
-  const QRectF& r = g.r;
+  const QRectF& r = g.f.plot;
   for (const Marker& m : markers) {
     if (!(m.x >= f.x0 && m.x <= f.x1)) continue;
     const double x = f.px(m.x);
@@ -231,7 +230,7 @@ void PlotWidget::Impl::paintBands(const Painting& g) const {
 void PlotWidget::Impl::paintSeries(const Painting& g) const {
   QPainter& p = g.p;
   const PlotFrame& f = g.f;
-  const QRectF clip = g.r.adjusted(-4, -4, 4, 4);
+  const QRectF clip = g.f.plot.adjusted(-4, -4, 4, 4);
   std::vector<QPointF> pixels;
   for (int pass = 0; pass < 2; ++pass) {
     for (std::size_t i = 0; i < series.size(); ++i) {
@@ -288,7 +287,7 @@ void PlotWidget::Impl::paintLegend(const Painting& g) const {
   const PlotFrame& f = g.f;
   const QFontMetricsF& fm = g.fm;
   const QColor &bg = g.bg, &fg = g.fg;
-  const QRectF& r = g.r;
+  const QRectF& r = g.f.plot;
   std::vector<const PlotSeries*> listed;
   for (const PlotSeries& s : series)
     if (s.style.legend) listed.push_back(&s);
@@ -338,7 +337,7 @@ void PlotWidget::Impl::paintLegend(const Painting& g) const {
 
 // The rubber band of a drag that will zoom to its x range.
 void PlotWidget::Impl::paintRubberBand(const Painting& g, const QColor& highlight) const {
-  const QRectF& r = g.r;
+  const QRectF& r = g.f.plot;
   const QRectF band(QPointF(std::min(dragFrom, dragTo), r.top()), QPointF(std::max(dragFrom, dragTo), r.bottom()));
   g.p.fillRect(band, withAlpha(highlight, 60));
   g.p.setPen(QPen(highlight, 1));
@@ -351,7 +350,7 @@ void PlotWidget::Impl::paintCrosshair(const Painting& g) {
   const PlotFrame& f = g.f;
   const QFontMetricsF& fm = g.fm;
   const QColor &bg = g.bg, &fg = g.fg;
-  const QRectF& r = g.r;
+  const QRectF& r = g.f.plot;
   const double x = f.dataX(hover.x());
   p.setPen(QPen(withAlpha(fg, 120), 1));
   p.drawLine(QPointF(hover.x(), r.top()), QPointF(hover.x(), r.bottom()));
