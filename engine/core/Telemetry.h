@@ -3,6 +3,7 @@
 // No torch, no Qt: the run store, the CLI and the GUI all consume these.
 #include <nlohmann/json.hpp>
 
+#include "engine/core/Direction.h"
 #include "engine/core/StepTrace.h"
 
 #include <cmath>
@@ -13,13 +14,6 @@
 #include <vector>
 
 namespace ps {
-
-// Forward activations and backward activation gradients cross a stage boundary; Gradients are the weight
-// gradients a stage's data-parallel replicas exchange.
-enum class Direction { Forward = 0, Backward = 1, Gradients = 2 };
-inline const char* directionName(Direction d) {
-  return d == Direction::Forward ? "fwd" : d == Direction::Backward ? "bwd" : "grad";
-}
 
 // One link (stage boundary) in one direction over one step, or one stage's weight-gradient exchange among its
 // replicas (direction Gradients, `boundary` is then the stage; wire bytes are what the replicas sent to their

@@ -70,4 +70,13 @@ void loadCheckpoint(const std::string& path, BlockModel& model) {
   }
 }
 
+std::string checkpointPath(const Config::Run& run, const std::string& storePath, int64_t runId) {
+  namespace fs = std::filesystem;
+  const fs::path dir = !run.checkpoint_dir.empty() ? fs::path(run.checkpoint_dir)
+                       : storePath.empty()         ? fs::path("checkpoints")
+                                                   : fs::path(storePath).parent_path() / "checkpoints";
+  const std::string name = run.checkpoint_file.empty() ? "run-" + std::to_string(runId) + ".pt" : run.checkpoint_file;
+  return (dir / name).string();
+}
+
 }  // namespace ps

@@ -2,6 +2,7 @@
 // Model checkpoints: every parameter by its global block name ("b3.conv1.weight"), the vocabulary and
 // the config, so a later run can fine-tune from it whatever its stage count.
 #include "engine/models/BlockModel.h"
+#include "engine/runs/config/Config.h"
 
 #include <string>
 #include <utility>
@@ -15,5 +16,9 @@ void saveCheckpoint(const std::string& path, const std::vector<std::pair<std::st
 std::string checkpointVocab(const std::string& path);
 // Copies the checkpoint's parameters into `model`; names and shapes must match.
 void loadCheckpoint(const std::string& path, BlockModel& model);
+// Where run `runId` saves its checkpoint: run.checkpoint_file (run-<id>.pt when empty) in run.checkpoint_dir, else
+// in "checkpoints" beside the run store at `storePath` (or in the working folder without a store). An absolute
+// checkpoint_file replaces the folder.
+std::string checkpointPath(const Config::Run& run, const std::string& storePath, int64_t runId);
 
 }  // namespace ps

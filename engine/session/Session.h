@@ -1,21 +1,21 @@
 #pragma once
 // A training run: config → data → model → stages → pipeline, driven step by step, with telemetry out
 // and commands in. The GUI and the CLI both drive this class.
-#include "engine/compress/Adaptive.h"
-#include "engine/pipeline/Pipeline.h"
 #include "engine/runs/config/Config.h"
 #include "engine/runs/store/RunStore.h"
+#include "engine/session/AdaptiveControl.h"
 #include "engine/session/Command.h"
 #include "engine/session/CommandQueue.h"
 #include "engine/session/RankCoordinator.h"
-#include "engine/session/TaskData.h"
+#include "engine/session/RunBuilder.h"
+#include "engine/session/RunProgress.h"
 #include "engine/telemetry/TelemetryBus.h"
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,74 +52,36 @@ class Session {
   const Config& config() const { return config_; }
 
  private:
-  // Where the run is: the step loop's state, the figures the summary reports.
-  struct Progress {
-    int64_t step = 0, epoch = 0;
-    double emulated = 0;
-    uint64_t raw = 0, wire = 0;
-    std::deque<double> recentLoss;  // last 50
-    std::optional<EvalRecord> evalCompressed, evalPlain;
-    std::string status = "running", reason;
-  };
-  // The steps of run() (SessionRun.cpp): record the run and announce it, train one step, publish what it measured,
-  // evaluate when due, finish (final evaluation, checkpoint), wait for the other ranks, summarise.
+  // The steps of run(): record the run and announce it, take the commands, train one step and publish what it
+  // measured, evaluate when due, finish (final evaluation, checkpoint), wait for the other ranks, summarise.
   void openRun();
-  nlohmann::json stagesDescription() const;
-  bool trainStep(Progress& p, const std::vector<int64_t>& order, int64_t batch);  // false: the loss diverged
-  void publishStep(StepRecord rec, std::vector<HistogramRecord> histograms, Progress& p);
-  void finishTraining(Progress& p);
-  void saveCheckpointIfAsked(const Progress& p);
-  void awaitRanks(Progress& p);
-  nlohmann::json summarize(const Progress& p);
-  void prepare();
-  std::vector<size_t> stageStarts(BlockModel& model);
-  void placeStages(PipelineOptions& o);
-  struct RankPlace {
-    std::string where;  // "host/0000:3B:00.0"
-    bool nccl = false;  // on a GPU, and NCCL is there
-  };
-  std::vector<RankPlace> rankPlaces(const PipelineOptions& o) const;
   bool handleCommands(int64_t step);  // false: stop
-  double commandSeconds_ = 0;  // the last handleCommands' wall time agreeing with the other ranks (not pausing)
   void announce(const CommandQueue::Turn& turn, int64_t step, double wall);
   void applySetting(const Command& c, int64_t step, double wall);
+  bool trainStep(RunProgress& p, const std::vector<int64_t>& order, int64_t batch);  // false: the run ended
+  void publishStep(StepRecord rec, std::vector<HistogramRecord> histograms, RunProgress& p);
+  void evaluate(RunProgress& p);
+  void finishTraining(RunProgress& p);
+  void saveCheckpointIfAsked(const RunProgress& p);
+  void awaitRanks(RunProgress& p);
+  nlohmann::json summarize(const RunProgress& p);
+
   // Gives boundary `boundary`'s direction `d` the configured options; a change that drops its compensation state is
   // a `reset` event of the run (the replicas' exchange reports its own with its traffic).
   void retargetLink(int boundary, Direction d, int64_t step, double wall);
-  void replaceConfig(Config next);  // the one writer of config_ after the start (post() reads it concurrently)
-  void checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& starts);
-  void evaluate(Progress& p);
+  // The one writer of config_ after the start (post() reads it concurrently): `key` set to `value`, from `source`;
+  // `queued`: the value is the oldest posted setting, which leaves the queue in the same step.
+  void setValue(const std::string& key, const nlohmann::json& value, const std::string& source, bool queued = false);
   double learningRate(int64_t step) const;
-  // Adaptive compression (SessionAdapt.cpp): one controller per link direction whose options ask for one.
-  void setupAdapters(int64_t step, double wall);
-  void adapt(const StepRecord& rec);
-  // A decision of the direction's controller: a selection among the sender's payloads for a controller with
-  // compressors of its own (GraVAC), otherwise a new K for the direction (its compressor is rebuilt: Accordion).
-  void applyDecision(int boundary, Direction d, const AdaptDecision& decision, int64_t step, double wall);
-  void applyAdaptiveK(int boundary, Direction d, double k, const std::string& source, const std::string& reason,
-                      int64_t step, double wall);
-  void applySelection(int boundary, Direction d, const AdaptDecision& decision, const std::string& source,
-                      int64_t step, double wall);
-  // The config key of the factor sent and its event ("setting" when it changed, "adapt" otherwise); true if changed.
-  bool recordAdaptiveK(int boundary, Direction d, double k, const std::string& source, const std::string& reason,
-                       nlohmann::json detail, int64_t step, double wall);
   double elapsed() const;
 
   Config config_;
   std::shared_ptr<RunStore> store_;
   TelemetryBus bus_;
-  TaskData data_;
-  std::unique_ptr<Pipeline> pipeline_;
   int64_t runId_ = 0;
-  int64_t totalSteps_ = 0, stepsPerEpoch_ = 0;
-  int threadsPerStage_ = 1;
-  nlohmann::json aqsgdNote_;  // AQ-SGD memory, shown before the run
-  struct Adapter {
-    int boundary;
-    Direction direction;
-    std::unique_ptr<AdaptiveController> controller;
-  };
-  std::vector<Adapter> adapters_;  // boundary -1 with direction Gradients: the replicas' weight gradients
+  BuiltRun built_;                             // data and pipeline, built when the run starts
+  std::unique_ptr<AdaptiveControl> adaptive_;  // over the built pipeline
+  double commandSeconds_ = 0;  // the last handleCommands' wall time agreeing with the other ranks (not pausing)
 
   RankCoordinator ranks_;  // the other processes of a multi-process run (inactive in a single process)
 

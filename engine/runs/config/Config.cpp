@@ -278,6 +278,17 @@ Config::Compression compressionOf(const Json& j, int stages) {
 
 }  // namespace
 
+const CompressionOptions& Config::Compression::of(int boundary, Direction d) const {
+  if (d == Direction::Gradients) return gradients;
+  return (d == Direction::Forward ? boundary_forward : boundary_backward).at(size_t(boundary));
+}
+
+std::string Config::Compression::key(int boundary, Direction d, const std::string& option) {
+  if (d == Direction::Gradients) return "compression.gradients." + option;
+  return "compression.boundaries." + std::to_string(boundary) + (d == Direction::Forward ? ".forward." : ".backward.") +
+         option;
+}
+
 Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
   Config c;
   c.json = completeConfig(user, source);

@@ -2,6 +2,7 @@
 // A validated run configuration: the full JSON (every key, defaults filled in) plus typed views of it.
 // The JSON is what a run store keeps, so any run can be replayed exactly.
 #include "engine/compress/spec/CompressionOptions.h"
+#include "engine/core/Direction.h"
 #include "engine/core/LinkModel.h"
 #include "engine/errors/ConfigError.h"
 #include "engine/runs/config/PresetSearch.h"
@@ -59,6 +60,12 @@ struct Config {
     double aqsgd_memory_limit_mb = 4096;
     // Per-boundary overrides, filled for boundaries 0..stages-2 (the defaults above where none is given).
     std::vector<CompressionOptions> boundary_forward, boundary_backward;
+
+    // What a link direction sends: boundary `boundary`'s forward or backward options, or the replicas' weight
+    // gradients (Direction::Gradients; the boundary is then ignored).
+    const CompressionOptions& of(int boundary, Direction d) const;
+    // The config key of one of its options: compression.boundaries.N.forward.<option>, compression.gradients.<option>.
+    static std::string key(int boundary, Direction d, const std::string& option);
   } compression;
   struct Eval {
     int64_t every_steps = 200, batch_size = 500, max_batches = 0;
