@@ -126,9 +126,9 @@ bool GravacController::endInterval(std::string& why) {
 std::optional<AdaptDecision> GravacController::observe(const AdaptObservation& o) {
   ++step_;
   if (step_ > o_.window && !settled_) credit(o.samples_per_s);
-  emaRaw_ = ewma(emaRaw_, o.norm_raw, o_.alpha);
-  emaMin_ = ewma(emaMin_, o.norm_min, o_.alpha);
-  emaCur_ = ewma(emaCur_, o.norm_current, o_.alpha);
+  emaRaw_ = ewma(emaRaw_, o.measure(adapt_measure::kGravacRaw), o_.alpha);
+  emaMin_ = ewma(emaMin_, o.measure(adapt_measure::kGravacMin), o_.alpha);
+  emaCur_ = ewma(emaCur_, o.measure(adapt_measure::kGravacCurrent), o_.alpha);
   if (step_ <= o_.window) return std::nullopt;  // the first window sends θ_min while the averages settle
 
   const GravacSend sentBefore = send_;
@@ -160,7 +160,7 @@ std::optional<AdaptDecision> GravacController::observe(const AdaptObservation& o
 AccordionController::AccordionController(const AdaptOptions& options) : o_(options), sending_(options.aggressive) {}
 
 std::optional<AdaptDecision> AccordionController::observe(const AdaptObservation& o) {
-  ema_ = ewma(ema_, o.norm, o_.alpha);
+  ema_ = ewma(ema_, std::sqrt(o.measure(adapt_measure::kSquaredNorm)), o_.alpha);
   if (++inInterval_ < o_.window) return std::nullopt;
   inInterval_ = 0;
   const double now = ema_;

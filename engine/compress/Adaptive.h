@@ -9,6 +9,7 @@
 // EWMA(sum ||D(C(p))||) / EWMA(sum ||g||), the norm of what it would send over the norm of the raw tensor, each
 // smoothed on its own. The compression throughput of a factor is the samples per second measured in the steps that
 // sent it, times its gain; a candidate never sent during its interval has no throughput and cannot win.
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,13 +30,24 @@ struct AdaptOptions {
   double alpha = 0.05;        // EWMA weight of the newest value
 };
 
+// The measurements controllers read, by name: each a sum over a step's messages, taken by the sender
+// (LinkTraffic::measures).
+namespace adapt_measure {
+inline constexpr const char* kGravacRaw = "gravac_raw";          // GraVAC: ||g||, the tensor before compensation
+inline constexpr const char* kGravacMin = "gravac_min";          // ||D(C(p))|| of the theta_min compressor, p its
+                                                                  // residual-corrected input
+inline constexpr const char* kGravacCurrent = "gravac_current";  // the same for the compressor at the candidate
+inline constexpr const char* kSquaredNorm = "squared_norm";      // Accordion: ||x||^2 of what crossed
+}  // namespace adapt_measure
+
 // One step's measurements of an adapted link direction (or of every stage's gradient exchange together).
 struct AdaptObservation {
-  double norm_raw = 0;       // GraVAC: sum over the step's messages of ||g||, the tensor before compensation
-  double norm_min = 0;       // sum of ||D(C(p))|| of the theta_min compressor, p its residual-corrected input
-  double norm_current = 0;   // the same for the compressor at the explored candidate
-  double samples_per_s = 0;  // with the step time including link time (emulated)
-  double norm = 0;           // Accordion: the norm of what crossed this step
+  double samples_per_s = 0;                // with the step time including link time (emulated)
+  std::map<std::string, double> measures;  // by the names above
+  double measure(const char* name) const {
+    const auto it = measures.find(name);
+    return it == measures.end() ? 0.0 : it->second;
+  }
 };
 
 // Which of GraVAC's payloads a link sends.

@@ -67,9 +67,9 @@ Payload GravacCompressors::send(const torch::Tensor& x, const MessageMeta& meta,
 }
 
 void GravacCompressors::report(LinkTraffic& t) {
-  t.gravac_norm_raw += normRaw_;
-  t.gravac_norm_min += normMin_;
-  t.gravac_norm_current += normCurrent_;
+  t.measures[adapt_measure::kGravacRaw] += normRaw_;
+  t.measures[adapt_measure::kGravacMin] += normMin_;
+  t.measures[adapt_measure::kGravacCurrent] += normCurrent_;
   normRaw_ = normMin_ = normCurrent_ = 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <variant>
@@ -34,10 +35,10 @@ struct LinkTraffic {
   // The sums behind the two errors (||x_hat - x||^2 and ||x||^2 over the messages, plain and compensated), so
   // merging replicas' or ranks' figures gives the error of all their messages together, not a weighted guess.
   double err_sq = 0, ref_sq = 0, err_sq_compensated = 0, ref_sq_compensated = 0;
-  // GraVAC's measurements, summed over the step's messages: ||g|| of the tensors before compensation, and ||D(C(p))||
-  // of the theta_min and current compressors (engine/compress/GravacCompressors.h); all 0 when not adapted.
-  double gravac_norm_raw = 0, gravac_norm_min = 0, gravac_norm_current = 0;
-  double norm = -1;                         // Accordion: norm of what crossed, over the step's messages
+  // What the direction's adaptive controller has the sender measure, under the names the controllers read
+  // (engine/compress/Adaptive.h): each a sum over the step's messages, summed again when the figures of replicas,
+  // ranks or stages merge. Empty where no controller watches the direction.
+  std::map<std::string, double> measures;
   std::string method;                 // codec description in force this step
   std::vector<std::string> resets;    // compensation state reset this step, and why
 

@@ -296,7 +296,7 @@ LinkTraffic GradientExchange::takeTraffic() {
   t.setErrorSums(report_.err_num, report_.err_den, report_.comp_num, report_.comp_den);
   t.method = describe();
   if (adaptive_) adaptive_->report(t);
-  if (measureNorm_) t.norm = std::sqrt(normSquared_);
+  if (measureNorm_) t.measures[adapt_measure::kSquaredNorm] = normSquared_;
   normSquared_ = 0;
   t.resets = std::move(resets_);
   resets_.clear();

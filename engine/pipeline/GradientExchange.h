@@ -48,7 +48,8 @@ class GradientExchange {
   std::string describe() const { return adaptive_ ? adaptive_->describe() : sender_->describe(); }
   void setModel(const LinkModel& model) { model_ = model; }
   // A controller with compressors of its own (GraVAC): its decision goes to the sender its registry entry made,
-  // and options().k becomes the factor sent. Accordion: the norm of every replica's gradient in LinkTraffic::norm.
+  // and options().k becomes the factor sent. Accordion: the squared norm of every replica's gradient, in
+  // LinkTraffic::measures.
   void applyDecision(const AdaptDecision& decision);
   void measureNorm(bool on) { measureNorm_ = on; }
   LinkTraffic takeTraffic();

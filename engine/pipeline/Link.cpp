@@ -187,7 +187,7 @@ LinkTraffic Link::takeTraffic(Direction d) {
   t.setErrorSums(s.report.err_num, s.report.err_den, s.report.comp_num, s.report.comp_den);
   t.method = describe(d);
   if (s.adaptive) s.adaptive->report(t);
-  if (s.measureNorm) t.norm = std::sqrt(s.normSquared);
+  if (s.measureNorm) t.measures[adapt_measure::kSquaredNorm] = s.normSquared;
   s.normSquared = 0;
   t.resets = std::move(s.resets);
   s.resets.clear();

@@ -49,8 +49,8 @@ class Link {
   LinkTraffic takeTraffic(Direction d);
   // Adaptive compression (engine/compress/Adaptive.h), between steps only. A direction whose controller keeps
   // compressors of its own sends through the sender its registry entry makes (GraVAC: its measurements are in
-  // LinkTraffic::gravac_norm_*); applyDecision hands that sender the controller's decision, keeping its residuals,
-  // and makes `options(d).k` the factor sent. Accordion: the norm of what is sent (LinkTraffic::norm).
+  // LinkTraffic::measures); applyDecision hands that sender the controller's decision, keeping its residuals,
+  // and makes `options(d).k` the factor sent. measureNorm: the squared norm of what is sent (Accordion).
   void applyDecision(Direction d, const AdaptDecision& decision);
   void measureNorm(Direction d, bool on) { side(d).measureNorm = on; }
   // Replaces a direction's compressor, between steps only. Where the options keep the compensation state

@@ -19,8 +19,6 @@ using nlohmann::json;
 // One rank's part of a step, merged on every rank: sums over both ends of a link and over replicas.
 struct TrafficMerge {
   LinkTraffic total;
-  double normSquared = 0;
-  bool norm = false;
 
   void add(const LinkTraffic& t) {
     total.boundary = t.boundary;
@@ -39,16 +37,10 @@ struct TrafficMerge {
                          total.ref_sq_compensated + t.ref_sq_compensated);
       if (total.method.empty()) total.method = t.method;
     }
-    total.gravac_norm_raw += t.gravac_norm_raw;
-    total.gravac_norm_min += t.gravac_norm_min;
-    total.gravac_norm_current += t.gravac_norm_current;
-    if (t.norm >= 0) normSquared += t.norm * t.norm, norm = true;
+    for (const auto& [name, value] : t.measures) total.measures[name] += value;
     for (const auto& r : t.resets) total.resets.push_back(r);
   }
-  LinkTraffic finish() {
-    if (norm) total.norm = std::sqrt(normSquared);
-    return total;
-  }
+  LinkTraffic finish() { return total; }
 };
 
 // A rank's step trace holds a few events per micro-batch; anything near this is not one.

@@ -22,8 +22,8 @@ AdaptOptions adaptOptions(const CompressionOptions& o) {
   return a;
 }
 
-// The step's traffic for an adapter: a link direction, or every stage's gradient exchange combined (GraVAC's
-// norms are sums over all the tensors of the exchange; Accordion's norm is the norm of all of them together).
+// The step's traffic for an adapter: a link direction, or every stage's gradient exchange combined (the measurements
+// are sums over all the tensors of the exchange).
 std::optional<LinkTraffic> trafficFor(const StepRecord& rec, int boundary, Direction d) {
   if (d != Direction::Gradients) {
     for (const auto& l : rec.links)
@@ -77,11 +77,8 @@ void AdaptiveControl::observe(const StepRecord& rec) {
     if (!t) continue;
     if (t->messages == 0) continue;  // nothing crossed this step
     AdaptObservation o;
-    o.norm_raw = t->gravac_norm_raw;
-    o.norm_min = t->gravac_norm_min;
-    o.norm_current = t->gravac_norm_current;
     o.samples_per_s = seconds > 0 ? double(rec.samples) / seconds : 0;
-    o.norm = t->norm;
+    o.measures = t->measures;
     if (const auto decision = a.controller->observe(o))
       apply(a.boundary, a.direction, *decision, rec.step, rec.wall_s);
   }

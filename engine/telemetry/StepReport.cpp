@@ -108,6 +108,9 @@ json readCbor(const std::vector<uint8_t>& bytes, size_t maxBytes, int maxDepth) 
   }
 }
 
+// A step report names a few measurements per link direction; anything near this is not one.
+constexpr size_t kMostMeasures = 16;
+
 double finite(const json& j, const char* key, bool negative) {
   const json& v = j.at(key);
   if (!v.is_number()) fail(std::string(key) + " is not a number");
@@ -129,8 +132,7 @@ json toJson(const LinkTraffic& t) {
           {"msgs", t.messages},      {"enc", t.encode_s},         {"dec", t.decode_s},
           {"mod", t.modelled_s},     {"esq", t.err_sq},           {"rsq", t.ref_sq},
           {"ecsq", t.err_sq_compensated},                         {"rcsq", t.ref_sq_compensated},
-          {"graw", t.gravac_norm_raw},                            {"gmin", t.gravac_norm_min},
-          {"gcur", t.gravac_norm_current},                        {"norm", t.norm},
+          {"m", t.measures},
           {"method", t.method},      {"resets", t.resets}};
 }
 
@@ -154,10 +156,12 @@ LinkTraffic trafficFromJson(const json& j, int stages) {
   t.decode_s = finite(j, "dec");
   t.modelled_s = finite(j, "mod");
   t.setErrorSums(finite(j, "esq"), finite(j, "rsq"), finite(j, "ecsq"), finite(j, "rcsq"));  // errors follow
-  t.gravac_norm_raw = finite(j, "graw");
-  t.gravac_norm_min = finite(j, "gmin");
-  t.gravac_norm_current = finite(j, "gcur");
-  t.norm = finite(j, "norm", /*negative=*/true);  // -1: not measured
+  const json& measures = j.at("m");
+  if (!measures.is_object() || measures.size() > kMostMeasures) fail("m is not a short object of measurements");
+  for (auto it = measures.begin(); it != measures.end(); ++it) {
+    if (it.key().size() > 64) fail("a measurement's name is longer than 64 characters");
+    t.measures[it.key()] = finite(measures, it.key().c_str());
+  }
   const json& method = j.at("method");
   const json& resets = j.at("resets");
   if (!method.is_string() || method.get_ref<const std::string&>().size() > 256) fail("method is not a short string");

@@ -19,9 +19,7 @@ AdaptOptions gravac(int window = 4) {
 // One step's measurements with constant gains: the raw tensor has norm 1.
 AdaptObservation gains(double min, double current, double samplesPerSecond) {
   AdaptObservation o;
-  o.norm_raw = 1;
-  o.norm_min = min;
-  o.norm_current = current;
+  o.measures = {{adapt_measure::kGravacRaw, 1}, {adapt_measure::kGravacMin, min}, {adapt_measure::kGravacCurrent, current}};
   o.samples_per_s = samplesPerSecond;
   return o;
 }
@@ -139,9 +137,9 @@ TEST(Adaptive, GravacGainIsTheRatioOfTwoSeparateAverages) {
   a.alpha = 0.5;
   GravacController c(a);
   AdaptObservation o;
-  o.norm_raw = 2, o.norm_min = 1, o.norm_current = 1;
+  o.measures = {{adapt_measure::kGravacRaw, 2}, {adapt_measure::kGravacMin, 1}, {adapt_measure::kGravacCurrent, 1}};
   c.observe(o);
-  o.norm_raw = 10, o.norm_min = 3, o.norm_current = 9;
+  o.measures = {{adapt_measure::kGravacRaw, 10}, {adapt_measure::kGravacMin, 3}, {adapt_measure::kGravacCurrent, 9}};
   c.observe(o);
   // EWMA(sent) / EWMA(raw) = (0.5 * 1 + 0.5 * 3) / (0.5 * 2 + 0.5 * 10), not the average of 1/2 and 3/10.
   EXPECT_DOUBLE_EQ(c.gainMin(), 2.0 / 6.0);
@@ -186,10 +184,10 @@ TEST(Adaptive, AccordionIsMildInCriticalPhasesAndAggressiveOtherwise) {
   a.aggressive = 0.01;
   AccordionController c(a);
   AdaptObservation o;
-  o.norm = 10;
+  o.measures[adapt_measure::kSquaredNorm] = 10 * 10;  // a norm of 10
   for (int i = 0; i < 10; ++i) EXPECT_FALSE(c.observe(o));  // steady: stays aggressive
   EXPECT_DOUBLE_EQ(c.sending(), 0.01);
-  o.norm = 15;  // +50% over an interval: a critical phase
+  o.measures[adapt_measure::kSquaredNorm] = 15 * 15;  // +50% over an interval: a critical phase
   std::optional<AdaptDecision> d;
   for (int i = 0; i < 5; ++i)
     if (auto x = c.observe(o)) d = x;

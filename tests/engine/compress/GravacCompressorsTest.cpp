@@ -33,12 +33,12 @@ TEST(GravacCompressors, SendsThetaMinFirstAndMeasuresBothCompressorsOnTheirOwnRe
   LinkTraffic t;
   g.report(t);
   // Gains as defined: |D(C(p))| of each compressor against |g|, the tensor before any residual.
-  EXPECT_NEAR(t.gravac_norm_raw, l2(x), 1e-4);
-  EXPECT_NEAR(t.gravac_norm_min, l2(used), 1e-4);
-  EXPECT_NEAR(t.gravac_norm_current, l2(used), 1e-4);  // the current compressor starts at θ_min too
+  EXPECT_NEAR(t.measures.at(adapt_measure::kGravacRaw), l2(x), 1e-4);
+  EXPECT_NEAR(t.measures.at(adapt_measure::kGravacMin), l2(used), 1e-4);
+  EXPECT_NEAR(t.measures.at(adapt_measure::kGravacCurrent), l2(used), 1e-4);  // the current compressor starts at θ_min too
   EXPECT_NEAR(r.err_num, std::pow(l2(used - x), 2), 1e-3);
   g.report(t);
-  EXPECT_NEAR(t.gravac_norm_raw, l2(x), 1e-4) << "report() starts the sums over";
+  EXPECT_NEAR(t.measures.at(adapt_measure::kGravacRaw), l2(x), 1e-4) << "report() starts the sums over";
 }
 
 TEST(GravacCompressors, ASwitchOfFactorKeepsTheCurrentResidualAndThetaMinsResidual) {
@@ -81,7 +81,7 @@ TEST(GravacCompressors, DenseSendsTheTensorItselfAndAnyReceiverDecodesIt) {
   EXPECT_EQ(r.values, 63u);
   LinkTraffic t;
   g.report(t);
-  EXPECT_GT(t.gravac_norm_min, 0.0) << "both compressors keep measuring while dense is sent";
+  EXPECT_GT(t.measures.at(adapt_measure::kGravacMin), 0.0) << "both compressors keep measuring while dense is sent";
 }
 
 // Links and exchanges ask the registry for a sender: a controller's entry makes one exactly when its spec says it

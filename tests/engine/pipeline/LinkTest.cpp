@@ -173,6 +173,19 @@ TEST(Link, AbortWakesAWaitingReceiver) {
   EXPECT_TRUE(torch::equal(link.receive(Direction::Backward, torch::kCPU, clock), torch::ones({2})));
 }
 
+TEST(Link, MergedMeasurementsAreSumsOverTheParts) {
+  // What a controller reads of two replicas (or stages) is what one sender of all their messages would have measured:
+  // sums, also after the figures travel between ranks. Accordion's norm of both is then sqrt(3^2 + 4^2).
+  LinkTraffic a, b;
+  a.measures = {{adapt_measure::kSquaredNorm, 9.0}};
+  b.measures = {{adapt_measure::kSquaredNorm, 16.0}, {adapt_measure::kGravacRaw, 2.0}};
+  const LinkTraffic merged = mergeTraffic({trafficThroughJson(a), trafficThroughJson(b)});
+  EXPECT_DOUBLE_EQ(merged.measures.at(adapt_measure::kSquaredNorm), 25.0);
+  EXPECT_DOUBLE_EQ(merged.measures.at(adapt_measure::kGravacRaw), 2.0);
+  EXPECT_EQ(merged.measures.size(), 2u);
+  EXPECT_TRUE(mergeTraffic({trafficThroughJson(LinkTraffic())}).measures.empty());  // nothing measured, nothing made up
+}
+
 TEST(Link, MergedRelativeErrorIsOverAllMessagesNotAWeightedGuess) {
   // Two replicas' copies of a link carry tensors of very different norms; the merged error must be
   // ||x_hat - x|| / ||x|| over both, as if one link had sent them, also after the figures travel between ranks.
@@ -230,7 +243,7 @@ TEST(Link, GravacSelectionSwitchesPayloadsWithoutDroppingTheResidual) {
   link.send(Direction::Backward, x, 0);
   EXPECT_EQ(link.receive(Direction::Backward, torch::kCPU, clock).ne(0).sum().item<int64_t>(), 200);
   auto t = link.takeTraffic(Direction::Backward);
-  EXPECT_NEAR(t.gravac_norm_raw, x.norm().item<double>(), 1e-3);
+  EXPECT_NEAR(t.measures.at(adapt_measure::kGravacRaw), x.norm().item<double>(), 1e-3);
   EXPECT_EQ(t.method, "topk 10% + ef (GraVAC)");
 
   link.applyDecision(Direction::Backward, select(GravacSend::Current, 0.025));

@@ -285,9 +285,9 @@ TEST(Session, GravacMovesKOnALinkAndSettlesWithEveryChangeAnEvent) {
     for (const auto& l : s.links)
       if (l.direction == Direction::Forward) {
         methods.push_back(l.method);
-        EXPECT_GT(l.gravac_norm_raw, 0.0);  // both compressors measured every step
-        EXPECT_GT(l.gravac_norm_min, 0.0);
-        EXPECT_GT(l.gravac_norm_current, 0.0);
+        EXPECT_GT(l.measures.at(adapt_measure::kGravacRaw), 0.0);  // both compressors measured every step
+        EXPECT_GT(l.measures.at(adapt_measure::kGravacMin), 0.0);
+        EXPECT_GT(l.measures.at(adapt_measure::kGravacCurrent), 0.0);
       }
   };
   session.telemetry().addSink(hook);

@@ -75,7 +75,15 @@ TEST(StepReport, EveryFieldIsChecked) {
   EXPECT_THROW(report::trafficFromJson(with("esq", INFINITY), 2), ReportError);
   EXPECT_THROW(report::trafficFromJson(with("method", 3), 2), ReportError);
   EXPECT_THROW(report::trafficFromJson(with("resets", "x"), 2), ReportError);
-  EXPECT_NO_THROW(report::trafficFromJson(with("norm", -1.0), 2));  // -1: not measured
+  // Measurements: a few, by short names, finite and non-negative; none when nothing adapts the direction.
+  EXPECT_NO_THROW(report::trafficFromJson(with("m", json::object()), 2));
+  EXPECT_THROW(report::trafficFromJson(with("m", json::array()), 2), ReportError);
+  EXPECT_THROW(report::trafficFromJson(with("m", {{"gravac_raw", -1.0}}), 2), ReportError);
+  EXPECT_THROW(report::trafficFromJson(with("m", {{"gravac_raw", "1"}}), 2), ReportError);
+  EXPECT_THROW(report::trafficFromJson(with("m", {{std::string(65, 'x'), 1.0}}), 2), ReportError);
+  json many = json::object();
+  for (int i = 0; i < 17; ++i) many["m" + std::to_string(i)] = 1.0;
+  EXPECT_THROW(report::trafficFromJson(with("m", many), 2), ReportError);
   // The replicas' gradients are named by their stage: stage 1 of 2 exists, boundary 1 of 2 stages does not.
   json grads = with("d", 2);
   grads["b"] = 1;
