@@ -135,7 +135,7 @@ int runTrain(const TrainOptions& o) {
 
   const std::string status = summary[summary_key::kStatus];
   if (worker) {  // rank 0 reports stops and divergence; a worker's own exit code says only whether it failed
-    if (status != "failed") return 0;
+    if (status != run_status::kFailed) return 0;
     std::cerr << "rank " << cluster.rank << ": run " << status << ": "
               << summary.value(summary_key::kReason, std::string()) << "\n";
     std::fflush(nullptr);
@@ -147,9 +147,9 @@ int runTrain(const TrainOptions& o) {
     std::cout << "run " << summary[summary_key::kRunId] << " " << status << " after " << summary[summary_key::kSteps]
               << " steps in " << store->path() << "\n";
   }
-  if (status != "finished") {
+  if (status != run_status::kFinished) {
     std::cerr << "run " << status << ": " << summary.value(summary_key::kReason, std::string()) << "\n";
-    if (status == "failed" && (cluster.active() || o.launch || config.parallel.processes())) {
+    if (status == run_status::kFailed && (cluster.active() || o.launch || config.parallel.processes())) {
       std::fflush(nullptr);
       std::_Exit(1);  // the run is recorded; peers may be gone, so do not wait on their connections
     }

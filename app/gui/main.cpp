@@ -2,6 +2,7 @@
 // `pipesqueeze FILE.json` (or `--preset FILE|NAME`) opens a preset, and `--start` starts it at once.
 #include "app/ui/MainWindow.h"
 #include "app/ui/SessionBridge.h"
+#include "engine/core/RunSummary.h"
 #include "engine/errors/ConfigError.h"
 #include "engine/runs/config/PresetSearch.h"
 
@@ -77,8 +78,9 @@ void quitWhenRunEnds(QApplication& app, ps::ui::MainWindow* window) {
   QObject::connect(&app, &QGuiApplication::lastWindowClosed, &app, [window] {
     if (!window->bridge()->running()) QApplication::exit(1);
   });
-  QObject::connect(window->bridge(), &ps::ui::SessionBridge::runEnded, &app,
-                   [](const QString& status) { QApplication::exit(status == QLatin1String("finished") ? 0 : 1); });
+  QObject::connect(window->bridge(), &ps::ui::SessionBridge::runEnded, &app, [](const QString& status) {
+    QApplication::exit(status == QLatin1String(ps::run_status::kFinished) ? 0 : 1);
+  });
   QObject::connect(window->bridge(), &ps::ui::SessionBridge::startFailed, &app, [](const QString& message) {
     fail(message);
     QApplication::exit(2);

@@ -1,4 +1,5 @@
 #include "app/ui/MainWindow.h"
+#include "engine/core/RunSummary.h"
 
 #include "app/ui/ControlPanel.h"
 #include "app/ui/LivePanel.h"
@@ -288,7 +289,8 @@ void MainWindow::onRunEnded(const QString& status, const QString& reason) {
   runs_->refresh();
   updateActions();
   runLabel_->setText(tr("run %1 %2").arg(bridge_->runId()).arg(status));
-  if (status == "finished" || status == "stopped") statusBar()->showMessage(tr("Run %1.").arg(status), 8000);
+  if (status == run_status::kFinished || status == run_status::kStopped)
+    statusBar()->showMessage(tr("Run %1.").arg(status), 8000);
   else showError(tr("The run ended as %1: %2").arg(status, reason));
 }
 

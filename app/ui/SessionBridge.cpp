@@ -95,14 +95,14 @@ QString SessionBridge::start(const nlohmann::json& config) {
     bool started = true;
     try {
       const nlohmann::json summary = session->run();
-      status = QString::fromStdString(summary.value(summary_key::kStatus, std::string("failed")));
+      status = QString::fromStdString(summary.value(summary_key::kStatus, std::string(run_status::kFailed)));
       reason = QString::fromStdString(summary.value(summary_key::kReason, std::string()));
     } catch (const std::exception& e) {  // bad data or configuration found while preparing: nothing recorded
-      status = QStringLiteral("failed");
+      status = QString::fromLatin1(run_status::kFailed);
       reason = QString::fromStdString(e.what());
       started = false;
     } catch (...) {  // nothing may leave a thread: std::terminate would take the window and its unsaved state
-      status = QStringLiteral("failed");
+      status = QString::fromLatin1(run_status::kFailed);
       reason = QStringLiteral("the run ended with an error that is not a std::exception");
       started = false;
     }
@@ -122,7 +122,7 @@ void SessionBridge::onThreadDone(const QString& status, const QString& reason, b
 }
 
 void SessionBridge::onStatus(const StatusRecord& status) {
-  if (status.status == "running") {
+  if (status.status == run_status::kRunning) {
     runId_ = status.run_id;
     Q_EMIT runStarted(runId_);
   }

@@ -28,6 +28,19 @@ inline constexpr const char* kWallSeconds = "wall_seconds";
 inline constexpr const char* kEmulatedSeconds = "emulated_seconds";
 }  // namespace summary_key
 
+// A run's status: running, then how it ended.
+namespace run_status {
+inline constexpr const char* kRunning = "running";
+inline constexpr const char* kFinished = "finished";  // every step it asked for
+inline constexpr const char* kStopped = "stopped";    // by the user, or a signal
+inline constexpr const char* kDiverged = "diverged";  // the loss or a payload stopped being finite: a result too
+inline constexpr const char* kFailed = "failed";      // an error ended it (the reason says which)
+// Whether the run's figures answer a question: it finished, or diverged (which says something of its settings).
+inline bool isResult(const std::string& status) {
+  return status == kFinished || status == kDiverged;
+}
+}  // namespace run_status
+
 // One evaluation's figures: accuracy for a classifier, perplexity for a language model.
 struct EvalFigures {
   std::optional<double> loss, accuracy, perplexity;

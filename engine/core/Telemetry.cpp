@@ -1,4 +1,5 @@
 #include "engine/core/Telemetry.h"
+#include "engine/core/RunSummary.h"
 
 namespace ps {
 namespace {
@@ -7,12 +8,17 @@ struct Named {
   EventKind kind;
   const char* name;
 };
-constexpr Named kNames[] = {{EventKind::Start, "start"},     {EventKind::Pause, "pause"},
-                            {EventKind::Resume, "resume"},   {EventKind::Setting, "setting"},
-                            {EventKind::Reset, "reset"},     {EventKind::Adapt, "adapt"},
-                            {EventKind::Checkpoint, "checkpoint"}, {EventKind::End, "finished"},
-                            {EventKind::End, "stopped"},     {EventKind::End, "diverged"},
-                            {EventKind::End, "failed"}};
+constexpr Named kNames[] = {{EventKind::Start, "start"},
+                            {EventKind::Pause, "pause"},
+                            {EventKind::Resume, "resume"},
+                            {EventKind::Setting, "setting"},
+                            {EventKind::Reset, "reset"},
+                            {EventKind::Adapt, "adapt"},
+                            {EventKind::Checkpoint, "checkpoint"},
+                            {EventKind::End, run_status::kFinished},
+                            {EventKind::End, run_status::kStopped},
+                            {EventKind::End, run_status::kDiverged},
+                            {EventKind::End, run_status::kFailed}};
 
 }  // namespace
 

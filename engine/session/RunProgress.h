@@ -18,7 +18,7 @@ struct RunProgress {
   uint64_t raw = 0, wire = 0;  // every link's payload bytes so far, uncompressed and as sent
   std::deque<double> recentLoss;
   std::optional<EvalRecord> evalCompressed, evalPlain;
-  std::string status = "running", reason;
+  std::string status = run_status::kRunning, reason;
 
   // Counts a trained step: its traffic into the totals, its loss among the recent ones; completes the record with
   // the sums it reports (codec and modelled link time, emulated time so far).

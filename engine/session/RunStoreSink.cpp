@@ -1,4 +1,5 @@
 #include "engine/session/RunStoreSink.h"
+#include "engine/core/RunSummary.h"
 
 #include "engine/core/Metrics.h"
 #include "engine/telemetry/StepMetrics.h"
@@ -22,7 +23,7 @@ void RunStoreSink::consume(const Telemetry& item) {
     if (ev->type() == EventKind::Checkpoint && ev->detail.contains("path") && ev->detail["path"].is_string())
       checkpoints_.push_back({ev->step, ev->detail["path"].get<std::string>()});
   } else if (auto st = std::get_if<StatusRecord>(&item)) {
-    if (st->status != "running") final_ = *st;
+    if (st->status != run_status::kRunning) final_ = *st;
   }
 }
 

@@ -1,4 +1,5 @@
 #include "engine/session/Session.h"
+#include "engine/core/RunSummary.h"
 
 #include "engine/core/CodeVersion.h"
 #include "engine/core/Metrics.h"
@@ -80,7 +81,7 @@ json Session::run() {
       }
       ranks_.injectFault(p.step + 1);
       if (!handleCommands(p.step)) {
-        p.status = "stopped";
+        p.status = run_status::kStopped;
         p.reason = "stopped by the user at step " + std::to_string(p.step);
         break;
       }
@@ -91,7 +92,7 @@ json Session::run() {
   } catch (const std::exception& e) {
     p.reason = ranks_.failureReason(e.what(), config_.parallel.timeout_s);
     // A rank whose values stopped being finite diverged: the run did, whichever rank saw it first.
-    p.status = p.reason.find(DivergedError::kPrefix) != std::string::npos ? "diverged" : "failed";
+    p.status = p.reason.find(DivergedError::kPrefix) != std::string::npos ? run_status::kDiverged : run_status::kFailed;
   }
   awaitRanks(p);
   return summarize(p);
@@ -105,7 +106,7 @@ void Session::openRun() {
     runId_ = store_->createRun(name, config_.json.dump(), codeVersion(), config_.run.tags, config_.run.notes);
     bus_.addSink(std::make_shared<RunStoreSink>(store_, runId_));
   }
-  bus_.publish(StatusRecord{runId_, "running", "", json::object()});
+  bus_.publish(StatusRecord{runId_, run_status::kRunning, "", json::object()});
   bus_.publish(EventRecord{0, elapsed(), eventName(EventKind::Start),
                            json{{"data", built_.data.description},
                                 {"train_samples", built_.data.trainSize()},
@@ -184,7 +185,7 @@ bool Session::trainStep(RunProgress& p, const std::vector<int64_t>& order, int64
                                "; lower train.lr or change the compression";
     if (ranks_.active())
       throw DivergedError(reason.substr(std::strlen(DivergedError::kPrefix)));  // the ranks' failure path
-    p.status = "diverged";
+    p.status = run_status::kDiverged;
     p.reason = reason;
     return false;
   }
@@ -205,7 +206,7 @@ bool Session::trainStep(RunProgress& p, const std::vector<int64_t>& order, int64
   rec.trace = std::make_shared<const StepTrace>(std::move(r.trace));
   publishStep(std::move(rec), std::move(r.histograms), p);
   if (std::isfinite(r.loss)) return true;
-  p.status = "diverged";
+  p.status = run_status::kDiverged;
   p.reason = "the training loss became " + std::to_string(r.loss) + " at step " + std::to_string(step) +
              "; lower train.lr or change the compression";
   return false;
@@ -259,9 +260,9 @@ void Session::evaluate(RunProgress& p) {
 
 // The final evaluation, the run's status and the checkpoint it asked for.
 void Session::finishTraining(RunProgress& p) {
-  if (p.status != "diverged") evaluate(p);
-  if (p.status == "running") p.status = "finished";
-  if (config_.run.save_checkpoint && p.status != "diverged") saveCheckpointIfAsked(p);
+  if (p.status != run_status::kDiverged) evaluate(p);
+  if (p.status == run_status::kRunning) p.status = run_status::kFinished;
+  if (config_.run.save_checkpoint && p.status != run_status::kDiverged) saveCheckpointIfAsked(p);
 }
 
 void Session::saveCheckpointIfAsked(const RunProgress& p) {
@@ -279,9 +280,9 @@ void Session::saveCheckpointIfAsked(const RunProgress& p) {
 // The other ranks end with this step; a failed run does not wait for stragglers. A rank that does not end well
 // fails the run.
 void Session::awaitRanks(RunProgress& p) {
-  for (const auto& problem : ranks_.awaitLaunched(p.status == "failed" ? 2.0 : config_.parallel.timeout_s))
-    if (p.status != "failed") {
-      p.status = "failed";
+  for (const auto& problem : ranks_.awaitLaunched(p.status == run_status::kFailed ? 2.0 : config_.parallel.timeout_s))
+    if (p.status != run_status::kFailed) {
+      p.status = run_status::kFailed;
       p.reason = problem;
     }
 }

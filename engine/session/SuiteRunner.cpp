@@ -50,13 +50,13 @@ void SuiteRunner::prepare(const Suite& suite, bool quick, const Listener& notify
     const auto t0 = Clock::now();
     fillFinish(e, runOne(config, onSession), t0);
     std::error_code ec;
-    if (e.status == "finished" && std::filesystem::exists(partial))
+    if (e.status == run_status::kFinished && std::filesystem::exists(partial))
       std::filesystem::rename(partial, creates, ec);
     else
       std::filesystem::remove(partial, ec);
     notify(e);
     if (cancelled()) return;
-    if (e.status != "finished" || !std::filesystem::exists(creates))
+    if (e.status != run_status::kFinished || !std::filesystem::exists(creates))
       throw ConfigError(suite.path + ": the prepare step " + step.preset + " ended " + e.status +
                         (e.reason.empty() ? "" : " (" + e.reason + ")") + " without creating " + creates +
                         (ec ? " (" + ec.message() + ")" : ""));
@@ -107,7 +107,7 @@ SuiteOutcome SuiteRunner::run(const Suite& suite, int seeds, bool quick, const L
     const auto t0 = Clock::now();
     fillFinish(e, runOne(p.config, onSession), t0);
     ++out.ran;
-    if (e.status != "finished" && e.status != "diverged") ++out.unsuccessful;
+    if (!run_status::isResult(e.status)) ++out.unsuccessful;
     notify(e);
   }
   out.cancelled = cancelled();

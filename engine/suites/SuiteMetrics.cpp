@@ -113,7 +113,7 @@ RunFigures loadRunFigures(const RunStore& store, const RunInfo& run) {
       f.curves[p.key].push_back({p.step, p.emulated_s, wire, p.value});
   }
   if (steps > 0) f.values["codec_ms_per_step"] = 1000.0 * codec / double(steps);
-  if (run.status == "diverged") {
+  if (run.status == run_status::kDiverged) {
     // It has no final evaluation (the summary holds the last one before the loss blew up): the model it left is
     // worth nothing, so its quality figures are the worst there are.
     for (const auto& m : suiteMetrics())

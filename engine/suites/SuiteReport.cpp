@@ -195,8 +195,8 @@ void writeMarkdown(const SuiteResults& r, const std::vector<Verdict>& verdicts, 
   for (const auto& v : f.variants) {
     std::string runs;
     for (size_t i = 0; i < v.runs.size(); ++i)
-      runs +=
-          (i ? ", " : "") + std::to_string(v.runs[i]) + (v.statuses[i] == "finished" ? "" : " (" + v.statuses[i] + ")");
+      runs += (i ? ", " : "") + std::to_string(v.runs[i]) +
+              (v.statuses[i] == run_status::kFinished ? "" : " (" + v.statuses[i] + ")");
     out << "| " << cell(v.label) << " | " << v.final << " | " << v.wire << " | " << v.emulated << " | " << v.target << " | "
         << v.codec << " | " << (runs.empty() ? "not run" : runs) << " |\n";
   }

@@ -11,7 +11,7 @@ namespace ps {
 std::map<std::string, RunInfo> finishedRunsByIdentity(const RunStore& store, const std::string* codeVersion) {
   std::map<std::string, RunInfo> out;
   for (auto& run : store.listRuns()) {  // newest first: the first seen of an identity is the latest
-    if (run.status != "finished" && run.status != "diverged") continue;  // a divergence is a result too
+    if (!run_status::isResult(run.status)) continue;  // a divergence is a result too
     if (codeVersion && run.code_version != *codeVersion) continue;
     const auto config = parseJsonOrDiscarded(run.config_json);
     if (config.is_discarded()) continue;

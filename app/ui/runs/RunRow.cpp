@@ -149,7 +149,8 @@ RunRow RunRow::read(const RunStore& store, const RunInfo& info, const RunRow* pr
                            : !RunSummary::fromJson(row.summary).classifier;
 
   // A finished run's metrics no longer change: reuse what the last refresh read.
-  if (previous && previous->info.id == info.id && previous->info.status == info.status && info.status != "running") {
+  if (previous && previous->info.id == info.id && previous->info.status == info.status &&
+      info.status != run_status::kRunning) {
     row.bestEval = previous->bestEval;
     row.lastEvalLoss = previous->lastEvalLoss, row.lastEvalMetric = previous->lastEvalMetric;
     row.lastTrainLoss = previous->lastTrainLoss, row.lastStep = previous->lastStep, row.lastWall = previous->lastWall;
@@ -171,7 +172,7 @@ RunRow RunRow::read(const RunStore& store, const RunInfo& info, const RunRow* pr
       row.bestEval = row.languageModel ? std::min(row.bestEval, m.value) : std::max(row.bestEval, m.value);
   }
   // Totals and the latest figures come from the summary once the run has ended; read them while it runs.
-  if (info.status == "running" || !row.summary.contains(summary_key::kBytesWire) ||
+  if (info.status == run_status::kRunning || !row.summary.contains(summary_key::kBytesWire) ||
       !row.summary.contains(summary_key::kTrainLoss)) {
     for (const auto& m : store.metrics(info.id, metric::kTrainLoss)) {
       if (m.key != metric::kTrainLoss) continue;

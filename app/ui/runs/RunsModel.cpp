@@ -1,4 +1,5 @@
 #include "app/ui/runs/RunsModel.h"
+#include "engine/core/RunSummary.h"
 
 #include "app/ui/charts/Palette.h"
 #include "app/ui/runs/NetworkControls.h"
@@ -221,9 +222,9 @@ void RunsModel::refresh() {
   // A running run reaches further with every refresh, and the refresh where it ends adds its final evaluation.
   std::set<qint64> wasRunning;
   for (const auto& r : rows_)
-    if (r.info.status == "running") wasRunning.insert(r.info.id);
+    if (r.info.status == run_status::kRunning) wasRunning.insert(r.info.id);
   for (const auto& r : fresh)
-    if (r.info.status == "running" || wasRunning.count(r.info.id)) reached_.erase(r.info.id);
+    if (r.info.status == run_status::kRunning || wasRunning.count(r.info.id)) reached_.erase(r.info.id);
 
   // The runs both lists have must keep their relative order for row-wise updates; otherwise reset.
   std::vector<qint64> keptOld, keptNew;

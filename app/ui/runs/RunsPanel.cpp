@@ -1,4 +1,5 @@
 #include "app/ui/runs/RunsPanel.h"
+#include "engine/core/RunSummary.h"
 
 #include "app/ui/runs/RunExports.h"
 #include "app/ui/runs/RunsFilterProxy.h"
@@ -161,7 +162,8 @@ QString RunsPanel::deleteRun(qint64 id) {
   try {
     const auto info = model_->store()->run(id);
     if (!info) return tr("Run %1 is no longer in the store.").arg(id);
-    if (info->status == "running") return tr("Run %1 is still running; stop it first, then delete it.").arg(id);
+    if (info->status == run_status::kRunning)
+      return tr("Run %1 is still running; stop it first, then delete it.").arg(id);
     model_->store()->deleteRun(id);
   } catch (const std::exception& e) {
     return tr("Could not delete run %1: %2").arg(id).arg(QString::fromStdString(e.what()));

@@ -1,4 +1,5 @@
 #include "engine/runs/store/RunStore.h"
+#include "engine/core/RunSummary.h"
 
 #include "engine/core/UserFolders.h"
 
@@ -132,7 +133,8 @@ int64_t RunStore::createRun(const std::string& name, const std::string& config_j
 
 void RunStore::finishRun(int64_t id, const std::string& status, const std::string& reason,
                          const std::string& summary_json) {
-  if (status != "finished" && status != "stopped" && status != "diverged" && status != "failed")
+  if (status != run_status::kFinished && status != run_status::kStopped && status != run_status::kDiverged &&
+      status != run_status::kFailed)
     throw StoreError("cannot finish run " + std::to_string(id) + " with status '" + status +
                      "'; use one of: finished, stopped, diverged, failed");
   checkJson(summary_json, "the summary of run " + std::to_string(id));
