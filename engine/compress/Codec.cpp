@@ -25,15 +25,17 @@ std::unique_ptr<Codec> makeCodec(const CompressionOptions& o, const CodecContext
 
 torch::Tensor cpuFloat(const torch::Tensor& x) { return x.detach().to(torch::kCPU, torch::kFloat32).contiguous(); }
 
-PayloadHeader readHeader(const Payload& p, CodecId expected, size_t& offset, const std::vector<int64_t>* expectedShape) {
-  PayloadHeader h = PayloadHeader::read(p.bytes, offset);
+namespace {
+
+void checkHeader(const PayloadHeader& h, CodecId expected, const std::vector<int64_t>* expectedShape) {
   if (h.codec != expected)
     throw PayloadError("codec id " + std::to_string(int(h.codec)) + " where " + std::to_string(int(expected)) +
                        " was expected; both ends must use the same compression settings");
   if (expectedShape && h.shape != *expectedShape)
     throw PayloadError("shape " + shapeText(h.shape) + " where the receiver expects " + shapeText(*expectedShape));
-  return h;
 }
+
+}  // namespace
 
 void Codec::refuseNonFinite(const torch::Tensor& x) {
   throw DivergedError("a tensor of shape " + shapeText(x.sizes().vec()) +
@@ -57,17 +59,20 @@ Payload Codec::encode(const torch::Tensor& input) {
   return p;
 }
 
-torch::Tensor Codec::decode(const Payload& p, const torch::Device& device, const std::vector<int64_t>* expected) {
+torch::Tensor Codec::decode(const HeadedPayload& headed, const torch::Device& device,
+                            const std::vector<int64_t>* expected) {
+  const Payload& p = headed.payload;
+  const PayloadHeader& h = headed.header;
+  checkHeader(h, id_, expected);
   // A tail is read where it is when this codec reads tails and the receiver is the same kind of device (a peer GPU
-  // copies it over); otherwise the whole payload is gathered on the host and decoded as it would have arrived.
+  // copies it over); otherwise the whole payload is gathered on the host and decoded as it would have arrived (the
+  // tail goes after the body's start: the header read stands).
   if (p.tail.defined() && !(keepsTails() && p.tail.is_cuda() == device.is_cuda())) {
     Payload whole = p;
     whole.gather();
-    return decode(whole, device, expected);
+    return decode(HeadedPayload(whole, headed), device, expected);
   }
-  size_t offset = 0;
-  const PayloadHeader h = readHeader(p, id_, offset, expected);
-  ByteReader r(p.bytes, offset);
+  ByteReader r(p.bytes, headed.body);
   struct TailScope {  // the tail is this call's only
     torch::Tensor& slot;
     ~TailScope() { slot = torch::Tensor(); }

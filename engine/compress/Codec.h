@@ -37,6 +37,11 @@ class Codec {
   // for (links and the gradient exchange know it); a payload declaring another shape is refused before any of its
   // body is read or anything is allocated. Without it only the header's own limits apply (kMaxElements).
   torch::Tensor decode(const Payload& payload, const torch::Device& device,
+                       const std::vector<int64_t>* expected = nullptr) {
+    return decode(HeadedPayload(payload), device, expected);
+  }
+  // The same for a payload whose header was read already.
+  torch::Tensor decode(const HeadedPayload& payload, const torch::Device& device,
                        const std::vector<int64_t>* expected = nullptr);
   virtual std::string describe() const = 0;
   // The payload id its headers carry (its entry's).
@@ -105,10 +110,8 @@ inline std::unique_ptr<Codec> makeCodec(const std::string& method) {
   return makeCodec(o);
 }
 
-// Shared by codecs: the float32 CPU contiguous view of x, and the header every payload starts with.
+// Shared by codecs: the float32 CPU contiguous view of x.
 torch::Tensor cpuFloat(const torch::Tensor& x);
-PayloadHeader readHeader(const Payload& p, CodecId expected, size_t& offset,
-                         const std::vector<int64_t>* expectedShape = nullptr);
 torch::Tensor onDevice(torch::Tensor cpu, const torch::Device& device);
 
 }  // namespace ps

@@ -6,15 +6,14 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace ps {
 namespace {
 
-double sq(const torch::Tensor& t) { return t.pow(2).sum().item<double>(); }
-
 // The payload's codec decodes it: the identity for a whole tensor, the compensator's codec otherwise.
-torch::Tensor decodeAny(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta,
+torch::Tensor decodeAny(Compensator& c, const HeadedPayload& p, bool whole, const MessageMeta& meta,
                         const torch::Device& device) {
   return whole ? c.identity().decode(p, device, meta.shape) : c.codec().decode(p, device, meta.shape);
 }
@@ -22,15 +21,14 @@ torch::Tensor decodeAny(Compensator& c, const Payload& p, bool whole, const Mess
 // None: what the codec gives is used as it is.
 class NoCompensation final : public CompensationRule {
  public:
-  Payload send(Compensator& c, const torch::Tensor& x, const MessageMeta&, SendReport& report, torch::Tensor& used) override {
+  Payload send(Compensator& c, const torch::Tensor& x, const MessageMeta&, SendReport&, SentTensors& sent) override {
     Payload p = c.codec().encode(x);
-    used = c.codec().lossless() ? x : c.codec().decode(p, x.device());
-    const double xx = sq(x);
-    report.comp_num += sq(used - x), report.comp_den += xx;
+    sent.used = c.codec().lossless() ? x : c.codec().decode(p, x.device());
+    sent.codecInput = x, sent.codecOutput = sent.used;
     return p;
   }
   // A stateless receiver takes a whole tensor from any sender (GraVAC sends dense when no factor keeps enough).
-  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta,
+  torch::Tensor receive(Compensator& c, const HeadedPayload& p, bool whole, const MessageMeta& meta,
                         const torch::Device& device) override {
     return decodeAny(c, p, whole, meta, device);
   }
@@ -40,16 +38,16 @@ class NoCompensation final : public CompensationRule {
 class ErrorFeedback final : public CompensationRule {
  public:
   Payload send(Compensator& c, const torch::Tensor& x, const MessageMeta& meta, SendReport& report,
-               torch::Tensor& used) override {
+               SentTensors& sent) override {
     auto& e = c.slotState(meta.slot, x, report.reset);
     auto q = x + e;
     Payload p = c.codec().encode(q);
-    used = c.codec().decode(p, x.device());
-    e = q - used;
-    report.comp_num += sq(e), report.comp_den += sq(q);
+    sent.used = c.codec().decode(p, x.device());
+    e = q - sent.used;
+    sent.codecInput = q, sent.codecOutput = sent.used;
     return p;
   }
-  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta,
+  torch::Tensor receive(Compensator& c, const HeadedPayload& p, bool whole, const MessageMeta& meta,
                         const torch::Device& device) override {
     return decodeAny(c, p, whole, meta, device);
   }
@@ -65,22 +63,22 @@ class Shifted final : public CompensationRule {
   explicit Shifted(Kind kind) : kind_(kind) {}
 
   Payload send(Compensator& c, const torch::Tensor& x, const MessageMeta& meta, SendReport& report,
-               torch::Tensor& used) override {
+               SentTensors& sent) override {
     auto& h = c.slotState(meta.slot, x, report.reset);
     if (kind_ == Kind::RandDiana && c.fullThisTime()) {
       h = x.clone();
-      used = x;
+      sent.used = x;
       return c.identity().encode(x);
     }
     auto diff = x - h;
     Payload p = c.codec().encode(diff);
     auto d = c.codec().decode(p, x.device());
-    report.comp_num += sq(d - diff), report.comp_den += sq(diff);
-    used = step(c, h, d);
+    sent.codecInput = diff, sent.codecOutput = d;
+    sent.used = step(c, h, d);
     return p;
   }
 
-  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta,
+  torch::Tensor receive(Compensator& c, const HeadedPayload& p, bool whole, const MessageMeta& meta,
                         const torch::Device& device) override {
     const bool full = kind_ == Kind::RandDiana && c.fullThisTime();
     if (!c.codec().lossless() && full != whole)
@@ -112,7 +110,7 @@ class Shifted final : public CompensationRule {
 class Aqsgd final : public CompensationRule {
  public:
   Payload send(Compensator& c, const torch::Tensor& x, const MessageMeta& meta, SendReport& report,
-               torch::Tensor& used) override {
+               SentTensors& sent) override {
     checkSamples(meta, &x);
     if (c.ensureBuffers(x.numel() / x.size(0), x.device()))
       report.reset = "AQ-SGD buffers reset: activation size changed";
@@ -120,20 +118,20 @@ class Aqsgd final : public CompensationRule {
     Payload p;
     if (!c.warm(meta) || c.codec().lossless()) {  // warm-up, a sample seen for the first time, or nothing to gain
       p = c.identity().encode(x);
-      used = x;
+      sent.used = x;
     } else {
       auto m = c.buffered(ids, x.sizes());
       auto diff = x - m;
       p = c.codec().encode(diff);
       auto d = c.codec().decode(p, x.device());
-      report.comp_num += sq(d - diff), report.comp_den += sq(diff);
-      used = m + d;
+      sent.codecInput = diff, sent.codecOutput = d;
+      sent.used = m + d;
     }
-    c.remember(*meta.samples, ids, used);
+    c.remember(*meta.samples, ids, sent.used);
     return p;
   }
 
-  torch::Tensor receive(Compensator& c, const Payload& p, bool whole, const MessageMeta& meta,
+  torch::Tensor receive(Compensator& c, const HeadedPayload& p, bool whole, const MessageMeta& meta,
                         const torch::Device& device) override {
     checkSamples(meta, nullptr);
     auto x = decodeAny(c, p, whole, meta, device);
@@ -239,20 +237,43 @@ Payload Compensator::send(const torch::Tensor& input, const MessageMeta& meta, S
     return p;
   }
   const auto x = input.detach().to(torch::kFloat32).contiguous();  // where the stage is: its state is there too
-  report.err_den += sq(x);
-  torch::Tensor used;  // what the receiver will use
-  Payload p = rule_->send(*this, x, meta, report, used);
-  report.err_num += sq(used - x);
-  if (measureOutput_) report.out_norm += std::sqrt(sq(used));
+  SentTensors sent;
+  Payload p = rule_->send(*this, x, meta, report, sent);
+  measureSent(x, sent, measureOutput_, report);
   report.values += p.values;
   return p;
 }
 
+// The sums are float32 on the device, as each figure read alone would be. Each is made in its own statement, so its
+// temporaries are gone before the next one's are made (a message can be large). On the CPU reading a sum waits for
+// nothing, and stacking them would only cost: there each is read as it is.
+void measureSent(const torch::Tensor& x, const SentTensors& sent, bool output, SendReport& report) {
+  std::vector<torch::Tensor> sums;
+  sums.reserve(5);
+  sums.push_back((sent.used - x).pow(2).sum());
+  sums.push_back(x.pow(2).sum());
+  const bool codecUsed = sent.codecInput.defined();
+  if (codecUsed) {
+    sums.push_back((sent.codecOutput - sent.codecInput).pow(2).sum());
+    sums.push_back(sent.codecInput.pow(2).sum());
+  }
+  if (output) sums.push_back(sent.used.pow(2).sum());
+  double v[5];
+  if (x.is_cuda()) {
+    const torch::Tensor host = torch::stack(sums).to(torch::kCPU, torch::kDouble);
+    std::copy_n(host.data_ptr<double>(), sums.size(), v);
+  } else {
+    for (size_t i = 0; i < sums.size(); ++i) v[i] = sums[i].item<double>();
+  }
+  report.err_num += v[0], report.err_den += v[1];
+  if (codecUsed) report.comp_num += v[2], report.comp_den += v[3];
+  if (output) report.out_norm += std::sqrt(v[codecUsed ? 4 : 2]);
+}
+
 torch::Tensor Compensator::receive(const Payload& payload, const torch::Device& device, const MessageMeta& meta) {
   if (lossless()) return codec_->decode(payload, device, meta.shape);
-  size_t offset = 0;
-  const bool whole = PayloadHeader::read(payload.bytes, offset).codec == identity_->id();
-  return rule_->receive(*this, payload, whole, meta, device);
+  const HeadedPayload headed(payload);  // read once: it says which codec decodes the body
+  return rule_->receive(*this, headed, headed.header.codec == identity_->id(), meta, device);
 }
 
 torch::Tensor Compensator::buffered(const torch::Tensor& ids, c10::IntArrayRef like) {

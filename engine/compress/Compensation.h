@@ -35,19 +35,31 @@ struct SendReport {
 
 class Compensator;
 
+// What a rule's send made besides the payload: what the receiver will use, and the codec's actual input with what
+// decoding its payload gives (both undefined when the codec was not used, as for a tensor sent whole). The
+// compensator measures the message's errors from them, all at once.
+struct SentTensors {
+  torch::Tensor used, codecInput, codecOutput;
+};
+
+// Adds a message's figures to `report`: ||used - x||^2 and ||x||^2, the codec's ||output - input||^2 and ||input||^2
+// where it was used, and ||used|| when `output` asks for it. The sums stay on the tensors' device until one transfer
+// reads them all: on a GPU, one wait for the device per message rather than one per figure.
+void measureSent(const torch::Tensor& x, const SentTensors& sent, bool output, SendReport& report);
+
 // One error compensation's algorithm (engine/compress/CompensationList.h registers them): what the sender sends for
 // x and what the receiver uses for a payload. The state it works on (residuals, shifts, AQ-SGD's buffers, the codec)
 // belongs to the Compensator, so that a new codec (a new K) keeps it.
 class CompensationRule {
  public:
   virtual ~CompensationRule() = default;
-  // Sender: the payload for x (float32, contiguous, on the sending stage's device, where its state lives too); sets
-  // `used` to what the receiver will use, on that device.
+  // Sender: the payload for x (float32, contiguous, on the sending stage's device, where its state lives too); fills
+  // `sent` (on that device) and, when it dropped state, `report.reset`.
   virtual Payload send(Compensator& c, const torch::Tensor& x, const MessageMeta& meta, SendReport& report,
-                       torch::Tensor& used) = 0;
+                       SentTensors& sent) = 0;
   // Receiver: what it uses, on `device` (the receiving stage's, where its state lives). `whole`: the payload is a
   // whole uncompressed tensor.
-  virtual torch::Tensor receive(Compensator& c, const Payload& payload, bool whole, const MessageMeta& meta,
+  virtual torch::Tensor receive(Compensator& c, const HeadedPayload& payload, bool whole, const MessageMeta& meta,
                                 const torch::Device& device) = 0;
 };
 

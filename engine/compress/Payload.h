@@ -54,4 +54,14 @@ struct Payload {
   void gather();
 };
 
+// A payload with its header read: a receiver that must know which codec wrote it (a compensator: its codec, or the
+// identity for a tensor sent whole) reads the header once, and the decoder goes on from the body.
+struct HeadedPayload {
+  explicit HeadedPayload(const Payload& p) : payload(p) { header = PayloadHeader::read(p.bytes, body); }
+  HeadedPayload(const Payload& p, const HeadedPayload& readAs) : payload(p), header(readAs.header), body(readAs.body) {}
+  const Payload& payload;
+  PayloadHeader header;
+  size_t body = 0;  // where the body starts in payload.bytes
+};
+
 }  // namespace ps

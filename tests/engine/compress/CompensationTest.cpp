@@ -23,6 +23,29 @@ torch::Tensor signal(int step) {
   return torch::sin(torch::arange(600, torch::kFloat32) * 0.01 + 0.05 * step) + 0.1 * torch::randn({600});
 }
 
+// A message's figures come from one read of their sums, and each is what reading it alone gives (float32 sums on
+// the tensors' device); without the codec (a tensor sent whole) its own figures are left alone.
+TEST(Compensation, OneReadOfTheSumsGivesEachFigureAsReadAlone) {
+  torch::manual_seed(5);
+  const auto x = torch::randn({777}), used = x + 0.1 * torch::randn({777});
+  const auto in = x + torch::randn({777}), out = in + 0.2 * torch::randn({777});
+  auto alone = [](const torch::Tensor& t) { return t.pow(2).sum().item<double>(); };
+  SendReport r;
+  measureSent(x, {used, in, out}, true, r);
+  EXPECT_DOUBLE_EQ(r.err_num, alone(used - x));
+  EXPECT_DOUBLE_EQ(r.err_den, alone(x));
+  EXPECT_DOUBLE_EQ(r.comp_num, alone(out - in));
+  EXPECT_DOUBLE_EQ(r.comp_den, alone(in));
+  EXPECT_DOUBLE_EQ(r.out_norm, std::sqrt(alone(used)));
+  SendReport whole;
+  measureSent(x, {x, {}, {}}, false, whole);
+  EXPECT_EQ(whole.err_num, 0.0);
+  EXPECT_DOUBLE_EQ(whole.err_den, alone(x));
+  EXPECT_EQ(whole.comp_num, 0.0);
+  EXPECT_EQ(whole.comp_den, 0.0);
+  EXPECT_EQ(whole.out_norm, 0.0);
+}
+
 // With nothing to compensate and a lossless codec the compensator is the codec: x arrives exactly, the shape the
 // receiver expects is checked, and no error pass is spent on it.
 TEST(Compensation, ALosslessCodecWithoutCompensationSendsXAsItIs) {
