@@ -5,6 +5,7 @@
 #include "engine/core/Metrics.h"
 #include "engine/runs/config/Config.h"
 #include "engine/runs/config/ConfigSchema.h"
+#include "engine/session/Command.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -102,7 +103,6 @@ void ControlPanel::createControls() {
   processes_->setToolTip(tr("Run every stage (and replica) in its own pipesqueeze-cli process over torch.distributed "
                             "(Gloo on loopback), as `pipesqueeze-cli launch` does; this window is rank 0. "
                             "More than one replica always runs this way."));
-  fixedDuringRun_ = {preset_, task_, stages_, microbatches_, schedule_, epochs_, maxSteps_, replicas_, processes_};
 }
 
 // The preset picker on top, then the run, the link and the three compressor editors in one scrolling column.
@@ -153,22 +153,33 @@ void ControlPanel::connectEdits() {
     const QString error = loadPresetFile(path);
     if (!error.isEmpty()) Q_EMIT errorOccurred(error);
   });
-  connect(task_, &QComboBox::currentTextChanged, this, [this](const QString& v) { edit("task", v); });
-  connect(stages_, &QSpinBox::valueChanged, this, [this](int v) { edit("pipeline.stages", v); });
-  connect(microbatches_, &QSpinBox::valueChanged, this, [this](int v) { edit("pipeline.microbatches", v); });
-  connect(replicas_, &QSpinBox::valueChanged, this, [this](int v) {
-    edit("parallel.replicas", v);
+  // Each widget's key, recorded once: what it edits, and whether it stays editable during a run (setRunning).
+  auto key = [this](QWidget* w, const char* k) {
+    keyed_.emplace_back(w, QString::fromLatin1(k));
+    return keyed_.back().second;
+  };
+  connect(task_, &QComboBox::currentTextChanged, this, [this, k = key(task_, "task")](const QString& v) { edit(k, v); });
+  connect(stages_, &QSpinBox::valueChanged, this, [this, k = key(stages_, "pipeline.stages")](int v) { edit(k, v); });
+  connect(microbatches_, &QSpinBox::valueChanged, this,
+          [this, k = key(microbatches_, "pipeline.microbatches")](int v) { edit(k, v); });
+  connect(replicas_, &QSpinBox::valueChanged, this, [this, k = key(replicas_, "parallel.replicas")](int v) {
+    edit(k, v);
     showConfig();  // the gradients editor and the processes box follow the replicas
   });
-  connect(processes_, &QCheckBox::toggled, this,
-          [this](bool v) { edit("parallel.mode", QString::fromLatin1(v ? "processes" : "auto")); });
-  connect(schedule_, &QComboBox::currentTextChanged, this, [this](const QString& v) { edit("pipeline.schedule", v); });
-  connect(epochs_, &QSpinBox::valueChanged, this, [this](int v) { edit("train.epochs", v); });
-  connect(maxSteps_, &QSpinBox::valueChanged, this, [this](int v) { edit("train.max_steps", v); });
-  connect(lr_, &QDoubleSpinBox::valueChanged, this, [this](double v) { edit("train.lr", v); });
-  connect(bandwidth_, &QDoubleSpinBox::valueChanged, this, [this](double v) { edit("link.bandwidth_mbps", v); });
-  connect(latency_, &QDoubleSpinBox::valueChanged, this, [this](double v) { edit("link.latency_ms", v); });
-  connect(inference_, &QCheckBox::toggled, this, [this](bool v) { edit("compression.inference", v); });
+  connect(processes_, &QCheckBox::toggled, this, [this, k = key(processes_, "parallel.mode")](bool v) {
+    edit(k, QString::fromLatin1(v ? "processes" : "auto"));
+  });
+  connect(schedule_, &QComboBox::currentTextChanged, this,
+          [this, k = key(schedule_, "pipeline.schedule")](const QString& v) { edit(k, v); });
+  connect(epochs_, &QSpinBox::valueChanged, this, [this, k = key(epochs_, "train.epochs")](int v) { edit(k, v); });
+  connect(maxSteps_, &QSpinBox::valueChanged, this, [this, k = key(maxSteps_, "train.max_steps")](int v) { edit(k, v); });
+  connect(lr_, &QDoubleSpinBox::valueChanged, this, [this, k = key(lr_, "train.lr")](double v) { edit(k, v); });
+  connect(bandwidth_, &QDoubleSpinBox::valueChanged, this,
+          [this, k = key(bandwidth_, "link.bandwidth_mbps")](double v) { edit(k, v); });
+  connect(latency_, &QDoubleSpinBox::valueChanged, this,
+          [this, k = key(latency_, "link.latency_ms")](double v) { edit(k, v); });
+  connect(inference_, &QCheckBox::toggled, this,
+          [this, k = key(inference_, "compression.inference")](bool v) { edit(k, v); });
   connect(forward_, &CompressorEditor::changed, this, &ControlPanel::edit);
   connect(backward_, &CompressorEditor::changed, this, &ControlPanel::edit);
   connect(gradients_, &CompressorEditor::changed, this, &ControlPanel::edit);
@@ -277,7 +288,9 @@ void ControlPanel::showApplied(const QString& key, const nlohmann::json& value) 
 
 void ControlPanel::setRunning(bool running) {
   running_ = running;
-  for (QWidget* w : fixedDuringRun_) w->setEnabled(!running);
+  preset_->setEnabled(!running);  // a preset replaces every setting
+  // The session decides which keys can change mid-run; a widget follows its key.
+  for (const auto& [w, key] : keyed_) w->setEnabled(!running || changeableMidRun(key.toStdString()));
   // More than one replica always runs as processes: the box shows it and cannot be unticked.
   if (!running) processes_->setEnabled(config_["parallel"].value("replicas", 1) == 1);
 }

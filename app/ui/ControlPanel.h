@@ -10,6 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <utility>
+#include <vector>
+
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
@@ -85,7 +88,7 @@ class ControlPanel : public QWidget {
   QSpinBox* replicas_;
   QCheckBox* processes_;
   bool running_ = false;
-  QList<QWidget*> fixedDuringRun_;
+  std::vector<std::pair<QWidget*, QString>> keyed_;  // each run setting's widget and the config key it edits
 };
 
 }  // namespace ps::ui

@@ -260,8 +260,10 @@ class MainWindowTest : public QObject {
       for (const Marker& m : p->markers()) marked |= m.label == "fwd k = 0.02";
       QVERIFY2(marked, qPrintable(p->title()));
     }
-    // A key that shapes the model cannot change mid-run: its widget is disabled.
+    // A key that shapes the model cannot change mid-run: its widget is disabled; a link's can, and stays editable.
     QVERIFY(!w.controls()->presetBox()->isEnabled());
+    QVERIFY(!w.controls()->replicasBox()->isEnabled());
+    QVERIFY(w.controls()->latencyBox()->isEnabled());
 
     w.pauseRun();
     QTRY_VERIFY_WITH_TIMEOUT(w.bridge()->paused(), 20000);
