@@ -100,9 +100,10 @@ void ControlPanel::createControls() {
   gradients_ = new CompressorEditor("gradients", tr("Replica weight gradients"));
   replicas_ = fromSchema(intSpin(1, 64), "parallel.replicas");
   processes_ = new QCheckBox(tr("One process per stage"));
-  processes_->setToolTip(tr("Run every stage (and replica) in its own pipesqueeze-cli process over torch.distributed "
-                            "(Gloo on loopback), as `pipesqueeze-cli launch` does; this window is rank 0. "
-                            "More than one replica always runs this way."));
+  processes_->setToolTip(
+      tr("Run every stage (and replica) in its own pipesqueeze-cli process over torch.distributed "
+         "(Gloo on loopback), as `pipesqueeze-cli launch` does; this window is rank 0. "
+         "More than one replica always runs this way."));
 }
 
 // The preset picker on top, then the run, the link and the three compressor editors in one scrolling column.
@@ -158,7 +159,8 @@ void ControlPanel::connectEdits() {
     keyed_.emplace_back(w, QString::fromLatin1(k));
     return keyed_.back().second;
   };
-  connect(task_, &QComboBox::currentTextChanged, this, [this, k = key(task_, "task")](const QString& v) { edit(k, v); });
+  connect(task_, &QComboBox::currentTextChanged, this,
+          [this, k = key(task_, "task")](const QString& v) { edit(k, v); });
   connect(stages_, &QSpinBox::valueChanged, this, [this, k = key(stages_, "pipeline.stages")](int v) { edit(k, v); });
   connect(microbatches_, &QSpinBox::valueChanged, this,
           [this, k = key(microbatches_, "pipeline.microbatches")](int v) { edit(k, v); });
@@ -172,7 +174,8 @@ void ControlPanel::connectEdits() {
   connect(schedule_, &QComboBox::currentTextChanged, this,
           [this, k = key(schedule_, "pipeline.schedule")](const QString& v) { edit(k, v); });
   connect(epochs_, &QSpinBox::valueChanged, this, [this, k = key(epochs_, "train.epochs")](int v) { edit(k, v); });
-  connect(maxSteps_, &QSpinBox::valueChanged, this, [this, k = key(maxSteps_, "train.max_steps")](int v) { edit(k, v); });
+  connect(maxSteps_, &QSpinBox::valueChanged, this,
+          [this, k = key(maxSteps_, "train.max_steps")](int v) { edit(k, v); });
   connect(lr_, &QDoubleSpinBox::valueChanged, this, [this, k = key(lr_, "train.lr")](double v) { edit(k, v); });
   connect(bandwidth_, &QDoubleSpinBox::valueChanged, this,
           [this, k = key(bandwidth_, "link.bandwidth_mbps")](double v) { edit(k, v); });

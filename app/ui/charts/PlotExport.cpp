@@ -38,12 +38,12 @@ bool PlotWidget::exportPng(const QString& path) {
 
 bool PlotWidget::exportChart(const QString& path, ChartFormat format) {
   const QSize size = effectiveSize(this);
-  const PlotFrame frame = d_->computeFrame(size, font());
+  const PlotFrame frame = layOutPlot(*d_, size, font());
   const auto draw = [&](QPaintDevice& device) {
     QPainter p(&device);
     if (!p.isActive()) return false;
     p.fillRect(QRect(QPoint(0, 0), size), palette().color(QPalette::Base));
-    d_->paint(p, frame, size, font(), palette(), /*interactive=*/false);
+    PlotPainter(*d_, nullptr).paint(p, frame, size, font(), palette());  // no pointer in an export
     return p.end();
   };
   // Every format is written whole or not at all: an existing file stays until the new one is complete.

@@ -129,35 +129,35 @@ void placeXTicks(PlotFrame& f, const QStringList& categories) {
 
 }  // namespace
 
-PlotFrame PlotWidget::Impl::computeFrame(QSize size, const QFont& font) {
+PlotFrame layOutPlot(PlotData& chart, QSize size, const QFont& font) {
   PlotFrame f;
-  f.logY = logY;
+  f.logY = chart.logY;
   const QFontMetricsF fm(font);
   const double lineH = fm.height();
 
   // 1. The x range and the log floor, from the zoom or the data.
-  const DataBounds data = boundsOf(series);
+  const DataBounds data = boundsOf(chart.series);
   f.empty = data.empty;
   f.logFloor = std::isfinite(data.minPositive) ? data.minPositive / 10 : 1e-12;
-  chooseXRange(f, data, xRange, categories.size());
+  chooseXRange(f, data, chart.xRange, chart.categories.size());
 
   // 2. Vertical layout, and a first guess at the plot width (the y tick labels are not known yet).
-  f.titleHeight = title.isEmpty() ? 6 : lineH + 10;
-  const double xAxisHeight = lineH + 8 + (xLabel.isEmpty() ? 0 : lineH + 2);
-  const double yLabelWidth = yLabel.isEmpty() ? 0 : lineH + 4;
+  f.titleHeight = chart.title.isEmpty() ? 6 : lineH + 10;
+  const double xAxisHeight = lineH + 8 + (chart.xLabel.isEmpty() ? 0 : lineH + 2);
+  const double yLabelWidth = chart.yLabel.isEmpty() ? 0 : lineH + 4;
   const double plotHeight = std::max(1.0, size.height() - f.titleHeight - xAxisHeight);
   const double guessLeft = yLabelWidth + fm.horizontalAdvance(QStringLiteral("-8.88k")) + 10;
   const int columns = std::max(1, static_cast<int>(size.width() - guessLeft - kRightMargin));
 
   // 3. Decimate the lines to the visible range and collect the visible y values (transformed).
   std::vector<double> ys;
-  f.lines.resize(series.size());
+  f.lines.resize(chart.series.size());
   const auto collect = [&](const QPointF& p) {
     if (p.x() < f.x0 || p.x() > f.x1 || !std::isfinite(p.y())) return;
     ys.push_back(f.ty(p.y()));
   };
-  for (std::size_t i = 0; i < series.size(); ++i) {
-    PlotSeries& s = series[i];
+  for (std::size_t i = 0; i < chart.series.size(); ++i) {
+    PlotSeries& s = chart.series[i];
     if (s.style.scatter || s.style.bars) {
       for (const QPointF& p : s.points) collect(p);
       continue;
@@ -178,7 +178,7 @@ PlotFrame PlotWidget::Impl::computeFrame(QSize size, const QFont& font) {
   f.plot = QRectF(left, f.titleHeight, std::max(1.0, size.width() - left - kRightMargin), plotHeight);
 
   // 6. X ticks.
-  placeXTicks(f, categories);
+  placeXTicks(f, chart.categories);
   return f;
 }
 

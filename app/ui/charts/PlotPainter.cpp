@@ -97,17 +97,7 @@ QRectF placeLegend(QSizeF size, const QRectF& plot, const std::vector<QPointF>& 
   return best;
 }
 
-// One chart's drawing, element by element: the painter, the frame (geometry and ticks), the font's metrics and the
-// palette's two colours every element uses.
-struct PlotWidget::Impl::Painting {
-  QPainter& p;
-  const PlotFrame& f;
-  const QFontMetricsF fm;
-  const QColor bg, fg;
-};
-
-void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const QFont& font, const QPalette& pal,
-                             bool interactive) {
+void PlotPainter::paint(QPainter& p, const PlotFrame& f, QSize size, const QFont& font, const QPalette& pal) {
   const QRectF all(QPointF(0, 0), QSizeF(size));
   Painting g{p, f, QFontMetricsF(font), pal.color(QPalette::Base), pal.color(QPalette::Text)};
   p.setFont(font);
@@ -126,26 +116,26 @@ void PlotWidget::Impl::paint(QPainter& p, const PlotFrame& f, QSize size, const 
   paintBands(g);
   paintSeries(g);
   paintLegend(g);
-  if (interactive && dragging) paintRubberBand(g, pal.color(QPalette::Highlight));
-  if (interactive && hovering && !dragging && f.plot.contains(hover)) paintCrosshair(g);
+  if (pointer_ && pointer_->dragging) paintRubberBand(g, pal.color(QPalette::Highlight));
+  if (pointer_ && pointer_->hovering && !pointer_->dragging && f.plot.contains(pointer_->hover)) paintCrosshair(g);
   p.restore();
 }
 
-void PlotWidget::Impl::paintTitle(const Painting& g, QSize size, const QFont& font) const {
+void PlotPainter::paintTitle(const Painting& g, QSize size, const QFont& font) const {
   QPainter& p = g.p;
   const PlotFrame& f = g.f;
-  if (title.isEmpty()) return;
+  if (chart_.title.isEmpty()) return;
   QFont bold = font;
   bold.setBold(true);
   p.setFont(bold);
   p.setPen(g.fg);
   p.drawText(QRectF(0, 2, size.width(), f.titleHeight - 2), Qt::AlignCenter,
-             QFontMetricsF(bold).elidedText(title, Qt::ElideRight, size.width() - 8));
+             QFontMetricsF(bold).elidedText(chart_.title, Qt::ElideRight, size.width() - 8));
   p.setFont(font);
 }
 
 // Grid, ticks and tick labels, the axis labels and the plot's frame.
-void PlotWidget::Impl::paintAxes(const Painting& g) const {
+void PlotPainter::paintAxes(const Painting& g) const {
   QPainter& p = g.p;
   const PlotFrame& f = g.f;
   const QFontMetricsF& fm = g.fm;
@@ -156,7 +146,8 @@ void PlotWidget::Impl::paintAxes(const Painting& g) const {
   for (double y : f.yTicks) p.drawLine(QPointF(r.left(), f.py(y)), QPointF(r.right(), f.py(y)));
   p.setPen(withAlpha(fg, 200));
   // Category labels get the width of their category (elided); numeric ones a fixed box.
-  const double labelWidth = categories.isEmpty() ? 120 : std::max(8.0, r.width() / double(categories.size()) - 4);
+  const double labelWidth =
+      chart_.categories.isEmpty() ? 120 : std::max(8.0, r.width() / double(chart_.categories.size()) - 4);
   for (qsizetype i = 0; i < f.xTickLabels.size(); ++i) {
     const double x = f.px(f.xTicks[static_cast<std::size_t>(i)]);
     p.drawText(QRectF(x - labelWidth / 2, r.bottom() + 3, labelWidth, fm.height()), Qt::AlignHCenter | Qt::AlignTop,
@@ -168,14 +159,14 @@ void PlotWidget::Impl::paintAxes(const Painting& g) const {
                f.yTickLabels[i]);
   }
   // Axis labels: x centred below the tick labels, y rotated along the left edge.
-  if (!xLabel.isEmpty())
-    p.drawText(QRectF(r.left(), r.bottom() + fm.height() + 6, r.width(), fm.height()), Qt::AlignCenter, xLabel);
-  if (!yLabel.isEmpty()) {
+  if (!chart_.xLabel.isEmpty())
+    p.drawText(QRectF(r.left(), r.bottom() + fm.height() + 6, r.width(), fm.height()), Qt::AlignCenter, chart_.xLabel);
+  if (!chart_.yLabel.isEmpty()) {
     p.save();
     p.translate(2, r.center().y());
     p.rotate(-90);
     p.drawText(QRectF(-r.height() / 2, 0, r.height(), fm.height()), Qt::AlignCenter,
-               fm.elidedText(yLabel, Qt::ElideRight, r.height()));
+               fm.elidedText(chart_.yLabel, Qt::ElideRight, r.height()));
     p.restore();
   }
   p.setPen(QPen(withAlpha(fg, 90), 1));
@@ -183,13 +174,13 @@ void PlotWidget::Impl::paintAxes(const Painting& g) const {
 }
 
 // Markers: dashed vertical lines, labels reading downwards from the top, right of the line.
-void PlotWidget::Impl::paintMarkers(const Painting& g) const {
+void PlotPainter::paintMarkers(const Painting& g) const {
   QPainter& p = g.p;
   const PlotFrame& f = g.f;
   const QFontMetricsF& fm = g.fm;
   const QColor &bg = g.bg, &fg = g.fg;
   const QRectF& r = g.f.plot;
-  for (const Marker& m : markers) {
+  for (const Marker& m : chart_.markers) {
     if (!(m.x >= f.x0 && m.x <= f.x1)) continue;
     const double x = f.px(m.x);
     p.setPen(QPen(withAlpha(fg, 130), 1, Qt::DashLine));
@@ -208,13 +199,13 @@ void PlotWidget::Impl::paintMarkers(const Painting& g) const {
 }
 
 // Bands first, under everything: the polygon along one line and back along the other.
-void PlotWidget::Impl::paintBands(const Painting& g) const {
+void PlotPainter::paintBands(const Painting& g) const {
   QPainter& p = g.p;
   const PlotFrame& f = g.f;
-  for (std::size_t i = 0; i < series.size(); ++i) {
-    const PlotSeries& s = series[i];
-    const auto other = s.style.fillTo.isEmpty() ? index.constEnd() : index.constFind(s.style.fillTo);
-    if (other == index.constEnd() || f.lines[i].empty() || f.lines[std::size_t(*other)].empty()) continue;
+  for (std::size_t i = 0; i < chart_.series.size(); ++i) {
+    const PlotSeries& s = chart_.series[i];
+    const auto other = s.style.fillTo.isEmpty() ? chart_.index.constEnd() : chart_.index.constFind(s.style.fillTo);
+    if (other == chart_.index.constEnd() || f.lines[i].empty() || f.lines[std::size_t(*other)].empty()) continue;
     QPolygonF band;
     for (const QPointF& d : f.lines[i]) band << QPointF(f.px(d.x()), f.py(f.ty(d.y())));
     const auto& back = f.lines[std::size_t(*other)];
@@ -227,19 +218,19 @@ void PlotWidget::Impl::paintBands(const Painting& g) const {
 }
 
 // Series: faint lines first so that the lines drawn over them stay readable.
-void PlotWidget::Impl::paintSeries(const Painting& g) const {
+void PlotPainter::paintSeries(const Painting& g) const {
   QPainter& p = g.p;
   const PlotFrame& f = g.f;
   const QRectF clip = g.f.plot.adjusted(-4, -4, 4, 4);
   std::vector<QPointF> pixels;
   for (int pass = 0; pass < 2; ++pass) {
-    for (std::size_t i = 0; i < series.size(); ++i) {
-      const PlotSeries& s = series[i];
+    for (std::size_t i = 0; i < chart_.series.size(); ++i) {
+      const PlotSeries& s = chart_.series[i];
       if (s.style.faint != (pass == 0)) continue;
       QColor c = s.style.color;
       if (s.style.faint && c.alpha() == 255) c.setAlpha(70);
       if (s.style.bars) {
-        const double half = 0.3 * std::fabs(f.px(1) - f.px(0)), base = f.py(f.ty(logY ? f.fromTy(f.y0) : 0.0));
+        const double half = 0.3 * std::fabs(f.px(1) - f.px(0)), base = f.py(f.ty(chart_.logY ? f.fromTy(f.y0) : 0.0));
         p.setPen(QPen(c.darker(130), 1));
         p.setBrush(withAlpha(c, std::min(c.alpha(), 210)));
         for (const QPointF& d : s.points) {
@@ -282,14 +273,14 @@ void PlotWidget::Impl::paintSeries(const Painting& g) const {
 }
 
 // Legend: on a translucent background, only the series that ask for it.
-void PlotWidget::Impl::paintLegend(const Painting& g) const {
+void PlotPainter::paintLegend(const Painting& g) const {
   QPainter& p = g.p;
   const PlotFrame& f = g.f;
   const QFontMetricsF& fm = g.fm;
   const QColor &bg = g.bg, &fg = g.fg;
   const QRectF& r = g.f.plot;
   std::vector<const PlotSeries*> listed;
-  for (const PlotSeries& s : series)
+  for (const PlotSeries& s : chart_.series)
     if (s.style.legend) listed.push_back(&s);
   if (!listed.empty()) {
     const double row = fm.height() + 2, swatch = 18, maxText = std::max(40.0, r.width() * 0.5);
@@ -303,9 +294,9 @@ void PlotWidget::Impl::paintLegend(const Painting& g) const {
     const int rows = shown + (shown < static_cast<int>(listed.size()) ? 1 : 0);
     // In the corner where it hides the fewest points of the data.
     std::vector<QPointF> drawn;
-    for (std::size_t i = 0; i < series.size(); ++i) {
-      const bool points = series[i].style.scatter || series[i].style.bars;
-      for (const QPointF& d : points ? series[i].points : f.lines[i])
+    for (std::size_t i = 0; i < chart_.series.size(); ++i) {
+      const bool points = chart_.series[i].style.scatter || chart_.series[i].style.bars;
+      for (const QPointF& d : points ? chart_.series[i].points : f.lines[i])
         if (std::isfinite(d.y())) drawn.emplace_back(f.px(d.x()), f.py(f.ty(d.y())));
     }
     const QRectF box = placeLegend(QSizeF(textWidth + swatch + 20, rows * row + 6), r, drawn);
@@ -336,27 +327,28 @@ void PlotWidget::Impl::paintLegend(const Painting& g) const {
 }
 
 // The rubber band of a drag that will zoom to its x range.
-void PlotWidget::Impl::paintRubberBand(const Painting& g, const QColor& highlight) const {
+void PlotPainter::paintRubberBand(const Painting& g, const QColor& highlight) const {
   const QRectF& r = g.f.plot;
-  const QRectF band(QPointF(std::min(dragFrom, dragTo), r.top()), QPointF(std::max(dragFrom, dragTo), r.bottom()));
+  const QRectF band(QPointF(std::min(pointer_->dragFrom, pointer_->dragTo), r.top()),
+                    QPointF(std::max(pointer_->dragFrom, pointer_->dragTo), r.bottom()));
   g.p.fillRect(band, withAlpha(highlight, 60));
   g.p.setPen(QPen(highlight, 1));
   g.p.drawRect(band);
 }
 
 // Crosshair: a vertical line and, for every listed line series, its value at the nearest x.
-void PlotWidget::Impl::paintCrosshair(const Painting& g) {
+void PlotPainter::paintCrosshair(const Painting& g) {
   QPainter& p = g.p;
   const PlotFrame& f = g.f;
   const QFontMetricsF& fm = g.fm;
   const QColor &bg = g.bg, &fg = g.fg;
   const QRectF& r = g.f.plot;
-  const double x = f.dataX(hover.x());
+  const double x = f.dataX(pointer_->hover.x());
   p.setPen(QPen(withAlpha(fg, 120), 1));
-  p.drawLine(QPointF(hover.x(), r.top()), QPointF(hover.x(), r.bottom()));
+  p.drawLine(QPointF(pointer_->hover.x(), r.top()), QPointF(pointer_->hover.x(), r.bottom()));
   QStringList lines{QStringLiteral("x = %1").arg(axis::formatValue(x))};
   std::vector<QColor> colours{QColor(Qt::transparent)};
-  for (PlotSeries& s : series) {
+  for (PlotSeries& s : chart_.series) {
     if (!s.style.legend || s.style.scatter || s.style.bars) continue;  // scatter points are unordered in x
     s.ensureSorted();
     const QPointF* q = nearestByX(s.points, x);
@@ -374,8 +366,8 @@ void PlotWidget::Impl::paintCrosshair(const Painting& g) {
   for (const QString& l : lines) w = std::max(w, fm.horizontalAdvance(l));
   const double row = fm.height() + 1;
   // Beside the cursor (left of it near the right edge), kept inside the plot vertically.
-  QRectF box(hover.x() + 12, hover.y() + 12, w + 24, lines.size() * row + 8);
-  if (box.right() > r.right()) box.moveRight(hover.x() - 12);
+  QRectF box(pointer_->hover.x() + 12, pointer_->hover.y() + 12, w + 24, lines.size() * row + 8);
+  if (box.right() > r.right()) box.moveRight(pointer_->hover.x() - 12);
   if (box.bottom() > r.bottom()) box.moveBottom(std::max(r.bottom(), r.top() + box.height()));
   if (box.top() < r.top()) box.moveTop(r.top());
   p.setPen(QPen(withAlpha(fg, 80), 1));

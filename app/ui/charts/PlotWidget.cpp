@@ -39,19 +39,19 @@ void PlotSeries::ensureSorted() {
 
 // ---- Impl ----
 
-PlotSeries* PlotWidget::Impl::find(const QString& id) {
+PlotSeries* PlotData::find(const QString& id) {
   const auto it = index.constFind(id);
   return it == index.constEnd() ? nullptr : &series[static_cast<std::size_t>(*it)];
 }
 
-void PlotWidget::Impl::reindex() {
+void PlotData::reindex() {
   index.clear();
   for (std::size_t i = 0; i < series.size(); ++i) index.insert(series[i].id, static_cast<int>(i));
 }
 
 const PlotFrame& PlotWidget::Impl::frame(QSize size, const QFont& font) {
   if (cachedGeneration != generation || cachedSize != size || cachedFont != font) {
-    cached = computeFrame(size, font);
+    cached = layOutPlot(*this, size, font);
     cachedGeneration = generation;
     cachedSize = size;
     cachedFont = font;
@@ -240,7 +240,7 @@ void PlotWidget::paintEvent(QPaintEvent*) {
   clock.start();
   {
     QPainter p(this);
-    d_->paint(p, d_->frame(size(), font()), size(), font(), palette(), /*interactive=*/true);
+    PlotPainter(*d_, d_).paint(p, d_->frame(size(), font()), size(), font(), palette());
   }
   paintSeconds += double(clock.nsecsElapsed()) * 1e-9;
   ++paintCount;

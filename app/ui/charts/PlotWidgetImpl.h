@@ -1,9 +1,11 @@
 #pragma once
-// Private to PlotWidget (PlotWidget.cpp: data and mouse; PlotFrame.cpp: layout and autoscale; PlotPainter.cpp:
-// drawing; PlotExport.cpp: PNG, SVG and PDF export; PlotMenu.cpp: the context menu). Not part of the chart adapter's interface.
+// Private to PlotWidget: what a chart shows (PlotData), its layout at one size (layOutPlot, PlotFrame.cpp), its drawing
+// (PlotPainter, PlotPainter.cpp), and the widget's own state (PlotWidget.cpp: data and pointer; PlotExport.cpp: PNG,
+// SVG and PDF export; PlotMenu.cpp: the context menu). Not part of the chart adapter's interface.
 #include "app/ui/charts/PlotWidget.h"
 
 #include <QFont>
+#include <QFontMetricsF>
 #include <QHash>
 #include <QPalette>
 #include <QRectF>
@@ -12,6 +14,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
+#include <utility>
 
 class QPainter;
 
@@ -63,38 +67,49 @@ QRectF placeLegend(QSizeF size, const QRectF& plot, const std::vector<QPointF>& 
 // and big enough, else at least 640 x 400.
 QSize effectiveSize(const QWidget* w);
 
-struct PlotWidget::Impl {
+// What a chart shows: titles, series, markers and zoom. PlotWidget edits it; layOutPlot and PlotPainter read it.
+struct PlotData {
   QString title, xLabel, yLabel;
   bool logY = false;
-  QStringList categories;  // a category x axis when not empty
+  QStringList categories;          // a category x axis when not empty
   std::vector<PlotSeries> series;  // in insertion order (drawing and legend order)
   QHash<QString, int> index;       // id -> position in `series`
   std::vector<Marker> markers;
   std::optional<std::pair<double, double>> xRange;
-
-  // Interaction state (not part of the frame).
-  bool hovering = false;
-  QPointF hover;
-  bool dragging = false;
-  double dragFrom = 0, dragTo = 0;  // pixels
-
-  // Frame cache: valid while size, font and data generation match.
-  std::uint64_t generation = 0;
-  std::uint64_t cachedGeneration = ~std::uint64_t(0);
-  QSize cachedSize;
-  QFont cachedFont;
-  PlotFrame cached;
+  std::uint64_t generation = 0;  // counts changes: a laid-out frame is valid for one generation
 
   PlotSeries* find(const QString& id);
   void reindex();
   void changed() { ++generation; }
+};
 
-  PlotFrame computeFrame(QSize size, const QFont& font);  // PlotFrame.cpp
-  const PlotFrame& frame(QSize size, const QFont& font);  // cached computeFrame
-  // PlotPainter.cpp: the whole chart; `interactive` adds the crosshair and the rubber band.
-  void paint(QPainter& p, const PlotFrame& f, QSize size, const QFont& font, const QPalette& palette, bool interactive);
-  // paint's elements, in the order they are drawn (app/ui/charts/PlotPainter.cpp).
-  struct Painting;
+// The pointer over a chart on screen: where it hovers, and the x range it drags out (pixels).
+struct PlotPointer {
+  bool hovering = false;
+  QPointF hover;
+  bool dragging = false;
+  double dragFrom = 0, dragTo = 0;
+};
+
+// Lays a chart out at one size (PlotFrame.cpp): the ranges (zoom or autoscale), the ticks and the decimated lines.
+// Sorts the line series appended out of order.
+PlotFrame layOutPlot(PlotData& chart, QSize size, const QFont& font);
+
+// Draws a laid-out chart, one function per element, in the order they are drawn (PlotPainter.cpp). With a pointer
+// (on screen) it adds the rubber band of a drag and the crosshair; exports have none.
+class PlotPainter {
+ public:
+  PlotPainter(PlotData& chart, const PlotPointer* pointer) : chart_(chart), pointer_(pointer) {}
+  void paint(QPainter& p, const PlotFrame& f, QSize size, const QFont& font, const QPalette& palette);
+
+ private:
+  // The painter, the frame (geometry and ticks), the font's metrics and the palette's two colours every element uses.
+  struct Painting {
+    QPainter& p;
+    const PlotFrame& f;
+    const QFontMetricsF fm;
+    const QColor bg, fg;
+  };
   void paintTitle(const Painting& g, QSize size, const QFont& font) const;
   void paintAxes(const Painting& g) const;
   void paintMarkers(const Painting& g) const;
@@ -103,6 +118,20 @@ struct PlotWidget::Impl {
   void paintLegend(const Painting& g) const;
   void paintRubberBand(const Painting& g, const QColor& highlight) const;
   void paintCrosshair(const Painting& g);  // sorts the series it reads
+
+  PlotData& chart_;
+  const PlotPointer* pointer_;
+};
+
+// The widget's state: its chart, the pointer, and the frame laid out for the last size, font and data generation
+// (so pointer moves do not redo the decimation).
+struct PlotWidget::Impl : PlotData, PlotPointer {
+  std::uint64_t cachedGeneration = ~std::uint64_t(0);
+  QSize cachedSize;
+  QFont cachedFont;
+  PlotFrame cached;
+
+  const PlotFrame& frame(QSize size, const QFont& font);  // cached layOutPlot
 };
 
 }  // namespace ps::ui
