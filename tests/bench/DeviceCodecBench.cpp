@@ -10,6 +10,7 @@
 #include "engine/compress/Codec.h"
 #include "engine/compress/TensorKernels.h"
 #include "tests/bench/BenchArgs.h"
+#include "tests/bench/BenchTiming.h"
 
 #include <torch/cuda.h>
 #include <torch/torch.h>
@@ -31,17 +32,7 @@ void synchronizeAll() {  // a message may end on another GPU
 }
 
 double medianMs(int reps, const std::function<void()>& f) {
-  f();  // warm: scratch, caching allocator, page faults
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    synchronizeAll();
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    synchronizeAll();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::nth_element(t.begin(), t.begin() + long(t.size() / 2), t.end());
-  return t[t.size() / 2];
+  return ps::bench::medianMs(reps, f, synchronizeAll);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 //   bench_error_sums [--sizes 4,64,1024] (Ki floats) [--reps 21]
 #include "engine/compress/Compensation.h"
 #include "tests/bench/BenchArgs.h"
+#include "tests/bench/BenchTiming.h"
 
 #include <torch/cuda.h>
 #include <torch/torch.h>
@@ -23,17 +24,8 @@ using namespace ps;
 namespace {
 
 double medianUs(int reps, const std::function<void()>& f, bool cuda) {
-  f();  // warm: allocator, kernels
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    if (cuda) torch::cuda::synchronize();
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    if (cuda) torch::cuda::synchronize();
-    t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::nth_element(t.begin(), t.begin() + long(t.size() / 2), t.end());
-  return t[t.size() / 2];
+  return 1000 *
+         ps::bench::medianMs(reps, f, cuda ? std::function<void()>([] { torch::cuda::synchronize(); }) : nullptr);
 }
 
 // The baseline: every figure read as soon as it is computed.
