@@ -1,10 +1,8 @@
 #include "app/ui/runs/CompareView.h"
-#include "app/ui/runs/SeedGroups.h"
 #include "app/ui/runs/TargetTable.h"
 
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidget.h"
-#include "app/ui/charts/Smoothing.h"
 #include "app/ui/runs/NetworkControls.h"
 #include "app/ui/runs/RunChecklist.h"
 #include "app/ui/runs/SettingsDiffView.h"
@@ -31,23 +29,6 @@ namespace ps::ui {
 
 namespace {
 constexpr int kColumns = 2;  // charts per grid row
-QString seriesId(qint64 id) {
-  return QStringLiteral("run%1").arg(id);
-}
-QString groupSeriesId(qint64 firstRun) {
-  return QStringLiteral("group%1").arg(firstRun);
-}
-QString runLabel(const RunSeries& r) {
-  return r.info.name.empty() ? QStringLiteral("run %1").arg(r.info.id) : QString::fromStdString(r.info.name);
-}
-// Smoothing is for dense series, a value at most steps. Evaluations (a few per run) are drawn as measured: smoothed,
-// the line would end well below the run's real final accuracy.
-bool dense(size_t points, const RunSeries& run) {
-  int64_t steps = 0;
-  for (const auto& [key, series] : run.metrics)
-    if (!series.empty()) steps = std::max(steps, series.back().step);
-  return 2 * int64_t(points) >= steps;
-}
 }  // namespace
 
 CompareView::CompareView(QWidget* parent)
@@ -149,8 +130,8 @@ void CompareView::buildControls() {
   layout->addWidget(body, 1);
 
   const QSignalBlocker block(smoothSlider_);
-  smoothSlider_->setValue(int(std::lround(smoothing_ * 100)));
-  smoothLabel_->setText(QString::number(smoothing_, 'f', 2));
+  smoothSlider_->setValue(int(std::lround(options_.smoothing * 100)));
+  smoothLabel_->setText(QString::number(options_.smoothing, 'f', 2));
 }
 
 void CompareView::setRuns(std::shared_ptr<ps::RunStore> store, const QList<qint64>& ids,
@@ -235,81 +216,9 @@ std::vector<const RunSeries*> CompareView::visibleRuns() const {
 }
 
 void CompareView::redraw() {
-  for (size_t i = 0; i < charts_.size(); ++i) drawChart(plots_[i], charts_[i]);
-  target_->setRuns(visibleRuns());
-}
-
-void CompareView::drawChart(PlotWidget* plot, const CompareChart& chart) {
-  plot->clear();
-  plot->setLogY(logY_);
   const auto runs = visibleRuns();
-  if (chart.kind == CompareChart::Kind::Pareto) {
-    plot->setAxisLabels(xAxisLabel(XAxis::Bytes), chart.yLabel);
-    for (const RunSeries* r : runs) {
-      const QColor color = runColor(r->info.id);
-      SeriesStyle curve{color, false, true, false, false};  // dashed path, not in the legend
-      plot->setSeries(seriesId(r->info.id) + QStringLiteral("/curve"), runLabel(*r), paretoCurve(*r), curve);
-      if (auto point = paretoPoint(*r))
-        plot->setSeries(seriesId(r->info.id), runLabel(*r), {*point}, SeriesStyle{color, false, false, true, true});
-    }
-    return;
-  }
-  plot->setAxisLabels(xAxisLabel(axis_), chart.yLabel);
-  std::vector<Marker> markers;
-  std::vector<std::vector<const RunSeries*>> groups;
-  if (groupSeeds_)
-    groups = seedGroups(runs);
-  else
-    for (const RunSeries* r : runs) groups.push_back({r});
-  for (const auto& group : groups) {
-    if (group.size() < 2 || !drawGroup(plot, chart, group))
-      for (const RunSeries* r : group) drawRun(plot, chart, *r);
-    // With several runs a marker says whose change it was.
-    for (const RunSeries* r : group)
-      for (const auto& [x, label] : r->markers(axis_))
-        markers.push_back({x, runs.size() > 1 ? runLabel(*r) + QStringLiteral(": ") + label : label});
-  }
-  plot->setMarkers(std::move(markers));
-}
-
-// One run's line, smoothed with the raw line faint behind where the series is dense.
-void CompareView::drawRun(PlotWidget* plot, const CompareChart& chart, const RunSeries& r) {
-  auto points = chartLine(chart, r, axis_);
-  if (points.empty()) return;
-  const QColor color = runColor(r.info.id);
-  const QString id = seriesId(r.info.id);
-  if (smoothing_ > 0 && dense(points.size(), r)) {
-    SeriesStyle raw{color, true};  // faint, and not listed: the smoothed line names the run
-    raw.legend = false;
-    plot->setSeries(id + QStringLiteral("/raw"), runLabel(r), points, raw);
-    plot->setSeries(id, runLabel(r), smoothEma(points, smoothing_), SeriesStyle{color});
-  } else {
-    plot->setSeries(id, runLabel(r), std::move(points), SeriesStyle{color});
-  }
-}
-
-// Runs that differ only in seed: their mean line, in the first run's colour, over their min–max band. False when
-// fewer than two of them have this chart's metric (they are then drawn one by one).
-bool CompareView::drawGroup(PlotWidget* plot, const CompareChart& chart, const std::vector<const RunSeries*>& group) {
-  std::vector<std::vector<QPointF>> lines;
-  for (const RunSeries* r : group)
-    if (auto points = chartLine(chart, *r, axis_); !points.empty()) lines.push_back(std::move(points));
-  if (lines.size() < 2) return false;
-  SeedBand band = seedBand(lines);
-  if (band.mean.empty()) return false;
-  const RunSeries& first = *group.front();
-  if (smoothing_ > 0 && dense(band.mean.size(), first))
-    for (auto* line : {&band.mean, &band.lo, &band.hi}) *line = smoothEma(*line, smoothing_);
-  const QColor color = runColor(first.info.id);
-  const QString id = groupSeriesId(first.info.id);
-  SeriesStyle edge{color, true};
-  edge.legend = false;  // the mean line names the group
-  plot->setSeries(id + QStringLiteral("/hi"), QString(), std::move(band.hi), edge);
-  edge.fillTo = id + QStringLiteral("/hi");
-  plot->setSeries(id + QStringLiteral("/lo"), QString(), std::move(band.lo), edge);
-  plot->setSeries(id, tr("%1 (mean of %n seeds)", nullptr, int(lines.size())).arg(runLabel(first)),
-                  std::move(band.mean), SeriesStyle{color});
-  return true;
+  for (size_t i = 0; i < charts_.size(); ++i) drawCompareChart(*plots_[i], charts_[i], runs, options_);
+  target_->setRuns(visibleRuns());
 }
 
 void CompareView::setGroupSeeds(bool on) {
@@ -317,8 +226,8 @@ void CompareView::setGroupSeeds(bool on) {
     const QSignalBlocker block(groupCheck_);
     groupCheck_->setChecked(on);
   }
-  if (on == groupSeeds_) return;
-  groupSeeds_ = on;
+  if (on == options_.groupSeeds) return;
+  options_.groupSeeds = on;
   redraw();
 }
 
@@ -334,8 +243,8 @@ void CompareView::setXAxis(XAxis axis) {
     const QSignalBlocker block(axisCombo_);
     axisCombo_->setCurrentIndex(axisCombo_->findData(int(axis)));
   }
-  if (axis == axis_) return;
-  axis_ = axis;
+  if (axis == options_.axis) return;
+  options_.axis = axis;
   for (PlotWidget* p : plots_) p->setXRange(std::nullopt);
   redraw();
 }
@@ -347,8 +256,8 @@ void CompareView::setSmoothing(double weight) {
     smoothSlider_->setValue(int(std::lround(weight * 100)));
   }
   smoothLabel_->setText(QString::number(weight, 'f', 2));
-  if (weight == smoothing_) return;
-  smoothing_ = weight;
+  if (weight == options_.smoothing) return;
+  options_.smoothing = weight;
   redraw();
 }
 
@@ -357,8 +266,8 @@ void CompareView::setLogY(bool on) {
     const QSignalBlocker block(logCheck_);
     logCheck_->setChecked(on);
   }
-  if (on == logY_) return;
-  logY_ = on;
+  if (on == options_.logY) return;
+  options_.logY = on;
   for (PlotWidget* p : plots_) p->setLogY(on);
 }
 

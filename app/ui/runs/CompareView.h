@@ -2,13 +2,11 @@
 // ps::ui::CompareView: overlays a set of runs on a grid of charts (CompareCharts.h) with one x axis for all of
 // them (step, wall time, emulated time, re-timed for any network, or cumulative wire bytes), debiased-EMA smoothing
 // with the raw line faint behind, log y, per-run visibility, mid-run changes as markers, linked zoom across the line
-// charts, the loss-versus-bytes (Pareto) scatter and a settings diff table.
-//
-// Series ids on every chart: "run<ID>" (the drawn line; smoothed when smoothing is on), "run<ID>/raw" (the faint
-// raw line, only while smoothing), and on the Pareto chart "run<ID>" (the final point) and "run<ID>/curve".
-// Each run keeps its colour (runColor) everywhere.
+// charts, the loss-versus-bytes (Pareto) scatter and a settings diff table. The view holds the runs and the controls;
+// how runs are drawn on a chart is CompareDrawing.h's.
 #include "app/ui/charts/PlotWidget.h"  // ChartFormat
 #include "app/ui/runs/CompareCharts.h"
+#include "app/ui/runs/CompareDrawing.h"
 #include "app/ui/runs/RunSeries.h"
 
 #include <QList>
@@ -48,15 +46,15 @@ class CompareView : public QWidget {
   QList<PlotWidget*> plots() const;
   PlotWidget* plot(const QString& title) const;  // null when there is no such chart
 
-  XAxis xAxis() const { return axis_; }
+  XAxis xAxis() const { return options_.axis; }
   void setXAxis(XAxis axis);  // resets any zoom: the old range means nothing on the new axis
-  double smoothing() const { return smoothing_; }
+  double smoothing() const { return options_.smoothing; }
   void setSmoothing(double weight);  // clamped to 0 .. 0.99
-  bool logY() const { return logY_; }
+  bool logY() const { return options_.logY; }
   void setLogY(bool on);
   // Runs that differ only in seed drawn as one mean line ("group<first run id>") with a min–max band
   // ("group<ID>/lo" filled to "group<ID>/hi") on the line charts; the Pareto chart keeps every run.
-  bool groupSeeds() const { return groupSeeds_; }
+  bool groupSeeds() const { return options_.groupSeeds; }
   void setGroupSeeds(bool on);
   bool isRunVisible(qint64 id) const { return hidden_.count(id) == 0; }
   void setRunVisible(qint64 id, bool visible);  // emits runVisibilityChanged when it changes something
@@ -98,9 +96,6 @@ class CompareView : public QWidget {
   void fillMetricPicker(
       const std::vector<const RunSeries*>& runs);  // the chart set depends on the runs (accuracy or perplexity)
   void redraw();         // every chart's series and markers from the runs and controls
-  void drawChart(PlotWidget* plot, const CompareChart& chart);
-  void drawRun(PlotWidget* plot, const CompareChart& chart, const RunSeries& run);
-  bool drawGroup(PlotWidget* plot, const CompareChart& chart, const std::vector<const RunSeries*>& group);
   void linkZoom(PlotWidget* source, double lo, double hi);
   std::vector<const RunSeries*> visibleRuns() const;
   void retimeRuns();  // every run at the chosen network
@@ -112,10 +107,7 @@ class CompareView : public QWidget {
   std::vector<PlotWidget*> plots_;  // parallel to charts_
   std::set<qint64> hidden_;
   std::vector<std::string> picked_;  // keys the user added a chart for
-  XAxis axis_ = XAxis::Step;
-  double smoothing_ = 0.6;
-  bool logY_ = false;
-  bool groupSeeds_ = false;
+  CompareOptions options_;
 
   QComboBox* axisCombo_ = nullptr;
   QComboBox* metricCombo_ = nullptr;

@@ -19,7 +19,7 @@ int CompareView::exportAll(const QString& dir, ChartFormat format) {
 QString CompareView::exportVisibleCsv(const QString& path) const {
   std::vector<CsvChart> charts;
   for (size_t i = 0; i < charts_.size(); ++i) charts.push_back({&charts_[i], plots_[i]->xRange()});
-  return writeVisibleCsv(path, charts, visibleRuns(), axis_);
+  return writeVisibleCsv(path, charts, visibleRuns(), options_.axis);
 }
 
 void CompareView::exportAllDialog(ChartFormat format) {
