@@ -65,8 +65,10 @@ bool drawGroup(PlotWidget& plot, const CompareChart& chart, const std::vector<co
   plot.setSeries(id + QStringLiteral("/hi"), QString(), std::move(band.hi), edge);
   edge.fillTo = id + QStringLiteral("/hi");
   plot.setSeries(id + QStringLiteral("/lo"), QString(), std::move(band.lo), edge);
-  plot.setSeries(id, QCoreApplication::translate("ps::ui::CompareView", "%1 (mean of %n seeds)", nullptr, int(lines.size())).arg(runLabel(first)),
-                  std::move(band.mean), SeriesStyle{color});
+  plot.setSeries(id,
+                 QCoreApplication::translate("ps::ui::CompareView", "%1 (mean of %n seeds)", nullptr, int(lines.size()))
+                     .arg(runLabel(first)),
+                 std::move(band.mean), SeriesStyle{color});
   return true;
 }
 

@@ -21,7 +21,7 @@ class PlotWidget;
 // What the view's controls choose for every chart.
 struct CompareOptions {
   XAxis axis = XAxis::Step;
-  double smoothing = 0.6;   // debiased-EMA weight, 0 .. 0.99
+  double smoothing = 0.6;  // debiased-EMA weight, 0 .. 0.99
   bool logY = false;
   bool groupSeeds = false;  // runs that differ only in seed as one band
 };

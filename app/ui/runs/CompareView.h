@@ -95,7 +95,7 @@ class CompareView : public QWidget {
   void rebuildCharts();
   void fillMetricPicker(
       const std::vector<const RunSeries*>& runs);  // the chart set depends on the runs (accuracy or perplexity)
-  void redraw();         // every chart's series and markers from the runs and controls
+  void redraw();                                   // every chart's series and markers from the runs and controls
   void linkZoom(PlotWidget* source, double lo, double hi);
   std::vector<const RunSeries*> visibleRuns() const;
   void retimeRuns();  // every run at the chosen network
