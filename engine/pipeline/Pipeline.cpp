@@ -40,7 +40,6 @@ struct TrafficMerge {
     for (const auto& [name, value] : t.measures) total.measures[name] += value;
     for (const auto& r : t.resets) total.resets.push_back(r);
   }
-  LinkTraffic finish() { return total; }
 };
 
 // A rank's step trace holds a few events per micro-batch; anything near this is not one.
@@ -56,7 +55,7 @@ torch::Tensor Pipeline::shardOf(const torch::Tensor& t, int replicas, int replic
 LinkTraffic mergeTraffic(const std::vector<LinkTraffic>& parts) {
   TrafficMerge m;
   for (const auto& t : parts) m.add(t);
-  return m.finish();
+  return m.total;
 }
 
 LinkTraffic trafficThroughJson(const LinkTraffic& t) { return report::trafficFromJson(report::toJson(t), 1 << 20); }
@@ -307,7 +306,7 @@ StepResult Pipeline::distributedStep(const torch::Tensor& x, const torch::Tensor
       throw ClusterError(cluster.describe(int(rank)) + " sent a malformed step report (" + e.what() + ")");
     }
   }
-  for (auto& [key, m] : merged) r.traffic.push_back(m.finish());
+  for (auto& [key, m] : merged) r.traffic.push_back(m.total);
   return r;
 }
 

@@ -12,8 +12,6 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
