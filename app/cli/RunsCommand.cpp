@@ -2,7 +2,7 @@
 #include "engine/core/AtomicFile.h"
 #include "engine/core/RunSummary.h"
 #include "engine/runs/config/BoundedJson.h"
-
+#include "engine/runs/store/RunCsv.h"
 #include "engine/runs/store/RunFilter.h"
 #include "engine/runs/store/RunStore.h"
 #include "engine/runs/trace/Retime.h"
@@ -271,10 +271,10 @@ int runRuns(const RunsOptions& o) {
   if (!o.csv) throw std::runtime_error("runs export needs a format: add --csv, or --tensorboard DIR");
   require(store, o.id);
   if (o.output.empty()) {
-    store.exportCsv(o.id, std::cout);
+    writeRunCsv(store, o.id, std::cout);
   } else {
     AtomicFile out(o.output);  // never through a planted link; the old file stays until the new one is whole
-    store.exportCsv(o.id, out.stream());
+    writeRunCsv(store, o.id, out.stream());
     out.commit();
   }
   return 0;

@@ -1,5 +1,6 @@
 #include "app/ui/runs/RunExports.h"
 #include "engine/runs/config/BoundedJson.h"
+#include "engine/runs/store/RunCsv.h"
 #include "engine/tensorboard/TensorBoardExport.h"
 
 #include <QSaveFile>
@@ -32,7 +33,7 @@ QString storeError(int64_t runId, const std::exception& e) {
 QString exportRunCsv(const RunStore& store, int64_t runId, const QString& path) {
   std::ostringstream out;
   try {
-    store.exportCsv(runId, out);
+    writeRunCsv(store, runId, out);
   } catch (const std::exception& e) {
     return storeError(runId, e);
   }

@@ -1,17 +1,17 @@
+// RunStore: runs written and read over one connection to the store file.
 #include "engine/runs/store/RunStore.h"
-#include "engine/core/RunSummary.h"
-
-#include "engine/core/UserFolders.h"
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "engine/runs/store/RunStoreImpl.h"
-#include "engine/runs/store/RunStoreSchema.h"
+#include "engine/core/RunSummary.h"
+#include "engine/core/UserFolders.h"
 #include "engine/runs/store/RunStoreSystem.h"
+#include "engine/runs/store/StoreConnection.h"
 
 namespace fs = std::filesystem;
 
@@ -24,23 +24,6 @@ const char* const kOrphanReason = "process ended without closing the run";
 std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
-}
-
-void prepareLocation(const std::string& path) {
-  if (path.empty())
-    throw StoreError("the run store path is empty; pass a file name or set PIPESQUEEZE_STORE");
-  if (path == ":memory:") return;
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw StoreError("the run store path " + path + " is a folder; give a file inside it, "
-                     "e.g. " + (fs::path(path) / "runs.sqlite").string());
-  const fs::path parent = fs::path(path).parent_path();
-  if (parent.empty() || fs::is_directory(parent, ec)) return;
-  fs::create_directories(parent, ec);
-  if (ec)
-    throw StoreError("cannot create the folder " + parent.string() + " for the run store " +
-                     path + " (" + ec.message() +
-                     "). Create it yourself, or set PIPESQUEEZE_STORE to another file.");
 }
 
 // "a, b,,a ,c" -> "a,b,c"
@@ -61,25 +44,44 @@ void checkJson(const std::string& text, const std::string& what) {
                             "(or an empty string).");
 }
 
+const char* const kRunColumns =
+    "SELECT id, name, tags, notes, created, finished, status, status_reason, config_json, "
+    "code_version, summary_json FROM runs ";
+
+RunInfo readRun(const SqliteStatement& q) {
+  RunInfo r;
+  r.id = q.integer(0);
+  r.name = q.text(1);
+  r.tags = q.text(2);
+  r.notes = q.text(3);
+  r.created = q.text(4);
+  r.finished = q.text(5);
+  r.status = q.text(6);
+  r.status_reason = q.text(7);
+  r.config_json = q.text(8);
+  r.code_version = q.text(9);
+  r.summary_json = q.text(10);
+  return r;
+}
+
+// Smallest string greater than every string that starts with `prefix` (byte order),
+// or "" when there is none.
+std::string prefixEnd(std::string prefix) {
+  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xFF) prefix.pop_back();
+  if (!prefix.empty()) prefix.back() = static_cast<char>(static_cast<unsigned char>(prefix.back()) + 1);
+  return prefix;
+}
+
 }  // namespace
 
-RunStore::Impl::Impl(std::string path) : db(std::move(path)) {
-  checkRunStoreIdentity(db);  // before anything below writes to the file
-  const std::string mode = db.queryText("PRAGMA journal_mode=WAL");
-  if (mode != "wal" && mode != "memory")
-    throw StoreError(db.path() + " could not be switched to WAL mode (SQLite kept '" + mode +
-                     "'). Keep the store on a local, writable file system.");
-  db.exec("PRAGMA synchronous=NORMAL");
-  db.exec("PRAGMA foreign_keys=ON");
-  migrateRunStore(db);
-}
-
-RunStore::RunStore(std::string path) {
-  prepareLocation(path);
-  impl_ = std::make_unique<Impl>(std::move(path));
-}
+RunStore::RunStore(std::string path) : connection_(std::make_unique<StoreConnection>(std::move(path))) {}
 
 RunStore::~RunStore() = default;
+
+RunStore::ReadSnapshot::ReadSnapshot(const RunStore& store)
+    : transaction_(std::make_unique<SqliteTransaction>(store.connection_->db(), SqliteTransaction::Kind::Read)) {}
+
+RunStore::ReadSnapshot::~ReadSnapshot() = default;
 
 std::vector<std::string> splitTags(const std::string& tags) {
   std::vector<std::string> out;
@@ -103,14 +105,16 @@ std::string RunStore::defaultPath() {
   return (fs::path(folder) / "runs.sqlite").string();
 }
 
-const std::string& RunStore::path() const { return impl_->db.path(); }
+const std::string& RunStore::path() const {
+  return connection_->db().path();
+}
 
 int RunStore::schemaVersion() const {
-  return std::stoi(impl_->db.queryText("PRAGMA user_version"));
+  return std::stoi(connection_->db().queryText("PRAGMA user_version"));
 }
 
 std::string RunStore::integrityCheck() const {
-  SqliteStatement st(impl_->db, "PRAGMA integrity_check");
+  SqliteStatement st(connection_->db(), "PRAGMA integrity_check");
   std::string out;
   while (st.step()) out += (out.empty() ? "" : "\n") + st.text(0);
   return out;
@@ -121,14 +125,14 @@ int64_t RunStore::createRun(const std::string& name, const std::string& config_j
                             const std::string& notes) {
   checkJson(config_json, "the config of new run '" + name + "'");
   const runstore::ProcessIdentity owner = runstore::currentProcess();
-  auto q = impl_->use(
+  auto q = connection_->use(
       "INSERT INTO runs(name, tags, notes, created, status, config_json, code_version, "
       "owner_pid, owner_host, owner_start) VALUES(?1, ?2, ?3, ?4, 'running', ?5, ?6, ?7, ?8, ?9)");
   q->bindText(1, name).bindText(2, normalizeTags(tags)).bindText(3, notes);
   q->bindText(4, runstore::utcNowIso8601()).bindText(5, config_json).bindText(6, code_version);
   q->bindInt(7, owner.pid).bindText(8, owner.host).bindText(9, owner.start);
   q->run();
-  return impl_->db.lastInsertId();
+  return connection_->db().lastInsertId();
 }
 
 void RunStore::finishRun(int64_t id, const std::string& status, const std::string& reason,
@@ -138,21 +142,21 @@ void RunStore::finishRun(int64_t id, const std::string& status, const std::strin
     throw StoreError("cannot finish run " + std::to_string(id) + " with status '" + status +
                      "'; use one of: finished, stopped, diverged, failed");
   checkJson(summary_json, "the summary of run " + std::to_string(id));
-  auto q = impl_->use(
+  auto q = connection_->use(
       "UPDATE runs SET status = ?2, status_reason = ?3, summary_json = ?4, finished = ?5 "
       "WHERE id = ?1");
   q->bindInt(1, id).bindText(2, status).bindText(3, reason).bindText(4, summary_json);
   q->bindText(5, runstore::utcNowIso8601());
   q->run();
-  if (impl_->db.changes() == 0) impl_->unknownRun(id);
+  if (connection_->db().changes() == 0) connection_->unknownRun(id);
 }
 
 void RunStore::append(int64_t run_id, const std::vector<MetricPoint>& metrics, const std::vector<EventRow>& events,
                       const std::vector<HistogramRow>& histograms, const std::vector<TraceRow>& traces) {
-  SqliteTransaction tx(impl_->db);
-  impl_->requireRun(run_id);
+  SqliteTransaction tx(connection_->db());
+  connection_->requireRun(run_id);
   if (!metrics.empty()) {
-    auto q = impl_->use(
+    auto q = connection_->use(
         "INSERT INTO metrics(run_id, step, key, value, wall_s, emulated_s) "
         "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
     for (const MetricPoint& m : metrics) {
@@ -162,8 +166,7 @@ void RunStore::append(int64_t run_id, const std::vector<MetricPoint>& metrics, c
     }
   }
   if (!events.empty()) {
-    auto q = impl_->use(
-        "INSERT INTO events(run_id, step, wall_s, kind, detail_json) VALUES(?1, ?2, ?3, ?4, ?5)");
+    auto q = connection_->use("INSERT INTO events(run_id, step, wall_s, kind, detail_json) VALUES(?1, ?2, ?3, ?4, ?5)");
     for (const EventRow& e : events) {
       q->bindInt(1, run_id).bindInt(2, e.step).bindReal(3, e.wall_s).bindText(4, e.kind);
       q->bindText(5, e.detail_json).run();
@@ -171,7 +174,7 @@ void RunStore::append(int64_t run_id, const std::vector<MetricPoint>& metrics, c
     }
   }
   if (!histograms.empty()) {
-    auto q = impl_->use(
+    auto q = connection_->use(
         "INSERT INTO histograms(run_id, step, name, lo, hi, counts) "
         "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
     for (const HistogramRow& h : histograms) {
@@ -181,7 +184,7 @@ void RunStore::append(int64_t run_id, const std::vector<MetricPoint>& metrics, c
     }
   }
   if (!traces.empty()) {
-    auto q = impl_->use("INSERT INTO step_traces(run_id, step, epoch, trace) VALUES(?1, ?2, ?3, ?4)");
+    auto q = connection_->use("INSERT INTO step_traces(run_id, step, epoch, trace) VALUES(?1, ?2, ?3, ?4)");
     for (const TraceRow& t : traces) {
       q->bindInt(1, run_id).bindInt(2, t.step).bindInt(3, t.epoch).bindBlob(4, t.trace.data(), t.trace.size()).run();
       q->reset();
@@ -191,34 +194,33 @@ void RunStore::append(int64_t run_id, const std::vector<MetricPoint>& metrics, c
 }
 
 void RunStore::addCheckpoint(int64_t run_id, const CheckpointRow& checkpoint) {
-  impl_->requireRun(run_id);
-  auto q = impl_->use("INSERT INTO checkpoints(run_id, step, path) VALUES(?1, ?2, ?3)");
+  connection_->requireRun(run_id);
+  auto q = connection_->use("INSERT INTO checkpoints(run_id, step, path) VALUES(?1, ?2, ?3)");
   q->bindInt(1, run_id).bindInt(2, checkpoint.step).bindText(3, checkpoint.path).run();
 }
 
 void RunStore::rename(int64_t id, const std::string& name) {
-  impl_->updateText(id, "UPDATE runs SET name = ?2 WHERE id = ?1", name);
+  connection_->updateText(id, "UPDATE runs SET name = ?2 WHERE id = ?1", name);
 }
 
 void RunStore::setTags(int64_t id, const std::string& tags) {
-  impl_->updateText(id, "UPDATE runs SET tags = ?2 WHERE id = ?1", normalizeTags(tags));
+  connection_->updateText(id, "UPDATE runs SET tags = ?2 WHERE id = ?1", normalizeTags(tags));
 }
 
 void RunStore::setNotes(int64_t id, const std::string& notes) {
-  impl_->updateText(id, "UPDATE runs SET notes = ?2 WHERE id = ?1", notes);
+  connection_->updateText(id, "UPDATE runs SET notes = ?2 WHERE id = ?1", notes);
 }
 
 void RunStore::deleteRun(int64_t id) {
-  auto q = impl_->use("DELETE FROM runs WHERE id = ?1");  // ON DELETE CASCADE does the rest
+  auto q = connection_->use("DELETE FROM runs WHERE id = ?1");  // ON DELETE CASCADE does the rest
   q->bindInt(1, id).run();
-  if (impl_->db.changes() == 0) impl_->unknownRun(id);
+  if (connection_->db().changes() == 0) connection_->unknownRun(id);
 }
 
 int RunStore::reapOrphans() {
   std::vector<int64_t> orphans;
   {
-    auto q = impl_->use(
-        "SELECT id, owner_pid, owner_host, owner_start FROM runs WHERE status = 'running'");
+    auto q = connection_->use("SELECT id, owner_pid, owner_host, owner_start FROM runs WHERE status = 'running'");
     while (q->step()) {
       const runstore::ProcessIdentity owner{q->integer(1), q->text(2), q->text(3)};
       if (!runstore::processAlive(owner)) orphans.push_back(q->integer(0));
@@ -226,18 +228,120 @@ int RunStore::reapOrphans() {
   }
   if (orphans.empty()) return 0;  // no write lock taken in the common case
   int marked = 0;
-  SqliteTransaction tx(impl_->db);
-  auto q = impl_->use(
+  SqliteTransaction tx(connection_->db());
+  auto q = connection_->use(
       "UPDATE runs SET status = 'failed', status_reason = ?2, finished = ?3 "
       "WHERE id = ?1 AND status = 'running'");
   const std::string now = runstore::utcNowIso8601();
   for (int64_t id : orphans) {
     q->bindInt(1, id).bindText(2, kOrphanReason).bindText(3, now).run();
-    marked += static_cast<int>(impl_->db.changes());
+    marked += static_cast<int>(connection_->db().changes());
     q->reset();
   }
   tx.commit();
   return marked;
+}
+
+// ---- reads
+
+std::vector<RunInfo> RunStore::listRuns() const {
+  auto q = connection_->use(std::string(kRunColumns) + "ORDER BY created DESC, id DESC");
+  std::vector<RunInfo> runs;
+  while (q->step()) runs.push_back(readRun(*q));
+  return runs;
+}
+
+std::optional<RunInfo> RunStore::run(int64_t id) const {
+  auto q = connection_->use(std::string(kRunColumns) + "WHERE id = ?1");
+  q->bindInt(1, id);
+  if (!q->step()) return std::nullopt;
+  return readRun(*q);
+}
+
+std::vector<MetricPoint> RunStore::metrics(int64_t run_id, const std::string& key_prefix) const {
+  std::vector<MetricPoint> out;
+  forEachMetric(run_id, key_prefix, [&](const MetricPoint& m) { out.push_back(m); });
+  return out;
+}
+
+void RunStore::forEachMetric(int64_t run_id, const std::string& key_prefix,
+                             const std::function<void(const MetricPoint&)>& visit) const {
+  connection_->requireRun(run_id);
+  auto q = connection_->use(
+      "SELECT step, key, value, wall_s, emulated_s FROM metrics "
+      "WHERE run_id = ?1 AND key >= ?2 AND (?3 = '' OR key < ?3) ORDER BY step, key, rowid");
+  q->bindInt(1, run_id).bindText(2, key_prefix).bindText(3, prefixEnd(key_prefix));
+  MetricPoint m;
+  while (q->step()) {
+    m.step = q->integer(0);
+    m.key = q->text(1);
+    m.value = q->real(2);
+    m.wall_s = q->real(3);
+    m.emulated_s = q->real(4);
+    visit(m);
+  }
+}
+
+std::vector<std::string> RunStore::metricKeys(int64_t run_id) const {
+  connection_->requireRun(run_id);
+  auto q = connection_->use("SELECT DISTINCT key FROM metrics WHERE run_id = ?1 ORDER BY key");
+  q->bindInt(1, run_id);
+  std::vector<std::string> keys;
+  while (q->step()) keys.push_back(q->text(0));
+  return keys;
+}
+
+std::vector<EventRow> RunStore::events(int64_t run_id) const {
+  connection_->requireRun(run_id);
+  auto q =
+      connection_->use("SELECT step, wall_s, kind, detail_json FROM events WHERE run_id = ?1 ORDER BY step, rowid");
+  q->bindInt(1, run_id);
+  std::vector<EventRow> out;
+  while (q->step()) out.push_back(EventRow{q->integer(0), q->real(1), q->text(2), q->text(3)});
+  return out;
+}
+
+std::vector<HistogramRow> RunStore::histograms(int64_t run_id, const std::string& name_prefix) const {
+  connection_->requireRun(run_id);
+  auto q = connection_->use(
+      "SELECT step, name, lo, hi, counts FROM histograms "
+      "WHERE run_id = ?1 AND name >= ?2 AND (?3 = '' OR name < ?3) ORDER BY step, name, rowid");
+  q->bindInt(1, run_id).bindText(2, name_prefix).bindText(3, prefixEnd(name_prefix));
+  std::vector<HistogramRow> out;
+  while (q->step()) {
+    HistogramRow h{q->integer(0), q->text(1), q->real(2), q->real(3), {}};
+    const void* data = q->blobData(4);
+    const std::size_t bytes = q->blobBytes(4);
+    if (bytes % sizeof(float) != 0)
+      throw StoreError(path() + " holds a damaged histogram '" + h.name + "' (run " + std::to_string(run_id) +
+                       ", step " + std::to_string(h.step) +
+                       "): its counts are not float32. Delete the run or restore a backup.");
+    h.counts.resize(bytes / sizeof(float));
+    if (bytes) std::memcpy(h.counts.data(), data, bytes);
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+std::vector<CheckpointRow> RunStore::checkpoints(int64_t run_id) const {
+  connection_->requireRun(run_id);
+  auto q = connection_->use("SELECT step, path FROM checkpoints WHERE run_id = ?1 ORDER BY step, rowid");
+  q->bindInt(1, run_id);
+  std::vector<CheckpointRow> out;
+  while (q->step()) out.push_back(CheckpointRow{q->integer(0), q->text(1)});
+  return out;
+}
+
+std::vector<TraceRow> RunStore::traces(int64_t run_id) const {
+  connection_->requireRun(run_id);
+  auto q = connection_->use("SELECT step, epoch, trace FROM step_traces WHERE run_id = ?1 ORDER BY step, rowid");
+  q->bindInt(1, run_id);
+  std::vector<TraceRow> out;
+  while (q->step()) {
+    const auto* data = static_cast<const uint8_t*>(q->blobData(2));
+    out.push_back(TraceRow{q->integer(0), q->integer(1), std::vector<uint8_t>(data, data + q->blobBytes(2))});
+  }
+  return out;
 }
 
 }  // namespace ps

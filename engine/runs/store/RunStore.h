@@ -10,7 +10,7 @@
 // - Unknown run ids throw StoreError("no run with id N in <path>; ..."), except run(id).
 // - NaN values are stored (as NULL) and read back as NaN.
 #include <cstdint>
-#include <iosfwd>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +20,9 @@
 #include "engine/runs/store/RunStoreError.h"
 
 namespace ps {
+
+class StoreConnection;
+class SqliteTransaction;
 
 // The tags of a comma separated list as the store keeps them: "a, b,,a" -> {"a", "b", "a"} (trimmed, empty ones
 // dropped, in order; repeats are the caller's to drop).
@@ -93,6 +96,9 @@ class RunStore {
   std::optional<RunInfo> run(int64_t id) const;
   // Ordered by step, then key; in insertion order where both repeat.
   std::vector<MetricPoint> metrics(int64_t run_id, const std::string& key_prefix = "") const;
+  // The same points in the same order, one at a time: for readers that stream a long run instead of holding it.
+  void forEachMetric(int64_t run_id, const std::string& key_prefix,
+                     const std::function<void(const MetricPoint&)>& visit) const;
   std::vector<std::string> metricKeys(int64_t run_id) const;  // sorted
   std::vector<EventRow> events(int64_t run_id) const;          // by step, then insertion
   std::vector<HistogramRow> histograms(int64_t run_id, const std::string& name_prefix = "") const;
@@ -104,20 +110,26 @@ class RunStore {
   void setNotes(int64_t id, const std::string& notes);
   void deleteRun(int64_t id);  // with all its metrics, events, histograms and checkpoints
 
-  // Wide CSV: one row per step; columns step,wall_s,emulated_s then every metric key sorted.
-  // wall_s / emulated_s of a step are the largest recorded at that step. A cell is empty where
-  // a key has no value at that step; if a key repeats at a step the last value wins. Numbers
-  // use the shortest text that reads back exactly (NaN as "nan"). RFC-4180 quoting, "\n" lines.
-  void exportCsv(int64_t run_id, std::ostream& out) const;
-
   // Runs left 'running' by a process that died become 'failed' with reason
   // "process ended without closing the run". Only runs whose owning process (pid, on this
   // host) is gone are touched. Returns how many runs were marked.
   int reapOrphans();
 
+  // While one is alive, every read of this store sees the same state, even while other processes write: for readers
+  // that make several queries of one run (an export's header and its rows). Not for use around writes.
+  class ReadSnapshot {
+   public:
+    explicit ReadSnapshot(const RunStore& store);
+    ~ReadSnapshot();
+    ReadSnapshot(const ReadSnapshot&) = delete;
+    ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+
+   private:
+    std::unique_ptr<SqliteTransaction> transaction_;
+  };
+
  private:
-  struct Impl;  // RunStoreImpl.h
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<StoreConnection> connection_;
 };
 
 }  // namespace ps

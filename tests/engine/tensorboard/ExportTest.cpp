@@ -1,5 +1,6 @@
 // A saved run exported for TensorBoard and read back: every record checked by our reader, every event parsed with
 // protobuf, and every scalar equal to what `runs export --csv` writes for the run.
+#include "engine/runs/store/RunCsv.h"
 #include "engine/tensorboard/Records.h"
 #include "engine/tensorboard/TensorBoardExport.h"
 #include "engine/tensorboard/event.pb.h"
@@ -90,7 +91,7 @@ TEST(TensorBoardExport, EveryScalarIsTheCsvExportsValueAtItsStepAndWallTime) {
       }
 
   std::stringstream csv;
-  f.store->exportCsv(f.id, csv);
+  ps::writeRunCsv(*f.store, f.id, csv);
   std::string line;
   std::getline(csv, line);
   const auto header = split(line);

@@ -1,4 +1,5 @@
-// RunStore::exportCsv: metrics of one run as a wide CSV table.
+#include "engine/runs/store/RunCsv.h"
+
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -6,7 +7,6 @@
 #include <ostream>
 
 #include "engine/runs/store/RunStore.h"
-#include "engine/runs/store/RunStoreImpl.h"
 
 namespace ps {
 
@@ -38,10 +38,9 @@ void keepMax(double& acc, double v) {
 
 }  // namespace
 
-void RunStore::exportCsv(int64_t run_id, std::ostream& out) const {
-  // One snapshot for the header and the rows, even while the run keeps writing.
-  SqliteTransaction snapshot(impl_->db, SqliteTransaction::Kind::Read);
-  const std::vector<std::string> keys = metricKeys(run_id);  // also checks the run exists
+void writeRunCsv(const RunStore& store, int64_t run_id, std::ostream& out) {
+  const RunStore::ReadSnapshot snapshot(store);
+  const std::vector<std::string> keys = store.metricKeys(run_id);  // also checks the run exists
   std::map<std::string, std::size_t> column;
   out << "step,wall_s,emulated_s";
   for (const std::string& k : keys) {
@@ -65,25 +64,19 @@ void RunStore::exportCsv(int64_t run_id, std::ostream& out) const {
     out << '\n';
     wall = emulated = nan;
   };
-
-  auto q = impl_->use(
-      "SELECT step, key, value, wall_s, emulated_s FROM metrics WHERE run_id = ?1 "
-      "ORDER BY step, rowid");
-  q->bindInt(1, run_id);
-  while (q->step()) {
-    const int64_t s = q->integer(0);
-    if (have && s != step) flush();
-    step = s;
+  store.forEachMetric(run_id, "", [&](const MetricPoint& m) {
+    if (have && m.step != step) flush();
+    step = m.step;
     have = true;
-    const auto col = column.find(q->text(1));
-    if (col != column.end()) cells[col->second] = q->real(2);
-    keepMax(wall, q->real(3));
-    keepMax(emulated, q->real(4));
-  }
+    const auto col = column.find(m.key);
+    if (col != column.end()) cells[col->second] = m.value;
+    keepMax(wall, m.wall_s);
+    keepMax(emulated, m.emulated_s);
+  });
   if (have) flush();
   if (!out)
-    throw StoreError("writing the CSV export of run " + std::to_string(run_id) + " from " +
-                     path() + " failed; check the destination (disk full? closed pipe?)");
+    throw StoreError("writing the CSV export of run " + std::to_string(run_id) + " from " + store.path() +
+                     " failed; check the destination (disk full? closed pipe?)");
 }
 
 }  // namespace ps
