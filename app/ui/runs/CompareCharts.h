@@ -36,8 +36,6 @@ std::vector<QPointF> chartLine(const CompareChart& chart, const RunSeries& run, 
 std::optional<QPointF> paretoPoint(const RunSeries& run);
 std::vector<QPointF> paretoCurve(const RunSeries& run);
 
-// "Compression error, forward" -> "compression-error-forward".
-
 // Long-format CSV "run_id,run_name,key,step,x,value" of the raw (unsmoothed) points each line chart shows inside
 // its x range (nullopt: everything). Returns an error message, or empty on success.
 struct CsvChart {

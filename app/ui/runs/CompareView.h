@@ -2,8 +2,10 @@
 // ps::ui::CompareView: overlays a set of runs on a grid of charts (CompareCharts.h) with one x axis for all of
 // them (step, wall time, emulated time, re-timed for any network, or cumulative wire bytes), debiased-EMA smoothing
 // with the raw line faint behind, log y, per-run visibility, mid-run changes as markers, linked zoom across the line
-// charts, the loss-versus-bytes (Pareto) scatter and a settings diff table. The view holds the runs and the controls;
-// how runs are drawn on a chart is CompareDrawing.h's.
+// charts, the loss-versus-bytes (Pareto) scatter and a settings diff table. The view holds the runs and what the user
+// chose; its collaborators: the bar of controls (CompareControls.h), the grid of charts with linked zoom
+// (CompareGrid.h), how runs are drawn on one chart (CompareDrawing.h), the run list, the settings diff and the
+// time-to-target table.
 #include "app/ui/charts/PlotWidget.h"  // ChartFormat
 #include "app/ui/runs/CompareCharts.h"
 #include "app/ui/runs/CompareDrawing.h"
@@ -16,14 +18,10 @@
 #include <set>
 #include <vector>
 
-class QCheckBox;
-class QComboBox;
-class QGridLayout;
-class QLabel;
-class QSlider;
-
 namespace ps::ui {
 
+class CompareControls;
+class CompareGrid;
 class NetworkControls;
 class PlotWidget;
 class RunChecklist;
@@ -91,36 +89,26 @@ class CompareView : public QWidget {
   void timeTargetChanged();                            // the network or the time-to-target table's target changed
 
  private:
-  void buildControls();
-  void rebuildCharts();
-  void fillMetricPicker(
-      const std::vector<const RunSeries*>& runs);  // the chart set depends on the runs (accuracy or perplexity)
-  void redraw();                                   // every chart's series and markers from the runs and controls
-  void linkZoom(PlotWidget* source, double lo, double hi);
+  void layOut();
+  void connectControls();
+  void offerMetricCharts();  // every key the runs recorded, for a chart of its own
+  void redraw();             // every chart's series and markers from the runs and options
   std::vector<const RunSeries*> visibleRuns() const;
   void retimeRuns();  // every run at the chosen network
 
   std::shared_ptr<ps::RunStore> store_;
   QList<qint64> ids_;
   std::vector<RunSeries> runs_;
-  std::vector<CompareChart> charts_;
-  std::vector<PlotWidget*> plots_;  // parallel to charts_
   std::set<qint64> hidden_;
   std::vector<std::string> picked_;  // keys the user added a chart for
   CompareOptions options_;
 
-  QComboBox* axisCombo_ = nullptr;
-  QComboBox* metricCombo_ = nullptr;
-  QSlider* smoothSlider_ = nullptr;
-  QLabel* smoothLabel_ = nullptr;
-  QCheckBox* logCheck_ = nullptr;
-  QCheckBox* groupCheck_ = nullptr;
-  NetworkControls* network_ = nullptr;
-  RunChecklist* runList_ = nullptr;
-  QGridLayout* grid_ = nullptr;
-  QWidget* gridHost_ = nullptr;
-  SettingsDiffView* diff_ = nullptr;
-  TargetTable* target_ = nullptr;  // time and bytes to a target accuracy, per visible run
+  CompareControls* controls_;
+  NetworkControls* network_;
+  RunChecklist* runList_;
+  CompareGrid* grid_;
+  SettingsDiffView* diff_;
+  TargetTable* target_;  // time and bytes to a target accuracy, per visible run
 };
 
 }  // namespace ps::ui

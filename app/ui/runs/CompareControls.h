@@ -1,0 +1,50 @@
+#pragma once
+// ps::ui::CompareControls: the compare view's bar: the x axis, smoothing, log y, seed groups, a chart of any recorded
+// metric, and the export buttons. It shows a CompareOptions and says what the user asked for; it holds no runs and
+// changes nothing itself.
+#include "app/ui/charts/PlotWidget.h"  // ChartFormat
+#include "app/ui/runs/CompareDrawing.h"
+
+#include <QWidget>
+
+#include <set>
+#include <string>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QSlider;
+
+namespace ps::ui {
+
+class CompareControls : public QWidget {
+  Q_OBJECT
+ public:
+  explicit CompareControls(QWidget* parent = nullptr);
+
+  // Shows `options` without emitting anything.
+  void setOptions(const CompareOptions& options);
+  // The recorded metric keys offered as charts of their own; `canRemove` adds the entry that removes the added ones.
+  void setMetricKeys(const std::set<std::string>& keys, bool canRemove);
+
+ Q_SIGNALS:
+  void axisChosen(ps::ui::XAxis axis);
+  void smoothingChosen(double weight);
+  void logYChosen(bool on);
+  void groupSeedsChosen(bool on);
+  void metricChartRequested(const QString& key);
+  void removeMetricChartsRequested();
+  void exportChartsRequested(ps::ui::ChartFormat format);
+  void exportVisibleCsvRequested();
+
+ private:
+  QComboBox* axis_ = nullptr;
+  QSlider* smoothing_ = nullptr;
+  QLabel* smoothingValue_ = nullptr;
+  QCheckBox* logY_ = nullptr;
+  QCheckBox* groupSeeds_ = nullptr;
+  QComboBox* metrics_ = nullptr;
+  bool canRemove_ = false;
+};
+
+}  // namespace ps::ui
