@@ -1,7 +1,6 @@
-// PlotWidget's files: the chart as it is now, painted by the same code that paints it on screen, onto a bitmap (PNG)
+// A chart's files: the chart as it is now, painted by the same code that paints it on screen, onto a bitmap (PNG)
 // or a vector device (SVG, PDF), written atomically. The vector devices get the screen's resolution, so text and line
 // widths keep the sizes they have in the app; a PDF page is the chart's size in points.
-#include "app/ui/charts/PlotWidget.h"
 #include "app/ui/charts/PlotWidgetImpl.h"
 
 #include <QFileInfo>
@@ -32,25 +31,21 @@ std::optional<ChartFormat> chartFormatOf(const QString& path) {
   return std::nullopt;
 }
 
-bool PlotWidget::exportPng(const QString& path) {
-  return exportChart(path, ChartFormat::Png);
-}
-
-bool PlotWidget::exportChart(const QString& path, ChartFormat format) {
-  const QSize size = effectiveSize(this);
-  const PlotFrame frame = layOutPlot(*d_, size, font());
+bool writeChartFile(PlotData& chart, const ChartPage& page, const QString& path, ChartFormat format) {
+  const QSize size = page.size;
+  const PlotFrame frame = layOutPlot(chart, size, page.font);
   const auto draw = [&](QPaintDevice& device) {
     QPainter p(&device);
     if (!p.isActive()) return false;
-    p.fillRect(QRect(QPoint(0, 0), size), palette().color(QPalette::Base));
-    PlotPainter(*d_, nullptr).paint(p, frame, size, font(), palette());  // no pointer in an export
+    p.fillRect(QRect(QPoint(0, 0), size), page.palette.color(QPalette::Base));
+    PlotPainter(chart, nullptr).paint(p, frame, size, page.font, page.palette);  // no pointer in an export
     return p.end();
   };
   // Every format is written whole or not at all: an existing file stays until the new one is complete.
   QSaveFile file(path);
   if (!file.open(QIODevice::WriteOnly)) return false;
   bool painted = false;
-  const int dpi = logicalDpiY() > 0 ? logicalDpiY() : 96;
+  const int dpi = page.dpi > 0 ? page.dpi : 96;
   if (format == ChartFormat::Png) {
     QImage image(size, QImage::Format_ARGB32_Premultiplied);
     painted = draw(image) && image.save(&file, "PNG");
@@ -60,7 +55,7 @@ bool PlotWidget::exportChart(const QString& path, ChartFormat format) {
     svg.setSize(size);
     svg.setViewBox(QRect(QPoint(0, 0), size));
     svg.setResolution(dpi);
-    svg.setTitle(title());
+    svg.setTitle(page.title);
     svg.setDescription(QStringLiteral("PipeSqueeze chart"));
     painted = draw(svg);
   } else {
@@ -68,7 +63,7 @@ bool PlotWidget::exportChart(const QString& path, ChartFormat format) {
     pdf.setResolution(dpi);
     pdf.setPageSize(QPageSize(QSizeF(size) * 72.0 / dpi, QPageSize::Point, QString(), QPageSize::ExactMatch));
     pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-    pdf.setTitle(title());
+    pdf.setTitle(page.title);
     pdf.setCreator(QStringLiteral("PipeSqueeze"));
     painted = draw(pdf);
   }

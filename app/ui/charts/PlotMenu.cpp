@@ -1,14 +1,11 @@
-// PlotWidget's context menu: the per-chart actions a user expects (save just this chart, log y, reset zoom).
-#include "app/ui/charts/PlotWidget.h"
+// A chart's context menu: the per-chart actions a user expects (save just this chart, log y, reset zoom).
+#include "app/ui/charts/PlotWidgetImpl.h"
 
-#include <QContextMenuEvent>
 #include <QFileDialog>
 #include <QMenu>
 #include <QRegularExpression>
 #include <QStandardPaths>
 #include <QToolTip>
-
-#include <cmath>
 
 namespace ps::ui {
 
@@ -20,22 +17,23 @@ QString chartFileStem(const QString& title) {
   return stem.isEmpty() ? QStringLiteral("chart") : stem;
 }
 
-void PlotWidget::contextMenuEvent(QContextMenuEvent* event) {
-  QMenu menu(this);
-  QAction* save = menu.addAction(tr("Save Chart…"));
-  save->setToolTip(tr("PNG, or SVG and PDF as vectors for papers"));
-  QAction* log = menu.addAction(tr("Logarithmic y"));
+void runChartMenu(PlotWidget& plot, const QPoint& globalPos) {
+  QMenu menu(&plot);
+  QAction* save = menu.addAction(PlotWidget::tr("Save Chart…"));
+  save->setToolTip(PlotWidget::tr("PNG, or SVG and PDF as vectors for papers"));
+  QAction* log = menu.addAction(PlotWidget::tr("Logarithmic y"));
   log->setCheckable(true);
-  log->setChecked(logY());
-  QAction* reset = menu.addAction(tr("Reset Zoom"));
-  reset->setEnabled(xRange().has_value());
-  QAction* chosen = menu.exec(event->globalPos());
+  log->setChecked(plot.logY());
+  QAction* reset = menu.addAction(PlotWidget::tr("Reset Zoom"));
+  reset->setEnabled(plot.xRange().has_value());
+  QAction* chosen = menu.exec(globalPos);
   if (chosen == save) {
-    const QString png = tr("PNG image (*.png)"), svg = tr("SVG vector image (*.svg)"), pdf = tr("PDF document (*.pdf)");
+    const QString png = PlotWidget::tr("PNG image (*.png)"), svg = PlotWidget::tr("SVG vector image (*.svg)"),
+                  pdf = PlotWidget::tr("PDF document (*.pdf)");
     QString filter = png;
     const QString suggested = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation) + QLatin1Char('/') +
-                              chartFileStem(title()) + ".png";
-    QString path = QFileDialog::getSaveFileName(this, tr("Save chart"), suggested,
+                              chartFileStem(plot.title()) + ".png";
+    QString path = QFileDialog::getSaveFileName(&plot, PlotWidget::tr("Save chart"), suggested,
                                                 QStringList{png, svg, pdf}.join(QStringLiteral(";;")), &filter);
     if (path.isEmpty()) return;
     // The name's suffix decides; without one, the chosen filter does (and gives the name its suffix).
@@ -44,13 +42,13 @@ void PlotWidget::contextMenuEvent(QContextMenuEvent* event) {
       format = filter == svg ? ChartFormat::Svg : filter == pdf ? ChartFormat::Pdf : ChartFormat::Png;
       path += QLatin1Char('.') + chartSuffix(*format);
     }
-    if (!exportChart(path, *format))
-      QToolTip::showText(event->globalPos(), tr("Could not write %1: check the folder's permissions.").arg(path), this);
+    if (!plot.exportChart(path, *format))
+      QToolTip::showText(globalPos, PlotWidget::tr("Could not write %1: check the folder's permissions.").arg(path),
+                         &plot);
   } else if (chosen == log) {
-    setLogY(log->isChecked());
+    plot.setLogY(log->isChecked());
   } else if (chosen == reset) {
-    setXRange(std::nullopt);
-    Q_EMIT xRangeChanged(std::nan(""), std::nan(""));  // linked charts reset too
+    plot.resetZoom();
   }
 }
 

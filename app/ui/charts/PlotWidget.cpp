@@ -4,6 +4,7 @@
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidgetImpl.h"
 
+#include <QContextMenuEvent>
 #include <QElapsedTimer>
 #include <QImage>
 #include <QMouseEvent>
@@ -289,11 +290,28 @@ void PlotWidget::mouseDoubleClickEvent(QMouseEvent* event) {
     return;
   }
   d_->dragging = false;
+  resetZoom();
+}
+
+void PlotWidget::contextMenuEvent(QContextMenuEvent* event) {
+  runChartMenu(*this, event->globalPos());
+}
+
+void PlotWidget::resetZoom() {
   d_->xRange.reset();
   d_->changed();
   update();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   Q_EMIT xRangeChanged(nan, nan);
+}
+
+bool PlotWidget::exportPng(const QString& path) {
+  return exportChart(path, ChartFormat::Png);
+}
+
+bool PlotWidget::exportChart(const QString& path, ChartFormat format) {
+  const ChartPage page{effectiveSize(this), font(), palette(), logicalDpiY(), title()};
+  return writeChartFile(*d_, page, path, format);
 }
 
 void PlotWidget::leaveEvent(QEvent* event) {

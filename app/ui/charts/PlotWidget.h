@@ -79,11 +79,13 @@ class PlotWidget : public QWidget {
 
   // Visible x range; nullopt = fit the data. Setting it does not emit xRangeChanged.
   void setXRange(std::optional<std::pair<double, double>> range);
+  // Fits the data again as the user does (double-click, the menu): emits xRangeChanged(NaN, NaN) for linked charts.
+  void resetZoom();
   std::optional<std::pair<double, double>> xRange() const;
   std::pair<double, double> visibleYRange() const;  // after autoscale, in data units
 
   bool exportPng(const QString& path);  // renders the chart as it is now; false if the file cannot be written
-  // The chart as it is now, in `format` (PlotExport.cpp): SVG and PDF at the chart's size, with its fonts at their
+  // The chart as it is now, in `format` (writeChartFile): SVG and PDF at the chart's size, with its fonts at their
   // on-screen size. False if the file cannot be written.
   bool exportChart(const QString& path, ChartFormat format);
 

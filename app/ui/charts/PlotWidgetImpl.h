@@ -1,7 +1,8 @@
 #pragma once
 // Private to PlotWidget: what a chart shows (PlotData), its layout at one size (layOutPlot, PlotFrame.cpp), its drawing
-// (PlotPainter, PlotPainter.cpp), and the widget's own state (PlotWidget.cpp: data and pointer; PlotExport.cpp: PNG,
-// SVG and PDF export; PlotMenu.cpp: the context menu). Not part of the chart adapter's interface.
+// (PlotPainter, PlotPainter.cpp), its files (writeChartFile, PlotExport.cpp), its context menu (runChartMenu,
+// PlotMenu.cpp) and the widget's own state (PlotWidget.cpp: data and pointer). Not part of the chart adapter's
+// interface.
 #include "app/ui/charts/PlotWidget.h"
 
 #include <QFont>
@@ -122,6 +123,23 @@ class PlotPainter {
   PlotData& chart_;
   const PlotPointer* pointer_;
 };
+
+// How a chart looks on the page it is written to: its size in pixels, the font and palette it is painted with, the
+// resolution that gives text and lines their on-screen size in vector formats, and the document's title.
+struct ChartPage {
+  QSize size;
+  QFont font;
+  QPalette palette;
+  int dpi = 96;
+  QString title;
+};
+
+// Writes `chart` laid out on `page` as a PNG, SVG or PDF file, atomically: an existing file stays until the new one is
+// whole. False when the file cannot be written.
+bool writeChartFile(PlotData& chart, const ChartPage& page, const QString& path, ChartFormat format);
+
+// The chart's context menu at `globalPos` (save this chart, log y, reset the zoom), through the widget's public API.
+void runChartMenu(PlotWidget& plot, const QPoint& globalPos);
 
 // The widget's state: its chart, the pointer, and the frame laid out for the last size, font and data generation
 // (so pointer moves do not redo the decimation).

@@ -360,6 +360,20 @@ class PlotWidgetTest : public QObject {
     QCOMPARE(count(left + 2 * third + third / 2, red) + count(left + 2 * third + third / 2, blue), 0);
   }
 
+  void resetZoomFitsTheDataAndTellsLinkedCharts() {
+    PlotWidget w("t");
+    w.setSeries("s", "s", ramp(100), SeriesStyle{});
+    w.setXRange(std::make_pair(10.0, 20.0));
+    QSignalSpy spy(&w, &PlotWidget::xRangeChanged);
+    w.resetZoom();
+    QVERIFY(!w.xRange());
+    QCOMPARE(spy.count(), 1);
+    QVERIFY(std::isnan(spy.at(0).at(0).toDouble()));
+    QVERIFY(std::isnan(spy.at(0).at(1).toDouble()));
+    const auto [lo, hi] = w.visibleYRange();  // the whole ramp again
+    QVERIFY(lo <= 0 && hi >= 99);
+  }
+
   void dragZoomsAndDoubleClickResets() {
     PlotWidget w("t");
     w.setSeries("s", "s", ramp(1000), SeriesStyle{});
