@@ -195,6 +195,9 @@ void MainWindow::connectPanels() {
   // The visibility tick in the runs table and the compare view's run list are one setting.
   connect(runs_->model(), &RunsModel::visibilityChanged, compare_, &CompareView::setRunVisible);
   connect(compare_, &CompareView::runVisibilityChanged, runs_->model(), &RunsModel::setRunVisible);
+  connect(runs_->model(), &RunsModel::runEdited, compare_, [this](qint64 id) {
+    if (compare_->runIds().contains(id)) compare_->reload();  // a new name or tags can change what it is called
+  });
   // The runs table's time to target reads the compare view's target and the network it re-times for.
   connect(compare_, &CompareView::timeTargetChanged, this, [this] {
     auto t = runs_->model()->timeTarget();

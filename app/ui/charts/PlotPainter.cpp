@@ -186,7 +186,7 @@ void PlotPainter::paintMarkers(const Painting& g) const {
     p.setPen(QPen(withAlpha(fg, 130), 1, Qt::DashLine));
     p.drawLine(QPointF(x, r.top()), QPointF(x, r.bottom()));
     if (m.label.isEmpty()) continue;
-    const QString text = fm.elidedText(m.label, Qt::ElideRight, r.height() - 8);
+    const QString text = fm.elidedText(m.label, Qt::ElideMiddle, r.height() - 8);
     p.save();
     p.translate(x, r.top() + 4);
     p.rotate(90);  // local +x points down the line, local -y to its right
@@ -320,7 +320,7 @@ void PlotPainter::paintLegend(const Painting& g) const {
         }
       }
       p.setPen(fg);
-      const QString text = i < shown ? fm.elidedText(listed[i]->label, Qt::ElideRight, maxText) : more;
+      const QString text = i < shown ? fm.elidedText(listed[i]->label, Qt::ElideMiddle, maxText) : more;
       p.drawText(QRectF(box.left() + 11 + swatch, y, textWidth + 2, row), Qt::AlignLeft | Qt::AlignVCenter, text);
     }
   }
@@ -353,7 +353,7 @@ void PlotPainter::paintCrosshair(const Painting& g) {
     s.ensureSorted();
     const QPointF* q = nearestByX(s.points, x);
     if (!q) continue;
-    lines << QStringLiteral("%1: %2").arg(fm.elidedText(s.label, Qt::ElideRight, 200), axis::formatValue(q->y()));
+    lines << QStringLiteral("%1: %2").arg(fm.elidedText(s.label, Qt::ElideMiddle, 200), axis::formatValue(q->y()));
     colours.push_back(s.style.color);
     if (std::isfinite(q->y())) {
       p.setPen(QPen(s.style.color, 1.5));

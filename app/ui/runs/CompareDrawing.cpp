@@ -30,7 +30,8 @@ bool dense(size_t points, const RunSeries& run) {
 }
 
 // One run's line, smoothed with the raw line faint behind where the series is dense.
-void drawRun(PlotWidget& plot, const CompareChart& chart, const RunSeries& r, const CompareOptions& o) {
+void drawRun(PlotWidget& plot, const CompareChart& chart, const RunSeries& r, const CompareOptions& o,
+             const QString& name) {
   auto points = chartLine(chart, r, o.axis);
   if (points.empty()) return;
   const QColor color = runColor(r.info.id);
@@ -38,17 +39,17 @@ void drawRun(PlotWidget& plot, const CompareChart& chart, const RunSeries& r, co
   if (o.smoothing > 0 && dense(points.size(), r)) {
     SeriesStyle raw{color, true};  // faint, and not listed: the smoothed line names the run
     raw.legend = false;
-    plot.setSeries(id + QStringLiteral("/raw"), runLabel(r), points, raw);
-    plot.setSeries(id, runLabel(r), smoothEma(points, o.smoothing), SeriesStyle{color});
+    plot.setSeries(id + QStringLiteral("/raw"), name, points, raw);
+    plot.setSeries(id, name, smoothEma(points, o.smoothing), SeriesStyle{color});
   } else {
-    plot.setSeries(id, runLabel(r), std::move(points), SeriesStyle{color});
+    plot.setSeries(id, name, std::move(points), SeriesStyle{color});
   }
 }
 
 // Runs that differ only in seed: their mean line, in the first run's colour, over their min–max band. False when
 // fewer than two of them have this chart's metric (they are then drawn one by one).
 bool drawGroup(PlotWidget& plot, const CompareChart& chart, const std::vector<const RunSeries*>& group,
-               const CompareOptions& o) {
+               const QString& name, const CompareOptions& o) {
   std::vector<std::vector<QPointF>> lines;
   for (const RunSeries* r : group)
     if (auto points = chartLine(chart, *r, o.axis); !points.empty()) lines.push_back(std::move(points));
@@ -65,21 +66,17 @@ bool drawGroup(PlotWidget& plot, const CompareChart& chart, const std::vector<co
   plot.setSeries(id + QStringLiteral("/hi"), QString(), std::move(band.hi), edge);
   edge.fillTo = id + QStringLiteral("/hi");
   plot.setSeries(id + QStringLiteral("/lo"), QString(), std::move(band.lo), edge);
-  plot.setSeries(id,
-                 QCoreApplication::translate("ps::ui::CompareView", "%1 (mean of %n seeds)", nullptr, int(lines.size()))
-                     .arg(runLabel(first)),
-                 std::move(band.mean), SeriesStyle{color});
+  plot.setSeries(
+      id,
+      QCoreApplication::translate("ps::ui::CompareView", "%1 (mean of %n seeds)", nullptr, int(lines.size())).arg(name),
+      std::move(band.mean), SeriesStyle{color});
   return true;
 }
 
 }  // namespace
 
-QString runLabel(const RunSeries& r) {
-  return r.info.name.empty() ? QStringLiteral("run %1").arg(r.info.id) : QString::fromStdString(r.info.name);
-}
-
 void drawCompareChart(PlotWidget& plot, const CompareChart& chart, const std::vector<const RunSeries*>& runs,
-                      const CompareOptions& o) {
+                      const CompareOptions& o, const RunNames& names) {
   plot.clear();
   plot.setLogY(o.logY);
   if (chart.kind == CompareChart::Kind::Pareto) {
@@ -87,9 +84,9 @@ void drawCompareChart(PlotWidget& plot, const CompareChart& chart, const std::ve
     for (const RunSeries* r : runs) {
       const QColor color = runColor(r->info.id);
       SeriesStyle curve{color, false, true, false, false};  // dashed path, not in the legend
-      plot.setSeries(seriesId(r->info.id) + QStringLiteral("/curve"), runLabel(*r), paretoCurve(*r), curve);
+      plot.setSeries(seriesId(r->info.id) + QStringLiteral("/curve"), names.of(*r), paretoCurve(*r), curve);
       if (auto point = paretoPoint(*r))
-        plot.setSeries(seriesId(r->info.id), runLabel(*r), {*point}, SeriesStyle{color, false, false, true, true});
+        plot.setSeries(seriesId(r->info.id), names.of(*r), {*point}, SeriesStyle{color, false, false, true, true});
     }
     return;
   }
@@ -101,12 +98,12 @@ void drawCompareChart(PlotWidget& plot, const CompareChart& chart, const std::ve
   else
     for (const RunSeries* r : runs) groups.push_back({r});
   for (const auto& group : groups) {
-    if (group.size() < 2 || !drawGroup(plot, chart, group, o))
-      for (const RunSeries* r : group) drawRun(plot, chart, *r, o);
+    if (group.size() < 2 || !drawGroup(plot, chart, group, names.groupOf(*group.front()), o))
+      for (const RunSeries* r : group) drawRun(plot, chart, *r, o, names.of(*r));
     // With several runs a marker says whose change it was.
     for (const RunSeries* r : group)
       for (const auto& [x, label] : r->markers(o.axis))
-        markers.push_back({x, runs.size() > 1 ? runLabel(*r) + QStringLiteral(": ") + label : label});
+        markers.push_back({x, runs.size() > 1 ? names.of(*r) + QStringLiteral(": ") + label : label});
   }
   plot.setMarkers(std::move(markers));
 }

@@ -8,6 +8,7 @@
 // smoothing), "group<first run's ID>" with "/lo" and "/hi" for a seed group, and on the Pareto chart "run<ID>" (the
 // final point) and "run<ID>/curve".
 #include "app/ui/runs/CompareCharts.h"
+#include "app/ui/runs/RunNames.h"
 #include "app/ui/runs/RunSeries.h"
 
 #include <QString>
@@ -26,11 +27,8 @@ struct CompareOptions {
   bool groupSeeds = false;  // runs that differ only in seed as one band
 };
 
-// The label a run goes by: its name, else "run N".
-QString runLabel(const RunSeries& run);
-
-// Replaces what `plot` shows with `runs` (the visible ones, in order) drawn as `chart` asks.
+// Replaces what `plot` shows with `runs` (the visible ones, in order) drawn as `chart` asks, each named as in `names`.
 void drawCompareChart(PlotWidget& plot, const CompareChart& chart, const std::vector<const RunSeries*>& runs,
-                      const CompareOptions& options);
+                      const CompareOptions& options, const RunNames& names);
 
 }  // namespace ps::ui

@@ -41,8 +41,9 @@ PlotWidget* CompareGrid::plot(const QString& title) const {
   return nullptr;
 }
 
-void CompareGrid::draw(const std::vector<const RunSeries*>& runs, const CompareOptions& options) {
-  for (size_t i = 0; i < charts_.size(); ++i) drawCompareChart(*plots_[i], charts_[i], runs, options);
+void CompareGrid::draw(const std::vector<const RunSeries*>& runs, const CompareOptions& options,
+                       const RunNames& names) {
+  for (size_t i = 0; i < charts_.size(); ++i) drawCompareChart(*plots_[i], charts_[i], runs, options, names);
 }
 
 void CompareGrid::setLogY(bool on) {

@@ -26,7 +26,7 @@ class CompareGrid : public QScrollArea {
   const std::vector<PlotWidget*>& plots() const { return plots_; }  // parallel to charts()
   PlotWidget* plot(const QString& title) const;                     // null when there is no such chart
 
-  void draw(const std::vector<const RunSeries*>& runs, const CompareOptions& options);
+  void draw(const std::vector<const RunSeries*>& runs, const CompareOptions& options, const RunNames& names);
   void setLogY(bool on);
   void resetZoom();
 

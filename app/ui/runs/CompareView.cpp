@@ -103,15 +103,16 @@ void CompareView::reload() {
     Q_EMIT errorOccurred(tr("Some runs could not be compared: %1").arg(errors.join(QStringLiteral("; "))));
   runs_ = std::move(loaded);
   retimeRuns();
-  std::vector<SettingsDiffModel::Run> diffRuns;
-  for (const auto& r : runs_) diffRuns.push_back({r.info.id, runLabel(r), runColor(r.info.id), r.config});
-  diff_->setRuns(diffRuns);
-  std::vector<std::pair<qint64, QString>> listed;
-  for (const auto& r : runs_) listed.emplace_back(r.info.id, runLabel(r));
-  runList_->setRuns(listed, hidden_);
-  // The chart set depends on the runs (accuracy or perplexity); the grid keeps its plots when it is unchanged.
   std::vector<const RunSeries*> all;
   for (const auto& r : runs_) all.push_back(&r);
+  names_ = displayNames(all);
+  std::vector<SettingsDiffModel::Run> diffRuns;
+  for (const auto& r : runs_) diffRuns.push_back({r.info.id, names_.of(r), runColor(r.info.id), r.config});
+  diff_->setRuns(diffRuns);
+  std::vector<std::pair<qint64, QString>> listed;
+  for (const auto& r : runs_) listed.emplace_back(r.info.id, names_.of(r));
+  runList_->setRuns(listed, hidden_);
+  // The chart set depends on the runs (accuracy or perplexity); the grid keeps its plots when it is unchanged.
   auto charts = compareCharts(all);
   for (const std::string& key : picked_)
     charts.push_back({QString::fromStdString(key), QString(), CompareChart::Kind::Line, {key}, {}});
@@ -146,8 +147,8 @@ void CompareView::setRunVisible(qint64 id, bool visible) {
 
 void CompareView::redraw() {
   const auto runs = visibleRuns();
-  grid_->draw(runs, options_);
-  target_->setRuns(runs);
+  grid_->draw(runs, options_, names_);
+  target_->setRuns(runs, names_);
 }
 
 // ---- the charts

@@ -100,6 +100,7 @@ class CompareView : public QWidget {
   QList<qint64> ids_;
   std::vector<RunSeries> runs_;
   std::set<qint64> hidden_;
+  RunNames names_;                   // what each run is called here: unique among the runs compared
   std::vector<std::string> picked_;  // keys the user added a chart for
   CompareOptions options_;
 

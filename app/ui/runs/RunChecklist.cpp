@@ -8,6 +8,7 @@ namespace ps::ui {
 
 RunChecklist::RunChecklist(QWidget* parent) : QListWidget(parent) {
   setToolTip(tr("Untick a run to hide it from the charts"));
+  setTextElideMode(Qt::ElideMiddle);  // a name's end says what differs: keep it
   connect(this, &QListWidget::itemChanged, this, [this](QListWidgetItem* item) {
     Q_EMIT runToggled(item->data(Qt::UserRole).toLongLong(), item->checkState() == Qt::Checked);
   });
@@ -19,7 +20,8 @@ void RunChecklist::setRuns(const std::vector<std::pair<qint64, QString>>& runs, 
   for (const auto& [id, label] : runs) {
     QPixmap swatch(12, 12);
     swatch.fill(runColor(id));
-    auto* item = new QListWidgetItem(QIcon(swatch), QStringLiteral("%1  (%2)").arg(label).arg(id), this);
+    auto* item = new QListWidgetItem(QIcon(swatch), label, this);
+    item->setToolTip(label);
     item->setData(Qt::UserRole, qlonglong(id));
     item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
     item->setCheckState(hidden.count(id) ? Qt::Unchecked : Qt::Checked);

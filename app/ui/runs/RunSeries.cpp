@@ -1,6 +1,7 @@
 #include "app/ui/runs/RunSeries.h"
 #include "engine/core/Metrics.h"
 #include "engine/runs/config/BoundedJson.h"
+#include "engine/runs/config/ConfigSchema.h"
 #include "engine/telemetry/Charts.h"
 
 #include <QRegularExpression>
@@ -10,16 +11,20 @@
 
 namespace ps::ui {
 
-namespace {
-
-// A JSON value as a person would type it: strings without quotes, numbers in their shortest form.
-QString plainValue(const nlohmann::json& v) {
+QString settingText(const QString& key, const nlohmann::json& v) {
   if (v.is_string()) return QString::fromStdString(v.get<std::string>());
-  if (v.is_number_float()) return QString::number(v.get<double>(), 'g', 6);
+  if (v.is_number()) {
+    const double d = v.get<double>();
+    if ((key == QLatin1String("k") || key.endsWith(QLatin1String(".k"))) && d > 0 && d < 1)
+      return QString::number(d * 100, 'g', 3) + QStringLiteral(" %");
+    if (d == 0) {
+      const KeySpec* spec = ConfigSchema::instance().find(key.toStdString());
+      if (spec && spec->help.find("0: no limit") != std::string::npos) return QStringLiteral("no limit");
+    }
+    if (v.is_number_float()) return QString::number(d, 'g', 6);
+  }
   return QString::fromStdString(v.dump());
 }
-
-}  // namespace
 
 QString xAxisLabel(XAxis axis) {
   switch (axis) {
@@ -48,12 +53,13 @@ QString settingLabel(const std::string& kind, const std::string& detailJson) {
   const auto detail = parseJsonOrDiscarded(detailJson);
   const bool object = !detail.is_discarded() && detail.is_object();
   if (eventKindOf(kind) == EventKind::Setting && object && detail.contains("key")) {
-    const QString key = compactKey(plainValue(detail["key"]));
-    return detail.contains("to") ? key + QStringLiteral(" = ") + plainValue(detail["to"]) : key;
+    const QString full = settingText(QString(), detail["key"]);
+    return detail.contains("to") ? compactKey(full) + QStringLiteral(" = ") + settingText(full, detail["to"])
+                                 : compactKey(full);
   }
   if (eventKindOf(kind) == EventKind::Reset && object && detail.contains("boundary")) {
-    QString label = QStringLiteral("reset link%1").arg(plainValue(detail["boundary"]));
-    if (detail.contains("direction")) label += QLatin1Char(' ') + plainValue(detail["direction"]);
+    QString label = QStringLiteral("reset link%1").arg(settingText(QString(), detail["boundary"]));
+    if (detail.contains("direction")) label += QLatin1Char(' ') + settingText(QString(), detail["direction"]);
     return label;
   }
   return QString::fromStdString(kind);

@@ -64,8 +64,11 @@ struct RunSeries {
   std::optional<RetimedRun> retimed_;                        // at the network of the last retime()
 };
 
-// A short label for a setting event's detail: "fwd k = 0.05" for compression.forward.k (see compactKey).
+// A short label for a setting event's detail: "fwd k = 5 %" for compression.forward.k (see compactKey).
 QString compactKey(QString key);
+// A setting's value as the runs table writes it: K as a percentage ("5 %"), "no limit" where the setting's 0 means
+// none, strings without quotes, numbers in their shortest form.
+QString settingText(const QString& key, const nlohmann::json& value);
 QString settingLabel(const std::string& kind, const std::string& detailJson);
 
 }  // namespace ps::ui

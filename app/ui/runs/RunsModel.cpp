@@ -121,6 +121,7 @@ bool RunsModel::setData(const QModelIndex& index, const QVariant& value, int rol
     return false;
   }
   Q_EMIT dataChanged(index, index, {Qt::DisplayRole, Qt::EditRole, SortRole, Qt::ToolTipRole});
+  Q_EMIT runEdited(id);
   return true;
 }
 

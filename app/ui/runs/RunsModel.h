@@ -68,6 +68,7 @@ class RunsModel : public QAbstractTableModel {
  Q_SIGNALS:
   void errorOccurred(const QString& message);
   void visibilityChanged(qint64 id, bool visible);
+  void runEdited(qint64 id);  // its name, tags or notes were saved: views that name the run follow
 
  private:
   void reportError(const QString& what, const std::exception& e);

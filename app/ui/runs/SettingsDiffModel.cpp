@@ -1,4 +1,5 @@
 #include "app/ui/runs/SettingsDiffModel.h"
+#include "app/ui/runs/RunSeries.h"
 
 #include <QFont>
 
@@ -19,8 +20,7 @@ void flattenInto(const nlohmann::json& node, const QString& prefix, std::map<QSt
     return;
   }
   if (prefix.isEmpty()) return;
-  out[prefix] =
-      node.is_string() ? QString::fromStdString(node.get<std::string>()) : QString::fromStdString(node.dump());
+  out[prefix] = settingText(prefix, node);
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ class SettingsDiffModel : public QAbstractTableModel {
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
   QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-  // Every leaf of a JSON object as "dot.path" -> text (strings without quotes; arrays as JSON).
+  // Every leaf of a JSON object as "dot.path" -> its text as the runs table writes it (settingText; arrays as JSON).
   static std::map<QString, QString> flatten(const nlohmann::json& config);
 
  private:

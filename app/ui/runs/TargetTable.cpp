@@ -50,7 +50,7 @@ TargetTable::TargetTable(QWidget* parent)
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(top);
   layout->addWidget(table_, 1);
-  setRuns({});
+  setRuns({}, {});
 }
 
 double TargetTable::target() const {
@@ -61,8 +61,9 @@ void TargetTable::setTarget(double target) {
   target_->setValue(target);
 }
 
-void TargetTable::setRuns(std::vector<const RunSeries*> runs) {
+void TargetTable::setRuns(std::vector<const RunSeries*> runs, RunNames names) {
   runs_ = std::move(runs);
+  names_ = std::move(names);
   bool lm = !runs_.empty();
   for (const RunSeries* r : runs_) lm = lm && r->isLanguageModel();
   if (lm != languageModels_ || what_->text().isEmpty()) {
@@ -84,7 +85,7 @@ void TargetTable::refill() {
   const double target = languageModels_ ? target_->value() : target_->value() / 100.0;
   for (int row = 0; row < int(runs_.size()); ++row) {
     const RunSeries& r = *runs_[size_t(row)];
-    const QString name = r.info.name.empty() ? tr("run %1").arg(r.info.id) : QString::fromStdString(r.info.name);
+    const QString name = names_.of(r);
     QPixmap swatch(10, 10);
     swatch.fill(runColor(r.info.id));
     table_->setItem(row, 0, new QTableWidgetItem(QIcon(swatch), name));

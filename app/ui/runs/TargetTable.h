@@ -2,6 +2,7 @@
 // ps::ui::TargetTable: how long and how many bytes each compared run needed to reach a target accuracy (perplexity
 // for language models), read between the evaluations around it as the claim suites measure it: the step, the wall
 // and emulated time and the wire bytes sent by then; "not reached" otherwise.
+#include "app/ui/runs/RunNames.h"
 #include "app/ui/runs/RunSeries.h"
 
 #include <QWidget>
@@ -27,7 +28,8 @@ class TargetTable : public QWidget {
  public:
   explicit TargetTable(QWidget* parent = nullptr);
 
-  void setRuns(std::vector<const RunSeries*> runs);  // the runs must outlive the next setRuns
+  // The runs must outlive the next setRuns; each row is named as in `names`.
+  void setRuns(std::vector<const RunSeries*> runs, RunNames names);
   // Accuracy in percent for classifiers (85 = 85%), perplexity for language models.
   double target() const;
   void setTarget(double target);
@@ -41,6 +43,7 @@ class TargetTable : public QWidget {
   void refill();
 
   std::vector<const RunSeries*> runs_;
+  RunNames names_;
   bool languageModels_ = false;
   QDoubleSpinBox* target_;
   QLabel* what_;

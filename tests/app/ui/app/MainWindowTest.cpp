@@ -257,7 +257,7 @@ class MainWindowTest : public QObject {
     w.live()->flush();
     for (PlotWidget* p : w.live()->plots()) {
       bool marked = false;
-      for (const Marker& m : p->markers()) marked |= m.label == "fwd k = 0.02";
+      for (const Marker& m : p->markers()) marked |= m.label == "fwd k = 2 %";
       QVERIFY2(marked, qPrintable(p->title()));
     }
     // A key that shapes the model cannot change mid-run: its widget is disabled; a link's can, and stays editable.

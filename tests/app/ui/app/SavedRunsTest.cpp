@@ -93,7 +93,7 @@ class SavedRunsTest : public QObject {
       drawn += p->pointCount() > 0;
       bool marked = false, reset = false;
       for (const Marker& m : p->markers()) {
-        marked |= m.x == 20 && m.label == "fwd k = 0.05";
+        marked |= m.x == 20 && m.label == "fwd k = 5 %";
         reset |= m.x == 30 && m.label == "reset link0 forward";
       }
       QVERIFY2(marked, qPrintable(p->title()));
@@ -176,6 +176,25 @@ class SavedRunsTest : public QObject {
     // Compare Selected with other runs than the selection shows those runs.
     QVERIFY(w.compareRuns({b, c}).isEmpty());
     QCOMPARE(shown(), (QList<qint64>{b, c}));
+  }
+
+  // Two runs alike but for their names go by their names; renaming one renames it in the open compare view.
+  void renamingARunRenamesItInTheCompareView() {
+    ps::test::TestStore t;
+    const qint64 a = t.addRun("first", ps::test::runConfig(0.1), 10);
+    const qint64 b = t.addRun("second", ps::test::runConfig(0.1), 10);
+    MainWindow w(options(t));
+    QVERIFY(w.compareRuns({a, b}).isEmpty());
+    PlotWidget* loss = w.compare()->plot(QStringLiteral("Loss"));
+    QVERIFY(loss);
+    QCOMPARE(loss->legendLabels(),
+             (QStringList{QStringLiteral("#%1 first").arg(a), QStringLiteral("#%1 second").arg(b)}));
+    RunsModel* model = w.runs()->model();
+    QVERIFY(
+        model->setData(model->index(model->rowOf(b), int(RunColumn::Name)), QStringLiteral("renamed"), Qt::EditRole));
+    loss = w.compare()->plot(QStringLiteral("Loss"));
+    QCOMPARE(loss->legendLabels(),
+             (QStringList{QStringLiteral("#%1 first").arg(a), QStringLiteral("#%1 renamed").arg(b)}));
   }
 
   void theFirstWindowTakesMostOfTheScreen() {

@@ -72,9 +72,9 @@ class CompareViewTest : public QObject {
     const int row = diff->rowOfKey(QStringLiteral("compression.forward.k"));
     QVERIFY(row >= 0);
     QCOMPARE(diff->index(row, 0).data().toString(), QStringLiteral("compression.forward.k"));
-    QCOMPARE(diff->index(row, 1).data().toString(), QStringLiteral("0.1"));
-    QCOMPARE(diff->index(row, 2).data().toString(), QStringLiteral("0.05"));
-    QCOMPARE(diff->headerData(2, Qt::Horizontal).toString(), QStringLiteral("k 5%"));
+    QCOMPARE(diff->index(row, 1).data().toString(), QStringLiteral("10 %"));
+    QCOMPARE(diff->index(row, 2).data().toString(), QStringLiteral("5 %"));  // as the runs table writes K
+    QCOMPARE(diff->headerData(2, Qt::Horizontal).toString(), QStringLiteral("#%1 · fwd k 5 %").arg(b_));
     QCOMPARE(diff->rowOfKey(QStringLiteral("pipeline.stages")), -1);  // the same in both
     const int differing = view.diffRowCount();
     view.setShowAllSettings(true);
@@ -102,7 +102,7 @@ class CompareViewTest : public QObject {
     const auto& markers = loss->markers();
     QCOMPARE(markers.size(), size_t(1));
     QCOMPARE(markers.front().x, 2.5);
-    QVERIFY(markers.front().label.contains(QStringLiteral("fwd k = 0.02")));
+    QVERIFY(markers.front().label.contains(QStringLiteral("fwd k = 2 %")));
     view.setXAxis(XAxis::Bytes);
     QCOMPARE(loss->markers().front().x, 10000.0);
   }
@@ -246,8 +246,8 @@ class CompareViewTest : public QObject {
       QVERIFY2(loss->hasSeries(id), qPrintable(id));
     for (qint64 id : seeds) QVERIFY(!loss->hasSeries(sid(id)));
     // The legend names the group once, and the other run; the band's edges are not listed.
-    QCOMPARE(loss->legendLabels(),
-             (QStringList{QStringLiteral("k 10% seed 1 (mean of 3 seeds)"), QStringLiteral("k 5%")}));
+    QCOMPARE(loss->legendLabels(), (QStringList{QStringLiteral("#%1 · fwd k 10 % (mean of 3 seeds)").arg(seeds[0]),
+                                                QStringLiteral("#%1 · seed 1 · fwd k 5 %").arg(b_)}));
     const auto mean = loss->points(group), lo = loss->points(group + QStringLiteral("/lo")),
                hi = loss->points(group + QStringLiteral("/hi"));
     QCOMPARE(mean.size(), size_t(20));
@@ -279,7 +279,7 @@ class CompareViewTest : public QObject {
     auto* table = v.targetTable()->table();
     v.targetTable()->setTarget(62);
     QCOMPARE(table->rowCount(), 2);
-    QCOMPARE(table->item(0, 0)->text(), QStringLiteral("k 10%"));
+    QCOMPARE(table->item(0, 0)->text(), QStringLiteral("#%1 · fwd k 10 %").arg(a_));
     QCOMPARE(table->item(0, 1)->text(), QStringLiteral("12"));
     QCOMPARE(table->item(0, 2)->text(), QStringLiteral("6.0 s"));
     QCOMPARE(table->item(0, 3)->text(), QStringLiteral("3.0 s"));
@@ -418,7 +418,8 @@ class CompareViewTest : public QObject {
     QVERIFY(view.smoothing() > 0);
     PlotWidget* loss = view.plot(QStringLiteral("Loss"));
     QVERIFY(loss->hasSeries(sid(a_) + QStringLiteral("/raw")));
-    QCOMPARE(loss->legendLabels(), (QStringList{QStringLiteral("k 10%"), QStringLiteral("k 5%")}));
+    QCOMPARE(loss->legendLabels(),
+             (QStringList{QStringLiteral("#%1 · fwd k 10 %").arg(a_), QStringLiteral("#%1 · fwd k 5 %").arg(b_)}));
   }
 
   void hiddenRunsAndLanguageModels() {

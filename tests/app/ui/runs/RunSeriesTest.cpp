@@ -76,7 +76,7 @@ class RunSeriesTest : public QObject {
     for (XAxis axis : {XAxis::Step, XAxis::WallTime, XAxis::EmulatedTime, XAxis::Bytes}) {
       const auto m = r.markers(axis);
       QCOMPARE(m.size(), size_t(4));
-      QCOMPARE(m[0].second, QStringLiteral("fwd k = 0.05"));
+      QCOMPARE(m[0].second, QStringLiteral("fwd k = 5 %"));
       QCOMPARE(m[0].first, expectX[int(axis)]);
     }
     const auto m = r.markers(XAxis::Step);
