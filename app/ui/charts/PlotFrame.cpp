@@ -15,6 +15,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kRightMargin = 14;
+constexpr double kLegendMargin = 8;
 // A linear y range spans at least this fraction of the values' magnitude, so a nearly flat series (bytes per step
 // that differ only by a header) is drawn flat instead of blown up into what looks like noise.
 constexpr double kMinRelativeSpan = 0.01;
@@ -127,6 +128,43 @@ void placeXTicks(PlotFrame& f, const QStringList& categories) {
   for (double v : f.xTicks) f.xTickLabels << axis::formatTick(v, step);
 }
 
+// The legend's entries flowing left to right in rows across the width, at most kLegendRows rows: the last place becomes
+// "+N more" when the series do not all fit. Positions are relative to the legend's top left corner.
+constexpr int kLegendRows = 3;
+
+std::vector<LegendEntry> flowLegend(const PlotData& chart, double width, const QFontMetricsF& fm) {
+  std::vector<LegendEntry> out;
+  if (!chart.legendShown) return out;
+  const double row = fm.height() + 2, gap = 14, maxText = std::max(60.0, width * 0.45);
+  const auto widthOf = [&](const QString& text) { return kSwatchWidth + 6 + std::min(maxText, fm.horizontalAdvance(text)); };
+  int listed = 0;
+  double x = 0;
+  int line = 0;
+  for (std::size_t i = 0; i < chart.series.size(); ++i) {
+    const PlotSeries& s = chart.series[i];
+    if (!s.style.legend || s.label.isEmpty()) continue;
+    ++listed;
+    const double w = widthOf(s.label);
+    if (x > 0 && x + w > width) ++line, x = 0;
+    if (line < kLegendRows)
+      out.push_back({int(i), QRectF(x, line * row, w, row), fm.elidedText(s.label, Qt::ElideMiddle, maxText)});
+    x += w + gap;
+  }
+  if (int(out.size()) == listed) return out;
+  // Too many to list: the last row ends with "+N more", dropping entries until it fits.
+  while (true) {
+    const QString more = QObject::tr("+%1 more").arg(listed - int(out.size()));
+    const double after = out.empty() ? 0 : out.back().box.right() + gap;
+    const bool sameRow = !out.empty() && out.back().box.top() == (kLegendRows - 1) * row;
+    if (out.empty() || !sameRow || after + widthOf(more) <= width) {
+      const double at = sameRow ? after : 0;
+      out.push_back({-1, QRectF(at, (kLegendRows - 1) * row, widthOf(more) - kSwatchWidth - 6, row), more});
+      return out;
+    }
+    out.pop_back();
+  }
+}
+
 }  // namespace
 
 PlotFrame layOutPlot(PlotData& chart, QSize size, const QFont& font) {
@@ -141,11 +179,14 @@ PlotFrame layOutPlot(PlotData& chart, QSize size, const QFont& font) {
   f.logFloor = std::isfinite(data.minPositive) ? data.minPositive / 10 : 1e-12;
   chooseXRange(f, data, chart.xRange, chart.categories.size());
 
-  // 2. Vertical layout, and a first guess at the plot width (the y tick labels are not known yet).
+  // 2. Vertical layout (title, plot, x axis, legend), and a first guess at the plot width (the y tick labels are not
+  // known yet).
   f.titleHeight = chart.title.isEmpty() ? 6 : lineH + 10;
   const double xAxisHeight = lineH + 8 + (chart.xLabel.isEmpty() ? 0 : lineH + 2);
   const double yLabelWidth = chart.yLabel.isEmpty() ? 0 : lineH + 4;
-  const double plotHeight = std::max(1.0, size.height() - f.titleHeight - xAxisHeight);
+  f.legend = flowLegend(chart, std::max(1.0, size.width() - 2 * kLegendMargin), fm);
+  const double legendHeight = f.legend.empty() ? 0 : f.legend.back().box.bottom() + 4;
+  const double plotHeight = std::max(1.0, size.height() - f.titleHeight - xAxisHeight - legendHeight);
   const double guessLeft = yLabelWidth + fm.horizontalAdvance(QStringLiteral("-8.88k")) + 10;
   const int columns = std::max(1, static_cast<int>(size.width() - guessLeft - kRightMargin));
 
@@ -176,6 +217,7 @@ PlotFrame layOutPlot(PlotData& chart, QSize size, const QFont& font) {
   for (const QString& s : f.yTickLabels) labelWidth = std::max(labelWidth, fm.horizontalAdvance(s));
   const double left = yLabelWidth + labelWidth + 10;
   f.plot = QRectF(left, f.titleHeight, std::max(1.0, size.width() - left - kRightMargin), plotHeight);
+  for (LegendEntry& e : f.legend) e.box.translate(kLegendMargin, f.plot.bottom() + xAxisHeight);
 
   // 6. X ticks.
   placeXTicks(f, chart.categories);

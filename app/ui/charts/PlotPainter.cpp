@@ -80,23 +80,6 @@ QColor withAlpha(QColor c, int alpha) {
 
 }  // namespace
 
-QRectF placeLegend(QSizeF size, const QRectF& plot, const std::vector<QPointF>& drawn) {
-  const double m = 6;
-  const QRectF corners[] = {
-      QRectF(QPointF(plot.right() - size.width() - m, plot.top() + m), size),  // top right first: the usual place
-      QRectF(QPointF(plot.left() + m, plot.top() + m), size),                  // top left
-      QRectF(QPointF(plot.right() - size.width() - m, plot.bottom() - size.height() - m), size),  // bottom right
-      QRectF(QPointF(plot.left() + m, plot.bottom() - size.height() - m), size)};                 // bottom left
-  QRectF best = corners[0];
-  std::size_t fewest = std::numeric_limits<std::size_t>::max();
-  for (const QRectF& c : corners) {
-    const auto hidden =
-        std::size_t(std::count_if(drawn.begin(), drawn.end(), [&](const QPointF& q) { return c.contains(q); }));
-    if (hidden < fewest) fewest = hidden, best = c;
-  }
-  return best;
-}
-
 void PlotPainter::paint(QPainter& p, const PlotFrame& f, QSize size, const QFont& font, const QPalette& pal) {
   const QRectF all(QPointF(0, 0), QSizeF(size));
   Painting g{p, f, QFontMetricsF(font), pal.color(QPalette::Base), pal.color(QPalette::Text)};
@@ -115,10 +98,10 @@ void PlotPainter::paint(QPainter& p, const PlotFrame& f, QSize size, const QFont
   paintMarkers(g);
   paintBands(g);
   paintSeries(g);
-  paintLegend(g);
   if (pointer_ && pointer_->dragging) paintRubberBand(g, pal.color(QPalette::Highlight));
   if (pointer_ && pointer_->hovering && !pointer_->dragging && f.plot.contains(pointer_->hover)) paintCrosshair(g);
   p.restore();
+  paintLegend(g);  // outside the plot area, so outside its clip
 }
 
 void PlotPainter::paintTitle(const Painting& g, QSize size, const QFont& font) const {
@@ -272,57 +255,30 @@ void PlotPainter::paintSeries(const Painting& g) const {
   }
 }
 
-// Legend: on a translucent background, only the series that ask for it.
+void paintSwatch(QPainter& p, const SeriesStyle& st, const QRectF& box) {
+  const double mid = box.center().y(), left = box.left();
+  p.save();
+  p.setRenderHint(QPainter::Antialiasing, true);
+  p.setPen(QPen(st.color, 2.5, st.dashed ? Qt::DashLine : Qt::SolidLine));
+  if (st.bars) {
+    p.fillRect(QRectF(left + kSwatchWidth / 2 - 5, mid - 5, 10, 10), st.color);
+  } else if (st.scatter) {
+    p.setBrush(st.color);
+    p.drawEllipse(QPointF(left + kSwatchWidth / 2, mid), 3, 3);
+  } else {
+    p.drawLine(QPointF(left, mid), QPointF(left + kSwatchWidth, mid));
+  }
+  p.restore();
+}
+
+// Legend: the entries laid out below the x axis, each a swatch drawn as its series is and the label.
 void PlotPainter::paintLegend(const Painting& g) const {
   QPainter& p = g.p;
-  const PlotFrame& f = g.f;
-  const QFontMetricsF& fm = g.fm;
-  const QColor &bg = g.bg, &fg = g.fg;
-  const QRectF& r = g.f.plot;
-  std::vector<const PlotSeries*> listed;
-  for (const PlotSeries& s : chart_.series)
-    if (s.style.legend) listed.push_back(&s);
-  if (!listed.empty()) {
-    const double row = fm.height() + 2, swatch = 18, maxText = std::max(40.0, r.width() * 0.5);
-    const int fit = std::max(1, static_cast<int>((r.height() - 12) / row));
-    const int shown = static_cast<int>(listed.size()) > fit ? fit - 1 : static_cast<int>(listed.size());
-    double textWidth = 0;
-    for (int i = 0; i < shown; ++i)
-      textWidth = std::max(textWidth, std::min(maxText, fm.horizontalAdvance(listed[i]->label)));
-    const QString more = QObject::tr("+%1 more").arg(listed.size() - shown);
-    if (shown < static_cast<int>(listed.size())) textWidth = std::max(textWidth, fm.horizontalAdvance(more));
-    const int rows = shown + (shown < static_cast<int>(listed.size()) ? 1 : 0);
-    // In the corner where it hides the fewest points of the data.
-    std::vector<QPointF> drawn;
-    for (std::size_t i = 0; i < chart_.series.size(); ++i) {
-      const bool points = chart_.series[i].style.scatter || chart_.series[i].style.bars;
-      for (const QPointF& d : points ? chart_.series[i].points : f.lines[i])
-        if (std::isfinite(d.y())) drawn.emplace_back(f.px(d.x()), f.py(f.ty(d.y())));
-    }
-    const QRectF box = placeLegend(QSizeF(textWidth + swatch + 20, rows * row + 6), r, drawn);
-    p.setPen(QPen(withAlpha(fg, 60), 1));
-    p.setBrush(withAlpha(bg, 200));
-    p.drawRoundedRect(box, 3, 3);
-    p.setBrush(Qt::NoBrush);
-    for (int i = 0; i < rows; ++i) {
-      const double y = box.top() + 3 + i * row;
-      if (i < shown) {
-        const SeriesStyle& st = listed[i]->style;
-        p.setPen(QPen(st.color, 2.5, st.dashed ? Qt::DashLine : Qt::SolidLine));
-        if (st.bars) {
-          p.fillRect(QRectF(box.left() + 7 + swatch / 2 - 5, y + row / 2 - 5, 10, 10), st.color);
-        } else if (st.scatter) {
-          p.setBrush(st.color);
-          p.drawEllipse(QPointF(box.left() + 7 + swatch / 2, y + row / 2), 3, 3);
-          p.setBrush(Qt::NoBrush);
-        } else {
-          p.drawLine(QPointF(box.left() + 7, y + row / 2), QPointF(box.left() + 7 + swatch, y + row / 2));
-        }
-      }
-      p.setPen(fg);
-      const QString text = i < shown ? fm.elidedText(listed[i]->label, Qt::ElideMiddle, maxText) : more;
-      p.drawText(QRectF(box.left() + 11 + swatch, y, textWidth + 2, row), Qt::AlignLeft | Qt::AlignVCenter, text);
-    }
+  for (const LegendEntry& e : g.f.legend) {
+    if (e.series >= 0) paintSwatch(p, chart_.series[std::size_t(e.series)].style, e.box);
+    p.setPen(e.series >= 0 ? g.fg : withAlpha(g.fg, 160));
+    const QRectF text = e.series >= 0 ? e.box.adjusted(kSwatchWidth + 6, 0, 0, 0) : e.box;
+    p.drawText(text, Qt::AlignLeft | Qt::AlignVCenter, e.text);
   }
 }
 
@@ -336,7 +292,7 @@ void PlotPainter::paintRubberBand(const Painting& g, const QColor& highlight) co
   g.p.drawRect(band);
 }
 
-// Crosshair: a vertical line and, for every listed line series, its value at the nearest x.
+// Crosshair: a vertical line and, for every listed line series, its value at the nearest x, highest first.
 void PlotPainter::paintCrosshair(const Painting& g) {
   QPainter& p = g.p;
   const PlotFrame& f = g.f;
@@ -346,21 +302,37 @@ void PlotPainter::paintCrosshair(const Painting& g) {
   const double x = f.dataX(pointer_->hover.x());
   p.setPen(QPen(withAlpha(fg, 120), 1));
   p.drawLine(QPointF(pointer_->hover.x(), r.top()), QPointF(pointer_->hover.x(), r.bottom()));
-  QStringList lines{QStringLiteral("x = %1").arg(axis::formatValue(x))};
-  std::vector<QColor> colours{QColor(Qt::transparent)};
+  struct Reading {
+    double y;
+    QString text;
+    QColor colour;
+  };
+  std::vector<Reading> readings;
   for (PlotSeries& s : chart_.series) {
     if (!s.style.legend || s.style.scatter || s.style.bars) continue;  // scatter points are unordered in x
     s.ensureSorted();
     const QPointF* q = nearestByX(s.points, x);
     if (!q) continue;
-    lines << QStringLiteral("%1: %2").arg(fm.elidedText(s.label, Qt::ElideMiddle, 200), axis::formatValue(q->y()));
-    colours.push_back(s.style.color);
+    readings.push_back({q->y(),
+                        QStringLiteral("%1: %2").arg(fm.elidedText(s.label, Qt::ElideMiddle, 200),
+                                                     axis::formatValue(q->y())),
+                        s.style.color});
     if (std::isfinite(q->y())) {
       p.setPen(QPen(s.style.color, 1.5));
       p.setBrush(bg);
       p.drawEllipse(QPointF(f.px(q->x()), f.py(f.ty(q->y()))), 3, 3);
       p.setBrush(Qt::NoBrush);
     }
+  }
+  // Highest first, as the lines stand at this x; values that are not numbers last.
+  std::stable_sort(readings.begin(), readings.end(), [](const Reading& a, const Reading& b) {
+    return std::isnan(b.y) ? !std::isnan(a.y) : a.y > b.y;
+  });
+  QStringList lines{QStringLiteral("x = %1").arg(axis::formatValue(x))};
+  std::vector<QColor> colours{QColor(Qt::transparent)};
+  for (const Reading& r : readings) {
+    lines << r.text;
+    colours.push_back(r.colour);
   }
   double w = 0;
   for (const QString& l : lines) w = std::max(w, fm.horizontalAdvance(l));

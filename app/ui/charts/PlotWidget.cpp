@@ -177,6 +177,34 @@ QStringList PlotWidget::legendLabels() const {
   return labels;
 }
 
+std::vector<LegendItem> PlotWidget::legendItems() const {
+  std::vector<LegendItem> items;
+  for (const PlotSeries& s : d_->series)
+    if (s.style.legend) items.push_back({s.label, s.style});
+  return items;
+}
+
+void PlotWidget::setLegendVisible(bool on) {
+  if (d_->legendShown == on) return;
+  d_->legendShown = on;
+  d_->changed();
+  update();
+}
+
+bool PlotWidget::legendVisible() const {
+  return d_->legendShown;
+}
+
+QRectF PlotWidget::plotArea() const {
+  return d_->frame(effectiveSize(this), font()).plot;
+}
+
+std::vector<QRectF> PlotWidget::legendBoxes() const {
+  std::vector<QRectF> boxes;
+  for (const LegendEntry& e : d_->frame(effectiveSize(this), font()).legend) boxes.push_back(e.box);
+  return boxes;
+}
+
 int PlotWidget::seriesCount() const {
   return static_cast<int>(d_->series.size());
 }

@@ -8,6 +8,8 @@
 // - Line series must be sorted by x; scatter series may be in any order.
 // - Autoscale is outlier-robust (a lone spike does not flatten the rest); log y clamps zeros and negatives.
 // - Drag horizontally to zoom x, double-click to reset; zoom changes emit xRangeChanged for linked charts.
+// - The legend is laid out below the plot, never over data; the crosshair box lists every series at the pointer's x,
+//   highest value first.
 // - Right-click: save this one chart (PNG, or SVG and PDF as vectors for papers), toggle log y, reset the zoom.
 // - Only paints when something changed (update() coalesces); callers may append at any rate.
 #include <QColor>
@@ -41,6 +43,12 @@ enum class ChartFormat { Png, Svg, Pdf };
 QString chartSuffix(ChartFormat format);                        // "png", "svg", "pdf"
 std::optional<ChartFormat> chartFormatOf(const QString& path);  // by the file's suffix, any case
 
+// One series as a legend names it.
+struct LegendItem {
+  QString label;
+  SeriesStyle style;
+};
+
 struct Marker {
   double x = 0;
   QString label;
@@ -73,6 +81,14 @@ class PlotWidget : public QWidget {
 
   int seriesCount() const;
   QStringList legendLabels() const;           // the labels the legend lists, in order
+  std::vector<LegendItem> legendItems() const;  // the same, with how each series is drawn
+  // The legend sits below the plot area, flowing in up to three rows ("+N more" beyond); off where the series are
+  // named elsewhere (the compare view's one legend for all its charts).
+  void setLegendVisible(bool on);
+  bool legendVisible() const;
+  // Where the plot area and each legend entry are at the widget's current size (widget pixels).
+  QRectF plotArea() const;
+  std::vector<QRectF> legendBoxes() const;
   int pointCount() const;                     // over all series
   int pointCount(const QString& id) const;
   std::vector<QPointF> points(const QString& id) const;

@@ -39,6 +39,14 @@ struct PlotSeries {
   void ensureSorted();
 };
 
+// One entry of a chart's legend, laid out below the plot area: a series (by index) or, with more series than fit,
+// the last entry "+N more" (series -1) whose names the crosshair box lists.
+struct LegendEntry {
+  int series = -1;
+  QRectF box;  // swatch and text, widget pixels
+  QString text;
+};
+
 // Everything a paint (or a mouse event) needs for one widget size: the plot rectangle, the ranges, the ticks and
 // the decimated lines. Cached per size and data generation, so mouse moves do not redo the decimation.
 struct PlotFrame {
@@ -52,6 +60,7 @@ struct PlotFrame {
   std::vector<std::vector<QPointF>> lines;  // per series (same order), decimated, data units; empty for scatter
   std::vector<double> xTicks, yTicks;       // data x; transformed y
   QStringList xTickLabels, yTickLabels;
+  std::vector<LegendEntry> legend;          // below the x axis, never over the plot area
 
   double ty(double y) const { return logY ? std::log10(y > 0 ? y : logFloor) : y; }
   double fromTy(double t) const { return logY ? std::pow(10.0, t) : t; }
@@ -59,10 +68,6 @@ struct PlotFrame {
   double py(double t) const { return plot.bottom() - (t - y0) / (y1 - y0) * plot.height(); }
   double dataX(double pixelX) const { return x0 + (pixelX - plot.left()) / plot.width() * (x1 - x0); }
 };
-
-// Where a legend of `size` goes in the plot rectangle: the corner (top right, top left, bottom right, bottom left, in
-// that order of preference) whose box covers the fewest of the drawn points (widget pixels).
-QRectF placeLegend(QSizeF size, const QRectF& plot, const std::vector<QPointF>& drawn);
 
 // The size a chart is laid out at when it has none worth the name yet (never shown, or squeezed): its own once shown
 // and big enough, else at least 640 x 400.
@@ -72,6 +77,7 @@ QSize effectiveSize(const QWidget* w);
 struct PlotData {
   QString title, xLabel, yLabel;
   bool logY = false;
+  bool legendShown = true;  // off where the chart's series are named elsewhere (a shared legend)
   QStringList categories;          // a category x axis when not empty
   std::vector<PlotSeries> series;  // in insertion order (drawing and legend order)
   QHash<QString, int> index;       // id -> position in `series`
@@ -123,6 +129,11 @@ class PlotPainter {
   PlotData& chart_;
   const PlotPointer* pointer_;
 };
+
+// A legend's swatch for a series drawn with `style`: a short line (dashed where the series is), a dot for a scatter,
+// a square for bars; centred vertically in `box`, kSwatchWidth wide from its left edge.
+constexpr double kSwatchWidth = 18;
+void paintSwatch(QPainter& p, const SeriesStyle& style, const QRectF& box);
 
 // How a chart looks on the page it is written to: its size in pixels, the font and palette it is painted with, the
 // resolution that gives text and lines their on-screen size in vector formats, and the document's title.

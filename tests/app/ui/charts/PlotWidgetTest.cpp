@@ -8,6 +8,8 @@
 #include <QImage>
 #include <QSet>
 #include <QSignalSpy>
+
+#include <set>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <QtTest>
@@ -312,20 +314,42 @@ class PlotWidgetTest : public QObject {
 
   // The legend goes to the corner where it hides the fewest points: a falling loss fills the top left, so not there
   // but top right; data along the top moves it to the bottom.
-  void legendAvoidsTheData() {
-    const QRectF plot(50, 30, 600, 400);
-    const QSizeF box(120, 40);
-    std::vector<QPointF> falling, top;
-    for (int x = 0; x <= 600; x += 4) {
-      falling.emplace_back(50 + x, 30 + 400 * (x / 600.0));  // from the top left corner down to the bottom right
-      top.emplace_back(50 + x, 40);
+  // The legend sits below the plot area, so no entry can hide a data point; with more series than three rows hold,
+  // the last entry counts the rest.
+  void legendNeverCoversData() {
+    PlotWidget w("t");
+    w.resize(640, 400);
+    for (int i = 0; i < 4; ++i)
+      w.setSeries(QStringLiteral("s%1").arg(i), QStringLiteral("a run with a long name %1").arg(i),
+                  {{0, 10.0 + i}, {50, 5.0}, {100, 0.0 - i}}, SeriesStyle{});
+    const QRectF plot = w.plotArea();
+    auto boxes = w.legendBoxes();
+    QCOMPARE(boxes.size(), size_t(4));
+    for (size_t i = 0; i < boxes.size(); ++i) {
+      QVERIFY2(!boxes[i].intersects(plot), qPrintable(QString::number(i)));
+      QVERIFY(QRectF(0, 0, 640, 400).contains(boxes[i]));
+      for (size_t j = i + 1; j < boxes.size(); ++j) QVERIFY(!boxes[i].intersects(boxes[j]));
     }
-    std::vector<QPointF> none;
-    QCOMPARE(ps::ui::placeLegend(box, plot, none), QRectF(QPointF(650 - 6 - 120, 36), box));  // the usual top right
-    const QRectF away = ps::ui::placeLegend(box, plot, falling);
-    QVERIFY(std::none_of(falling.begin(), falling.end(), [&](const QPointF& q) { return away.contains(q); }));
-    const QRectF below = ps::ui::placeLegend(box, plot, top);
-    QVERIFY2(below.top() > plot.center().y(), "with data along the top the legend goes to the bottom");
+    QVERIFY(!w.grab().isNull());
+
+    for (int i = 4; i < 40; ++i)
+      w.setSeries(QStringLiteral("s%1").arg(i), QStringLiteral("a run with a long name %1").arg(i),
+                  {{0, double(i)}, {100, 0.0}}, SeriesStyle{});
+    boxes = w.legendBoxes();
+    QVERIFY(boxes.size() < 40);
+    std::set<double> rows;
+    for (const QRectF& b : boxes) {
+      QVERIFY(!b.intersects(w.plotArea()));
+      rows.insert(b.top());
+    }
+    QVERIFY2(rows.size() <= 3, "at most three rows of legend");
+    QVERIFY(w.plotArea().height() > 200);  // the plot keeps most of the height
+
+    const double withLegend = w.plotArea().height();
+    w.setLegendVisible(false);
+    QVERIFY(w.legendBoxes().empty());
+    QVERIFY(w.plotArea().height() > withLegend);
+    QCOMPARE(w.legendLabels().size(), 40);  // still named: a shared legend reads them
   }
 
   void barsStandOnZeroOverTheirCategory() {
