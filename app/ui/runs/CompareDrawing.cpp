@@ -100,10 +100,11 @@ void drawCompareChart(PlotWidget& plot, const CompareChart& chart, const std::ve
   for (const auto& group : groups) {
     if (group.size() < 2 || !drawGroup(plot, chart, group, names.groupOf(*group.front()), o))
       for (const RunSeries* r : group) drawRun(plot, chart, *r, o, names.of(*r));
-    // With several runs a marker says whose change it was.
+    // With several runs a marker says whose change it was by the run's id, which leads its name in the legend: the
+    // line is short enough to show the change itself.
     for (const RunSeries* r : group)
       for (const auto& [x, label] : r->markers(o.axis))
-        markers.push_back({x, runs.size() > 1 ? names.of(*r) + QStringLiteral(": ") + label : label});
+        markers.push_back({x, runs.size() > 1 ? QStringLiteral("#%1: ").arg(r->info.id) + label : label});
   }
   plot.setMarkers(std::move(markers));
 }

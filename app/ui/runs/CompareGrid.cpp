@@ -1,8 +1,14 @@
 #include "app/ui/runs/CompareGrid.h"
 
-#include <QDir>
-#include <QGridLayout>
+#include "app/ui/charts/ChartLegend.h"
 
+#include <QDir>
+#include <QFontMetrics>
+#include <QGridLayout>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <utility>
@@ -13,9 +19,24 @@ namespace {
 constexpr int kColumns = 2;  // charts per grid row
 }  // namespace
 
-CompareGrid::CompareGrid(QWidget* parent) : QScrollArea(parent), host_(new QWidget), grid_(new QGridLayout(host_)) {
-  setWidgetResizable(true);
-  setWidget(host_);
+CompareGrid::CompareGrid(QWidget* parent)
+    : QWidget(parent),
+      legend_(new ChartLegend),
+      legendScroll_(new QScrollArea(this)),
+      host_(new QWidget),
+      grid_(new QGridLayout(host_)) {
+  legendScroll_->setWidget(legend_);
+  legendScroll_->setWidgetResizable(true);
+  legendScroll_->setFrameShape(QFrame::NoFrame);
+  legendScroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  auto* charts = new QScrollArea(this);
+  charts->setWidgetResizable(true);
+  charts->setWidget(host_);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
+  layout->addWidget(legendScroll_);
+  layout->addWidget(charts, 1);
 }
 
 void CompareGrid::setCharts(const std::vector<CompareChart>& charts) {
@@ -28,6 +49,7 @@ void CompareGrid::setCharts(const std::vector<CompareChart>& charts) {
   for (size_t i = 0; i < charts_.size(); ++i) {
     auto* plot = new PlotWidget(charts_[i].title, host_);
     plot->setMinimumSize(320, 220);
+    plot->setLegendVisible(false);  // the grid's one legend names the runs
     grid_->addWidget(plot, int(i) / kColumns, int(i) % kColumns);
     plots_.push_back(plot);
     if (charts_[i].kind == CompareChart::Kind::Line)
@@ -44,6 +66,18 @@ PlotWidget* CompareGrid::plot(const QString& title) const {
 void CompareGrid::draw(const std::vector<const RunSeries*>& runs, const CompareOptions& options,
                        const RunNames& names) {
   for (size_t i = 0; i < charts_.size(); ++i) drawCompareChart(*plots_[i], charts_[i], runs, options, names);
+  legend_->setItems(plots_);
+  fitLegend();
+}
+
+void CompareGrid::fitLegend() {
+  const int row = QFontMetrics(legend_->font()).height() + 4;  // at most four rows in view; the rest scrolls
+  legendScroll_->setFixedHeight(std::min(legend_->heightForWidth(legendScroll_->viewport()->width()), 4 * row + 8));
+}
+
+void CompareGrid::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitLegend();
 }
 
 void CompareGrid::setLogY(bool on) {

@@ -9,6 +9,7 @@ namespace ps::ui {
 RunChecklist::RunChecklist(QWidget* parent) : QListWidget(parent) {
   setToolTip(tr("Untick a run to hide it from the charts"));
   setTextElideMode(Qt::ElideMiddle);  // a name's end says what differs: keep it
+  setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);  // elide rather than scroll
   connect(this, &QListWidget::itemChanged, this, [this](QListWidgetItem* item) {
     Q_EMIT runToggled(item->data(Qt::UserRole).toLongLong(), item->checkState() == Qt::Checked);
   });

@@ -1,4 +1,6 @@
 // CompareView: charts for every run, settings diff, x axes, smoothing, markers, linked zoom and exports.
+#include "app/ui/charts/ChartLegend.h"
+#include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidget.h"
 #include "app/ui/runs/CompareView.h"
 #include "app/ui/runs/NetworkControls.h"
@@ -102,7 +104,7 @@ class CompareViewTest : public QObject {
     const auto& markers = loss->markers();
     QCOMPARE(markers.size(), size_t(1));
     QCOMPARE(markers.front().x, 2.5);
-    QVERIFY(markers.front().label.contains(QStringLiteral("fwd k = 2 %")));
+    QCOMPARE(markers.front().label, QStringLiteral("#%1: fwd k = 2 %").arg(b_));  // whose change, and what it was
     view.setXAxis(XAxis::Bytes);
     QCOMPARE(loss->markers().front().x, 10000.0);
   }
@@ -420,6 +422,19 @@ class CompareViewTest : public QObject {
     QVERIFY(loss->hasSeries(sid(a_) + QStringLiteral("/raw")));
     QCOMPARE(loss->legendLabels(),
              (QStringList{QStringLiteral("#%1 · fwd k 10 %").arg(a_), QStringLiteral("#%1 · fwd k 5 %").arg(b_)}));
+    // One legend above every chart, each run once; no chart spends its height on a legend of its own.
+    auto* legend = view.findChild<ps::ui::ChartLegend*>();
+    QVERIFY(legend);
+    QStringList shared;
+    for (const auto& item : legend->items()) shared << item.label;
+    QCOMPARE(shared, loss->legendLabels());
+    QCOMPARE(legend->items()[1].style.color, ps::ui::runColor(b_));
+    for (PlotWidget* p : view.plots()) {
+      QVERIFY2(!p->legendVisible(), qPrintable(p->title()));
+      QVERIFY(p->legendBoxes().empty());
+    }
+    view.setRunVisible(a_, false);
+    QCOMPARE(legend->items().size(), size_t(1));
   }
 
   void hiddenRunsAndLanguageModels() {
