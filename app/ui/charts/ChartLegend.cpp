@@ -21,8 +21,8 @@ void ChartLegend::setItems(const std::vector<PlotWidget*>& charts) {
   std::vector<LegendItem> items;
   for (const PlotWidget* chart : charts)
     for (LegendItem& item : chart->legendItems())
-      if (!item.label.isEmpty() && std::none_of(items.begin(), items.end(),
-                                                [&](const LegendItem& i) { return i.label == item.label; }))
+      if (!item.label.isEmpty() &&
+          std::none_of(items.begin(), items.end(), [&](const LegendItem& i) { return i.label == item.label; }))
         items.push_back(std::move(item));
   setItems(std::move(items));
 }

@@ -136,7 +136,9 @@ std::vector<LegendEntry> flowLegend(const PlotData& chart, double width, const Q
   std::vector<LegendEntry> out;
   if (!chart.legendShown) return out;
   const double row = fm.height() + 2, gap = 14, maxText = std::max(60.0, width * 0.45);
-  const auto widthOf = [&](const QString& text) { return kSwatchWidth + 6 + std::min(maxText, fm.horizontalAdvance(text)); };
+  const auto widthOf = [&](const QString& text) {
+    return kSwatchWidth + 6 + std::min(maxText, fm.horizontalAdvance(text));
+  };
   int listed = 0;
   double x = 0;
   int line = 0;

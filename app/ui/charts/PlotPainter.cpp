@@ -313,10 +313,9 @@ void PlotPainter::paintCrosshair(const Painting& g) {
     s.ensureSorted();
     const QPointF* q = nearestByX(s.points, x);
     if (!q) continue;
-    readings.push_back({q->y(),
-                        QStringLiteral("%1: %2").arg(fm.elidedText(s.label, Qt::ElideMiddle, 200),
-                                                     axis::formatValue(q->y())),
-                        s.style.color});
+    readings.push_back(
+        {q->y(), QStringLiteral("%1: %2").arg(fm.elidedText(s.label, Qt::ElideMiddle, 200), axis::formatValue(q->y())),
+         s.style.color});
     if (std::isfinite(q->y())) {
       p.setPen(QPen(s.style.color, 1.5));
       p.setBrush(bg);
@@ -325,9 +324,8 @@ void PlotPainter::paintCrosshair(const Painting& g) {
     }
   }
   // Highest first, as the lines stand at this x; values that are not numbers last.
-  std::stable_sort(readings.begin(), readings.end(), [](const Reading& a, const Reading& b) {
-    return std::isnan(b.y) ? !std::isnan(a.y) : a.y > b.y;
-  });
+  std::stable_sort(readings.begin(), readings.end(),
+                   [](const Reading& a, const Reading& b) { return std::isnan(b.y) ? !std::isnan(a.y) : a.y > b.y; });
   QStringList lines{QStringLiteral("x = %1").arg(axis::formatValue(x))};
   std::vector<QColor> colours{QColor(Qt::transparent)};
   for (const Reading& r : readings) {

@@ -60,7 +60,7 @@ struct PlotFrame {
   std::vector<std::vector<QPointF>> lines;  // per series (same order), decimated, data units; empty for scatter
   std::vector<double> xTicks, yTicks;       // data x; transformed y
   QStringList xTickLabels, yTickLabels;
-  std::vector<LegendEntry> legend;          // below the x axis, never over the plot area
+  std::vector<LegendEntry> legend;  // below the x axis, never over the plot area
 
   double ty(double y) const { return logY ? std::log10(y > 0 ? y : logFloor) : y; }
   double fromTy(double t) const { return logY ? std::pow(10.0, t) : t; }
@@ -77,7 +77,7 @@ QSize effectiveSize(const QWidget* w);
 struct PlotData {
   QString title, xLabel, yLabel;
   bool logY = false;
-  bool legendShown = true;  // off where the chart's series are named elsewhere (a shared legend)
+  bool legendShown = true;         // off where the chart's series are named elsewhere (a shared legend)
   QStringList categories;          // a category x axis when not empty
   std::vector<PlotSeries> series;  // in insertion order (drawing and legend order)
   QHash<QString, int> index;       // id -> position in `series`

@@ -9,10 +9,10 @@
 #include <QSet>
 #include <QSignalSpy>
 
-#include <set>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <QtTest>
+#include <set>
 
 #include <cmath>
 #include <random>
