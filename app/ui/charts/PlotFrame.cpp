@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <tuple>
 
 namespace ps::ui {
@@ -16,6 +17,9 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kRightMargin = 14;
 constexpr double kLegendMargin = 8;
+// A series with at most this many points in view is sparse (evaluations, a few markers of a run): its points always
+// count for the y range, so outlier trimming of the dense series never hides it.
+constexpr std::size_t kSparsePoints = 32;
 // A linear y range spans at least this fraction of the values' magnitude, so a nearly flat series (bytes per step
 // that differ only by a header) is drawn flat instead of blown up into what looks like noise.
 constexpr double kMinRelativeSpan = 0.01;
@@ -67,16 +71,29 @@ void chooseXRange(PlotFrame& f, const DataBounds& d, const std::optional<std::pa
   widenDegenerate(f.x0, f.x1);
 }
 
-// The y range of the visible values `ys` (transformed): outlier-robust, padded by 5%; one decade either side for a
-// constant log plot. Bars stand on zero.
-void chooseYRange(PlotFrame& f, std::vector<double>& ys, bool anyBars) {
-  if (anyBars && !f.logY) ys.push_back(0);
-  if (ys.empty()) {
+// The y range of the visible values (transformed), padded by 5%; one decade either side for a constant log plot.
+// With outliers ignored, the range of the dense series' values `pooled` is outlier-robust, and every value in `kept`
+// (sparse series: a few evaluations among many training steps) is inside it whatever its size; otherwise every value
+// is. Bars stand on zero.
+void chooseYRange(PlotFrame& f, std::vector<double>& pooled, const std::vector<double>& kept, bool anyBars,
+                  bool ignoreOutliers) {
+  if (anyBars && !f.logY) pooled.push_back(0);
+  if (pooled.empty() && kept.empty()) {
     f.y0 = 0;
     f.y1 = 1;
     return;
   }
-  std::tie(f.y0, f.y1) = axis::robustRange(ys);
+  f.y0 = kInf;
+  f.y1 = -kInf;
+  if (!pooled.empty()) {
+    if (ignoreOutliers) {
+      std::tie(f.y0, f.y1) = axis::robustRange(pooled);
+    } else {
+      const auto [mn, mx] = std::minmax_element(pooled.begin(), pooled.end());
+      f.y0 = *mn, f.y1 = *mx;
+    }
+  }
+  for (double y : kept) f.y0 = std::min(f.y0, y), f.y1 = std::max(f.y1, y);
   const double minSpan = f.logY ? 0 : kMinRelativeSpan * std::max(std::fabs(f.y0), std::fabs(f.y1));
   if (f.y1 - f.y0 < minSpan) {
     const double mid = 0.5 * (f.y0 + f.y1);
@@ -167,6 +184,24 @@ std::vector<LegendEntry> flowLegend(const PlotData& chart, double width, const Q
   }
 }
 
+// Points above or below the y range, marked on the plot's top or bottom edge, one mark per pixel column and edge.
+void markOffScale(PlotFrame& f, const PlotData& chart) {
+  std::set<std::pair<long, bool>> marked;  // (pixel column, above)
+  const auto check = [&](const QPointF& p) {
+    if (p.x() < f.x0 || p.x() > f.x1 || !std::isfinite(p.y())) return;
+    const double t = f.ty(p.y());
+    if (t >= f.y0 && t <= f.y1) return;
+    const double x = f.px(p.x());
+    if (marked.insert({std::lround(x), t > f.y1}).second)
+      f.offScale.emplace_back(x, t > f.y1 ? f.plot.top() : f.plot.bottom());
+  };
+  for (std::size_t i = 0; i < chart.series.size(); ++i) {
+    const PlotSeries& s = chart.series[i];
+    if (s.style.bars || s.style.fillTo.size() || s.style.faint) continue;  // bands and raw lines follow their line
+    for (const QPointF& p : s.style.scatter ? s.points : f.lines[i]) check(p);
+  }
+}
+
 }  // namespace
 
 PlotFrame layOutPlot(PlotData& chart, QSize size, const QFont& font) {
@@ -192,26 +227,30 @@ PlotFrame layOutPlot(PlotData& chart, QSize size, const QFont& font) {
   const double guessLeft = yLabelWidth + fm.horizontalAdvance(QStringLiteral("-8.88k")) + 10;
   const int columns = std::max(1, static_cast<int>(size.width() - guessLeft - kRightMargin));
 
-  // 3. Decimate the lines to the visible range and collect the visible y values (transformed).
-  std::vector<double> ys;
+  // 3. Decimate the lines to the visible range and collect the visible y values (transformed): a sparse series'
+  // values are kept in range, a dense one's are pooled for the outlier-robust range.
+  std::vector<double> pooled, kept;
   f.lines.resize(chart.series.size());
-  const auto collect = [&](const QPointF& p) {
-    if (p.x() < f.x0 || p.x() > f.x1 || !std::isfinite(p.y())) return;
-    ys.push_back(f.ty(p.y()));
+  const auto collect = [&](const std::vector<QPointF>& points, bool scatter) {
+    std::vector<double> ys;
+    for (const QPointF& p : points)
+      if (p.x() >= f.x0 && p.x() <= f.x1 && std::isfinite(p.y())) ys.push_back(f.ty(p.y()));
+    auto& into = scatter || ys.size() <= kSparsePoints ? kept : pooled;
+    into.insert(into.end(), ys.begin(), ys.end());
   };
   for (std::size_t i = 0; i < chart.series.size(); ++i) {
     PlotSeries& s = chart.series[i];
     if (s.style.scatter || s.style.bars) {
-      for (const QPointF& p : s.points) collect(p);
+      collect(s.points, s.style.scatter);
       continue;
     }
     s.ensureSorted();
     f.lines[i] = decimate(s.points, f.x0, f.x1, columns);
-    for (const QPointF& p : f.lines[i]) collect(p);
+    collect(f.lines[i], false);
   }
 
   // 4. The y range and its ticks.
-  chooseYRange(f, ys, data.anyBars);
+  chooseYRange(f, pooled, kept, data.anyBars, chart.ignoreOutliers);
   placeYTicks(f, std::max(2, static_cast<int>(plotHeight / 50)));
 
   // 5. The plot rectangle, now that the widest y tick label is known.
@@ -221,8 +260,9 @@ PlotFrame layOutPlot(PlotData& chart, QSize size, const QFont& font) {
   f.plot = QRectF(left, f.titleHeight, std::max(1.0, size.width() - left - kRightMargin), plotHeight);
   for (LegendEntry& e : f.legend) e.box.translate(kLegendMargin, f.plot.bottom() + xAxisHeight);
 
-  // 6. X ticks.
+  // 6. X ticks, and where points left off the scale are marked at its edges.
   placeXTicks(f, chart.categories);
+  markOffScale(f, chart);
   return f;
 }
 

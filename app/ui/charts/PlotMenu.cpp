@@ -1,4 +1,5 @@
-// A chart's context menu: the per-chart actions a user expects (save just this chart, log y, reset zoom).
+// A chart's context menu: the per-chart actions a user expects (save just this chart, log y, ignore outliers, reset
+// zoom).
 #include "app/ui/charts/PlotWidgetImpl.h"
 
 #include <QFileDialog>
@@ -24,6 +25,11 @@ void runChartMenu(PlotWidget& plot, const QPoint& globalPos) {
   QAction* log = menu.addAction(PlotWidget::tr("Logarithmic y"));
   log->setCheckable(true);
   log->setChecked(plot.logY());
+  QAction* outliers = menu.addAction(PlotWidget::tr("Ignore Outliers"));
+  outliers->setToolTip(
+      PlotWidget::tr("Scale y to the bulk of each dense series; points left out are marked at the edge"));
+  outliers->setCheckable(true);
+  outliers->setChecked(plot.ignoreOutliers());
   QAction* reset = menu.addAction(PlotWidget::tr("Reset Zoom"));
   reset->setEnabled(plot.xRange().has_value());
   QAction* chosen = menu.exec(globalPos);
@@ -47,6 +53,8 @@ void runChartMenu(PlotWidget& plot, const QPoint& globalPos) {
                          &plot);
   } else if (chosen == log) {
     plot.setLogY(log->isChecked());
+  } else if (chosen == outliers) {
+    plot.setIgnoreOutliers(outliers->isChecked());
   } else if (chosen == reset) {
     plot.resetZoom();
   }

@@ -98,6 +98,7 @@ void PlotPainter::paint(QPainter& p, const PlotFrame& f, QSize size, const QFont
   paintMarkers(g);
   paintBands(g);
   paintSeries(g);
+  paintOffScale(g);
   if (pointer_ && pointer_->dragging) paintRubberBand(g, pal.color(QPalette::Highlight));
   if (pointer_ && pointer_->hovering && !pointer_->dragging && f.plot.contains(pointer_->hover)) paintCrosshair(g);
   p.restore();
@@ -253,6 +254,20 @@ void PlotPainter::paintSeries(const Painting& g) const {
       }
     }
   }
+}
+
+// Points outside the y range (outliers left out of the scale): a small triangle on the edge, pointing their way.
+void PlotPainter::paintOffScale(const Painting& g) const {
+  if (g.f.offScale.empty()) return;
+  QPainter& p = g.p;
+  p.setPen(Qt::NoPen);
+  p.setBrush(withAlpha(g.fg, 150));
+  for (const QPointF& at : g.f.offScale) {
+    const double toward = at.y() <= g.f.plot.top() ? -1 : 1;  // up at the top edge, down at the bottom
+    const double tip = at.y() + toward, base = at.y() - toward * 7;
+    p.drawPolygon(QPolygonF{QPointF(at.x(), tip), QPointF(at.x() - 4, base), QPointF(at.x() + 4, base)});
+  }
+  p.setBrush(Qt::NoBrush);
 }
 
 void paintSwatch(QPainter& p, const SeriesStyle& st, const QRectF& box) {

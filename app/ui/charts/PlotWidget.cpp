@@ -251,6 +251,21 @@ QSize effectiveSize(const QWidget* w) {
   return s.expandedTo(QSize(640, 400));
 }
 
+void PlotWidget::setIgnoreOutliers(bool on) {
+  if (d_->ignoreOutliers == on) return;
+  d_->ignoreOutliers = on;
+  d_->changed();
+  update();
+}
+
+bool PlotWidget::ignoreOutliers() const {
+  return d_->ignoreOutliers;
+}
+
+int PlotWidget::offScaleMarks() const {
+  return static_cast<int>(d_->frame(effectiveSize(this), font()).offScale.size());
+}
+
 std::pair<double, double> PlotWidget::visibleYRange() const {
   const PlotFrame& f = d_->frame(effectiveSize(this), font());
   return {f.fromTy(f.y0), f.fromTy(f.y1)};

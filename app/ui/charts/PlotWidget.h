@@ -6,11 +6,14 @@
 //
 // - Keeps the full data; every paint decimates the visible x range to min/max per pixel column (Decimate.h).
 // - Line series must be sorted by x; scatter series may be in any order.
-// - Autoscale is outlier-robust (a lone spike does not flatten the rest); log y clamps zeros and negatives.
+// - Autoscale ignores outliers of dense series (a lone spike does not flatten the rest) and marks them at the edge,
+//   but always shows every point of a sparse series (evaluations among training steps); setIgnoreOutliers(false)
+//   shows every point. Log y clamps zeros and negatives.
 // - Drag horizontally to zoom x, double-click to reset; zoom changes emit xRangeChanged for linked charts.
 // - The legend is laid out below the plot, never over data; the crosshair box lists every series at the pointer's x,
 //   highest value first.
-// - Right-click: save this one chart (PNG, or SVG and PDF as vectors for papers), toggle log y, reset the zoom.
+// - Right-click: save this one chart (PNG, or SVG and PDF as vectors for papers), toggle log y and ignoring
+//   outliers, reset the zoom.
 // - Only paints when something changed (update() coalesces); callers may append at any rate.
 #include <QColor>
 #include <QPointF>
@@ -64,6 +67,8 @@ class PlotWidget : public QWidget {
   void setAxisLabels(const QString& x, const QString& y);
   void setLogY(bool on);
   bool logY() const;
+  void setIgnoreOutliers(bool on);  // on by default
+  bool ignoreOutliers() const;
   // A category axis: x = 0, 1, ... are labelled with these names (bar charts); empty: a numeric x axis.
   void setCategories(const QStringList& names);
 
@@ -99,6 +104,7 @@ class PlotWidget : public QWidget {
   void resetZoom();
   std::optional<std::pair<double, double>> xRange() const;
   std::pair<double, double> visibleYRange() const;  // after autoscale, in data units
+  int offScaleMarks() const;  // points outside the y range, marked at its edges (one per pixel column and edge)
 
   bool exportPng(const QString& path);  // renders the chart as it is now; false if the file cannot be written
   // The chart as it is now, in `format` (writeChartFile): SVG and PDF at the chart's size, with its fonts at their

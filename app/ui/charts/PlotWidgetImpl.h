@@ -61,6 +61,7 @@ struct PlotFrame {
   std::vector<double> xTicks, yTicks;       // data x; transformed y
   QStringList xTickLabels, yTickLabels;
   std::vector<LegendEntry> legend;  // below the x axis, never over the plot area
+  std::vector<QPointF> offScale;    // marks on the plot's top or bottom edge for points outside the y range
 
   double ty(double y) const { return logY ? std::log10(y > 0 ? y : logFloor) : y; }
   double fromTy(double t) const { return logY ? std::pow(10.0, t) : t; }
@@ -78,6 +79,7 @@ struct PlotData {
   QString title, xLabel, yLabel;
   bool logY = false;
   bool legendShown = true;         // off where the chart's series are named elsewhere (a shared legend)
+  bool ignoreOutliers = true;      // the y range trims a dense series' outliers (marked at the edge)
   QStringList categories;          // a category x axis when not empty
   std::vector<PlotSeries> series;  // in insertion order (drawing and legend order)
   QHash<QString, int> index;       // id -> position in `series`
@@ -122,6 +124,7 @@ class PlotPainter {
   void paintMarkers(const Painting& g) const;
   void paintBands(const Painting& g) const;
   void paintSeries(const Painting& g) const;
+  void paintOffScale(const Painting& g) const;
   void paintLegend(const Painting& g) const;
   void paintRubberBand(const Painting& g, const QColor& highlight) const;
   void paintCrosshair(const Painting& g);  // sorts the series it reads

@@ -29,6 +29,11 @@ CompareControls::CompareControls(QWidget* parent) : QWidget(parent) {
 
   logY_ = new QCheckBox(tr("Log y"), this);
   connect(logY_, &QCheckBox::toggled, this, &CompareControls::logYChosen);
+  ignoreOutliers_ = new QCheckBox(tr("Ignore outliers"), this);
+  ignoreOutliers_->setToolTip(
+      tr("Scale y to the bulk of each dense series (a loss spike does not flatten the rest); points left out are "
+         "marked at the edge. Sparse series such as evaluations are always shown whole."));
+  connect(ignoreOutliers_, &QCheckBox::toggled, this, &CompareControls::ignoreOutliersChosen);
   groupSeeds_ = new QCheckBox(tr("Group seeds"), this);
   groupSeeds_->setToolTip(tr("Runs that differ only in their seed as one mean line with a min–max band"));
   connect(groupSeeds_, &QCheckBox::toggled, this, &CompareControls::groupSeedsChosen);
@@ -62,7 +67,7 @@ CompareControls::CompareControls(QWidget* parent) : QWidget(parent) {
   auto* row = new QHBoxLayout(this);
   row->setContentsMargins(0, 0, 0, 0);
   for (QWidget* w : QList<QWidget*>{new QLabel(tr("X axis:"), this), axis_, new QLabel(tr("Smoothing:"), this),
-                                    smoothing_, smoothingValue_, logY_, groupSeeds_})
+                                    smoothing_, smoothingValue_, logY_, ignoreOutliers_, groupSeeds_})
     row->addWidget(w);
   row->setStretchFactor(smoothing_, 1);
   row->addStretch(1);
@@ -73,11 +78,12 @@ CompareControls::CompareControls(QWidget* parent) : QWidget(parent) {
 }
 
 void CompareControls::setOptions(const CompareOptions& options) {
-  const QSignalBlocker a(axis_), s(smoothing_), l(logY_), g(groupSeeds_);
+  const QSignalBlocker a(axis_), s(smoothing_), l(logY_), o(ignoreOutliers_), g(groupSeeds_);
   axis_->setCurrentIndex(axis_->findData(int(options.axis)));
   smoothing_->setValue(int(std::lround(options.smoothing * 100)));
   smoothingValue_->setText(QString::number(options.smoothing, 'f', 2));
   logY_->setChecked(options.logY);
+  ignoreOutliers_->setChecked(options.ignoreOutliers);
   groupSeeds_->setChecked(options.groupSeeds);
 }
 

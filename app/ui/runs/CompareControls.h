@@ -1,7 +1,7 @@
 #pragma once
-// ps::ui::CompareControls: the compare view's bar: the x axis, smoothing, log y, seed groups, a chart of any recorded
-// metric, and the export buttons. It shows a CompareOptions and says what the user asked for; it holds no runs and
-// changes nothing itself.
+// ps::ui::CompareControls: the compare view's bar: the x axis, smoothing, log y, ignoring outliers, seed groups, a
+// chart of any recorded metric, and the export buttons. It shows a CompareOptions and says what the user asked for; it
+// holds no runs and changes nothing itself.
 #include "app/ui/charts/PlotWidget.h"  // ChartFormat
 #include "app/ui/runs/CompareDrawing.h"
 
@@ -31,6 +31,7 @@ class CompareControls : public QWidget {
   void axisChosen(ps::ui::XAxis axis);
   void smoothingChosen(double weight);
   void logYChosen(bool on);
+  void ignoreOutliersChosen(bool on);
   void groupSeedsChosen(bool on);
   void metricChartRequested(const QString& key);
   void removeMetricChartsRequested();
@@ -42,6 +43,7 @@ class CompareControls : public QWidget {
   QSlider* smoothing_ = nullptr;
   QLabel* smoothingValue_ = nullptr;
   QCheckBox* logY_ = nullptr;
+  QCheckBox* ignoreOutliers_ = nullptr;
   QCheckBox* groupSeeds_ = nullptr;
   QComboBox* metrics_ = nullptr;
   bool canRemove_ = false;

@@ -79,6 +79,7 @@ void drawCompareChart(PlotWidget& plot, const CompareChart& chart, const std::ve
                       const CompareOptions& o, const RunNames& names) {
   plot.clear();
   plot.setLogY(o.logY);
+  plot.setIgnoreOutliers(o.ignoreOutliers);
   if (chart.kind == CompareChart::Kind::Pareto) {
     plot.setAxisLabels(xAxisLabel(XAxis::Bytes), chart.yLabel);
     for (const RunSeries* r : runs) {

@@ -24,6 +24,7 @@ struct CompareOptions {
   XAxis axis = XAxis::Step;
   double smoothing = 0.6;  // debiased-EMA weight, 0 .. 0.99
   bool logY = false;
+  bool ignoreOutliers = true;  // y scaled to the bulk of dense series, what is left out marked at the edge
   bool groupSeeds = false;  // runs that differ only in seed as one band
 };
 

@@ -63,6 +63,7 @@ void CompareView::connectControls() {
   connect(controls_, &CompareControls::axisChosen, this, &CompareView::setXAxis);
   connect(controls_, &CompareControls::smoothingChosen, this, &CompareView::setSmoothing);
   connect(controls_, &CompareControls::logYChosen, this, &CompareView::setLogY);
+  connect(controls_, &CompareControls::ignoreOutliersChosen, this, &CompareView::setIgnoreOutliers);
   connect(controls_, &CompareControls::groupSeedsChosen, this, &CompareView::setGroupSeeds);
   connect(controls_, &CompareControls::metricChartRequested, this,
           [this](const QString& key) { addMetricChart(key.toStdString()); });
@@ -207,6 +208,13 @@ void CompareView::setLogY(bool on) {
   options_.logY = on;
   controls_->setOptions(options_);
   if (changed) grid_->setLogY(on);
+}
+
+void CompareView::setIgnoreOutliers(bool on) {
+  const bool changed = on != options_.ignoreOutliers;
+  options_.ignoreOutliers = on;
+  controls_->setOptions(options_);
+  if (changed) redraw();
 }
 
 void CompareView::setGroupSeeds(bool on) {

@@ -50,6 +50,8 @@ class CompareView : public QWidget {
   void setSmoothing(double weight);  // clamped to 0 .. 0.99
   bool logY() const { return options_.logY; }
   void setLogY(bool on);
+  bool ignoreOutliers() const { return options_.ignoreOutliers; }
+  void setIgnoreOutliers(bool on);  // every chart: y scaled to the bulk of dense series (on by default)
   // Runs that differ only in seed drawn as one mean line ("group<first run id>") with a min–max band
   // ("group<ID>/lo" filled to "group<ID>/hi") on the line charts; the Pareto chart keeps every run.
   bool groupSeeds() const { return options_.groupSeeds; }

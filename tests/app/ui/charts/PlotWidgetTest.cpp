@@ -13,6 +13,7 @@
 #include <QXmlStreamReader>
 #include <QtTest>
 #include <set>
+#include <tuple>
 
 #include <cmath>
 #include <random>
@@ -143,6 +144,35 @@ class PlotWidgetTest : public QObject {
     w.setSeries("loss", "loss", ramp(1000, 0.1), SeriesStyle{});
     const auto [lo2, hi2] = w.visibleYRange();
     QVERIFY(lo2 <= 0 && hi2 >= 99.9);
+  }
+
+  // Two evaluation points among 600 training points are not outliers: every point of a sparse series is in range.
+  // A dense series' spike is left off the scale and marked at the edge, unless outliers are not ignored.
+  void autoscaleKeepsSparseSeriesAndMarksWhatItLeavesOut() {
+    std::mt19937 rng(2);
+    std::normal_distribution<double> noise(1.5, 0.3);
+    std::vector<QPointF> train;
+    for (int i = 1; i <= 600; ++i) train.emplace_back(i, noise(rng));
+    PlotWidget w("t");
+    w.resize(640, 400);
+    w.setSeries("train", "train", train, SeriesStyle{});
+    w.setSeries("uncompressed", "uncompressed", {{300, 7.8}, {600, 7.6}}, SeriesStyle{QColor(Qt::red)});
+    auto [lo, hi] = w.visibleYRange();
+    QVERIFY2(hi >= 7.8, qPrintable(QString::number(hi)));
+    QCOMPARE(w.offScaleMarks(), 0);
+    QVERIFY(w.ignoreOutliers());
+
+    train[100].setY(1e4);  // a spike in the dense series
+    w.setSeries("train", "train", train, SeriesStyle{});
+    std::tie(lo, hi) = w.visibleYRange();
+    QVERIFY2(hi >= 7.8 && hi < 100, qPrintable(QString::number(hi)));
+    QCOMPARE(w.offScaleMarks(), 1);  // the spike, at the top edge
+    QVERIFY(!w.grab().isNull());
+
+    w.setIgnoreOutliers(false);
+    std::tie(lo, hi) = w.visibleYRange();
+    QVERIFY(hi >= 1e4);
+    QCOMPARE(w.offScaleMarks(), 0);
   }
 
   void constantAndEmptyData() {

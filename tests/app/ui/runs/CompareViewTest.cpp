@@ -10,6 +10,7 @@
 #include "RunsTestStore.h"
 
 #include <QAbstractItemModelTester>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QImage>
@@ -127,6 +128,17 @@ class CompareViewTest : public QObject {
     QCOMPARE(view.smoothing(), 0.99);
     view.setLogY(true);
     QVERIFY(loss->logY());
+    // Ignoring outliers is on by default and one switch for every chart, as the bar's check box shows it.
+    QVERIFY(view.ignoreOutliers() && loss->ignoreOutliers());
+    QCheckBox* box = nullptr;
+    for (QCheckBox* c : view.findChildren<QCheckBox*>())
+      if (c->text() == QStringLiteral("Ignore outliers")) box = c;
+    QVERIFY(box && box->isChecked());
+    box->setChecked(false);
+    QVERIFY(!view.ignoreOutliers());
+    for (PlotWidget* p : view.plots()) QVERIFY2(!p->ignoreOutliers(), qPrintable(p->title()));
+    view.setIgnoreOutliers(true);
+    QVERIFY(box->isChecked() && loss->ignoreOutliers());
   }
 
   void evaluationsAreDrawnAsMeasuredWhileDenseSeriesAreSmoothed() {
