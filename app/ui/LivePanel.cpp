@@ -79,15 +79,14 @@ void LivePanel::reset(const nlohmann::json& config) {
   const TaskKind kind = taskKind(config.value("task", std::string())).value_or(TaskKind::Classifier);
   const bool replicas = config.contains("parallel") && config["parallel"].value("replicas", 1) > 1;
   charts_.clear();
+  colours_.clear();
   for (const ChartSpec& spec : ps::charts()) {
     if (!spec.live() || !spec.shows(kind)) continue;
     if (!replicas && !spec.linkLeaf.empty() && spec.directions == std::vector<Direction>{Direction::Gradients}) continue;
     PlotWidget* plot = addPlot(tr(spec.title.c_str()), tr(spec.unit.c_str()), spec.logY);
     charts_.emplace_back(&spec, plot);
-    for (size_t i = 0; i < spec.series.size(); ++i) {
-      const ChartSeries& s = spec.series[i];
-      route(s.key, plot, tr(s.label.c_str()), spec.cumulative && s.dashed ? 7 : int(i), s.dashed, spec.cumulative);
-    }
+    for (const ChartSeries& s : spec.series)
+      route(s.key, plot, tr(s.label.c_str()), colours_.of(tr(s.label.c_str()), {plot}), s.dashed, spec.cumulative);
   }
 
   const int stages = config.contains("pipeline") ? config["pipeline"].value("stages", 1) : 0;
@@ -101,7 +100,7 @@ void LivePanel::reset(const nlohmann::json& config) {
   redraw_.start();
 }
 
-void LivePanel::route(const std::string& key, PlotWidget* plot, const QString& label, int colour, bool dashed,
+void LivePanel::route(const std::string& key, PlotWidget* plot, const QString& label, const QColor& colour, bool dashed,
                       bool cumulative) {
   Route r{plot, QString::fromStdString(key), label, colour, dashed, cumulative};
   routes_[key].push_back(r);
@@ -119,7 +118,16 @@ std::vector<LivePanel::Route>& LivePanel::routesFor(const std::string& key) {
   const bool grads = link->direction == Direction::Gradients;
   const QString name = grads ? tr("stage %1 grads").arg(b)
                              : tr("link %1 %2").arg(b).arg(link->direction == Direction::Backward ? tr("bwd") : tr("fwd"));
-  const int colour = grads ? 16 + b : b * 2 + int(link->direction);
+  // The link's colour avoids those of every chart any of its keys goes into, whichever key comes first.
+  std::vector<const void*> charts;
+  bool drawn = false;
+  for (const auto& [spec, plot] : charts_) {
+    if (!spec->takes(link->direction) || spec->linkLeaf.empty()) continue;
+    charts.push_back(plot);
+    drawn = drawn || link->leaf == spec->linkLeaf || link->leaf == spec->linkDashed;
+  }
+  if (!drawn) return out;                           // a leaf no chart draws
+  const QColor colour = colours_.of(name, charts);  // its raw bytes, dashed, in the same colour
   for (const auto& [spec, plot] : charts_) {
     if (!spec->takes(link->direction)) continue;
     if (link->leaf == spec->linkLeaf) out.push_back(Route{plot, QString::fromStdString(key), name, colour, false});
@@ -193,8 +201,7 @@ void LivePanel::flush() {
   redraw_.setInterval(std::clamp(int(1000.0 * frameCost_ / kPaintBudget), kRedrawMs, kSlowestRedrawMs));
   for (const MetricPoint& p : pending_) {
     for (Route& r : routesFor(p.key)) {
-      if (!r.plot->hasSeries(r.id))
-        r.plot->setSeries(r.id, r.label, {}, SeriesStyle{paletteColor(r.colour), false, r.dashed});
+      if (!r.plot->hasSeries(r.id)) r.plot->setSeries(r.id, r.label, {}, SeriesStyle{r.colour, false, r.dashed});
       r.total += p.value;
       r.plot->appendPoint(r.id, QPointF(double(p.step), r.cumulative ? r.total : p.value));
     }

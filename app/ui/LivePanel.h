@@ -7,6 +7,7 @@
 // is paced so that chart painting takes at most kPaintBudget of one core: 30 Hz when painting is cheap (a fast
 // machine, a small window), fewer redraws per second when it is not, never less than 2 per second.
 #include "app/ui/TelemetryTypes.h"
+#include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidget.h"
 #include "app/ui/runs/RunSeries.h"
 #include "engine/telemetry/Charts.h"
@@ -60,13 +61,13 @@ class LivePanel : public QWidget {
   struct Route {
     PlotWidget* plot;
     QString id, label;
-    int colour;
+    QColor colour;
     bool dashed;
     bool cumulative = false;
     double total = 0;  // a cumulative route's running sum
   };
   PlotWidget* addPlot(const QString& title, const QString& yLabel, bool logY = false);
-  void route(const std::string& key, PlotWidget* plot, const QString& label, int colour, bool dashed = false,
+  void route(const std::string& key, PlotWidget* plot, const QString& label, const QColor& colour, bool dashed = false,
              bool cumulative = false);
   std::vector<Route>& routesFor(const std::string& key);
   void queue(const MetricPoint& point);
@@ -76,6 +77,7 @@ class LivePanel : public QWidget {
   std::map<QString, PlotWidget*> plots_;  // by title
   std::vector<HeatmapWidget*> heatmaps_;
   std::vector<std::pair<const ChartSpec*, PlotWidget*>> charts_;  // the chart table's live charts for this run
+  SeriesColours colours_;  // one colour per series name over all the charts: "train" is the same colour everywhere
   std::map<std::string, std::vector<Route>> routes_;              // every key seen, with where it is drawn
 
   std::vector<MetricPoint> pending_;

@@ -83,6 +83,31 @@ std::vector<double> decadeTicks(double log10Lo, double log10Hi, int targetTicks)
   return ticks;
 }
 
+std::vector<double> logTicks(double lo, double hi, int targetTicks) {
+  if (!(lo > 0) || !std::isfinite(lo) || !std::isfinite(hi) || !(hi > lo)) return {};
+  const int most = std::max(4, 2 * targetTicks);
+  std::vector<std::vector<double>> candidates;
+  std::vector<double> decades;
+  for (double e : decadeTicks(std::log10(lo), std::log10(hi), targetTicks)) decades.push_back(std::pow(10.0, e));
+  candidates.push_back(std::move(decades));
+  for (const std::vector<int>& mantissas : {std::vector<int>{1, 2, 5}, std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+    std::vector<double> ticks;
+    for (int e = int(std::floor(std::log10(lo))); e <= int(std::ceil(std::log10(hi))) && ticks.size() <= 100; ++e)
+      for (int m : mantissas) {
+        const double v = m * std::pow(10.0, e);
+        if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) ticks.push_back(v);
+      }
+    candidates.push_back(std::move(ticks));
+  }
+  for (const auto& ticks : candidates)
+    if (ticks.size() >= 3 && int(ticks.size()) <= most) return ticks;
+  const std::vector<double>* fullest = nullptr;
+  for (const auto& ticks : candidates)
+    if (ticks.size() >= 2 && int(ticks.size()) <= most && (!fullest || ticks.size() > fullest->size()))
+      fullest = &ticks;
+  return fullest ? *fullest : std::vector<double>{};
+}
+
 QString formatTick(double value, double step) {
   if (!std::isfinite(value)) return nonFinite(value);
   step = std::fabs(step);

@@ -16,6 +16,12 @@ std::vector<double> linearTicks(double lo, double hi, int targetTicks, double* s
 // `targetTicks` at most. Empty when fewer than two decades are in range (the caller then uses linear ticks).
 std::vector<double> decadeTicks(double log10Lo, double log10Hi, int targetTicks);
 
+// Ticks of a log axis over [lo, hi] (values, lo > 0), spread over the whole range: decades when three or more are in
+// view, else 1-2-5 of each decade, else every digit of each decade (0.3, 0.4, ...), the first of these with at least
+// three ticks and at most 2 x `targetTicks`; otherwise the fullest of them; empty when none has two (the caller then
+// uses linear ticks).
+std::vector<double> logTicks(double lo, double hi, int targetTicks);
+
 // A tick label that is as short as the tick step allows: 0.5, 1.2k, 3.4M, 1e-3, 2.5e-4.
 QString formatTick(double value, double step);
 // A value with about four significant digits, same compact style (crosshair, tooltips).

@@ -112,25 +112,26 @@ void chooseYRange(PlotFrame& f, std::vector<double>& pooled, const std::vector<d
   }
 }
 
-// About `target` y ticks: decades on a log axis when two or more are in view, else nice linear values.
+// About `target` y ticks: on a log axis spread over the whole range (logTicks), else nice linear values.
 void placeYTicks(PlotFrame& f, int target) {
   double step = 1;
-  if (!f.logY) {
-    f.yTicks = axis::linearTicks(f.y0, f.y1, target, &step);
-    for (double v : f.yTicks) f.yTickLabels << axis::formatTick(v, step);
+  if (f.logY) {
+    const double lo = std::pow(10.0, f.y0), hi = std::pow(10.0, f.y1);
+    const std::vector<double> ticks = axis::logTicks(lo, hi, target);
+    for (double v : ticks) {
+      f.yTicks.push_back(std::log10(v));
+      f.yTickLabels << axis::formatTick(v, v);
+    }
+    if (!ticks.empty()) return;
+    for (double v : axis::linearTicks(lo, hi, target, &step)) {
+      if (v <= 0) continue;
+      f.yTicks.push_back(std::log10(v));
+      f.yTickLabels << axis::formatTick(v, step);
+    }
     return;
   }
-  const std::vector<double> decades = axis::decadeTicks(f.y0, f.y1, target);
-  for (double e : decades) {
-    f.yTicks.push_back(e);
-    f.yTickLabels << axis::formatTick(std::pow(10.0, e), std::pow(10.0, e));
-  }
-  if (!decades.empty()) return;
-  for (double v : axis::linearTicks(std::pow(10.0, f.y0), std::pow(10.0, f.y1), target, &step)) {
-    if (v <= 0) continue;
-    f.yTicks.push_back(std::log10(v));
-    f.yTickLabels << axis::formatTick(v, step);
-  }
+  f.yTicks = axis::linearTicks(f.y0, f.y1, target, &step);
+  for (double v : f.yTicks) f.yTickLabels << axis::formatTick(v, step);
 }
 
 // X ticks: one per category, else about one per 100 pixels of the plot.

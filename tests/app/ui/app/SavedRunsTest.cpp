@@ -22,6 +22,9 @@
 #include <QTableView>
 #include <QtTest>
 
+#include <map>
+#include <set>
+
 using namespace ps::ui;
 
 namespace {
@@ -100,6 +103,20 @@ class SavedRunsTest : public QObject {
       QVERIFY2(reset, qPrintable(p->title()));
     }
     QVERIFY2(drawn >= 4, qPrintable(QString::number(drawn)));
+    // Within a chart every solid line has a colour of its own (a link's dashed raw bytes share its link's); a series
+    // of one name has one colour in every chart ("train" in the loss and the accuracy chart).
+    std::map<QString, QRgb> colourOf;
+    for (PlotWidget* p : tab->plots()) {
+      std::set<QRgb> solid;
+      for (const LegendItem& item : p->legendItems()) {
+        if (!item.style.dashed)
+          QVERIFY2(solid.insert(item.style.color.rgb()).second, qPrintable(p->title() + ": " + item.label));
+        const auto [at, fresh] = colourOf.emplace(item.label, item.style.color.rgb());
+        QVERIFY2(fresh || at->second == item.style.color.rgb(), qPrintable(p->title() + ": " + item.label));
+      }
+    }
+    QVERIFY(colourOf.count(QStringLiteral("train")) && colourOf.count(QStringLiteral("all links")));
+    QVERIFY(colourOf.at(QStringLiteral("all links")) != colourOf.at(QStringLiteral("link 0 fwd")));
     QCOMPARE(int(tab->heatmaps().size()), 3);
     for (HeatmapWidget* h : tab->heatmaps()) QCOMPARE(h->columnCount(), 3);
     // The live tab is untouched.

@@ -4,6 +4,8 @@
 
 #include <QtTest>
 
+#include <set>
+
 #include <cstdint>
 #include <limits>
 
@@ -49,6 +51,22 @@ class AxisTicksTest : public QObject {
     QVERIFY(axis::decadeTicks(-30, 10, 5).size() <= 6);  // every k-th decade on a wide range
   }
 
+  // A log axis has ticks over its whole range, not only near the top.
+  void logTicksSpreadOverTheRange() {
+    QCOMPARE(axis::logTicks(1e-3, 1e2, 6), (std::vector<double>{1e-3, 1e-2, 1e-1, 1, 10, 100}));  // decades
+    // Bytes per step from 40k to 600k: one decade tick only, so 1-2-5, from the bottom of the range.
+    const auto bytes = axis::logTicks(40e3, 600e3, 5);
+    QCOMPARE(bytes, (std::vector<double>{50e3, 100e3, 200e3, 500e3}));
+    // Loss below 2: digits of the decade.
+    const auto loss = axis::logTicks(0.3, 1.8, 5);
+    QVERIFY2(loss.size() >= 3 && loss.front() < 0.6 && loss.back() >= 1, qPrintable(QString::number(loss.size())));
+    for (double v : loss) QVERIFY(v >= 0.3 && v <= 1.8);
+    QVERIFY(axis::logTicks(1.1, 1.15, 5).empty());  // within one digit step: linear ticks instead
+    QVERIFY(axis::logTicks(0, 10, 5).empty());
+    QCOMPARE(axis::formatTick(0.5, 0.5), QStringLiteral("0.5"));
+    QCOMPARE(axis::formatTick(50e3, 50e3), QStringLiteral("50k"));
+  }
+
   void robustRange() {
     std::vector<double> plain{1, 2, 3, 4, 5};
     QCOMPARE(axis::robustRange(plain), std::make_pair(1.0, 5.0));
@@ -66,10 +84,14 @@ class AxisTicksTest : public QObject {
 
   void paletteIsStable() {
     QCOMPARE(ps::ui::runColor(1), ps::ui::paletteColor(0));
-    QCOMPARE(ps::ui::runColor(11), ps::ui::paletteColor(0));
+    QCOMPARE(ps::ui::runColor(11), ps::ui::paletteColor(10));  // twenty runs in twenty colours
+    QCOMPARE(ps::ui::runColor(21), ps::ui::paletteColor(0));
     QCOMPARE(ps::ui::runColor(2), ps::ui::paletteColor(1));
-    QCOMPARE(ps::ui::runColor(0), ps::ui::paletteColor(9));
-    QCOMPARE(ps::ui::paletteColor(-1), ps::ui::paletteColor(9));
+    QCOMPARE(ps::ui::runColor(0), ps::ui::paletteColor(19));
+    QCOMPARE(ps::ui::paletteColor(-1), ps::ui::paletteColor(19));
+    std::set<QRgb> distinct;
+    for (int i = 0; i < 20; ++i) distinct.insert(ps::ui::paletteColor(i).rgb());
+    QCOMPARE(distinct.size(), size_t(20));
     QVERIFY(ps::ui::runColor(std::numeric_limits<int64_t>::min()).isValid());
     QVERIFY(ps::ui::runColor(std::numeric_limits<int64_t>::max()).isValid());
     QVERIFY(ps::ui::paletteColor(0) != ps::ui::paletteColor(1));
