@@ -201,7 +201,11 @@ void LivePanel::flush() {
   redraw_.setInterval(std::clamp(int(1000.0 * frameCost_ / kPaintBudget), kRedrawMs, kSlowestRedrawMs));
   for (const MetricPoint& p : pending_) {
     for (Route& r : routesFor(p.key)) {
-      if (!r.plot->hasSeries(r.id)) r.plot->setSeries(r.id, r.label, {}, SeriesStyle{r.colour, false, r.dashed});
+      if (!r.plot->hasSeries(r.id)) {
+        SeriesStyle style{r.colour};
+        style.dashed = r.dashed;
+        r.plot->setSeries(r.id, r.label, {}, style);
+      }
       r.total += p.value;
       r.plot->appendPoint(r.id, QPointF(double(p.step), r.cumulative ? r.total : p.value));
     }

@@ -84,10 +84,13 @@ void drawCompareChart(PlotWidget& plot, const CompareChart& chart, const std::ve
     plot.setAxisLabels(xAxisLabel(XAxis::Bytes), chart.yLabel);
     for (const RunSeries* r : runs) {
       const QColor color = runColor(r->info.id);
-      SeriesStyle curve{color, false, true, false, false};  // dashed path, not in the legend
+      SeriesStyle curve{color};  // the path there: dashed, not in the legend (the final point names the run)
+      curve.dashed = true;
+      curve.legend = false;
       plot.setSeries(seriesId(r->info.id) + QStringLiteral("/curve"), names.of(*r), paretoCurve(*r), curve);
-      if (auto point = paretoPoint(*r))
-        plot.setSeries(seriesId(r->info.id), names.of(*r), {*point}, SeriesStyle{color, false, false, true, true});
+      SeriesStyle last{color};
+      last.scatter = true;
+      if (auto point = paretoPoint(*r)) plot.setSeries(seriesId(r->info.id), names.of(*r), {*point}, last);
     }
     return;
   }

@@ -64,6 +64,11 @@ class CompareViewTest : public QObject {
     const auto pareto = view.plot(QStringLiteral("Eval loss vs wire bytes"))->points(sid(b_));
     QCOMPARE(pareto.size(), size_t(1));
     QCOMPARE(pareto.front(), QPointF(20000, 1.0 / 20));
+    // Each run's final point is a dot (not a bar from zero), and names the run once: its dashed path is not listed.
+    PlotWidget* paretoPlot = view.plot(QStringLiteral("Eval loss vs wire bytes"));
+    const auto items = paretoPlot->legendItems();
+    QCOMPARE(items.size(), size_t(2));
+    for (const auto& item : items) QVERIFY(item.style.scatter && !item.style.bars && !item.style.dashed);
   }
 
   void diffShowsTheDifferingKey() {
