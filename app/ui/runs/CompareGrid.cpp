@@ -65,8 +65,15 @@ PlotWidget* CompareGrid::plot(const QString& title) const {
 
 void CompareGrid::draw(const std::vector<const RunSeries*>& runs, const CompareOptions& options,
                        const RunNames& names) {
-  for (size_t i = 0; i < charts_.size(); ++i) drawCompareChart(*plots_[i], charts_[i], runs, options, names);
-  legend_->setItems(plots_);
+  std::vector<PlotWidget*> lines;
+  for (size_t i = 0; i < charts_.size(); ++i) {
+    drawCompareChart(*plots_[i], charts_[i], runs, options, names);
+    if (charts_[i].kind == CompareChart::Kind::Line)
+      lines.push_back(plots_[i]);
+    else  // the Pareto chart keeps every run, so with seeds grouped it names them itself, below its plot
+      plots_[i]->setLegendVisible(options.groupSeeds);
+  }
+  legend_->setItems(lines);
   fitLegend();
 }
 

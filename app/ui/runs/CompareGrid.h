@@ -1,6 +1,7 @@
 #pragma once
 // ps::ui::CompareGrid: the compare view's charts in a scrolling grid, two to a row, under one legend for all of them
-// (the charts show the same runs in the same colours, so no chart spends its height on a legend of its own), with
+// (the charts show the same runs in the same colours, so no chart spends its height on a legend of its own; with seeds
+// grouped the Pareto chart, which keeps every run, names them below its own plot), with
 // the x range of the line charts linked: zoom one and every other line chart shows the same range. It draws what it
 // is given; which charts and which runs is the view's.
 #include "app/ui/charts/PlotWidget.h"  // ChartFormat

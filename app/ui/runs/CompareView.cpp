@@ -12,13 +12,19 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QSplitter>
+#include <QTabBar>
 #include <QTabWidget>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
 
 namespace ps::ui {
+
+namespace {
+constexpr int kDetailsHeight = 640;  // a view at least this tall shows the details pane from the start
+}  // namespace
 
 CompareView::CompareView(QWidget* parent)
     : QWidget(parent),
@@ -40,14 +46,27 @@ void CompareView::layOut() {
   top->addWidget(grid_);
   top->setStretchFactor(1, 1);
   top->setSizes({180, 900});
-  auto* below = new QTabWidget(this);
-  below->addTab(diff_, tr("Settings that differ"));
-  below->addTab(target_, tr("Time to target"));
-  auto* body = new QSplitter(Qt::Vertical, this);
-  body->addWidget(top);
-  body->addWidget(below);
-  body->setStretchFactor(0, 3);
-  body->setStretchFactor(1, 1);
+  details_ = new QTabWidget(this);
+  details_->addTab(diff_, tr("Settings that differ"));
+  details_->addTab(target_, tr("Time to target"));
+  detailsToggle_ = new QToolButton(details_);
+  detailsToggle_->setAutoRaise(true);
+  detailsToggle_->setObjectName(QStringLiteral("detailsToggle"));
+  details_->setCornerWidget(detailsToggle_, Qt::TopRightCorner);
+  connect(detailsToggle_, &QToolButton::clicked, this, [this] {
+    detailsChosen_ = true;
+    setDetailsShown(!detailsShown_);
+  });
+  connect(details_->tabBar(), &QTabBar::tabBarClicked, this, [this] {
+    detailsChosen_ = true;
+    setDetailsShown(true);
+  });
+  body_ = new QSplitter(Qt::Vertical, this);
+  body_->addWidget(top);
+  body_->addWidget(details_);
+  body_->setStretchFactor(0, 3);
+  body_->setStretchFactor(1, 1);
+  body_->setCollapsible(0, false);
 
   auto* network = new QHBoxLayout;  // a row of its own: the controls' row is full
   network->addWidget(network_);
@@ -56,7 +75,25 @@ void CompareView::layOut() {
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(controls_);
   layout->addLayout(network);
-  layout->addWidget(body, 1);
+  layout->addWidget(body_, 1);
+  setDetailsShown(true);
+}
+
+void CompareView::setDetailsShown(bool shown) {
+  detailsShown_ = shown;
+  const int folded = details_->tabBar()->sizeHint().height() + 2;
+  details_->setMinimumHeight(shown ? 0 : folded);
+  details_->setMaximumHeight(shown ? QWIDGETSIZE_MAX : folded);
+  detailsToggle_->setText(shown ? tr("Hide ▾") : tr("Show ▴"));
+  detailsToggle_->setToolTip(shown ? tr("Fold the settings diff and the time-to-target table to their tabs")
+                                   : tr("Show the settings diff and the time-to-target table"));
+}
+
+void CompareView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  // Until the user folds or unfolds it, the height decides: a short view (a laptop's screen under a runs table)
+  // keeps its height for the charts.
+  if (!detailsChosen_ && height() > 100) setDetailsShown(height() >= kDetailsHeight);
 }
 
 void CompareView::connectControls() {

@@ -18,6 +18,10 @@
 #include <set>
 #include <vector>
 
+class QSplitter;
+class QTabWidget;
+class QToolButton;
+
 namespace ps::ui {
 
 class CompareControls;
@@ -68,6 +72,12 @@ class CompareView : public QWidget {
   bool addMetricChart(const std::string& key);
   void removeMetricCharts();
 
+  // The settings diff and the time-to-target table share a pane under the charts that folds to its tab bar (a click on
+  // a tab unfolds it). Until the user folds or unfolds it, it is folded while the view is short (a laptop's screen),
+  // so the charts get the height.
+  bool detailsShown() const { return detailsShown_; }
+  void setDetailsShown(bool shown);
+
   SettingsDiffModel* diffModel() const;
   TargetTable* targetTable() const { return target_; }
   int diffRowCount() const;
@@ -89,6 +99,9 @@ class CompareView : public QWidget {
   void errorOccurred(const QString& message);
   void runVisibilityChanged(qint64 id, bool visible);  // from the view's own run list or setRunVisible
   void timeTargetChanged();                            // the network or the time-to-target table's target changed
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   void layOut();
@@ -112,6 +125,11 @@ class CompareView : public QWidget {
   CompareGrid* grid_;
   SettingsDiffView* diff_;
   TargetTable* target_;  // time and bytes to a target accuracy, per visible run
+  QSplitter* body_ = nullptr;
+  QTabWidget* details_ = nullptr;  // the diff and the target table
+  QToolButton* detailsToggle_ = nullptr;
+  bool detailsShown_ = true;
+  bool detailsChosen_ = false;  // by the user; until then the view's height decides
 };
 
 }  // namespace ps::ui

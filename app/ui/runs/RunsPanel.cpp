@@ -254,6 +254,11 @@ void RunsPanel::deleteSelected() {
   Q_EMIT statusMessage(tr("Deleted %n run(s).", nullptr, deleted));
 }
 
+QSize RunsPanel::sizeHint() const {
+  const int row = view_->verticalHeader()->defaultSectionSize();
+  return {800, filter_->sizeHint().height() + view_->horizontalHeader()->sizeHint().height() + 5 * row + 8};
+}
+
 void RunsPanel::exportCsvSelected() {
   const qint64 id = singleSelected(tr("export as CSV"));
   if (!id) return;

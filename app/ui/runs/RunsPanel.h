@@ -27,6 +27,10 @@ class RunsPanel : public QWidget {
   explicit RunsPanel(std::shared_ptr<ps::RunStore> store, QWidget* parent = nullptr);
   ~RunsPanel() override;
 
+  // The filter and about five rows: a docked table that leaves the height of a laptop's screen to the charts (the
+  // user drags it taller).
+  QSize sizeHint() const override;
+
   RunsModel* model() const { return model_; }
   void setStore(std::shared_ptr<ps::RunStore> store);  // the table shows that store's runs from now on
   RunsFilterProxy* proxy() const { return proxy_; }

@@ -15,7 +15,9 @@
 #include <QDoubleSpinBox>
 #include <QImage>
 #include <QSignalSpy>
+#include <QTabBar>
 #include <QTableWidget>
+#include <QToolButton>
 #include <QtTest>
 
 #include <cmath>
@@ -452,6 +454,32 @@ class CompareViewTest : public QObject {
     }
     view.setRunVisible(a_, false);
     QCOMPARE(legend->items().size(), size_t(1));
+  }
+
+  // The diff and target pane folds to its tabs while the view is short, unfolds when it grows; once the user folds
+  // or unfolds it, it stays so. A click on a tab unfolds it.
+  void theDetailsPaneFoldsOnAShortView() {
+    CompareView view;
+    view.setRuns(t_->store, {a_, b_});
+    view.resize(1200, 450);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(!view.detailsShown());
+    auto* tabs = view.targetTable()->parentWidget()->parentWidget();  // the pane: a tab widget over a page stack
+    QVERIFY(tabs->height() < 60);
+    view.resize(1200, 900);
+    QTRY_VERIFY(view.detailsShown());
+    QTRY_VERIFY(view.targetTable()->parentWidget()->parentWidget()->height() > 100);
+    auto* toggle = view.findChild<QToolButton*>(QStringLiteral("detailsToggle"));
+    QVERIFY(toggle);
+    toggle->click();
+    QVERIFY(!view.detailsShown());
+    view.resize(1200, 1000);  // the user's choice holds
+    QVERIFY(!view.detailsShown());
+    auto* bar = view.findChild<QTabBar*>();
+    QVERIFY(bar);
+    Q_EMIT bar->tabBarClicked(0);
+    QVERIFY(view.detailsShown());
   }
 
   void hiddenRunsAndLanguageModels() {

@@ -152,6 +152,94 @@ class ScreenshotTest : public QObject {
     QVERIFY(view.plot(QStringLiteral("Loss"))->hasSeries(QStringLiteral("group%1/lo").arg(ids[3])));
   }
 
+  // A six-run claim suite (two variants, three seeds), compared on a laptop's and a desktop's screen: seeds
+  // apart and grouped, one run alone with its uncompressed evaluation, and the settings panel at the smallest
+  // window. Each chart keeps a readable height, and no legend covers a chart.
+  void suiteOnLaptopAndDesktopScreens() {
+    QStandardPaths::setTestModeEnabled(true);
+    QTemporaryDir dir;
+    std::ifstream in(PIPESQUEEZE_SOURCE_DIR "/presets/fashion-mnist-topk10.json");
+    const nlohmann::json preset = nlohmann::json::parse(in);
+    QList<qint64> ids;
+    {
+      ps::RunStore store(dir.filePath("runs.sqlite").toStdString());
+      const std::string title = "Smoke test: TopK 10% with error feedback keeps accuracy within a point of dense";
+      for (int seed : {1, 2, 3})
+        for (const std::string variant : {"dense", "topk-ef"}) {
+          nlohmann::json config = preset;
+          const bool dense = variant == "dense";
+          config["compression"]["forward"]["method"] = dense ? "none" : "topk";
+          config["train"]["seed"] = seed;
+          const qint64 id =
+              store.createRun(title + " (" + variant + ", seed " + std::to_string(seed) + ")", config.dump(), "shot",
+                              "suite:smoke,variant:" + variant + ",seed:" + std::to_string(seed));
+          std::vector<ps::MetricPoint> metrics;
+          uint32_t noise = 2654435761u * uint32_t(seed + (dense ? 7 : 13));
+          for (int step = 1; step <= 600; ++step) {
+            noise = noise * 1664525u + 1013904223u;
+            const double jitter = (double(noise >> 8) / double(1u << 24) - 0.5) * 0.3;
+            const double loss = (dense ? 0.45 : 0.55) + 1.8 * std::exp(-step / 120.0) + jitter;
+            const double wall = 0.05 * step, emulated = 0.04 * step * (dense ? 1.0 : 0.4);
+            metrics.push_back({step, "train/loss", loss, wall, emulated});
+            metrics.push_back({step, "bytes/wire", dense ? 4e5 : 4e4, wall, emulated});
+            if (step % 100 == 0) {
+              const double accuracy = (dense ? 0.88 : 0.875) - 0.5 * std::exp(-step / 120.0) + 0.004 * seed;
+              metrics.push_back({step, "eval/loss", loss - jitter, wall, emulated});
+              metrics.push_back({step, "eval/accuracy", accuracy, wall, emulated});
+              if (!dense) {  // the compressed model evaluated without compression: far off, and must stay in view
+                metrics.push_back({step, "eval/uncompressed/loss", 7.8 - step / 1000.0, wall, emulated});
+                metrics.push_back({step, "eval/uncompressed/accuracy", 0.2, wall, emulated});
+              }
+            }
+          }
+          store.append(id, metrics, {}, {});
+          store.finishRun(id, "finished", "", "{}");
+          ids << id;
+        }
+    }
+    MainWindowOptions options =
+        optionsIn(dir, QStringLiteral(PIPESQUEEZE_SOURCE_DIR "/presets/fashion-mnist-topk10.json"));
+    options.storePath = dir.filePath("runs.sqlite");
+    MainWindow w(options);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const QString out = QStringLiteral(PIPESQUEEZE_SCREENSHOT_DIR);
+    QVERIFY(QDir().mkpath(out));
+    const auto shoot = [&](const QString& name) {
+      QTest::qWait(150);
+      const QImage shot = w.grab().toImage();
+      QVERIFY(shot.save(out + "/" + name + ".png"));
+      QVERIFY2(colourVariety(shot) > 20, qPrintable(name));
+    };
+    for (const QSize size : {QSize(1366, 768), QSize(1920, 1080)}) {
+      const QString at = QStringLiteral("-%1x%2").arg(size.width()).arg(size.height());
+      w.resize(size);
+      QVERIFY(w.compareRuns(ids).isEmpty());
+      CompareView* compare = w.compare();
+      compare->setGroupSeeds(false);
+      shoot("suite-compare" + at);
+      for (PlotWidget* p : compare->plots()) {
+        QVERIFY2(p->height() >= 200, qPrintable(QStringLiteral("%1 is %2 px tall").arg(p->title()).arg(p->height())));
+        QVERIFY(p->legendBoxes().empty());  // the view's one legend names the runs
+      }
+      // The first row of charts is in view whole, the details pane folded on the laptop's screen only.
+      const int visible = compare->plots().front()->visibleRegion().boundingRect().height();
+      QVERIFY2(visible >= 200, qPrintable(QStringLiteral("%1 px of the first chart in view").arg(visible)));
+      QCOMPARE(compare->detailsShown(), size.height() > 1000);
+      compare->setGroupSeeds(true);
+      shoot("suite-compare-grouped" + at);
+      QVERIFY(w.openStoredRun(ids[1]).isEmpty());  // a TopK run: its uncompressed evaluation in view
+      shoot("suite-run" + at);
+      w.tabs()->setCurrentWidget(compare);
+    }
+    w.resize(w.minimumSizeHint());
+    shoot("settings-smallest-window");
+    // The settings keep the width of their controls (they scroll vertically only).
+    QWidget* settings = w.controls();
+    QVERIFY2(settings->width() >= settings->minimumSizeHint().width() && settings->width() >= 200,
+             qPrintable(QString::number(settings->width())));
+  }
+
   // The compressor editor is generated from the catalogue: DIANA brings its alpha, PowerSGD its rank slider.
   void compressorEditors() {
     QStandardPaths::setTestModeEnabled(true);
