@@ -187,8 +187,8 @@ class ScreenshotTest : public QObject {
               metrics.push_back({step, "eval/loss", loss - jitter, wall, emulated});
               metrics.push_back({step, "eval/accuracy", accuracy, wall, emulated});
               if (!dense) {  // the compressed model evaluated without compression: far off, and must stay in view
-                metrics.push_back({step, "eval/uncompressed/loss", 7.8 - step / 1000.0, wall, emulated});
-                metrics.push_back({step, "eval/uncompressed/accuracy", 0.2, wall, emulated});
+                metrics.push_back({step, "eval/loss_uncompressed", 7.8 - step / 1000.0, wall, emulated});
+                metrics.push_back({step, "eval/accuracy_uncompressed", 0.2, wall, emulated});
               }
             }
           }
@@ -230,6 +230,13 @@ class ScreenshotTest : public QObject {
       shoot("suite-compare-grouped" + at);
       QVERIFY(w.openStoredRun(ids[1]).isEmpty());  // a TopK run: its uncompressed evaluation in view
       shoot("suite-run" + at);
+      auto* run = qobject_cast<LivePanel*>(w.tabs()->currentWidget());
+      QVERIFY(run);
+      for (PlotWidget* p : run->plots())
+        if (p->title() == QStringLiteral("Loss")) {
+          QVERIFY(p->hasSeries(QStringLiteral("eval/loss_uncompressed")));
+          QVERIFY2(p->visibleYRange().second >= 7.2, "the uncompressed evaluation is in view");
+        }
       w.tabs()->setCurrentWidget(compare);
     }
     w.resize(w.minimumSizeHint());
