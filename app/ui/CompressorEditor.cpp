@@ -1,4 +1,5 @@
 #include "app/ui/CompressorEditor.h"
+#include "app/ui/WheelGuard.h"
 
 #include "app/ui/SliderScales.h"
 #include "engine/compress/spec/Catalogue.h"
@@ -90,10 +91,7 @@ CompressorEditor::CompressorEditor(const QString& direction, const QString& titl
   // Scrolling the settings dock must not change a codec under the pointer: wheel input only once focused.
   std::vector<QWidget*> inputs = {method_, feedback_, adapt_};
   for (const auto& [name, row] : rows_) inputs.push_back(row.control);
-  for (QWidget* w : inputs) {
-    w->setFocusPolicy(Qt::StrongFocus);
-    w->installEventFilter(this);
-  }
+  for (QWidget* w : inputs) guardWheel(w);
   loading_ = true;
   for (const auto& spec : catalogue::options()) rows_[spec.name].show(spec.fallback);
   loading_ = false;
@@ -212,17 +210,6 @@ CompressorEditor::Row CompressorEditor::sliderRow(const OptionSpec& spec, QSlide
     label->setText(text(v));  // the exact configured value, not the slider's rounding of it
   };
   return {field, slider, show};
-}
-
-bool CompressorEditor::eventFilter(QObject* watched, QEvent* event) {
-  if (event->type() == QEvent::Wheel) {
-    auto* w = qobject_cast<QWidget*>(watched);
-    if (w && !w->hasFocus()) {
-      event->ignore();  // handed on to the scroll area
-      return true;
-    }
-  }
-  return QGroupBox::eventFilter(watched, event);
 }
 
 void CompressorEditor::load(const nlohmann::json& config) {

@@ -47,9 +47,6 @@ class CompressorEditor : public QGroupBox {
  Q_SIGNALS:
   void changed(const QString& key, const QVariant& value);
 
- protected:
-  bool eventFilter(QObject* watched, QEvent* event) override;
-
  private:
   struct Row {
     QWidget* field = nullptr;    // what the form holds: the control, or the control and its value label

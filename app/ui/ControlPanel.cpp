@@ -1,4 +1,5 @@
 #include "app/ui/ControlPanel.h"
+#include "app/ui/WheelGuard.h"
 #include "engine/runs/config/RunLabels.h"
 
 #include "app/ui/CompressorEditor.h"
@@ -7,6 +8,7 @@
 #include "engine/runs/config/ConfigSchema.h"
 #include "engine/session/Command.h"
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -72,6 +74,7 @@ QSpinBox* intSpin(int lo, int hi, const QString& special = {}) {
 ControlPanel::ControlPanel(PresetLibrary library, QWidget* parent) : QWidget(parent), library_(std::move(library)) {
   createControls();
   layOut();
+  guardWheelIn(this);  // scrolling the panel never changes a setting under the pointer
   connectEdits();
   config_ = Config::defaults().json;
   reloadPresetList();
@@ -295,6 +298,9 @@ void ControlPanel::showApplied(const QString& key, const nlohmann::json& value) 
 
 void ControlPanel::setRunning(bool running) {
   running_ = running;
+  // Disabling the focused input would hand focus to the next enabled one (the learning rate), where a stray key or
+  // wheel changes the run: the panel gives focus up instead.
+  if (running && isAncestorOf(QApplication::focusWidget())) QApplication::focusWidget()->clearFocus();
   preset_->setEnabled(!running);  // a preset replaces every setting
   // The session decides which keys can change mid-run; a widget follows its key.
   for (const auto& [w, key] : keyed_) w->setEnabled(!running || changeableMidRun(key.toStdString()));

@@ -51,6 +51,7 @@ class ControlPanel : public QWidget {
   CompressorEditor* backwardEditor() const { return backward_; }
   CompressorEditor* gradientsEditor() const { return gradients_; }
   QSpinBox* replicasBox() const { return replicas_; }
+  QSpinBox* microbatchesBox() const { return microbatches_; }
   QDoubleSpinBox* latencyBox() const { return latency_; }
 
  Q_SIGNALS:

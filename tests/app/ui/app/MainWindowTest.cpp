@@ -22,12 +22,14 @@
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFile>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSlider>
 #include <QSpinBox>
 #include <QStandardPaths>
-#include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QWheelEvent>
 #include <QtTest>
 
 #include <fstream>
@@ -91,6 +93,40 @@ class MainWindowTest : public QObject {
     QCOMPARE(QString::fromStdString(w.controls()->config()["task"].get<std::string>()), QString("fashion_mnist"));
     QCOMPARE(w.controls()->presetPath(), PresetLibrary::defaultPresetPath());
     QVERIFY(!w.bridge()->running());
+  }
+
+  // The wheel over a settings input that has no focus scrolls the panel and leaves the setting alone; once the input
+  // has focus, the wheel is its.
+  void theWheelScrollsTheSettingsNotTheirInputs() {
+    MainWindow w(options());
+    w.resize(1000, 500);  // short: the settings panel scrolls
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QSpinBox* box = w.controls()->microbatchesBox();
+    auto* area = qobject_cast<QScrollArea*>(w.controls()->findChild<QScrollArea*>());
+    QVERIFY(area && area->verticalScrollBar()->maximum() > 0);
+    const int before = box->value(), scrolled = area->verticalScrollBar()->value();
+    const QPoint at = box->rect().center();
+    auto wheel = [&] {
+      QWheelEvent down(at, box->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier,
+                       Qt::NoScrollPhase, false);
+      QApplication::sendEvent(box, &down);
+    };
+    QVERIFY(!box->hasFocus());
+    wheel();
+    QCOMPARE(box->value(), before);
+    QVERIFY(area->verticalScrollBar()->value() > scrolled);
+    QCOMPARE(box->focusPolicy(), Qt::StrongFocus);  // the wheel does not take focus either
+    box->setFocus();
+    QTRY_VERIFY(box->hasFocus());
+    wheel();
+    QVERIFY(box->value() != before);
+    // Start: the focused input is disabled, and focus does not move on to one that stays editable (the learning rate).
+    w.controls()->presetBox()->setFocus();
+    QTRY_VERIFY(w.controls()->presetBox()->hasFocus());
+    w.controls()->setRunning(true);
+    QVERIFY(!w.controls()->isAncestorOf(QApplication::focusWidget()));
+    w.controls()->setRunning(false);
   }
 
   void badPresetGivesAnErrorAndKeepsTheSettings() {
