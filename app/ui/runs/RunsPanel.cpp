@@ -6,9 +6,11 @@
 
 #include <QAction>
 #include <QFileDialog>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
 #include <QItemSelectionModel>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
@@ -37,16 +39,24 @@ RunsPanel::RunsPanel(std::shared_ptr<ps::RunStore> store, QWidget* parent)
       model_(new RunsModel(std::move(store), this)),
       proxy_(new RunsFilterProxy(this)),
       filter_(new QLineEdit(this)),
+      filterError_(new QLabel(this)),
       view_(new QTableView(this)) {
   proxy_->setSourceModel(model_);
-  filter_->setPlaceholderText(tr("Filter: words, or fields as in status:finished k<0.05 tag:suite-1 accuracy>=85%"));
+  filter_->setPlaceholderText(tr("Filter: words, or fields as in status:finished k<5% suite:smoke accuracy>=85%"));
   filter_->setToolTip(filterHelp());
   filter_->setClearButtonEnabled(true);
+  filterError_->setStyleSheet(QStringLiteral("QLabel { color: #b00020; }"));
+  filterError_->setVisible(false);
+  filterError_->setMinimumWidth(0);
+  filterError_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long reasons elide, never widen
   connect(filter_, &QLineEdit::textChanged, proxy_, &RunsFilterProxy::setFilterText);
   connect(proxy_, &RunsFilterProxy::filterErrorChanged, this, [this](const QString& error) {
     // A filter being typed is often incomplete: say what is wrong where the user looks, and hide nothing meanwhile.
     filter_->setStyleSheet(error.isEmpty() ? QString() : QStringLiteral("QLineEdit { color: #b00020; }"));
     filter_->setToolTip(error.isEmpty() ? filterHelp() : error + QStringLiteral("\n\n") + filterHelp());
+    filterError_->setText(error);  // beside the box, where the user looks while typing
+    filterError_->setToolTip(error);
+    filterError_->setVisible(!error.isEmpty());
   });
 
   view_->setModel(proxy_);
@@ -96,7 +106,10 @@ RunsPanel::RunsPanel(std::shared_ptr<ps::RunStore> store, QWidget* parent)
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(filter_);
+  auto* filterRow = new QHBoxLayout;
+  filterRow->addWidget(filter_, 3);
+  filterRow->addWidget(filterError_, 2);
+  layout->addLayout(filterRow);
   layout->addWidget(view_);
 
   connect(model_, &RunsModel::errorOccurred, this, &RunsPanel::errorOccurred);

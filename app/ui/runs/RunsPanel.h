@@ -14,6 +14,7 @@
 #include <memory>
 
 class QAction;
+class QLabel;
 class QLineEdit;
 class QTableView;
 
@@ -36,6 +37,7 @@ class RunsPanel : public QWidget {
   RunsFilterProxy* proxy() const { return proxy_; }
   QTableView* view() const { return view_; }
   QLineEdit* filterEdit() const { return filter_; }
+  QLabel* filterErrorLabel() const { return filterError_; }  // why the filter is refused, beside it
 
   QList<qint64> selectedRunIds() const;  // in table order
   void selectRuns(const QList<qint64>& ids);
@@ -83,6 +85,7 @@ class RunsPanel : public QWidget {
   RunsModel* model_;
   RunsFilterProxy* proxy_;
   QLineEdit* filter_;
+  QLabel* filterError_;
   QTableView* view_;
   QAction *compareAction_, *openAction_, *renameAction_, *tagsAction_, *notesAction_, *deleteAction_, *csvAction_,
       *configAction_, *tensorBoardAction_, *refreshAction_;

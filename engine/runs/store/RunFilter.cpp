@@ -98,15 +98,26 @@ std::string fieldNames() {
   return out;
 }
 
-// "50M" -> 5e7, "85%" -> 0.85 (accuracy only); throws FilterError otherwise.
+// Fields that are fractions, written as the app shows them too: accuracy>=85%, k<5%.
+bool takesPercent(const std::string& name) {
+  return name == "accuracy" || name == "k" || name == "fwd_k" || name == "bwd_k" || name == "grad_k";
+}
+
+// Tags the claim suites write as prefix:value, which a filter may name as if the prefix were a field: suite:smoke.
+bool isTagPrefix(const std::string& name) {
+  return name == "suite" || name == "variant";
+}
+
+// "50M" -> 5e7, "85%" -> 0.85 (fractions only); throws FilterError otherwise.
 double parseNumber(const std::string& term, const std::string& name, const std::string& text) {
   std::string digits = text;
   double scale = 1;
   if (!digits.empty()) {
     const char last = digits.back();
     const bool percent = last == '%';
-    if (percent && name != "accuracy")
-      throw FilterError("filter term '" + term + "': only accuracy takes a %; write " + name + " as a plain number");
+    if (percent && !takesPercent(name))
+      throw FilterError("filter term '" + term + "': only accuracy and K take a %; write " + name +
+                        " as a plain number");
     scale = percent ? 0.01 : last == 'k' ? 1e3 : last == 'M' ? 1e6 : last == 'G' ? 1e9 : 1;
     if (scale != 1) digits.pop_back();
   }
@@ -114,7 +125,7 @@ double parseNumber(const std::string& term, const std::string& name, const std::
   const double v = digits.empty() ? NAN : std::strtod(digits.c_str(), &end);
   if (digits.empty() || end != digits.c_str() + digits.size() || !std::isfinite(v))
     throw FilterError("filter term '" + term + "': '" + text + "' is not a number (" + name +
-                      " is a number; suffixes k, M, G" + (name == "accuracy" ? ", or %" : "") + ")");
+                      " is a number; suffixes k, M, G" + (takesPercent(name) ? ", or %" : "") + ")");
   return v * scale;
 }
 
@@ -173,7 +184,7 @@ const std::vector<RunFilterField>& RunFilter::fields() {
       {"id", true, "the run's id"},
       {"name", false, "the run's name"},
       {"status", false, "running, finished, stopped, diverged or failed"},
-      {"tag", false, "one of the run's tags"},
+      {"tag", false, "one of the run's tags; a suite's tags also as suite:NAME and variant:NAME"},
       {"notes", false, "the run's notes"},
       {"created", false, "when it started, as 2026-11-26T10:00:00Z (created:2026-11 for a month)"},
       {"version", false, "the code version that ran it"},
@@ -185,10 +196,10 @@ const std::vector<RunFilterField>& RunFilter::fields() {
       {"grad", false, "the replicas' gradient compressor (runs with replicas)"},
       {"feedback", false, "any direction's error compensation"},
       {"adapt", false, "any direction's adaptive controller"},
-      {"k", true, "any sparsifying direction's K (fraction kept, 0.1 = 10%)"},
-      {"fwd_k", true, "a forward sparsifier's K"},
-      {"bwd_k", true, "a backward sparsifier's K"},
-      {"grad_k", true, "the replicas' gradient sparsifier's K"},
+      {"k", true, "any sparsifying direction's K, a fraction kept (0.05) or a percentage (5%)"},
+      {"fwd_k", true, "a forward sparsifier's K (0.05 or 5%)"},
+      {"bwd_k", true, "a backward sparsifier's K (0.05 or 5%)"},
+      {"grad_k", true, "the replicas' gradient sparsifier's K (0.05 or 5%)"},
       {"bits", true, "any quantizing direction's bits"},
       {"stages", true, "pipeline stages"},
       {"microbatches", true, "micro-batches per step"},
@@ -235,8 +246,15 @@ RunFilter::Term RunFilter::parseTerm(const std::string& word, bool quoted) {
       found = true;
       break;
     }
+  if (found && t.op == Op::Contains && !field(t.field) && isTagPrefix(t.field) && !rest.empty()) {
+    t.value = lower(t.field + ":" + rest);  // suite:smoke is the tag "suite:smoke"
+    t.field = "tag";
+    return t;
+  }
   const RunFilterField* f = field(t.field);
-  if (!f) throw FilterError("filter term '" + word + "': no field '" + t.field + "'; fields: " + fieldNames());
+  if (!f)
+    throw FilterError("filter term '" + word + "': no field '" + t.field + "'; fields: " + fieldNames() +
+                      " (a tag with a colon: tag:\"" + t.field + ":...\")");
   if (!found) throw FilterError("filter term '" + word + "': write " + t.field + ":value, =, !=, <, <=, > or >=");
   if (rest.empty())
     throw FilterError("filter term '" + word + "': no value after the operator; quote a value with spaces");

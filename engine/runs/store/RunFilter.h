@@ -9,7 +9,9 @@
 //   -term             the term does not hold
 //   "two words"       quotes keep spaces in a word or a value
 //
-// Numbers take a k, M or G suffix (wire<50M) and accuracy takes a % (accuracy>=85%). A field with several values
+// Numbers take a k, M or G suffix (wire<50M); accuracy and K take a % (accuracy>=85%, k<5%). The tags a claim
+// suite gives its runs read as fields too: suite:smoke is tag:suite:smoke, variant:dense tag:variant:dense. A field
+// with several values
 // (method, k, bits, feedback, tag: one per compressed direction or tag) holds when any value does. A run without a
 // value for a field (a dense run's k, a language model's accuracy) holds no term on it, and every negated one.
 // Unknown fields, operators a field cannot take and malformed numbers are refused with the reason (FilterError).

@@ -8,6 +8,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QHeaderView>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QTableView>
@@ -80,10 +81,13 @@ class RunsPanelTest : public QObject {
     QCOMPARE(errors.count(), 1);
     QVERIFY(panel.proxy()->filterError().contains(QStringLiteral("no field 'kk'")));
     QVERIFY(panel.filterEdit()->toolTip().contains(QStringLiteral("no field 'kk'")));
+    QVERIFY(panel.filterErrorLabel()->text().contains(QStringLiteral("no field 'kk'")));  // beside the box
+    QVERIFY(!panel.filterErrorLabel()->isHidden());
     panel.setFilterText(QStringLiteral("k<0.1"));
     QCOMPARE(errors.count(), 2);
     QVERIFY(panel.proxy()->filterError().isEmpty());
     QVERIFY(!panel.filterEdit()->toolTip().contains(QStringLiteral("no field")));
+    QVERIFY(panel.filterErrorLabel()->isHidden());
     QCOMPARE(panel.proxy()->rowCount(), 2);
   }
 

@@ -85,6 +85,21 @@ TEST(RunFilter, ResultsTakeSuffixesAndAccuracyAPercentage) {
   EXPECT_EQ(shown("steps=300"), (Ids{1, 3})) << "a run without a summary has no steps";
 }
 
+// K is shown as a percentage everywhere, so a filter takes it as one; a claim suite's tags read as fields.
+TEST(RunFilter, KTakesAPercentageAndSuiteTagsReadAsFields) {
+  EXPECT_EQ(shown("k<10%"), (Ids{1}));
+  EXPECT_EQ(shown("k<10%"), shown("k<0.1"));
+  EXPECT_EQ(shown("fwd_k=20%"), (Ids{3}));
+  auto suiteRun = runs()[2];
+  suiteRun.addText("tag", "suite:smoke");
+  suiteRun.addText("tag", "variant:topk-ef");
+  EXPECT_TRUE(RunFilter::parse("suite:smoke").matches(suiteRun));
+  EXPECT_TRUE(RunFilter::parse("suite:SMOKE variant:topk-ef").matches(suiteRun)) << "in any case";
+  EXPECT_FALSE(RunFilter::parse("suite:smo").matches(suiteRun)) << "a tag matches whole";
+  EXPECT_FALSE(RunFilter::parse("-suite:smoke").matches(suiteRun));
+  EXPECT_FALSE(RunFilter::parse("suite:smoke").matches(runs()[0]));
+}
+
 TEST(RunFilter, NegationAndQuotes) {
   EXPECT_EQ(shown("-status:failed"), (Ids{1, 3}));
   EXPECT_EQ(shown("-k<0.1"), (Ids{2, 3})) << "a run without K holds every negated K term";
@@ -114,7 +129,8 @@ TEST(RunFilter, AMistypedFilterIsRefusedNamingTheTermAndTheFix) {
   refused("stauts:finished", "filter term 'stauts:finished': no field 'stauts'; fields: id, name, status");
   refused("k<ten", "filter term 'k<ten': 'ten' is not a number");
   refused("wire<5X", "'5X' is not a number");
-  refused("k<5%", "only accuracy takes a %");
+  refused("bits<50%", "only accuracy and K take a %");
+  refused("suit:smoke", "no field 'suit'");
   refused("name<b", "name is text; compare it with :, = or !=");
   refused("k<", "no value after the operator");
   refused("name:\"open", "unclosed double quote");
