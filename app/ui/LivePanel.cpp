@@ -21,7 +21,7 @@ namespace {
 
 constexpr int kRedrawMs = 33;        // ~30 Hz when painting is cheap
 constexpr int kSlowestRedrawMs = 500;
-constexpr double kPaintBudget = 0.04;  // fraction of one core that live chart painting may take
+constexpr double kPaintBudget = 0.10;  // fraction of one core that live chart painting may take
 
 }  // namespace
 
@@ -193,6 +193,7 @@ QString LivePanel::showStoredRun(const RunStore& store, int64_t id) {
 void LivePanel::flush() {
   const bool frame = !pending_.empty() || !pendingHistograms_.empty() || !pendingMarkers_.empty();
   if (!frame) return;
+  ++frames_;
   // What the previous frame's paints cost, smoothed; the next interval keeps painting within the budget.
   const double painted = PlotWidget::paintSecondsTotal();
   const double cost = painted - paintMark_;

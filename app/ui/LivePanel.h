@@ -1,11 +1,13 @@
 #pragma once
 // ps::ui::LivePanel: the charts of the run in progress. Telemetry arrives as value structs (from SessionBridge's
 // queued signals) and is kept in full by the charts (the run store has it all too); they are fed from a pending
-// buffer on one ~30 Hz timer, so the redraw rate stays steady however fast steps arrive, and each chart decimates when it paints.
+// buffer on one ~30 Hz timer, so the redraw rate stays steady however fast steps arrive, and each chart decimates when
+// it paints.
 //
 // Frame budget: on a machine where training keeps every core busy, painting competes with it. The timer's interval
-// is paced so that chart painting takes at most kPaintBudget of one core: 30 Hz when painting is cheap (a fast
-// machine, a small window), fewer redraws per second when it is not, never less than 2 per second.
+// is paced so that chart painting takes at most kPaintBudget (10%) of one core: 30 Hz when painting is cheap (a fast
+// machine, a small window), fewer redraws per second when it is not (about 10 Hz on a 2-core machine training the
+// 4-stage preset in a 1600 x 1000 window, bench_gui), never less than 2 per second.
 #include "app/ui/TelemetryTypes.h"
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidget.h"
@@ -49,6 +51,7 @@ class LivePanel : public QWidget {
   void addEvent(const ps::EventRecord& event);
   void flush();  // moves pending data into the charts now (the timer does this ~30 times a second)
   int redrawIntervalMs() const { return redraw_.interval(); }
+  long long frameCount() const { return frames_; }  // redraws with something new, since construction
 
   std::vector<PlotWidget*> plots() const;
   std::vector<HeatmapWidget*> heatmaps() const { return heatmaps_; }
@@ -87,6 +90,7 @@ class LivePanel : public QWidget {
   std::optional<ps::RunInfo> storedRun_;
   int64_t lastStep_ = 0;
   QTimer redraw_;
+  long long frames_ = 0;
   double paintMark_ = 0, frameCost_ = 0;  // paint seconds at the last flush; smoothed cost of one frame
 };
 

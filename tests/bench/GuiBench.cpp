@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
               qPrintable(QGuiApplication::platformName()));
   std::vector<double> cli, gui, latencies;
   double guiCpu = 0, guiWall = 0;  // the GUI thread's CPU time while the GUI trained
+  long long frames = 0, paints = 0;  // live redraws and chart paints while the GUI trained
   for (int round = 0; round < rounds; ++round) {
     // The CLI, as a user runs it (piped, so it prints plain lines).
     QProcess child;
@@ -115,13 +116,18 @@ int main(int argc, char** argv) {
       return 1;
     }
     probe.start();
+    const long long frames0 = window.live()->frameCount();
+    const long long paints0 = ps::ui::PlotWidget::paintCountTotal();
     const double cpu0 = threadCpuSeconds();
     QElapsedTimer wall;
     wall.start();
     loop.exec();
     probe.stop();
     guiCpu += threadCpuSeconds() - cpu0;
-    guiWall += double(wall.nsecsElapsed()) * 1e-9;
+    const double roundWall = double(wall.nsecsElapsed()) * 1e-9;
+    guiWall += roundWall;
+    frames += window.live()->frameCount() - frames0;
+    paints += ps::ui::PlotWidget::paintCountTotal() - paints0;
     gui.push_back(throughput(*window.store(), window.bridge()->runId(), batch));
     latencies.insert(latencies.end(), roundLatency.begin(), roundLatency.end());
     std::printf("round %d: CLI %.1f samples/s, GUI %.1f samples/s, latency p99 %.2f ms over %zu probes, "
@@ -135,6 +141,8 @@ int main(int argc, char** argv) {
               percentile(latencies, 0.5), percentile(latencies, 0.99), percentile(latencies, 1.0));
   std::printf("chart paints: %lld, %.2f ms each on average\n", ps::ui::PlotWidget::paintCountTotal(),
               1e3 * ps::ui::PlotWidget::paintSecondsTotal() / double(std::max(1LL, ps::ui::PlotWidget::paintCountTotal())));
+  std::printf("live redraw rate while training: %.1f Hz (%lld frames, %lld chart paints, over %.1f s)\n",
+              double(frames) / std::max(guiWall, 1e-9), frames, paints, guiWall);
   std::printf("GUI thread CPU while training: %.2f s over %.1f s (%.1f%% of one core)\n", guiCpu, guiWall,
               100.0 * guiCpu / guiWall);
   std::vector<double> paired;  // each round's GUI / CLI: the machine's drift between rounds cancels out
