@@ -244,10 +244,10 @@ void CompressorEditor::updateShown() {
   const MethodSpec* codec = catalogue::codec(method_->currentText().toStdString());
   const bool sparse = codec && codec->sparse;
   adapt_->setEnabled(sparse);
-  const MethodSpec* feedback = catalogue::compensation(feedback_->currentText().toStdString());
-  const MethodSpec* adapt = sparse ? catalogue::controller(adapt_->currentText().toStdString()) : nullptr;
+  const std::string method = method_->currentText().toStdString(), feedback = feedback_->currentText().toStdString(),
+                    adapt = adapt_->currentText().toStdString();
   for (auto& [name, row] : rows_) {
-    const bool read = (codec && codec->reads(name)) || (feedback && feedback->reads(name)) || (adapt && adapt->reads(name));
+    const bool read = catalogue::optionApplies(name, method, feedback, adapt);
     form_->setRowVisible(row.field, read);
     row.control->setEnabled(read);
   }

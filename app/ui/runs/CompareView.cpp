@@ -145,7 +145,8 @@ void CompareView::reload() {
   for (const auto& r : runs_) all.push_back(&r);
   names_ = displayNames(all);
   std::vector<SettingsDiffModel::Run> diffRuns;
-  for (const auto& r : runs_) diffRuns.push_back({r.info.id, names_.of(r), runColor(r.info.id), r.config});
+  for (const auto& r : runs_)
+    diffRuns.push_back({r.info.id, names_.of(r), runColor(r.info.id), r.config, r.settingChanges()});
   diff_->setRuns(diffRuns);
   std::vector<std::pair<qint64, QString>> listed;
   for (const auto& r : runs_) listed.emplace_back(r.info.id, names_.of(r));

@@ -65,6 +65,21 @@ QString settingLabel(const std::string& kind, const std::string& detailJson) {
   return QString::fromStdString(kind);
 }
 
+std::vector<SettingChange> RunSeries::settingChanges() const {
+  std::vector<SettingChange> out;
+  for (const EventRow& e : events) {
+    if (eventKindOf(e.kind) != EventKind::Setting) continue;
+    const auto detail = parseJsonOrDiscarded(e.detail_json);
+    if (detail.is_discarded() || !detail.is_object() || !detail.contains("key") || !detail["key"].is_string() ||
+        !detail.contains("to"))
+      continue;
+    out.push_back({e.step, detail["key"].get<std::string>(), detail["to"]});
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const SettingChange& a, const SettingChange& b) { return a.step < b.step; });
+  return out;
+}
+
 void RunSeries::append(const MetricPoint& point) {
   auto& list = metrics[point.key];
   const SeriesPoint p{point.step, point.value, point.wall_s, point.emulated_s};

@@ -25,6 +25,13 @@ struct SeriesPoint {
   double value = 0, wall_s = 0, emulated_s = 0;
 };
 
+// A setting changed during a run (its "setting" event).
+struct SettingChange {
+  int64_t step = 0;
+  std::string key;  // dotted, as in the config: compression.forward.k
+  nlohmann::json to;
+};
+
 struct RunSeries {
   RunInfo info;                                    // id 0 for a live run not yet in a store
   nlohmann::json config = nlohmann::json::object();  // parsed info.config_json
@@ -54,6 +61,8 @@ struct RunSeries {
   // such as "fwd k = 0.05".
   std::vector<std::pair<double, QString>> markers(XAxis axis) const;
   bool has(const std::string& key) const { return metrics.count(key) != 0; }
+  // The run's mid-run setting changes, in step order.
+  std::vector<SettingChange> settingChanges() const;
   // The run's task is a language model (evaluated by perplexity), by its config, else by what it recorded.
   bool isLanguageModel() const;
 

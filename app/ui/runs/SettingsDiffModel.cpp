@@ -1,5 +1,6 @@
 #include "app/ui/runs/SettingsDiffModel.h"
 #include "app/ui/runs/RunSeries.h"
+#include "engine/compress/spec/Catalogue.h"
 
 #include <QFont>
 
@@ -33,20 +34,68 @@ std::map<QString, QString> SettingsDiffModel::flatten(const nlohmann::json& conf
   return out;
 }
 
+bool SettingsDiffModel::applies(const nlohmann::json& config, const QString& key) {
+  const QStringList parts = key.split(QLatin1Char('.'));
+  if (parts.size() < 3 || parts.front() != QLatin1String("compression")) return true;
+  const std::string option = parts.back().toStdString();
+  if (option == "method" || option == "feedback" || option == "adapt" || !catalogue::option(option)) return true;
+  const nlohmann::json* direction = &config;
+  for (qsizetype i = 0; i + 1 < parts.size(); ++i) {
+    const std::string part = parts[i].toStdString();
+    if (!direction->is_object() || !direction->contains(part)) return true;
+    direction = &(*direction)[part];
+  }
+  if (!direction->is_object()) return true;
+  const auto text = [&](const char* field) {
+    const auto it = direction->find(field);
+    return it != direction->end() && it->is_string() ? it->get<std::string>() : std::string("none");
+  };
+  return catalogue::optionApplies(option, text("method"), text("feedback"), text("adapt"));
+}
+
+namespace {
+
+// `config` with `changes` applied: the settings as the run ended.
+nlohmann::json configAtEnd(nlohmann::json config, const std::vector<SettingChange>& changes) {
+  for (const auto& c : changes) {
+    try {
+      std::string pointer = "/" + c.key;
+      std::replace(pointer.begin(), pointer.end(), '.', '/');
+      config[nlohmann::json::json_pointer(pointer)] = c.to;
+    } catch (const nlohmann::json::exception&) {
+      // A key that does not fit the config's shape: the change still shows in its cell.
+    }
+  }
+  return config;
+}
+
+}  // namespace
+
 void SettingsDiffModel::setRuns(const std::vector<Run>& runs) {
   beginResetModel();
   runs_ = runs;
   values_.clear();
   std::set<QString> keys;
   for (const auto& r : runs_) {
-    values_.push_back(flatten(r.config));
-    for (const auto& kv : values_.back()) keys.insert(kv.first);
+    auto values = flatten(r.config);
+    for (const auto& c : r.changes) {
+      const QString key = QString::fromStdString(c.key);
+      QString& cell = values[key];
+      cell +=
+          (cell.isEmpty() ? QString() : QStringLiteral(" → ")) + settingText(key, c.to) + tr(" at step %1").arg(c.step);
+    }
+    // An option the direction's method does not read, at the start or at the end, is not a setting of this run.
+    const nlohmann::json end = configAtEnd(r.config, r.changes);
+    for (auto& [key, text] : values)
+      if (!applies(r.config, key) && !applies(end, key)) text = tr("n/a");
+    for (const auto& kv : values) keys.insert(kv.first);
+    values_.push_back(std::move(values));
   }
   allKeys_ = QStringList(keys.begin(), keys.end());
   differing_.clear();
   for (const QString& k : allKeys_) {
     if (k == QLatin1String("run.name")) continue;
-    // A key one run lacks differs from any value the others have.
+    // A key one run lacks differs from any value the others have; "n/a" everywhere differs from nothing.
     std::set<QString> seen;
     for (const auto& v : values_) {
       auto it = v.find(k);

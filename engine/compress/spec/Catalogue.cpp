@@ -178,5 +178,13 @@ std::vector<std::string> names(const std::vector<MethodSpec>& methods) {
   return out;
 }
 
+bool optionApplies(const std::string& option, const std::string& method, const std::string& feedback,
+                   const std::string& adapt) {
+  const MethodSpec* c = codec(method);
+  const MethodSpec* f = compensation(feedback);
+  const MethodSpec* a = c && c->sparse ? controller(adapt) : nullptr;
+  return (c && c->reads(option)) || (f && f->reads(option)) || (a && a->reads(option));
+}
+
 }  // namespace catalogue
 }  // namespace ps

@@ -85,5 +85,10 @@ const MethodSpec* compensation(const std::string& name);
 const MethodSpec* controller(const std::string& name);
 std::vector<std::string> names(const std::vector<MethodSpec>& methods);
 
+// Whether a direction's option does anything under this codec, compensation and controller (a controller acts only
+// on a sparse codec): what the editor shows and the settings diff compares.
+bool optionApplies(const std::string& option, const std::string& method, const std::string& feedback,
+                   const std::string& adapt);
+
 }  // namespace catalogue
 }  // namespace ps

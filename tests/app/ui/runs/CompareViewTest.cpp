@@ -83,7 +83,8 @@ class CompareViewTest : public QObject {
     QVERIFY(row >= 0);
     QCOMPARE(diff->index(row, 0).data().toString(), QStringLiteral("compression.forward.k"));
     QCOMPARE(diff->index(row, 1).data().toString(), QStringLiteral("10 %"));
-    QCOMPARE(diff->index(row, 2).data().toString(), QStringLiteral("5 %"));  // as the runs table writes K
+    QCOMPARE(diff->index(row, 2).data().toString(),
+             QStringLiteral("5 % → 2 % at step 10"));  // K as the table writes it
     QCOMPARE(diff->headerData(2, Qt::Horizontal).toString(), QStringLiteral("#%1 · fwd k 5 %").arg(b_));
     QCOMPARE(diff->rowOfKey(QStringLiteral("pipeline.stages")), -1);  // the same in both
     const int differing = view.diffRowCount();
@@ -93,6 +94,35 @@ class CompareViewTest : public QObject {
     QVERIFY(diff->differs(QStringLiteral("compression.forward.k")));
     view.setShowAllSettings(false);
     QCOMPARE(view.diffRowCount(), differing);
+  }
+
+  // A change during the run shows in its cell; an option the direction's method does not read is "n/a", and two
+  // runs that differ only in such an option do not differ.
+  void theDiffShowsMidRunChangesAndHidesWhatAMethodDoesNotRead() {
+    auto unusedBits = ps::test::runConfig(0.1);
+    unusedBits["compression"]["forward"]["bits"] = 2;  // TopK does not read bits
+    const qint64 c = t_->addRun("bits unused", unusedBits, 20);
+    auto quantize = ps::test::runConfig(0.1);
+    quantize["compression"]["forward"]["method"] = "quantize";
+    const qint64 d = t_->addRun("quantize", quantize, 20);
+    CompareView view;
+    view.setRuns(t_->store, {a_, b_, c});
+    auto* diff = view.diffModel();
+    int row = diff->rowOfKey(QStringLiteral("compression.forward.k"));
+    QVERIFY(row >= 0);
+    QCOMPARE(diff->index(row, 2).data().toString(), QStringLiteral("5 % → 2 % at step 10"));
+    QCOMPARE(diff->rowOfKey(QStringLiteral("compression.forward.bits")), -1);
+    view.setShowAllSettings(true);
+    row = diff->rowOfKey(QStringLiteral("compression.forward.bits"));
+    QVERIFY(row >= 0);
+    QCOMPARE(diff->index(row, 3).data().toString(), QStringLiteral("n/a"));
+    view.setShowAllSettings(false);
+    view.setRuns(t_->store, {a_, d});
+    row = diff->rowOfKey(QStringLiteral("compression.forward.k"));
+    QVERIFY(row >= 0);
+    QCOMPARE(diff->index(row, 1).data().toString(), QStringLiteral("10 %"));
+    QCOMPARE(diff->index(row, 2).data().toString(), QStringLiteral("n/a"));    // a quantizer has no K
+    QVERIFY(diff->rowOfKey(QStringLiteral("compression.forward.bits")) >= 0);  // it has bits, TopK has none
   }
 
   void xAxisChangesTheXValues() {
