@@ -1,5 +1,7 @@
 #include "engine/runs/config/BoundedJson.h"
 
+#include <algorithm>
+
 #include "engine/errors/ConfigError.h"
 
 namespace ps {
@@ -20,6 +22,26 @@ nlohmann::json parseBounded(const std::string& text) {
 
 }  // namespace
 
+namespace {
+
+// "error at line 3, column 5: unexpected end of input" from a parse error, without the library's codes.
+std::string whereAndWhy(const std::string& text, const nlohmann::json::parse_error& e) {
+  std::size_t line = 1, column = 1;
+  const std::size_t end = std::min(text.size(), e.byte > 0 ? e.byte - 1 : 0);
+  for (std::size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') ++line, column = 1;
+    else ++column;
+  }
+  std::string why = e.what();
+  const std::size_t colon = why.rfind(": ");
+  if (colon != std::string::npos) why = why.substr(colon + 2);
+  const std::size_t dash = why.find(" - ");  // "syntax error while parsing value - invalid literal; ..."
+  if (dash != std::string::npos) why = why.substr(dash + 3);
+  return "error at line " + std::to_string(line) + ", column " + std::to_string(column) + ": " + why;
+}
+
+}  // namespace
+
 nlohmann::json parseJson(const std::string& text, const std::string& source) {
   if (text.size() > kMaxJsonBytes)
     throw ConfigError(source + " holds " + std::to_string(text.size() >> 20) + " MiB of JSON, more than the " +
@@ -29,6 +51,8 @@ nlohmann::json parseJson(const std::string& text, const std::string& source) {
   } catch (const TooDeep&) {
     throw ConfigError(source + " nests JSON more than " + std::to_string(kMaxJsonDepth) +
                       " levels deep; no setting needs that, so the file is damaged or not meant for the lab");
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError(source + " is not valid JSON: " + whereAndWhy(text, e) + "; fix the file or pick another");
   } catch (const nlohmann::json::exception& e) {
     throw ConfigError(source + " is not valid JSON (" + e.what() + "); fix the file or pick another");
   }

@@ -149,8 +149,17 @@ TEST(Config, EveryBundledPresetIsValid) {
 TEST(Config, PresetFileErrorsNameTheFile) {
   const auto dir = std::filesystem::temp_directory_path();
   const std::string bad = (dir / "pipesqueeze-bad-preset.json").string();
-  std::ofstream(bad) << "{ \"train\": { \"lr\": 0.1, } }";
-  expectError([&] { loadPreset(bad); }, {bad, "not valid JSON"});
+  std::ofstream(bad) << "{ \"train\": {\n  \"lr\": 0.1, } }";
+  // Where and why, without the JSON library's error codes.
+  expectError([&] { loadPreset(bad); }, {bad, "not valid JSON: error at line 2, column 14: "});
+  try {
+    loadPreset(bad);
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).find("json.exception"), std::string::npos) << e.what();
+  }
+  // A claim suite opened as a preset says what it is and where it opens.
+  std::ofstream(bad) << R"({"claim": "TopK keeps accuracy", "base": "fashion-mnist-4stage", "variants": []})";
+  expectError([&] { loadPreset(bad); }, {bad, "is a claim suite, not a preset", "Reproduce a Claim"});
   expectError([&] { loadPreset((dir / "no-such-preset.json").string()); }, {"no-such-preset.json", "cannot open"});
   std::ofstream(bad) << R"({"train": {"lr": 99999}})";
   expectError([&] { loadPreset(bad); }, {bad, "train.lr"});
