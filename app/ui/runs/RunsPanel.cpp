@@ -243,10 +243,17 @@ void RunsPanel::deleteSelected() {
     Q_EMIT statusMessage(tr("Select the runs to delete."));
     return;
   }
-  QStringList names;
+  QStringList names, running;
   for (qint64 id : ids)
-    if (const RunRow* r = model_->row(model_->rowOf(id)))
+    if (const RunRow* r = model_->row(model_->rowOf(id))) {
       names << QStringLiteral("%1 %2").arg(id).arg(QString::fromStdString(r->info.name));
+      if (r->info.status == run_status::kRunning) running << QString::number(id);
+    }
+  if (!running.isEmpty()) {  // said at once, not after a confirmation that could not be honoured
+    Q_EMIT errorOccurred(tr("Run %1 is still running; stop it first, then delete it.", nullptr, int(running.size()))
+                             .arg(running.join(QStringLiteral(", "))));
+    return;
+  }
   const auto answer = QMessageBox::question(
       this, tr("Delete runs"),
       tr("Delete %n run(s) with all their metrics, events and histograms? This cannot be undone.\n\n%1", nullptr,

@@ -171,6 +171,13 @@ class RunsPanelTest : public QObject {
     const QString refused = panel.deleteRun(live);
     QVERIFY(refused.contains(QStringLiteral("running")));
     QVERIFY(t.store->run(live).has_value());
+    // Delete on a selection with a running run says so at once, before any confirmation, and deletes nothing.
+    QSignalSpy errors(&panel, &RunsPanel::errorOccurred);
+    panel.selectRuns({done, live});
+    panel.deleteSelected();
+    QCOMPARE(errors.count(), 1);
+    QVERIFY(errors.front().front().toString().contains(QStringLiteral("Run %1 is still running").arg(live)));
+    QVERIFY(t.store->run(done).has_value());
     QCOMPARE(panel.deleteRun(done), QString());
     QVERIFY(!t.store->run(done).has_value());
     QCOMPARE(panel.model()->rowCount(), 1);
