@@ -16,6 +16,7 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QLabel>
+#include <QMessageBox>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSpinBox>
@@ -37,6 +38,8 @@ nlohmann::json jsonFromVariant(const QVariant& value) {
 }
 
 namespace {
+
+constexpr int kBaseTextRole = Qt::UserRole + 1;  // a preset entry's name without "(modified)"
 
 // Ranges and tooltips come from the config schema, so the panel accepts exactly what a preset may hold.
 template <typename Spin>
@@ -158,6 +161,19 @@ void ControlPanel::layOut() {
 void ControlPanel::connectEdits() {
   connect(preset_, &QComboBox::activated, this, [this](int index) {
     const QString path = preset_->itemData(index).toString();
+    const QString name = preset_->itemData(index, kBaseTextRole).toString();
+    const auto confirm = confirmDiscard_ ? confirmDiscard_ : [this](const QString& preset) {
+      return QMessageBox::question(this, tr("Discard changed settings"),
+                                   tr("The settings differ from the preset they came from. Discard the changes and "
+                                      "load %1?").arg(preset),
+                                   QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Cancel) ==
+             QMessageBox::Discard;
+    };
+    if (path != presetPath_ && modified() && !confirm(name)) {
+      preset_->setCurrentIndex(preset_->findData(presetPath_));  // the settings stay, and so does the picker
+      showModified();
+      return;
+    }
     const QString error = loadPresetFile(path);
     if (!error.isEmpty()) Q_EMIT errorOccurred(error);
   });
@@ -198,10 +214,21 @@ void ControlPanel::connectEdits() {
 void ControlPanel::reloadPresetList() {
   const QString current = presetPath_;
   preset_->clear();
-  for (const PresetEntry& e : library_.list())
+  for (const PresetEntry& e : library_.list()) {
     preset_->addItem(e.user ? tr("%1 (mine)").arg(e.name) : e.name, e.path);
+    preset_->setItemData(preset_->count() - 1, preset_->itemText(preset_->count() - 1), kBaseTextRole);
+  }
   const int index = preset_->findData(current);
   preset_->setCurrentIndex(index);
+  showModified();
+}
+
+void ControlPanel::showModified() {
+  for (int i = 0; i < preset_->count(); ++i) {
+    const QString base = preset_->itemData(i, kBaseTextRole).toString();
+    const bool mark = i == preset_->currentIndex() && modified();
+    preset_->setItemText(i, mark ? tr("%1 (modified)").arg(base) : base);
+  }
 }
 
 QString ControlPanel::loadPresetFile(const QString& path) {
@@ -217,8 +244,10 @@ QString ControlPanel::loadPresetFile(const QString& path) {
   if (index < 0) {  // a file from elsewhere: listed under its name so the picker shows what is loaded
     preset_->addItem(tr("%1 (file)").arg(QFileInfo(path).completeBaseName()), path);
     index = preset_->count() - 1;
+    preset_->setItemData(index, preset_->itemText(index), kBaseTextRole);
   }
   preset_->setCurrentIndex(index);
+  showModified();
   return {};
 }
 
@@ -275,6 +304,7 @@ void ControlPanel::edit(const QString& key, const QVariant& value) {
     showConfig();  // back to the last valid settings
     return;
   }
+  showModified();
   Q_EMIT changed(key, value);
 }
 

@@ -8,8 +8,8 @@
 #include <QVariant>
 #include <QWidget>
 
+#include <functional>
 #include <nlohmann/json.hpp>
-
 #include <utility>
 #include <vector>
 
@@ -44,6 +44,10 @@ class ControlPanel : public QWidget {
   // While a run is going, only keys that can change mid-run stay editable.
   void setRunning(bool running);
   void reloadPresetList();  // after a preset was saved
+  // The settings differ from the preset loaded: the picker shows "(modified)", and choosing another preset asks
+  // `confirmDiscard` first (a question box unless set; tests answer it).
+  bool modified() const { return config_ != loaded_; }
+  void setConfirmDiscard(std::function<bool(const QString& preset)> confirm) { confirmDiscard_ = std::move(confirm); }
   PresetLibrary& library() { return library_; }
 
   QComboBox* presetBox() const { return preset_; }
@@ -60,6 +64,7 @@ class ControlPanel : public QWidget {
   void errorOccurred(const QString& message);
 
  private:
+  void showModified();  // the picker's current entry, with "(modified)" while the settings differ from it
   void createControls();
   void layOut();
   void connectEdits();
@@ -72,6 +77,7 @@ class ControlPanel : public QWidget {
   QString presetPath_;
   bool loading_ = false;
   QComboBox* preset_;
+  std::function<bool(const QString& preset)> confirmDiscard_;
   QComboBox* task_;
   QSpinBox* stages_;
   QSpinBox* microbatches_;

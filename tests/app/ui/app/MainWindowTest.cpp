@@ -129,6 +129,43 @@ class MainWindowTest : public QObject {
     w.controls()->setRunning(false);
   }
 
+  // Edited settings mark the picker "(modified)"; choosing another preset then asks first, and a refusal keeps both
+  // the settings and the picker as they were.
+  void switchingPresetsWithEditedSettingsAsksFirst() {
+    MainWindow w(options());
+    ControlPanel* panel = w.controls();
+    QComboBox* picker = panel->presetBox();
+    QVERIFY(picker->count() >= 2);
+    const QString loaded = picker->currentText();
+    QVERIFY(!panel->modified() && !loaded.contains(QStringLiteral("(modified)")));
+    QString asked;
+    bool discard = false;
+    panel->setConfirmDiscard([&](const QString& preset) {
+      asked = preset;
+      return discard;
+    });
+    const int micro = panel->microbatchesBox()->value();
+    panel->microbatchesBox()->setValue(micro == 2 ? 3 : 2);
+    QVERIFY(panel->modified());
+    QCOMPARE(picker->currentText(), loaded + QStringLiteral(" (modified)"));
+
+    const int here = picker->currentIndex(), other = here == 0 ? 1 : 0;
+    const auto edited = panel->config();
+    Q_EMIT picker->activated(other);
+    QCOMPARE(asked, picker->itemData(other, Qt::UserRole + 1).toString());
+    QCOMPARE(panel->config(), edited);
+    QCOMPARE(picker->currentIndex(), here);
+    QCOMPARE(picker->currentText(), loaded + QStringLiteral(" (modified)"));
+
+    discard = true;
+    picker->setCurrentIndex(other);
+    Q_EMIT picker->activated(other);
+    QVERIFY(!panel->modified());
+    QCOMPARE(picker->currentIndex(), other);
+    QVERIFY(!picker->currentText().contains(QStringLiteral("(modified)")));
+    QCOMPARE(picker->itemText(here), loaded);  // the mark went with the edits
+  }
+
   void badPresetGivesAnErrorAndKeepsTheSettings() {
     MainWindow w(options());
     const auto before = w.controls()->config();
