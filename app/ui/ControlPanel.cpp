@@ -165,9 +165,10 @@ void ControlPanel::connectEdits() {
     const auto confirm = confirmDiscard_ ? confirmDiscard_ : [this](const QString& preset) {
       return QMessageBox::question(this, tr("Discard changed settings"),
                                    tr("The settings differ from the preset they came from. Discard the changes and "
-                                      "load %1?").arg(preset),
-                                   QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Cancel) ==
-             QMessageBox::Discard;
+                                      "load %1?")
+                                       .arg(preset),
+                                   QMessageBox::Discard | QMessageBox::Cancel,
+                                   QMessageBox::Cancel) == QMessageBox::Discard;
     };
     if (path != presetPath_ && modified() && !confirm(name)) {
       preset_->setCurrentIndex(preset_->findData(presetPath_));  // the settings stay, and so does the picker

@@ -29,8 +29,10 @@ std::string whereAndWhy(const std::string& text, const nlohmann::json::parse_err
   std::size_t line = 1, column = 1;
   const std::size_t end = std::min(text.size(), e.byte > 0 ? e.byte - 1 : 0);
   for (std::size_t i = 0; i < end; ++i) {
-    if (text[i] == '\n') ++line, column = 1;
-    else ++column;
+    if (text[i] == '\n')
+      ++line, column = 1;
+    else
+      ++column;
   }
   std::string why = e.what();
   const std::size_t colon = why.rfind(": ");

@@ -335,7 +335,8 @@ json readJsonFile(const std::string& path) {
 Config loadPreset(const std::string& path) {
   const json j = readJsonFile(path);
   if (j.is_object() && j.contains("variants") && j.contains("claim"))
-    throw ConfigError("'" + path + "' is a claim suite, not a preset: open it with Runs ▸ Reproduce a Claim… in the app, " +
+    throw ConfigError("'" + path +
+                      "' is a claim suite, not a preset: open it with Runs ▸ Reproduce a Claim… in the app, " +
                       "or run it with pipesqueeze-cli suite run " + path);
   return Config::fromJson(j, path);
 }
