@@ -78,6 +78,8 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
 
 QVariant RunsModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || section < 0 || section >= kRunColumnCount) return QVariant();
+  if (role == Qt::DisplayRole && RunColumn(section) == RunColumn::TimeToTarget)  // which time, and to what
+    return tr("Emulated time to %1 % (ppl %2)").arg(100 * target_.accuracy).arg(target_.perplexity);
   if (role == Qt::DisplayRole) return runColumnTitle(RunColumn(section));
   if (role == Qt::ToolTipRole) return runColumnToolTip(RunColumn(section));
   return QVariant();
@@ -183,6 +185,7 @@ void RunsModel::setTimeTarget(const TimeTarget& target) {
   target_ = target;
   reached_.clear();
   const int c = int(RunColumn::TimeToTarget);
+  Q_EMIT headerDataChanged(Qt::Horizontal, c, c);
   if (!rows_.empty()) Q_EMIT dataChanged(index(0, c), index(int(rows_.size()) - 1, c));
 }
 

@@ -20,7 +20,10 @@
 #include <algorithm>
 
 namespace ps::ui {
+
 namespace {
+
+constexpr int kMostNameWidth = 360;  // a long name is elided in its middle beyond this (widen the column to read it)
 
 // The filter's fields, for the filter box's tooltip (the same list `pipesqueeze-cli runs list --filter` takes).
 QString filterHelp() {
@@ -115,8 +118,17 @@ RunsPanel::RunsPanel(std::shared_ptr<ps::RunStore> store, QWidget* parent)
   connect(model_, &RunsModel::errorOccurred, this, &RunsPanel::errorOccurred);
   connect(view_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &RunsPanel::updateActions);
   model_->refresh();
+  view_->setWordWrap(false);  // a learning rate or a K change reads on one line
+  view_->setTextElideMode(Qt::ElideMiddle);
+  // The results right after the name, where the eye goes first (a saved layout restores the user's own order).
+  QHeaderView* header = view_->horizontalHeader();
+  int after = header->visualIndex(int(RunColumn::Name));
+  for (RunColumn c : {RunColumn::EvalMetric, RunColumn::BestEvalMetric, RunColumn::EvalLoss, RunColumn::TrainLoss,
+                      RunColumn::TimeToTarget})
+    header->moveSection(header->visualIndex(int(c)), ++after);
   view_->resizeColumnsToContents();
-  view_->horizontalHeader()->resizeSection(int(RunColumn::Notes), 160);
+  header->resizeSection(int(RunColumn::Name), std::min(header->sectionSize(int(RunColumn::Name)), kMostNameWidth));
+  header->resizeSection(int(RunColumn::Notes), 160);
   updateActions();
 }
 

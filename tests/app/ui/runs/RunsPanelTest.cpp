@@ -28,6 +28,31 @@ class RunsPanelTest : public QObject {
   }
 
  private Q_SLOTS:
+  // The results come right after the name; a long name is capped and elided in its middle; nothing wraps; the time
+  // to target says which time and which target.
+  void theResultsFollowTheNameAndTheTimeToTargetSaysWhich() {
+    ps::test::TestStore t;
+    t.addRun(std::string(200, 'n') + " the end that differs", ps::test::runConfig(0.1), 5);
+    RunsPanel panel(t.store);
+    QHeaderView* header = panel.view()->horizontalHeader();
+    const int name = header->visualIndex(int(RunColumn::Name));
+    QCOMPARE(header->visualIndex(int(RunColumn::EvalMetric)), name + 1);
+    QCOMPARE(header->visualIndex(int(RunColumn::TimeToTarget)), name + 5);
+    QVERIFY(header->sectionSize(int(RunColumn::Name)) <= 360);
+    QCOMPARE(panel.view()->textElideMode(), Qt::ElideMiddle);
+    QVERIFY(!panel.view()->wordWrap());
+    const auto title = [&] {
+      return panel.model()->headerData(int(RunColumn::TimeToTarget), Qt::Horizontal).toString();
+    };
+    QVERIFY2(title().contains(QStringLiteral("Emulated time to 80 %")), qPrintable(title()));
+    QSignalSpy headers(panel.model(), &QAbstractItemModel::headerDataChanged);
+    auto target = panel.model()->timeTarget();
+    target.accuracy = 0.9;
+    panel.model()->setTimeTarget(target);
+    QCOMPARE(headers.count(), 1);
+    QVERIFY2(title().contains(QStringLiteral("90 %")), qPrintable(title()));
+  }
+
   void filterNarrowsTheRows() {
     ps::test::TestStore t;
     t.addRun("alpha", ps::test::runConfig(0.1), 5);
