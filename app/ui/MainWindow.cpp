@@ -168,6 +168,13 @@ void MainWindow::connectPanels() {
   connect(bridge_, &SessionBridge::stepArrived, this, [this](const StepRecord& s) {
     runLabel_->setText(tr("run %1 · step %2 · loss %3").arg(bridge_->runId()).arg(s.step).arg(s.loss, 0, 'g', 4));
   });
+  // A paused run says so until it resumes (no step arrives meanwhile to replace the words).
+  connect(bridge_, &SessionBridge::eventArrived, this, [this](const EventRecord& e) {
+    if (e.type() == EventKind::Pause)
+      runLabel_->setText(tr("run %1 · paused at step %2 · Resume: Ctrl+Shift+P").arg(bridge_->runId()).arg(e.step));
+    else if (e.type() == EventKind::Resume)
+      runLabel_->setText(tr("run %1 · resumed at step %2").arg(bridge_->runId()).arg(e.step));
+  });
   connect(bridge_, &SessionBridge::eventArrived, this, [this](const EventRecord& e) {
     if (e.type() == EventKind::Setting) {
       const QString key = QString::fromStdString(e.detail.value("key", std::string()));
@@ -223,6 +230,10 @@ void MainWindow::connectPanels() {
   runs_->refresh();
 }
 
+QString MainWindow::runState() const {
+  return runLabel_->text();
+}
+
 QString MainWindow::startRun() {
   if (reproduceDialog_ && reproduceDialog_->running())
     return tr("A claim suite is running (Runs ▸ Reproduce a Claim…); cancel it or let it finish first.");
@@ -232,6 +243,7 @@ QString MainWindow::startRun() {
   controls_->setRunning(true);
   tabs_->setCurrentWidget(live_);
   statusBar()->showMessage(tr("Preparing the run…"), 4000);
+  runLabel_->setText(tr("starting… (data, model, stages)"));  // until the first step arrives
   updateActions();
   return {};
 }

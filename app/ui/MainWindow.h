@@ -61,6 +61,7 @@ class MainWindow : public QMainWindow {
   ControlPanel* controls() const { return controls_; }
   LivePanel* live() const { return live_; }
   CompareView* compare() const { return compare_; }
+  QString runState() const;  // the status bar's permanent words on the run: starting, step and loss, paused
   RunsPanel* runs() const { return runs_; }
   SessionBridge* bridge() const { return bridge_; }
   QTabWidget* tabs() const { return tabs_; }

@@ -166,6 +166,20 @@ class MainWindowTest : public QObject {
     QCOMPARE(picker->itemText(here), loaded);  // the mark went with the edits
   }
 
+  // A paused run says so in the status bar until it resumes.
+  void aPausedRunSaysSoUntilResumed() {
+    MainWindow w(options());
+    ps::EventRecord pause;
+    pause.step = 12;
+    pause.kind = ps::eventName(ps::EventKind::Pause);
+    Q_EMIT w.bridge()->eventArrived(pause);
+    QVERIFY2(w.runState().contains(QStringLiteral("paused at step 12")), qPrintable(w.runState()));
+    ps::EventRecord resume = pause;
+    resume.kind = ps::eventName(ps::EventKind::Resume);
+    Q_EMIT w.bridge()->eventArrived(resume);
+    QVERIFY2(w.runState().contains(QStringLiteral("resumed at step 12")), qPrintable(w.runState()));
+  }
+
   void badPresetGivesAnErrorAndKeepsTheSettings() {
     MainWindow w(options());
     const auto before = w.controls()->config();
