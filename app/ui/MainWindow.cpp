@@ -124,6 +124,8 @@ void MainWindow::buildActions() {
   compareSelected_ = make(tr("&Compare Selected Runs"), QKeySequence(Qt::CTRL | Qt::Key_D),
                           tr("Overlay the runs selected in the runs table"),
                           [this] { showError(compareRuns(runs_->selectedRunIds())); });
+  closeTab_ = make(tr("Close &Run Tab"), QKeySequence::Close, tr("Close the saved run's tab in front"),
+                   [this] { closeTab(tabs_->currentIndex()); });
   quit_ = make(tr("&Quit"), QKeySequence::Quit, tr("Quit PipeSqueeze"), [this] { close(); });
   about_ = make(tr("&About PipeSqueeze"), QKeySequence(), tr("Version and credits"), [this] { about(); });
   start_->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
@@ -140,6 +142,7 @@ void MainWindow::buildMenus() {
   file->addSeparator();
   file->addAction(exportPng_);
   file->addSeparator();
+  file->addAction(closeTab_);
   file->addAction(quit_);
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addActions({start_, pause_, resume_, stop_});
@@ -195,7 +198,10 @@ void MainWindow::connectPanels() {
   });
   connect(runs_, &RunsPanel::compareRequested, this, [this](const QList<qint64>& ids) { showError(compareRuns(ids)); });
   // The compare tab shows the runs selected in the table (two or more) whenever it is in front.
-  connect(tabs_, &QTabWidget::currentChanged, this, [this] { compareFollowsSelection(); });
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+    compareFollowsSelection();
+    updateActions();  // Close Run Tab follows the tab in front
+  });
   connect(runs_->view()->selectionModel(), &QItemSelectionModel::selectionChanged, this,
           [this] { compareFollowsSelection(); });
   connect(runs_, &RunsPanel::openRequested, this, [this](qint64 id) { showError(openStoredRun(id)); });
@@ -315,6 +321,7 @@ void MainWindow::updateActions() {
   pause_->setEnabled(running && !bridge_->paused());
   resume_->setEnabled(running && bridge_->paused());
   stop_->setEnabled(running);
+  closeTab_->setEnabled(tabs_->currentWidget() != live_ && tabs_->currentWidget() != compare_);
   openPreset_->setEnabled(!running);
   openStore_->setEnabled(!running);
 }

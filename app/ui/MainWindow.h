@@ -103,7 +103,7 @@ class MainWindow : public QMainWindow {
   bool openReports_ = true;
   ReproduceDialog* reproduceDialog_ = nullptr;
   QAction *reproduce_, *start_, *pause_, *resume_, *stop_, *openPreset_, *openStore_, *savePreset_, *exportPng_,
-      *compareSelected_, *quit_, *about_;
+      *compareSelected_, *closeTab_, *quit_, *about_;
 };
 
 }  // namespace ps::ui

@@ -97,7 +97,8 @@ QString MainWindow::openStore(const QString& path) {
 }
 
 void MainWindow::showStoreInTitle() {
-  setWindowTitle(tr("PipeSqueeze — %1").arg(QFileInfo(QString::fromStdString(store_->path())).fileName()));
+  // The window system adds the application's name ("runs.sqlite — PipeSqueeze"): the title names the store only.
+  setWindowTitle(QFileInfo(QString::fromStdString(store_->path())).fileName());
 }
 
 }  // namespace ps::ui

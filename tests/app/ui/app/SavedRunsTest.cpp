@@ -132,12 +132,26 @@ class SavedRunsTest : public QObject {
     QVERIFY(w.openStoredRun(9999).contains("9999"));
     QCOMPARE(w.storedRunTabs().size(), 2);
 
+    // Ctrl+W closes the saved run's tab in front, and is off for the live and compare tabs.
+    QAction* closeTab = nullptr;
+    for (QAction* a : w.findChildren<QAction*>())
+      if (a->shortcut() == QKeySequence(QKeySequence::Close)) closeTab = a;
+    QVERIFY(closeTab);
+    w.tabs()->setCurrentWidget(w.compare());
+    QVERIFY(!closeTab->isEnabled());
+    QVERIFY(w.openStoredRun(other).isEmpty());
+    QVERIFY(closeTab->isEnabled());
+    closeTab->trigger();
+    QCOMPARE(w.storedRunTabs().size(), 1);
+    QVERIFY(w.openStoredRun(other).isEmpty());
     // Saved-run tabs close; the live and compare tabs do not.
     Q_EMIT w.tabs()->tabCloseRequested(w.tabs()->indexOf(tab));
     Q_EMIT w.tabs()->tabCloseRequested(w.tabs()->indexOf(w.live()));
     Q_EMIT w.tabs()->tabCloseRequested(w.tabs()->indexOf(w.compare()));
     QCOMPARE(w.tabs()->count(), 3);
     QCOMPARE(w.storedRunTabs().size(), 1);
+    // The title names the store; the window system adds the application's name.
+    QVERIFY(!w.windowTitle().contains(QStringLiteral("PipeSqueeze")));
   }
 
   void theVisibilityTickHidesARunFromTheCompareView() {
