@@ -220,6 +220,8 @@ void CompressorEditor::load(const nlohmann::json& config) {
   feedback_->setCurrentText(qs(c.value("feedback", "none")));
   adapt_->setCurrentText(qs(c.value("adapt", "none")));
   for (const auto& spec : catalogue::options()) rows_[spec.name].show(c.value(spec.name, spec.fallback));
+  const auto bits = c.find("value_bits");
+  valueBits_ = bits != c.end() && bits->is_number_integer() ? bits->get<int>() : 32;
   updateShown();
   loading_ = false;
 }
@@ -235,6 +237,10 @@ bool CompressorEditor::optionShown(const std::string& name) const {
 }
 
 void CompressorEditor::emitChange(const QString& leaf, const QVariant& value) {
+  if (leaf == QLatin1String("value_bits")) {
+    valueBits_ = value.toInt();
+    updateShown();
+  }
   if (!loading_) Q_EMIT changed(prefix_ + leaf, value);
 }
 
@@ -247,7 +253,7 @@ void CompressorEditor::updateShown() {
   const std::string method = method_->currentText().toStdString(), feedback = feedback_->currentText().toStdString(),
                     adapt = adapt_->currentText().toStdString();
   for (auto& [name, row] : rows_) {
-    const bool read = catalogue::optionApplies(name, method, feedback, adapt);
+    const bool read = catalogue::optionApplies(name, method, feedback, adapt, valueBits_);
     form_->setRowVisible(row.field, read);
     row.control->setEnabled(read);
   }

@@ -70,6 +70,7 @@ class CompressorEditor : public QGroupBox {
   QSlider* k_ = nullptr;
   QSlider* bits_ = nullptr;
   std::map<std::string, Row> rows_;
+  int valueBits_ = 32;  // a sparsifier's value bits as shown: rounding, range and bucket act only when they requantize
   bool loading_ = false;
 };
 

@@ -36,6 +36,7 @@ inline MethodSpec sparsifierSpec(std::string name, std::string label, std::strin
   m.options = {"k"};
   m.options.insert(m.options.end(), extra.begin(), extra.end());
   for (const char* o : {"value_bits", "rounding", "range", "bucket"}) m.options.push_back(o);
+  m.requantizing = {"rounding", "range", "bucket"};
   return m;
 }
 

@@ -50,7 +50,9 @@ bool SettingsDiffModel::applies(const nlohmann::json& config, const QString& key
     const auto it = direction->find(field);
     return it != direction->end() && it->is_string() ? it->get<std::string>() : std::string("none");
   };
-  return catalogue::optionApplies(option, text("method"), text("feedback"), text("adapt"));
+  const auto bits = direction->find("value_bits");
+  const int valueBits = bits != direction->end() && bits->is_number_integer() ? bits->get<int>() : 32;
+  return catalogue::optionApplies(option, text("method"), text("feedback"), text("adapt"), valueBits);
 }
 
 namespace {

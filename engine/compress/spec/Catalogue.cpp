@@ -179,11 +179,13 @@ std::vector<std::string> names(const std::vector<MethodSpec>& methods) {
 }
 
 bool optionApplies(const std::string& option, const std::string& method, const std::string& feedback,
-                   const std::string& adapt) {
+                   const std::string& adapt, int valueBits) {
   const MethodSpec* c = codec(method);
   const MethodSpec* f = compensation(feedback);
   const MethodSpec* a = c && c->sparse ? controller(adapt) : nullptr;
-  return (c && c->reads(option)) || (f && f->reads(option)) || (a && a->reads(option));
+  const bool idle = c && valueBits > kMostRequantizedBits &&
+                    std::find(c->requantizing.begin(), c->requantizing.end(), option) != c->requantizing.end();
+  return (c && c->reads(option) && !idle) || (f && f->reads(option)) || (a && a->reads(option));
 }
 
 }  // namespace catalogue

@@ -49,6 +49,8 @@ struct MethodSpec {
   std::vector<std::string> options;  // the options it reads: shared ones by name
   std::vector<OptionSpec> own;       // options no other method has (they appear in `options` too)
   bool sparse = false;               // codecs: sends a subset of the elements (K applies; K can adapt)
+  // Sparsifiers: the options that act only when value_bits quantizes the kept values again (at most 8 bits).
+  std::vector<std::string> requantizing;
   bool forwardOnly = false;          // compensations: activations only (AQ-SGD keeps per-sample buffers)
   // Compensations: why it cannot be switched on during a run ("" when it can), as a refusal gives it.
   std::string onlyAtStart;
@@ -86,9 +88,12 @@ const MethodSpec* controller(const std::string& name);
 std::vector<std::string> names(const std::vector<MethodSpec>& methods);
 
 // Whether a direction's option does anything under this codec, compensation and controller (a controller acts only
-// on a sparse codec): what the editor shows and the settings diff compares.
+// on a sparse codec; a sparsifier's rounding, range and bucket only when its value_bits quantize again): what the
+// editor shows and the settings diff compares.
 bool optionApplies(const std::string& option, const std::string& method, const std::string& feedback,
-                   const std::string& adapt);
+                   const std::string& adapt, int valueBits = 32);
+// The most value bits at which a sparsifier quantizes its kept values again (16 is fp16, 32 float32).
+inline constexpr int kMostRequantizedBits = 8;
 
 }  // namespace catalogue
 }  // namespace ps

@@ -251,6 +251,16 @@ class MainWindowTest : public QObject {
     QVERIFY(!fwd->optionShown("k") && !fwd->optionShown("alpha"));
     fwd->methodBox()->setCurrentText("topk");
     QVERIFY(fwd->optionShown("k") && fwd->optionShown("value_bits") && !fwd->optionShown("bits"));
+    // A sparsifier's rounding, range and bucket act only when its value bits quantize the kept values again.
+    QVERIFY(!fwd->optionShown("rounding") && !fwd->optionShown("range") && !fwd->optionShown("bucket"));
+    QWidget* valueBits = fwd->optionControl("value_bits");
+    if (auto* slider = qobject_cast<QSlider*>(valueBits)) {
+      slider->setValue(slider->minimum());  // the fewest bits
+      Q_EMIT slider->sliderReleased();
+    } else {
+      qobject_cast<QSpinBox*>(valueBits)->setValue(4);
+    }
+    QVERIFY(fwd->optionShown("rounding") && fwd->optionShown("range") && fwd->optionShown("bucket"));
     fwd->feedbackBox()->setCurrentText("diana");
     QVERIFY(fwd->optionShown("alpha") && !fwd->optionShown("p"));
     auto* alpha = qobject_cast<QDoubleSpinBox*>(fwd->optionControl("alpha"));
