@@ -86,7 +86,8 @@ void LivePanel::reset(const nlohmann::json& config) {
     PlotWidget* plot = addPlot(tr(spec.title.c_str()), tr(spec.unit.c_str()), spec.logY);
     charts_.emplace_back(&spec, plot);
     for (const ChartSeries& s : spec.series)
-      route(s.key, plot, tr(s.label.c_str()), colours_.of(tr(s.label.c_str()), {plot}), s.dashed, spec.cumulative);
+      route(s.key, plot, tr(s.label.c_str()), colours_.of(tr(s.label.c_str()), {plot}), s.dashed, spec.cumulative,
+            spec.scale);
   }
 
   const int stages = config.contains("pipeline") ? config["pipeline"].value("stages", 1) : 0;
@@ -101,8 +102,8 @@ void LivePanel::reset(const nlohmann::json& config) {
 }
 
 void LivePanel::route(const std::string& key, PlotWidget* plot, const QString& label, const QColor& colour, bool dashed,
-                      bool cumulative) {
-  Route r{plot, QString::fromStdString(key), label, colour, dashed, cumulative};
+                      bool cumulative, double scale) {
+  Route r{plot, QString::fromStdString(key), label, colour, dashed, cumulative, scale};
   routes_[key].push_back(r);
 }
 
@@ -207,8 +208,8 @@ void LivePanel::flush() {
         style.dashed = r.dashed;
         r.plot->setSeries(r.id, r.label, {}, style);
       }
-      r.total += p.value;
-      r.plot->appendPoint(r.id, QPointF(double(p.step), r.cumulative ? r.total : p.value));
+      r.total += p.value * r.scale;
+      r.plot->appendPoint(r.id, QPointF(double(p.step), r.cumulative ? r.total : p.value * r.scale));
     }
   }
   pending_.clear();

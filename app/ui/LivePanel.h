@@ -67,11 +67,12 @@ class LivePanel : public QWidget {
     QColor colour;
     bool dashed;
     bool cumulative = false;
+    double scale = 1;  // the chart's: drawn value = recorded value x scale
     double total = 0;  // a cumulative route's running sum
   };
   PlotWidget* addPlot(const QString& title, const QString& yLabel, bool logY = false);
   void route(const std::string& key, PlotWidget* plot, const QString& label, const QColor& colour, bool dashed = false,
-             bool cumulative = false);
+             bool cumulative = false, double scale = 1);
   std::vector<Route>& routesFor(const std::string& key);
   void queue(const MetricPoint& point);
 

@@ -29,6 +29,7 @@ struct ChartSpec {
   std::string linkLeaf, linkDashed, linkDashedLabel;
   std::vector<Direction> directions;
   bool cumulative = false;  // live: running sums of the series (bytes so far)
+  double scale = 1;         // drawn values are the recorded ones times this (seconds drawn as ms: 1000)
   bool pareto = false;      // compare: each run's final eval loss against its wire bytes
 
   bool live() const { return view != View::Compare; }
@@ -77,13 +78,15 @@ inline const std::vector<ChartSpec>& charts() {
     c.push_back(error("forward", Direction::Forward));
     c.push_back(error("backward", Direction::Backward));
     c.push_back(error("replica gradients", Direction::Gradients));
-    c.push_back({"Step time split", "seconds", false, K::Any, V::Live});
+    c.push_back({"Step time split", "ms", false, K::Any, V::Live});
     c.back().series = {{m::kComputeSeconds, "compute"}, {m::kCodecSeconds, "compression"},
                        {m::kLinkSeconds, "link (modelled)"}};
-    c.push_back({"Step time", "seconds"});
+    c.back().scale = 1000;  // a step takes milliseconds: "6" reads better than "6e-3"
+    c.push_back({"Step time", "ms"});
     c.back().series = {{m::kStepSeconds, "measured step"},
                        {m::kEmulatedStepSeconds, "emulated at the link's bandwidth"},
                        {m::kControlSeconds, "control round (several processes)"}};
+    c.back().scale = 1000;
     c.push_back({"Eval loss vs wire bytes", "eval loss", false, K::Any, V::Compare});
     c.back().pareto = true;
     return c;

@@ -49,6 +49,7 @@ std::vector<CompareChart> compareCharts(const std::vector<const RunSeries*>& run
     if (spec.kinds == ChartSpec::Kinds::LanguageModel && !anyLm) continue;
     CompareChart c{QString::fromStdString(spec.title), QString::fromStdString(spec.unit),
                    spec.pareto ? Kind::Pareto : Kind::Line, {}, {}};
+    c.scale = spec.scale;
     for (const auto& s : spec.series) c.keys.push_back(s.key);
     if (c.keys.empty() && !spec.linkLeaf.empty() && spec.directions.size() == 1) {
       c.linkSuffix = "/" + std::string(directionName(spec.directions.front())) + "/" + spec.linkLeaf;
@@ -83,7 +84,12 @@ std::vector<std::string> chartKeys(const CompareChart& chart, const RunSeries& r
 std::vector<QPointF> chartLine(const CompareChart& chart, const RunSeries& run, XAxis axis) {
   const auto keys = chartKeys(chart, run);
   if (keys.empty()) return {};
-  if (chart.linkSuffix.empty()) return run.points(keys.front(), axis);
+  if (chart.linkSuffix.empty()) {
+    auto points = run.points(keys.front(), axis);
+    if (chart.scale != 1)
+      for (QPointF& p : points) p.setY(p.y() * chart.scale);
+    return points;
+  }
   // Mean over the links at each step; the step's x comes from the first link's point.
   struct Sum {
     double total = 0;
@@ -101,7 +107,7 @@ std::vector<QPointF> chartLine(const CompareChart& chart, const RunSeries& run, 
     }
   std::vector<QPointF> out;
   out.reserve(byStep.size());
-  for (const auto& [step, sum] : byStep) out.emplace_back(run.xOf(sum.at, axis), sum.total / sum.count);
+  for (const auto& [step, sum] : byStep) out.emplace_back(run.xOf(sum.at, axis), chart.scale * sum.total / sum.count);
   return out;
 }
 

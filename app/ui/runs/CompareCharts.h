@@ -20,6 +20,7 @@ struct CompareChart {
   Kind kind = Kind::Line;
   std::vector<std::string> keys;  // exact metric keys (a line chart's first present key is drawn)
   std::string linkSuffix;         // or, when set: the mean over every "link<b>" + linkSuffix key at each step
+  double scale = 1;               // drawn values are the recorded ones times this (seconds drawn as ms)
 };
 
 // The charts for a set of runs: eval accuracy where any run is a classifier, eval perplexity where any is a

@@ -62,6 +62,10 @@ class CompareViewTest : public QObject {
     view.setSmoothing(0);
     QCOMPARE(view.plot(QStringLiteral("Compression error, forward"))->points(sid(a_)).front().y(), 0.2);
     QCOMPARE(view.plot(QStringLiteral("Compression error, backward"))->points(sid(a_)).front().y(), 0.3);
+    // Step times are drawn in milliseconds (recorded in seconds: 0.1 s a step).
+    PlotWidget* stepTime = view.plot(QStringLiteral("Step time"));
+    QVERIFY(stepTime);
+    QCOMPARE(stepTime->points(sid(a_)).front().y(), 100.0);
     // Pareto: one point at (total wire bytes, final eval loss).
     const auto pareto = view.plot(QStringLiteral("Eval loss vs wire bytes"))->points(sid(b_));
     QCOMPARE(pareto.size(), size_t(1));
