@@ -224,42 +224,34 @@ void CompareView::removeMetricCharts() {
 
 // ---- what the user chose
 
-void CompareView::setXAxis(XAxis axis) {
-  const bool changed = axis != options_.axis;
-  options_.axis = axis;
+template <typename T>
+bool CompareView::choose(T CompareOptions::*option, T value) {
+  const bool changed = options_.*option != value;
+  options_.*option = value;
   controls_->setOptions(options_);
-  if (!changed) return;
-  grid_->resetZoom();
+  return changed;
+}
+
+void CompareView::setXAxis(XAxis axis) {
+  if (!choose(&CompareOptions::axis, axis)) return;
+  grid_->resetZoom();  // the old range means nothing on the new axis
   redraw();
 }
 
 void CompareView::setSmoothing(double weight) {
-  weight = std::clamp(std::isfinite(weight) ? weight : 0.0, 0.0, 0.99);
-  const bool changed = weight != options_.smoothing;
-  options_.smoothing = weight;
-  controls_->setOptions(options_);
-  if (changed) redraw();
+  if (choose(&CompareOptions::smoothing, std::clamp(std::isfinite(weight) ? weight : 0.0, 0.0, 0.99))) redraw();
 }
 
 void CompareView::setLogY(bool on) {
-  const bool changed = on != options_.logY;
-  options_.logY = on;
-  controls_->setOptions(options_);
-  if (changed) grid_->setLogY(on);
+  if (choose(&CompareOptions::logY, on)) grid_->setLogY(on);
 }
 
 void CompareView::setIgnoreOutliers(bool on) {
-  const bool changed = on != options_.ignoreOutliers;
-  options_.ignoreOutliers = on;
-  controls_->setOptions(options_);
-  if (changed) redraw();
+  if (choose(&CompareOptions::ignoreOutliers, on)) redraw();
 }
 
 void CompareView::setGroupSeeds(bool on) {
-  const bool changed = on != options_.groupSeeds;
-  options_.groupSeeds = on;
-  controls_->setOptions(options_);
-  if (changed) redraw();
+  if (choose(&CompareOptions::groupSeeds, on)) redraw();
 }
 
 // ---- the network runs are re-timed for

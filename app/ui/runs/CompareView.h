@@ -108,6 +108,9 @@ class CompareView : public QWidget {
   void connectControls();
   void offerMetricCharts();  // every key the runs recorded, for a chart of its own
   void redraw();             // every chart's series and markers from the runs and options
+  // Sets one option and shows it in the bar; whether it changed.
+  template <typename T>
+  bool choose(T CompareOptions::*option, T value);
   std::vector<const RunSeries*> visibleRuns() const;
   void retimeRuns();  // every run at the chosen network
 
