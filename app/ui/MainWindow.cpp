@@ -171,15 +171,12 @@ void MainWindow::connectPanels() {
   connect(bridge_, &SessionBridge::stepArrived, this, [this](const StepRecord& s) {
     runLabel_->setText(tr("run %1 · step %2 · loss %3").arg(bridge_->runId()).arg(s.step).arg(s.loss, 0, 'g', 4));
   });
-  // A paused run says so until it resumes (no step arrives meanwhile to replace the words).
   connect(bridge_, &SessionBridge::eventArrived, this, [this](const EventRecord& e) {
-    if (e.type() == EventKind::Pause)
+    if (e.type() == EventKind::Pause)  // says so until it resumes: no step arrives meanwhile to replace the words
       runLabel_->setText(tr("run %1 · paused at step %2 · Resume: Ctrl+Shift+P").arg(bridge_->runId()).arg(e.step));
     else if (e.type() == EventKind::Resume)
       runLabel_->setText(tr("run %1 · resumed at step %2").arg(bridge_->runId()).arg(e.step));
-  });
-  connect(bridge_, &SessionBridge::eventArrived, this, [this](const EventRecord& e) {
-    if (e.type() == EventKind::Setting) {
+    else if (e.type() == EventKind::Setting) {
       const QString key = QString::fromStdString(e.detail.value("key", std::string()));
       const nlohmann::json to = e.detail.value("to", nlohmann::json());
       controls_->showApplied(key, to);
