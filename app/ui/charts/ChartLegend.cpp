@@ -36,15 +36,12 @@ void ChartLegend::setItems(std::vector<LegendItem> items) {
 
 std::vector<QRectF> ChartLegend::layOut(int width) const {
   const QFontMetricsF fm(font());
-  const double row = fm.height() + 4, usable = std::max(1.0, width - 2 * kMargin);
-  std::vector<QRectF> boxes;
-  double x = 0, y = 0;
-  for (const LegendItem& item : items_) {
-    const double w = std::min(usable, kSwatchWidth + 6 + fm.horizontalAdvance(item.label));
-    if (x > 0 && x + w > usable) x = 0, y += row;
-    boxes.emplace_back(kMargin + x, kMargin + y, w, row);
-    x += w + kGap;
-  }
+  const double usable = std::max(1.0, width - 2 * kMargin);
+  std::vector<double> widths;
+  for (const LegendItem& item : items_)
+    widths.push_back(std::min(usable, kSwatchWidth + 6 + fm.horizontalAdvance(item.label)));
+  std::vector<QRectF> boxes = flowRows(widths, usable, fm.height() + 4, kGap);
+  for (QRectF& b : boxes) b.translate(kMargin, kMargin);
   return boxes;
 }
 

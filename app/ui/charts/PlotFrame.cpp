@@ -157,18 +157,19 @@ std::vector<LegendEntry> flowLegend(const PlotData& chart, double width, const Q
   const auto widthOf = [&](const QString& text) {
     return kSwatchWidth + 6 + std::min(maxText, fm.horizontalAdvance(text));
   };
-  int listed = 0;
-  double x = 0;
-  int line = 0;
+  std::vector<int> series;
+  std::vector<double> widths;
   for (std::size_t i = 0; i < chart.series.size(); ++i) {
     const PlotSeries& s = chart.series[i];
     if (!s.style.legend || s.label.isEmpty()) continue;
-    ++listed;
-    const double w = widthOf(s.label);
-    if (x > 0 && x + w > width) ++line, x = 0;
-    if (line < kLegendRows)
-      out.push_back({int(i), QRectF(x, line * row, w, row), fm.elidedText(s.label, Qt::ElideMiddle, maxText)});
-    x += w + gap;
+    series.push_back(int(i));
+    widths.push_back(widthOf(s.label));
+  }
+  const int listed = int(series.size());
+  const std::vector<QRectF> boxes = flowRows(widths, width, row, gap);
+  for (int n = 0; n < listed && boxes[size_t(n)].top() < (kLegendRows - 0.5) * row; ++n) {
+    const QString& label = chart.series[size_t(series[size_t(n)])].label;
+    out.push_back({series[size_t(n)], boxes[size_t(n)], fm.elidedText(label, Qt::ElideMiddle, maxText)});
   }
   if (int(out.size()) == listed) return out;
   // Too many to list: the last row ends with "+N more", dropping entries until it fits.
@@ -204,6 +205,18 @@ void markOffScale(PlotFrame& f, const PlotData& chart) {
 }
 
 }  // namespace
+
+std::vector<QRectF> flowRows(const std::vector<double>& widths, double width, double row, double gap) {
+  std::vector<QRectF> boxes;
+  double x = 0;
+  int line = 0;
+  for (double w : widths) {
+    if (x > 0 && x + w > width) x = 0, ++line;
+    boxes.emplace_back(x, line * row, w, row);
+    x += w + gap;
+  }
+  return boxes;
+}
 
 PlotFrame layOutPlot(PlotData& chart, QSize size, const QFont& font) {
   PlotFrame f;

@@ -138,6 +138,10 @@ class PlotPainter {
 constexpr double kSwatchWidth = 18;
 void paintSwatch(QPainter& p, const SeriesStyle& style, const QRectF& box);
 
+// Boxes of the given widths flowing left to right across `width` in rows of height `row`, `gap` apart: a box that does
+// not fit after another starts the next row. How a chart's legend and a shared legend lay their entries out.
+std::vector<QRectF> flowRows(const std::vector<double>& widths, double width, double row, double gap);
+
 // How a chart looks on the page it is written to: its size in pixels, the font and palette it is painted with, the
 // resolution that gives text and lines their on-screen size in vector formats, and the document's title.
 struct ChartPage {
