@@ -206,6 +206,26 @@ void markOffScale(PlotFrame& f, const PlotData& chart) {
 
 }  // namespace
 
+// Markers in x order; one within a label's height of the one before starts its label where that one's ends.
+void placeMarkerLabels(PlotFrame& f, const PlotData& chart, const QFontMetricsF& fm) {
+  std::vector<const Marker*> shown;
+  for (const Marker& m : chart.markers)
+    if (m.x >= f.x0 && m.x <= f.x1 && !m.label.isEmpty()) shown.push_back(&m);
+  std::stable_sort(shown.begin(), shown.end(), [](const Marker* a, const Marker* b) { return a->x < b->x; });
+  const double room = f.plot.height() - 8, minimum = fm.horizontalAdvance(QStringLiteral("a…z")) + 4;
+  double lastX = -kInf, nextAlong = 4;
+  for (const Marker* m : shown) {
+    const double x = f.px(m->x);
+    const double along = x - lastX < fm.height() + 2 ? nextAlong : 4;
+    lastX = x;
+    if (along + minimum > room) continue;  // no room left along this line: the crosshair still names it
+    const QString text = fm.elidedText(m->label, Qt::ElideMiddle, room - along);
+    const double length = fm.horizontalAdvance(text) + 4;
+    f.markerLabels.push_back({x, along, text, QRectF(x + 2, f.plot.top() + along, fm.height(), length)});
+    nextAlong = along + length + 6;
+  }
+}
+
 std::vector<QRectF> flowRows(const std::vector<double>& widths, double width, double row, double gap) {
   std::vector<QRectF> boxes;
   double x = 0;
@@ -277,6 +297,7 @@ PlotFrame layOutPlot(PlotData& chart, QSize size, const QFont& font) {
   // 6. X ticks, and where points left off the scale are marked at its edges.
   placeXTicks(f, chart.categories);
   markOffScale(f, chart);
+  placeMarkerLabels(f, chart, fm);
   return f;
 }
 

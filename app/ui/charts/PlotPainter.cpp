@@ -157,27 +157,27 @@ void PlotPainter::paintAxes(const Painting& g) const {
   p.drawRect(r);
 }
 
-// Markers: dashed vertical lines, labels reading downwards from the top, right of the line.
+// Markers: dashed vertical lines, labels reading downwards from the top, right of the line (as laid out).
 void PlotPainter::paintMarkers(const Painting& g) const {
   QPainter& p = g.p;
   const PlotFrame& f = g.f;
   const QFontMetricsF& fm = g.fm;
   const QColor &bg = g.bg, &fg = g.fg;
   const QRectF& r = g.f.plot;
+  p.setPen(QPen(withAlpha(fg, 130), 1, Qt::DashLine));
   for (const Marker& m : chart_.markers) {
     if (!(m.x >= f.x0 && m.x <= f.x1)) continue;
     const double x = f.px(m.x);
-    p.setPen(QPen(withAlpha(fg, 130), 1, Qt::DashLine));
     p.drawLine(QPointF(x, r.top()), QPointF(x, r.bottom()));
-    if (m.label.isEmpty()) continue;
-    const QString text = fm.elidedText(m.label, Qt::ElideMiddle, r.height() - 8);
+  }
+  for (const MarkerLabel& label : f.markerLabels) {
     p.save();
-    p.translate(x, r.top() + 4);
+    p.translate(label.x, r.top() + label.along);
     p.rotate(90);  // local +x points down the line, local -y to its right
-    const QRectF box(0, -fm.height() - 2, fm.horizontalAdvance(text) + 4, fm.height());
+    const QRectF box(0, -fm.height() - 2, label.box.height(), fm.height());
     p.fillRect(box, withAlpha(bg, 170));
     p.setPen(withAlpha(fg, 220));
-    p.drawText(box, Qt::AlignCenter, text);
+    p.drawText(box, Qt::AlignCenter, label.text);
     p.restore();
   }
 }

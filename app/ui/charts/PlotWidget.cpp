@@ -205,6 +205,12 @@ std::vector<QRectF> PlotWidget::legendBoxes() const {
   return boxes;
 }
 
+std::vector<QRectF> PlotWidget::markerLabelBoxes() const {
+  std::vector<QRectF> boxes;
+  for (const MarkerLabel& m : d_->frame(effectiveSize(this), font()).markerLabels) boxes.push_back(m.box);
+  return boxes;
+}
+
 int PlotWidget::seriesCount() const {
   return static_cast<int>(d_->series.size());
 }

@@ -94,6 +94,7 @@ class PlotWidget : public QWidget {
   // Where the plot area and each legend entry are at the widget's current size (widget pixels).
   QRectF plotArea() const;
   std::vector<QRectF> legendBoxes() const;
+  std::vector<QRectF> markerLabelBoxes() const;  // the markers' labels shown, in x order
   int pointCount() const;                     // over all series
   int pointCount(const QString& id) const;
   std::vector<QPointF> points(const QString& id) const;

@@ -47,6 +47,16 @@ struct LegendEntry {
   QString text;
 };
 
+// A marker's label, laid out: it reads downwards along the marker's line from `along` pixels below the plot's top,
+// right of the line. Labels of markers closer than a label's height start below the one before, so two changes at
+// one step (a pause and its resume) both read.
+struct MarkerLabel {
+  double x = 0;      // the line, widget pixels
+  double along = 0;  // where the label starts, pixels below the plot area's top
+  QString text;      // elided to the room left
+  QRectF box;        // what it covers, widget pixels
+};
+
 // Everything a paint (or a mouse event) needs for one widget size: the plot rectangle, the ranges, the ticks and
 // the decimated lines. Cached per size and data generation, so mouse moves do not redo the decimation.
 struct PlotFrame {
@@ -62,6 +72,7 @@ struct PlotFrame {
   QStringList xTickLabels, yTickLabels;
   std::vector<LegendEntry> legend;  // below the x axis, never over the plot area
   std::vector<QPointF> offScale;    // marks on the plot's top or bottom edge for points outside the y range
+  std::vector<MarkerLabel> markerLabels;  // the visible markers' labels
 
   double ty(double y) const { return logY ? std::log10(y > 0 ? y : logFloor) : y; }
   double fromTy(double t) const { return logY ? std::pow(10.0, t) : t; }

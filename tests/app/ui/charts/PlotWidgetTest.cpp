@@ -342,8 +342,6 @@ class PlotWidgetTest : public QObject {
     QVERIFY(reddish > changed * 9 / 10);
   }
 
-  // The legend goes to the corner where it hides the fewest points: a falling loss fills the top left, so not there
-  // but top right; data along the top moves it to the bottom.
   // The legend sits below the plot area, so no entry can hide a data point; with more series than three rows hold,
   // the last entry counts the rest.
   void legendNeverCoversData() {
@@ -380,6 +378,28 @@ class PlotWidgetTest : public QObject {
     QVERIFY(w.legendBoxes().empty());
     QVERIFY(w.plotArea().height() > withLegend);
     QCOMPARE(w.legendLabels().size(), 40);  // still named: a shared legend reads them
+  }
+
+  // A pause and its resume at one step, and a change a step later: every label reads, none over another, each
+  // beside its line and inside the plot area.
+  void markersAtOneStepAllRead() {
+    PlotWidget w("t");
+    w.resize(640, 400);
+    w.setSeries("loss", "loss", {{0, 2.0}, {1000, 0.5}}, SeriesStyle{});
+    w.addMarker(Marker{500, QStringLiteral("pause")});
+    w.addMarker(Marker{500, QStringLiteral("resume")});
+    w.addMarker(Marker{501, QStringLiteral("compression.forward.k: 0.1 → 0.05")});
+    w.addMarker(Marker{900, QStringLiteral("pause")});
+    const auto boxes = w.markerLabelBoxes();
+    QCOMPARE(boxes.size(), size_t(4));
+    const QRectF plot = w.plotArea();
+    for (size_t i = 0; i < boxes.size(); ++i) {
+      QVERIFY2(plot.contains(boxes[i]), qPrintable(QString::number(i)));
+      for (size_t j = i + 1; j < boxes.size(); ++j)
+        QVERIFY2(!boxes[i].intersects(boxes[j]), qPrintable(QStringLiteral("%1 and %2").arg(i).arg(j)));
+    }
+    QCOMPARE(boxes[3].top(), boxes[0].top());  // a marker far from the others starts at the top again
+    QVERIFY(!w.grab().isNull());
   }
 
   void barsStandOnZeroOverTheirCategory() {
