@@ -18,6 +18,7 @@ void registerTelemetryTypes() {
   qRegisterMetaType<ps::HistogramRecord>();
   qRegisterMetaType<ps::EventRecord>();
   qRegisterMetaType<ps::StatusRecord>();
+  qRegisterMetaType<ps::ProgressRecord>();
 }
 
 // Runs on the telemetry bus's dispatcher thread. Signals of an object living in the GUI thread, emitted from
@@ -32,6 +33,8 @@ class SessionBridge::Sink final : public TelemetrySink {
       Q_EMIT bridge_->evalArrived(*e);
     else if (auto h = std::get_if<HistogramRecord>(&item))
       Q_EMIT bridge_->histogramArrived(*h);
+    else if (auto pr = std::get_if<ProgressRecord>(&item))
+      Q_EMIT bridge_->progressArrived(*pr);
     else if (auto ev = std::get_if<EventRecord>(&item)) {
       EventRecord copy = *ev;
       QMetaObject::invokeMethod(

@@ -54,6 +54,8 @@ class SessionBridge : public QObject {
   void evalArrived(const ps::EvalRecord& eval);
   void histogramArrived(const ps::HistogramRecord& histogram);
   void eventArrived(const ps::EventRecord& event);
+  // An evaluation pass began or went on (not stored; its EvalRecord follows when it ends).
+  void progressArrived(const ps::ProgressRecord& progress);
   // The run ended (finished, stopped, diverged or failed) and its thread is gone; summary as the CLI prints it.
   void runEnded(const QString& status, const QString& reason);
   // The run could not start: configuration or data problems, with what to do.

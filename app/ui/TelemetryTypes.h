@@ -9,6 +9,7 @@ Q_DECLARE_METATYPE(ps::EvalRecord)
 Q_DECLARE_METATYPE(ps::HistogramRecord)
 Q_DECLARE_METATYPE(ps::EventRecord)
 Q_DECLARE_METATYPE(ps::StatusRecord)
+Q_DECLARE_METATYPE(ps::ProgressRecord)
 
 namespace ps::ui {
 void registerTelemetryTypes();  // once, before the first queued connection

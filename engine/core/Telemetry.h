@@ -130,6 +130,14 @@ struct StatusRecord {
   nlohmann::json summary = nlohmann::json::object();
 };
 
-using Telemetry = std::variant<StepRecord, EvalRecord, HistogramRecord, EventRecord, StatusRecord>;
+// Where a run is between two steps, for whoever watches it live: an evaluation pass and how many of its batches
+// are done. Not stored: once the pass ends, its EvalRecord says everything that lasts.
+struct ProgressRecord {
+  int64_t step = 0;             // the step the evaluation follows
+  bool compressed = true;       // the pass through the links' codecs, or the one around them
+  int64_t done = 0, total = 0;  // batches
+};
+
+using Telemetry = std::variant<StepRecord, EvalRecord, HistogramRecord, EventRecord, StatusRecord, ProgressRecord>;
 
 }  // namespace ps

@@ -10,6 +10,7 @@
 #include "engine/pipeline/GradientExchange.h"
 #include "engine/pipeline/StageWorker.h"
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -81,8 +82,11 @@ class Pipeline {
                   const torch::Tensor& samples = {}, int64_t epoch = 0);
   // Forward only, without gradients, over all of x in batches of `batchSize` rows; `compressed` sends activations
   // through the forward codecs. Across processes the batches stream: a stage sends a batch on and takes the next
-  // while the stage after it works, and what crosses is the codec's payload, as in training.
-  EvalResult evaluate(const torch::Tensor& x, const torch::Tensor& y, int64_t batchSize, bool compressed);
+  // while the stage after it works, and what crosses is the codec's payload, as in training. `onBatch` (optional)
+  // hears (batches done, batches in all) after each batch this process finished.
+  using BatchProgress = std::function<void(int64_t done, int64_t total)>;
+  EvalResult evaluate(const torch::Tensor& x, const torch::Tensor& y, int64_t batchSize, bool compressed,
+                      const BatchProgress& onBatch = {});
 
   void setLearningRate(double lr);
   // Between steps: the network every link and the gradient exchange model from now on.
@@ -114,7 +118,8 @@ class Pipeline {
   static torch::Tensor shardOf(const torch::Tensor& t, int replicas, int replica);  // a replica's rows
   EvalResult evaluateBatch(const torch::Tensor& x, const torch::Tensor& y, bool compressed);
   EvalResult scored(const torch::Tensor& output, const torch::Tensor& target) const;  // one batch's figures
-  EvalResult distributedEvaluate(const torch::Tensor& x, const torch::Tensor& y, int64_t batchSize, bool compressed);
+  EvalResult distributedEvaluate(const torch::Tensor& x, const torch::Tensor& y, int64_t batchSize, bool compressed,
+                                 const BatchProgress& onBatch);
 };
 
 }  // namespace ps

@@ -15,13 +15,16 @@ namespace ps {
 
 using nlohmann::json;
 
-EvalResult Pipeline::evaluate(const torch::Tensor& x, const torch::Tensor& y, int64_t batchSize, bool compressed) {
+EvalResult Pipeline::evaluate(const torch::Tensor& x, const torch::Tensor& y, int64_t batchSize, bool compressed,
+                              const BatchProgress& onBatch) {
   if (batchSize < 1) throw std::invalid_argument("an evaluation batch needs at least one row");
-  if (options_.cluster) return distributedEvaluate(x, y, batchSize, compressed);
+  if (options_.cluster) return distributedEvaluate(x, y, batchSize, compressed, onBatch);
   EvalResult total;
+  const int64_t batches = (x.size(0) + batchSize - 1) / batchSize;
   for (int64_t at = 0; at < x.size(0); at += batchSize) {
     const int64_t end = std::min(x.size(0), at + batchSize);
     total += evaluateBatch(x.slice(0, at, end), y.slice(0, at, end), compressed);
+    if (onBatch) onBatch(at / batchSize + 1, batches);
   }
   return total;
 }
@@ -47,12 +50,13 @@ EvalResult Pipeline::scored(const torch::Tensor& output, const torch::Tensor& ta
 }
 
 EvalResult Pipeline::distributedEvaluate(const torch::Tensor& x, const torch::Tensor& y, int64_t batchSize,
-                                         bool compressed) {
+                                         bool compressed, const BatchProgress& onBatch) {
   torch::NoGradGuard noGrad;
   Cluster& cluster = *options_.cluster;
   const int replicas = cluster.replicas(), replica = cluster.replica(), me = cluster.stage();
   auto& w = *workers_[size_t(me)];
   EvalResult mine;
+  const int64_t batches = (x.size(0) + batchSize - 1) / batchSize;
   try {
     // The batches stream: a stage sends a batch on through its link's stream and goes on with the next while the
     // batch crosses and the next stage works on the one before, as a training step's micro-batches do.
@@ -70,6 +74,7 @@ EvalResult Pipeline::distributedEvaluate(const torch::Tensor& x, const torch::Te
       } else {
         mine += scored(h, shardOf(y.slice(0, at, end), replicas, replica).to(h.device()));
       }
+      if (onBatch) onBatch(at / batchSize + 1, batches);
     }
     for (auto& end : remoteEnds_) end->flush();
   } catch (...) {

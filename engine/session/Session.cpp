@@ -242,8 +242,16 @@ void Session::evaluate(RunProgress& p) {
       break;
     }
     const int64_t rows = std::min(n, batches * bs);
-    const EvalResult total =
-        built_.pipeline->evaluate(built_.data.eval_x.slice(0, 0, rows), built_.data.eval_y.slice(0, 0, rows), bs, compressed);
+    // Watchers hear the pass begin, then its progress at most ten times a second, then its end.
+    bus_.publish(ProgressRecord{p.step, compressed, 0, batches});
+    auto told = Clock::now();
+    const auto progress = [&](int64_t done, int64_t total) {
+      if (done < total && Clock::now() - told < std::chrono::milliseconds(100)) return;
+      told = Clock::now();
+      bus_.publish(ProgressRecord{p.step, compressed, done, total});
+    };
+    const EvalResult total = built_.pipeline->evaluate(built_.data.eval_x.slice(0, 0, rows),
+                                                       built_.data.eval_y.slice(0, 0, rows), bs, compressed, progress);
     EvalRecord e;
     e.step = p.step;
     e.wall_s = elapsed();

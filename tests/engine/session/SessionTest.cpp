@@ -91,6 +91,41 @@ TEST(Session, RecordsEverythingInTheStore) {
   EXPECT_EQ(events.back().kind, "finished");
 }
 
+// Each evaluation pass says it began and how far it went, ending at its last batch, through the codecs first; the
+// store keeps none of it.
+TEST(Session, EvaluationsReportTheirProgress) {
+  struct Progress : TelemetrySink {
+    std::vector<ProgressRecord> seen;
+    void consume(const Telemetry& t) override {
+      if (auto p = std::get_if<ProgressRecord>(&t)) seen.push_back(*p);
+    }
+  };
+  auto config = smoke();
+  config["compression"] = {{"forward", {{"method", "topk"}, {"k", 0.25}}}};  // lossy: two passes
+  config["eval"]["batch_size"] = 8;
+  auto store = std::make_shared<RunStore>(tempStore("progress"));
+  Session session(Config::fromJson(config), store);
+  auto progress = std::make_shared<Progress>();
+  session.telemetry().addSink(progress);
+  session.run();
+  session.telemetry().drain();
+  // Steps 10 and 20 and the end, each a compressed pass and an uncompressed one.
+  std::vector<std::pair<int64_t, bool>> passes;
+  for (const ProgressRecord& p : progress->seen) {
+    EXPECT_LE(p.done, p.total);
+    EXPECT_GT(p.total, 0);
+    if (p.done == 0) passes.emplace_back(p.step, p.compressed);
+    if (p.done == 0) continue;
+    ASSERT_FALSE(passes.empty());
+    EXPECT_EQ(std::make_pair(p.step, p.compressed), passes.back());
+  }
+  const std::vector<std::pair<int64_t, bool>> expected{{10, true},  {10, false}, {20, true},
+                                                       {20, false}, {30, true},  {30, false}};
+  EXPECT_EQ(passes, expected);
+  EXPECT_EQ(progress->seen.back().done, progress->seen.back().total);
+  EXPECT_EQ(store->metrics(session.runId(), "progress").size(), 0u);
+}
+
 // Every step keeps what its emulated time was made of, and replaying that gives the step's time to the bit: with
 // compression, either schedule, a bandwidth changed mid-run; the stored run re-times to its own summary exactly.
 TEST(Session, StepTracesReplayToTheRecordedEmulatedTime) {
