@@ -186,9 +186,23 @@ void MainWindow::connectPanels() {
       statusBar()->showMessage(tr("Compensation state reset: %1").arg(QString::fromStdString(e.detail.dump())), 8000);
     updateActions();
   });
-  connect(bridge_, &SessionBridge::runStarted, this, [this] { runs_->refresh(); });
+  connect(bridge_, &SessionBridge::progressArrived, this, [this](const ProgressRecord& p) {
+    runLabel_->setText(tr("run %1 · step %2 · evaluating %3 · %4 of %5 batches")
+                           .arg(bridge_->runId())
+                           .arg(p.step)
+                           .arg(p.compressed ? tr("through the codecs") : tr("uncompressed"))
+                           .arg(p.done)
+                           .arg(p.total));
+  });
+  connect(bridge_, &SessionBridge::runStarted, this, [this] {
+    live_->reset(bridge_->config());  // only now: a start that fails keeps the last run's charts
+    runs_->model()->setStarting(nlohmann::json());
+    runs_->refresh();
+  });
   connect(bridge_, &SessionBridge::runEnded, this, &MainWindow::onRunEnded);
   connect(bridge_, &SessionBridge::startFailed, this, [this](const QString& message) {
+    runs_->model()->setStarting(nlohmann::json());
+    runLabel_->setText(tr("the run could not start"));
     controls_->setRunning(false);
     updateActions();
     showError(tr("The run could not start: %1").arg(message));
@@ -242,7 +256,7 @@ QString MainWindow::startRun() {
     return tr("A claim suite is running (Runs ▸ Reproduce a Claim…); cancel it or let it finish first.");
   const QString error = bridge_->start(controls_->runConfig());
   if (!error.isEmpty()) return error;
-  live_->reset(bridge_->config());
+  runs_->model()->setStarting(bridge_->config());  // a row for it until the store has its record
   controls_->setRunning(true);
   tabs_->setCurrentWidget(live_);
   statusBar()->showMessage(tr("Preparing the run…"), 4000);

@@ -138,6 +138,30 @@ double RunRow::summaryNumber(const char* key, double fallback) const {
   return (it != summary.end() && it->is_number()) ? it->get<double>() : fallback;
 }
 
+RunRow RunRow::starting(const nlohmann::json& config) {
+  RunInfo info;
+  const json& name = at(config, "run.name");
+  const json& task = at(config, "task");
+  const json& stages = at(config, "pipeline.stages");
+  const json& tags = at(config, "run.tags");
+  if (name.is_string() && !name.get<std::string>().empty())
+    info.name = name.get<std::string>();
+  else  // as the session names an unnamed run
+    info.name = (task.is_string() ? task.get<std::string>() : std::string("run")) + " " +
+                (stages.is_number_integer() ? std::to_string(stages.get<int>()) : std::string("?")) + "-stage";
+  info.status = "starting";
+  info.created = QDateTime::currentDateTimeUtc().toString(Qt::ISODate).toStdString();
+  info.config_json = config.dump();
+  info.tags = tags.is_string() ? tags.get<std::string>() : std::string();
+  RunRow row;
+  row.info = info;
+  row.config = row.finalConfig = config;
+  const auto kind = task.is_string() ? taskKind(task.get<std::string>()) : std::nullopt;
+  row.languageModel = kind && *kind == TaskKind::LanguageModel;
+  row.readFacts(nullptr);
+  return row;
+}
+
 RunRow RunRow::read(const RunStore& store, const RunInfo& info, const RunRow* previous) {
   RunRow row;
   row.info = info;

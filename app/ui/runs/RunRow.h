@@ -47,6 +47,8 @@ struct RunRow {
   // Reads the run's figures. `previous` (the same run at the last refresh, or null) lets a finished run skip the
   // metric queries: its figures cannot change any more. Throws StoreError.
   static RunRow read(const RunStore& store, const RunInfo& info, const RunRow* previous);
+  // A run being prepared, not yet in a store: id 0, status "starting", named as the session will name it.
+  static RunRow starting(const nlohmann::json& config);
 
   // The typed value of a column: a double for numbers, a QString for text, invalid where there is none.
   // This is the sort value (a setting as the run started); display() is the text shown, "topk → quantize" for a

@@ -30,6 +30,8 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= int(rows_.size()) || index.column() >= kRunColumnCount) return QVariant();
   const RunRow& r = rows_[size_t(index.row())];
   const auto column = RunColumn(index.column());
+  if (r.info.id == 0 && (column == RunColumn::Visible || column == RunColumn::TimeToTarget))
+    return QVariant();  // a run still starting has no colour, tick or figures yet
   if (column == RunColumn::TimeToTarget) {
     const Reached& t = reached(r);
     if (role == Qt::DisplayRole) return t.seconds.isValid() ? humanDuration(t.seconds.toDouble()) : t.why;
@@ -92,6 +94,7 @@ bool RunsModel::isEditable(RunColumn c) {
 Qt::ItemFlags RunsModel::flags(const QModelIndex& index) const {
   if (!index.isValid()) return Qt::NoItemFlags;
   Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemNeverHasChildren;
+  if (runId(index.row()) == 0) return f;  // a run still starting: nothing to tick or edit yet
   const auto column = RunColumn(index.column());
   if (column == RunColumn::Visible) f |= Qt::ItemIsUserCheckable;
   if (isEditable(column)) f |= Qt::ItemIsEditable;
@@ -127,6 +130,21 @@ bool RunsModel::setData(const QModelIndex& index, const QVariant& value, int rol
   return true;
 }
 
+void RunsModel::setStarting(const nlohmann::json& config) {
+  const bool had = starting_.has_value();
+  if (had) {  // the placeholder is always the first row
+    beginRemoveRows(QModelIndex(), 0, 0);
+    rows_.erase(rows_.begin());
+    starting_.reset();
+    endRemoveRows();
+  }
+  if (config.is_null()) return;
+  starting_ = RunRow::starting(config);
+  beginInsertRows(QModelIndex(), 0, 0);
+  rows_.insert(rows_.begin(), *starting_);
+  endInsertRows();
+}
+
 qint64 RunsModel::runId(int row) const {
   return row >= 0 && row < int(rows_.size()) ? rows_[size_t(row)].info.id : 0;
 }
@@ -144,7 +162,7 @@ const RunRow* RunsModel::row(int row) const {
 QList<qint64> RunsModel::visibleIds() const {
   QList<qint64> ids;
   for (const auto& r : rows_)
-    if (isRunVisible(r.info.id)) ids.push_back(r.info.id);
+    if (r.info.id != 0 && isRunVisible(r.info.id)) ids.push_back(r.info.id);
   return ids;
 }
 
@@ -156,6 +174,7 @@ void RunsModel::setStore(std::shared_ptr<RunStore> store) {
   beginResetModel();
   store_ = std::move(store);
   rows_.clear();
+  starting_.reset();
   hidden_.clear();
   endResetModel();
   refresh();
@@ -219,6 +238,7 @@ void RunsModel::refresh() {
     reportError(QStringLiteral("Could not read the runs"), e);
     return;
   }
+  if (starting_) fresh.insert(fresh.begin(), *starting_);
   std::set<qint64> oldIds, newIds;
   for (const auto& r : rows_) oldIds.insert(r.info.id);
   for (const auto& r : fresh) newIds.insert(r.info.id);

@@ -20,6 +20,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -60,6 +61,11 @@ class RunsModel : public QAbstractTableModel {
     RetimeNetwork network;
   };
   void setTimeTarget(const TimeTarget& target);
+
+  // A run being prepared (data, model, stages), before the store has its record: a first row with this config's
+  // name and settings, status "starting", no id and no visibility tick, until called again with null (then gone at
+  // once; the store's record takes its place at the next refresh).
+  void setStarting(const nlohmann::json& config);
   const TimeTarget& timeTarget() const { return target_; }
 
  public Q_SLOTS:
@@ -80,6 +86,7 @@ class RunsModel : public QAbstractTableModel {
 
   std::shared_ptr<RunStore> store_;
   std::vector<RunRow> rows_;
+  std::optional<RunRow> starting_;  // also rows_.front() while set
   std::set<qint64> hidden_;  // runs whose visibility box is unticked (new runs start visible)
   TimeTarget target_;
   mutable std::map<qint64, Reached> reached_;

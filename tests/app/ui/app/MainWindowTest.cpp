@@ -180,6 +180,54 @@ class MainWindowTest : public QObject {
     QVERIFY2(w.runState().contains(QStringLiteral("resumed at step 12")), qPrintable(w.runState()));
   }
 
+  // While an evaluation runs, the status says which pass and how far it is.
+  void anEvaluationSaysHowFarItIs() {
+    MainWindow w(options());
+    ps::ProgressRecord p;
+    p.step = 40, p.done = 3, p.total = 20;
+    Q_EMIT w.bridge()->progressArrived(p);
+    QVERIFY2(w.runState().contains(QStringLiteral("evaluating through the codecs · 3 of 20 batches")),
+             qPrintable(w.runState()));
+    p.compressed = false, p.done = 20;
+    Q_EMIT w.bridge()->progressArrived(p);
+    QVERIFY2(w.runState().contains(QStringLiteral("evaluating uncompressed · 20 of 20")), qPrintable(w.runState()));
+  }
+
+  // From Start until the store has the run's record, the table shows it as starting; a start that fails takes the
+  // row away and leaves the last run's charts as they were.
+  void aStartingRunIsListedAndAFailedOneKeepsTheCharts() {
+    MainWindow w(options());
+    ps::StepRecord step;
+    step.step = 7, step.loss = 1.5;
+    Q_EMIT w.bridge()->stepArrived(step);
+    w.live()->flush();
+    QCOMPARE(w.live()->lastStep(), int64_t(7));
+    const int before = w.runs()->model()->rowCount();
+
+    auto config = w.controls()->config();
+    config["data"]["root"] = (dir_.path() + "/no-such-data").toStdString();
+    config["run"]["name"] = "about to fail";
+    w.controls()->loadConfig(config);
+    QSignalSpy failed(w.bridge(), &SessionBridge::startFailed);
+    QCOMPARE(w.startRun(), QString());
+    RunsModel* model = w.runs()->model();
+    QCOMPARE(model->rowCount(), before + 1);
+    QCOMPARE(model->runId(0), qint64(0));
+    QCOMPARE(model->index(0, int(RunColumn::Status)).data().toString(), QStringLiteral("starting"));
+    QVERIFY2(model->index(0, int(RunColumn::Name)).data().toString().startsWith(QStringLiteral("about to fail")),
+             qPrintable(model->index(0, int(RunColumn::Name)).data().toString()));
+    QVERIFY(!(model->flags(model->index(0, int(RunColumn::Visible))) & Qt::ItemIsUserCheckable));
+    QVERIFY(!model->visibleIds().contains(0));
+    model->refresh();  // the periodic refresh keeps it
+    QCOMPARE(model->runId(0), qint64(0));
+
+    QVERIFY(failed.wait(60000));
+    QCOMPARE(model->rowCount(), before);
+    QVERIFY(before == 0 || model->runId(0) != 0);
+    QCOMPARE(w.live()->lastStep(), int64_t(7));
+    QVERIFY2(w.runState().contains(QStringLiteral("could not start")), qPrintable(w.runState()));
+  }
+
   void badPresetGivesAnErrorAndKeepsTheSettings() {
     MainWindow w(options());
     const auto before = w.controls()->config();
