@@ -2,14 +2,17 @@
 
 #include "engine/compress/spec/Catalogue.h"
 #include "engine/runs/config/BoundedJson.h"
+#include "engine/runs/config/ConfigChecks.h"
 #include "engine/runs/config/ConfigSchema.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace ps {
@@ -106,114 +109,6 @@ CompressionOptions compressionAt(const Json& j, const std::string& dotted) {
 CompressionOptions overrideOf(const Json& j, const std::string& dotted, CompressionOptions base) {
   auto ptr = Json::json_pointer(pointer(dotted));
   return j.contains(ptr) ? CompressionOptions::fromJson(j.at(ptr), base) : base;
-}
-
-// The names of the `methods` that `keep` accepts, comma-separated, in catalogue order.
-template <typename Keep>
-std::string namesWhere(const std::vector<MethodSpec>& methods, Keep keep) {
-  std::string s;
-  for (const auto& m : methods)
-    if (keep(m)) s += (s.empty() ? "" : ", ") + m.name;
-  return s;
-}
-
-std::string sparseCodecs() {
-  return namesWhere(catalogue::codecs(), [](const MethodSpec& m) { return m.sparse; });
-}
-
-// Explicit cuts: one per stage after the first, strictly increasing, and only with pipeline.balance = explicit.
-void checkCuts(const Config& c, const std::string& source) {
-  const auto& p = c.pipeline;
-  if (p.balance != "explicit") {
-    if (!p.cuts.empty())
-      throw ConfigError(source + ": pipeline.cuts is set but pipeline.balance is '" + p.balance +
-                        "'; set pipeline.balance=explicit to use explicit cut points");
-    return;
-  }
-  if (static_cast<int>(p.cuts.size()) != p.stages - 1)
-    throw ConfigError(source + ": pipeline.cuts has " + std::to_string(p.cuts.size()) +
-                      " entries but pipeline.stages = " + std::to_string(p.stages) + " needs " +
-                      std::to_string(p.stages - 1) + " (the first block of each stage after the first)");
-  for (size_t i = 1; i < p.cuts.size(); ++i)
-    if (p.cuts[i] <= p.cuts[i - 1])
-      throw ConfigError(source + ": pipeline.cuts must be strictly increasing, got " +
-                        c.json["pipeline"]["cuts"].dump());
-}
-
-// The batch splits into every replica's micro-batches, and the run has an end.
-void checkBatching(const Config& c, const std::string& source) {
-  const int64_t batch = c.train.batch_size, micro = c.pipeline.microbatches, replicas = c.parallel.replicas;
-  if (micro > batch)
-    throw ConfigError(source + ": pipeline.microbatches = " + std::to_string(micro) + " exceeds train.batch_size = " +
-                      std::to_string(batch) + "; every micro-batch needs at least one sample");
-  if (c.train.epochs == 0 && c.train.max_steps == 0)
-    throw ConfigError(source + ": train.epochs and train.max_steps are both 0; set one of them to end the run");
-  if (replicas > 1 && c.parallel.mode == "threads")
-    throw ConfigError(source + ": parallel.replicas = " + std::to_string(replicas) +
-                      " needs one process per stage and replica, but parallel.mode = threads; set parallel.mode=auto "
-                      "or processes");
-  if (replicas > 1 && batch % replicas != 0)
-    throw ConfigError(source + ": train.batch_size = " + std::to_string(batch) +
-                      " does not split evenly over parallel.replicas = " + std::to_string(replicas) +
-                      "; use a batch size that is a multiple of the replicas");
-  if (micro * replicas > batch)
-    throw ConfigError(source + ": pipeline.microbatches = " + std::to_string(micro) + " x parallel.replicas = " +
-                      std::to_string(replicas) + " exceeds train.batch_size = " + std::to_string(batch) +
-                      "; every replica's micro-batch needs at least one sample");
-}
-
-// The compensations that also work on gradients (every one but those for forward activations only).
-std::string backwardCompensations() {
-  return namesWhere(catalogue::compensations(), [](const MethodSpec& m) { return !m.forwardOnly; });
-}
-
-// One direction's compressor: the controller fits the codec, the bit widths exist, the compensation fits the
-// direction.
-void checkDirection(const CompressionOptions& o, const std::string& where, bool forward, const std::string& source) {
-  if (o.adapt != "none" && !o.sparse())
-    throw ConfigError(source + ": " + where + ".adapt = " + o.adapt + " adapts a sparsifier's K, but " + where +
-                      ".method is " + o.method + "; use one of " + sparseCodecs());
-  if (const std::string why = checkController(o, where); !why.empty()) throw ConfigError(source + ": " + why);
-  if (o.bits > 8 && o.bits != 16)
-    throw ConfigError(source + ": " + where + ".bits = " + std::to_string(o.bits) +
-                      " is not allowed: use 1..8, or 16 for an fp16 cast");
-  if (o.value_bits > 8 && o.value_bits != 16 && o.value_bits != 32)
-    throw ConfigError(source + ": " + where + ".value_bits = " + std::to_string(o.value_bits) +
-                      " is not allowed: use 1..8, 16 (fp16) or 32 (float32)");
-  const MethodSpec* compensation = catalogue::compensation(o.feedback);
-  if (compensation && compensation->forwardOnly && !forward)
-    throw ConfigError(source + ": " + where + ".feedback = " + o.feedback + " applies to forward activations only; " +
-                      "backward gradients use one of " + backwardCompensations());
-}
-
-// Every direction's compressor, the per-boundary ones included, and every boundary named exists.
-void checkCompression(const Config& c, const std::string& source) {
-  checkDirection(c.compression.forward, "compression.forward", true, source);
-  checkDirection(c.compression.backward, "compression.backward", false, source);
-  checkDirection(c.compression.gradients, "compression.gradients", false, source);
-  for (size_t i = 0; i < c.compression.boundary_forward.size(); ++i) {
-    const std::string at = "compression.boundaries." + std::to_string(i);
-    checkDirection(c.compression.boundary_forward[i], at + ".forward", true, source);
-    checkDirection(c.compression.boundary_backward[i], at + ".backward", false, source);
-  }
-  const int stages = c.pipeline.stages;
-  const json& b = c.json["compression"].value("boundaries", json::object());
-  for (auto it = b.begin(); it != b.end(); ++it)
-    if (std::stoi(it.key()) >= stages - 1)
-      throw ConfigError(source + ": compression.boundaries." + it.key() +
-                        " names a boundary that does not exist; with " + std::to_string(stages) +
-                        " stages the boundaries are 0.." + std::to_string(stages - 2));
-}
-
-// The rules between keys that no single key's range can express.
-void crossCheck(const Config& c, const std::string& source) {
-  checkCuts(c, source);
-  checkBatching(c, source);
-  for (char g : c.data.genres + c.data.eval_genres)
-    if (g < 'a' || g > 'r')
-      throw ConfigError(source + ": data.genres/data.eval_genres contain '" + std::string(1, g) +
-                        "'; Brown genres are the letters a..r");
-  checkCompression(c, source);
 }
 
 // The user's keys checked one by one and laid over the defaults: every key of the schema is present afterwards.
@@ -317,6 +212,11 @@ Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
   c.telemetry = {j["telemetry"]["histogram_every"], j["telemetry"]["histogram_bins"]};
   crossCheck(c, source);
   return c;
+}
+
+int modelBlocks(const std::string& task, int64_t depth) {
+  const int64_t extra = task == "fashion_mnist" ? 4 : task == "brown_lm" ? 2 : 1;
+  return static_cast<int>(std::min<int64_t>(depth + extra, std::numeric_limits<int>::max()));
 }
 
 json readJsonFile(const std::string& path) {

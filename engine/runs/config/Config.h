@@ -80,6 +80,12 @@ struct Config {
   static Config defaults() { return fromJson(nlohmann::json::object()); }
 };
 
+// How many blocks the model of `task` at `depth` (model.depth) is made of, the most stages it can be cut into: the
+// residual CNN has a stem, two downsampling blocks, `depth` residual blocks and a head; the transformer an embedding,
+// `depth` decoder blocks and a head; the synthetic task's MLP `depth` layers and a head. buildModel makes exactly
+// these (a test holds the two together).
+int modelBlocks(const std::string& task, int64_t depth);
+
 // Reads a preset file (JSON, comments not allowed) and validates it; errors name the file.
 Config loadPreset(const std::string& path);
 nlohmann::json readJsonFile(const std::string& path);

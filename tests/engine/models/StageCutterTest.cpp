@@ -101,6 +101,18 @@ TEST(Models, BlocksCutAnywhereComposeToTheWholeModel) {
   }
 }
 
+// The block count the configuration checks promise is the count buildModel makes, for every task and depth.
+TEST(Models, BlockCountIsKnownBeforeBuilding) {
+  for (const std::string task : {"fashion_mnist", "brown_lm", "synthetic"})
+    for (int64_t depth : {1, 2, 4, 7}) {
+      Config c = Config::fromJson({{"task", task}, {"model", {{"width", 8}, {"depth", depth}, {"heads", 2}}}});
+      ModelShape shape;
+      if (task == "brown_lm") shape.kind = TaskKind::LanguageModel, shape.outputs = 11, shape.context = 9;
+      if (task == "synthetic") shape.input_features = 16, shape.outputs = 4;
+      EXPECT_EQ(int(buildModel(c, shape, 1).size()), modelBlocks(task, depth)) << task << " at depth " << depth;
+    }
+}
+
 TEST(Models, SamplesOfAMicroBatchAreIndependent) {
   // GroupNorm / LayerNorm and no dropout: a sample's output does not depend on its batch mates.
   for (const std::string task : {"fashion_mnist", "brown_lm"}) {

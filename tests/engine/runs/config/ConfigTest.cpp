@@ -93,6 +93,10 @@ TEST(Config, CrossFieldRulesAreChecked) {
   expectRejected({{"pipeline", {{"cuts", {2}}}}}, {"pipeline.balance=explicit"});
   expectRejected({{"train", {{"batch_size", 4}}}, {"pipeline", {{"microbatches", 8}}}}, {"pipeline.microbatches = 8"});
   expectRejected({{"train", {{"epochs", 0}, {"max_steps", 0}}}}, {"both 0"});
+  // A stage per block at most, known from the task and model.depth before anything is built.
+  expectRejected({{"task", "synthetic"}, {"model", {{"depth", 3}}}, {"pipeline", {{"stages", 5}}}},
+                 {"pipeline.stages = 5", "has 4 blocks", "at most 4 stages", "model.depth"});
+  EXPECT_NO_THROW(Config::fromJson({{"task", "synthetic"}, {"model", {{"depth", 3}}}, {"pipeline", {{"stages", 4}}}}));
   expectRejected({{"data", {{"genres", "az"}}}}, {"'z'", "a..r"});
   expectRejected({{"pipeline", {{"stages", 2}}}, {"compression", {{"boundaries", {{"3", {{"forward", {{"method", "none"}}}}}}}}}},
                  {"compression.boundaries.3", "boundaries are 0..0"});
