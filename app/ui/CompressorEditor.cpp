@@ -259,4 +259,15 @@ void CompressorEditor::updateShown() {
   }
 }
 
+QString CompressorEditor::controlLabel(const std::string& leaf) const {
+  QWidget* field = leaf == "method" ? method_ : leaf == "feedback" ? feedback_ : leaf == "adapt" ? adapt_ : nullptr;
+  if (!field) {
+    const auto row = rows_.find(leaf);
+    if (row == rows_.end()) return {};
+    field = row->second.field;
+  }
+  auto* label = qobject_cast<QLabel*>(form_->labelForField(field));
+  return label ? label->text() : QString();
+}
+
 }  // namespace ps::ui

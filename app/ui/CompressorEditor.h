@@ -43,6 +43,8 @@ class CompressorEditor : public QGroupBox {
   // The control of an option by its catalogue name (nullptr for an unknown name), and whether its row shows.
   QWidget* optionControl(const std::string& name) const;
   bool optionShown(const std::string& name) const;
+  // The label of the control that edits `leaf` (method, feedback, adapt or an option's name), empty for none.
+  QString controlLabel(const std::string& leaf) const;
 
  Q_SIGNALS:
   void changed(const QString& key, const QVariant& value);

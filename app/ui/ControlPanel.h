@@ -9,6 +9,7 @@
 #include <QWidget>
 
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
@@ -49,6 +50,8 @@ class ControlPanel : public QWidget {
   bool modified() const { return config_ != loaded_; }
   void setConfirmDiscard(std::function<bool(const QString& preset)> confirm) { confirmDiscard_ = std::move(confirm); }
   PresetLibrary& library() { return library_; }
+  // What a user of this panel calls the control of a config key ("Stages", "Forward activations ▸ K"), or empty.
+  QString controlName(const QString& key) const;
 
   QComboBox* presetBox() const { return preset_; }
   CompressorEditor* forwardEditor() const { return forward_; }
@@ -56,6 +59,7 @@ class ControlPanel : public QWidget {
   CompressorEditor* gradientsEditor() const { return gradients_; }
   QSpinBox* replicasBox() const { return replicas_; }
   QSpinBox* microbatchesBox() const { return microbatches_; }
+  QSpinBox* stagesBox() const { return stages_; }
   QDoubleSpinBox* latencyBox() const { return latency_; }
 
  Q_SIGNALS:
@@ -70,6 +74,13 @@ class ControlPanel : public QWidget {
   void connectEdits();
   void edit(const QString& key, const QVariant& value);
   void showConfig();
+  // The spin boxes' maxima follow the settings: no more stages than the model has blocks, no more micro-batches than
+  // a replica's share of the batch; each tooltip says why.
+  void updateLimits();
+  QString keyOf(QWidget* control) const;  // the config key a control edits, empty for none
+  // A validation error in the panel's words: keys named by their controls, and the keys the panel has no control
+  // for said to come from the preset.
+  QString inPanelTerms(const QString& error) const;
 
   PresetLibrary library_;
   nlohmann::json config_;
@@ -96,6 +107,7 @@ class ControlPanel : public QWidget {
   QCheckBox* processes_;
   bool running_ = false;
   std::vector<std::pair<QWidget*, QString>> keyed_;  // each run setting's widget and the config key it edits
+  std::map<QWidget*, QString> schemaTips_;           // a spin box's tooltip from the schema, before any limit
 };
 
 }  // namespace ps::ui

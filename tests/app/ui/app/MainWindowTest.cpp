@@ -180,6 +180,41 @@ class MainWindowTest : public QObject {
     QVERIFY2(w.runState().contains(QStringLiteral("resumed at step 12")), qPrintable(w.runState()));
   }
 
+  // Impossible settings cannot be typed: the stages box stops at the model's blocks and the micro-batches box at a
+  // replica's share of the batch, and each says why; what the boxes cannot hold back is explained in the panel's
+  // words, naming its controls and saying which keys come from the preset.
+  void impossibleSettingsAreCaughtWhereTheyAreTyped() {
+    MainWindow w(options());
+    ControlPanel* panel = w.controls();
+    auto config = panel->config();
+    config["task"] = "synthetic";
+    config["model"]["depth"] = 3;
+    config["pipeline"]["stages"] = 2;
+    config["pipeline"]["microbatches"] = 2;
+    config["train"]["batch_size"] = 12;
+    config["parallel"]["replicas"] = 1;
+    panel->loadConfig(ps::Config::fromJson(config).json);
+    QCOMPARE(panel->stagesBox()->maximum(), 4);  // three layers and a head
+    QVERIFY2(panel->stagesBox()->toolTip().contains(QStringLiteral("has 4 blocks")),
+             qPrintable(panel->stagesBox()->toolTip()));
+    QCOMPARE(panel->microbatchesBox()->maximum(), 12);
+    panel->stagesBox()->setValue(50);
+    QCOMPARE(panel->stagesBox()->value(), 4);
+    QCOMPARE(panel->config()["pipeline"]["stages"], 4);
+
+    QSignalSpy errors(panel, &ControlPanel::errorOccurred);
+    panel->replicasBox()->setValue(5);  // 12 samples do not split over 5 replicas
+    QCOMPARE(errors.count(), 1);
+    const QString error = errors.first().at(0).toString();
+    QVERIFY2(error.contains(QStringLiteral("“Replicas” (parallel.replicas)")), qPrintable(error));
+    QVERIFY2(error.contains(QStringLiteral("train.batch_size has no control in this panel")), qPrintable(error));
+    QVERIFY2(!error.startsWith(QStringLiteral("the settings panel")), qPrintable(error));
+    QCOMPARE(panel->config()["parallel"]["replicas"], 1);  // the last valid settings stay
+    panel->replicasBox()->setValue(3);
+    QCOMPARE(panel->microbatchesBox()->maximum(), 4);  // 12 over 3 replicas
+    QCOMPARE(panel->controlName(QStringLiteral("compression.forward.k")), QStringLiteral("Forward activations ▸ K"));
+  }
+
   // While an evaluation runs, the status says which pass and how far it is.
   void anEvaluationSaysHowFarItIs() {
     MainWindow w(options());
