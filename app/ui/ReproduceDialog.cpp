@@ -8,19 +8,24 @@
 #include <QCheckBox>
 #include <QDesktopServices>
 #include <QDialogButtonBox>
-#include <QEventLoop>
 #include <QDir>
+#include <QEventLoop>
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QTabWidget>
+#include <QTableWidget>
 #include <QTextBrowser>
 #include <QUrl>
 #include <QVBoxLayout>
+
+#include <cmath>
 
 namespace ps::ui {
 namespace {
@@ -47,13 +52,30 @@ ReproduceDialog::ReproduceDialog(std::shared_ptr<RunStore> store, QString report
     : QDialog(parent), store_(std::move(store)), reportRoot_(std::move(reportRoot)), openReports_(openReports) {
   setWindowTitle(tr("Reproduce a Claim"));
   resize(980, 620);
+  openReport_ = [](const QUrl& url) { return QDesktopServices::openUrl(url); };
   list_ = new QListWidget;
+  list_->setWordWrap(true);  // full titles, wrapped, each with its suite's id below
+  list_->setTextElideMode(Qt::ElideNone);
+  list_->setResizeMode(QListView::Adjust);
+  list_->setSpacing(2);
   claim_ = new QTextBrowser;
   claim_->setOpenExternalLinks(true);
+  verdicts_ = new QTableWidget(0, 6);
+  verdicts_->setHorizontalHeaderLabels(
+      {tr("Rule"), tr("Verdict"), tr("Mean margin [95% CI]"), tr("Seeds"), tr("p (Holm)"), tr("Why")});
+  verdicts_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  verdicts_->setWordWrap(true);
+  verdicts_->verticalHeader()->setVisible(false);
+  verdicts_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  verdicts_->horizontalHeader()->setSectionResizeMode(5, QHeaderView::Stretch);
+  pages_ = new QTabWidget;
+  pages_->addTab(claim_, tr("Claim"));
+  pages_->addTab(verdicts_, tr("Verdicts"));
+  pages_->setTabToolTip(1, tr("The verdicts of the last report written for this suite"));
   for (const auto& file : suiteFiles()) {
     try {
       const Suite s = Suite::load(file);
-      auto* item = new QListWidgetItem(QString::fromStdString(s.title), list_);
+      auto* item = new QListWidgetItem(QString::fromStdString(s.title) + "\n" + QString::fromStdString(s.name), list_);
       item->setData(Qt::UserRole, QString::fromStdString(file));
       item->setToolTip(QString::fromStdString(s.claim).toHtmlEscaped());
     } catch (const std::exception& e) {
@@ -63,8 +85,10 @@ ReproduceDialog::ReproduceDialog(std::shared_ptr<RunStore> store, QString report
   }
   auto* split = new QSplitter;
   split->addWidget(list_);
-  split->addWidget(claim_);
+  split->addWidget(pages_);
+  split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 2);
+  split->setSizes({320, 640});
 
   seeds_ = new QSpinBox;
   seeds_->setRange(1, 20);
@@ -73,7 +97,7 @@ ReproduceDialog::ReproduceDialog(std::shared_ptr<RunStore> store, QString report
   progress_ = new QProgressBar;
   progress_->setRange(0, 1);
   progress_->setValue(0);
-  status_ = new QLabel(tr("Pick a suite."));
+  status_ = new QLabel;
   status_->setWordWrap(true);
   status_->setTextFormat(Qt::PlainText);  // reasons and errors are text, never markup
   run_ = new QPushButton(tr("&Run"));
@@ -93,11 +117,14 @@ ReproduceDialog::ReproduceDialog(std::shared_ptr<RunStore> store, QString report
   connect(report_, &QPushButton::clicked, this, [this] {
     QString error;
     const QString path = writeReport(&error);
-    status_->setText(path.isEmpty() ? error : tr("Report written: %1").arg(path));
+    status_->setText(path.isEmpty() ? error : afterReport(path));
   });
   connect(list_, &QListWidget::currentRowChanged, this, [this] { showSelected(); });
+  connect(seeds_, &QSpinBox::valueChanged, this, [this] { showPlan(); });
+  connect(quick_, &QCheckBox::toggled, this, [this] { showPlan(); });
 
   auto* options = new QFormLayout;
+  options->setFieldGrowthPolicy(QFormLayout::FieldsStayAtSizeHint);
   options->addRow(tr("Seeds:"), seeds_);
   options->addRow(QString(), quick_);
   auto* layout = new QVBoxLayout(this);
@@ -129,7 +156,74 @@ void ReproduceDialog::showSelected() {
   } catch (const std::exception& e) {
     claim_->setPlainText(QString::fromStdString(e.what()));
   }
+  verdicts_->setRowCount(0);  // another suite's verdicts are not this one's
+  pages_->setCurrentWidget(claim_);
+  showPlan();
   updateButtons();
+}
+
+void ReproduceDialog::showPlan() {
+  const QListWidgetItem* item = list_->currentItem();
+  if (running() || !item || item->data(Qt::UserRole + 1).isValid()) return;
+  try {
+    const Suite s = Suite::load(item->data(Qt::UserRole).toString().toStdString());
+    const int seeds = seeds_->value(), runs = int(s.variants.size()) * seeds;
+    status_->setText(tr("%1: %2 variants × %3 seed(s) = %4 runs at %5 scale; runs already in the store are reused.")
+                         .arg(QString::fromStdString(s.name))
+                         .arg(s.variants.size())
+                         .arg(seeds)
+                         .arg(runs)
+                         .arg(quick_->isChecked() ? tr("quick") : tr("full")));
+  } catch (const std::exception& e) {
+    status_->setText(QString::fromStdString(e.what()));
+  }
+}
+
+QString ReproduceDialog::statusText() const {
+  return status_->text();
+}
+
+void ReproduceDialog::showVerdicts(const Suite& suite, const std::vector<Verdict>& verdicts) {
+  verdicts_->setRowCount(0);
+  const auto number = [](double v) { return std::isfinite(v) ? QString::number(v, 'g', 3) : QStringLiteral("–"); };
+  for (size_t i = 0; i < verdicts.size() && i < suite.rules.size(); ++i) {
+    const Verdict& v = verdicts[i];
+    const int row = verdicts_->rowCount();
+    verdicts_->insertRow(row);
+    auto cell = [&](int column, const QString& text) {
+      auto* item = new QTableWidgetItem(text);
+      item->setToolTip(text);
+      verdicts_->setItem(row, column, item);
+      return item;
+    };
+    cell(0, QString::fromStdString(suite.rules[i].text));
+    QTableWidgetItem* kind = cell(1, QString::fromLatin1(verdictName(v.kind)));
+    kind->setForeground(v.kind == VerdictKind::Holds   ? QColor(0x1a, 0x7f, 0x37)
+                        : v.kind == VerdictKind::Fails ? QColor(0xb3, 0x26, 0x1e)
+                                                       : palette().color(QPalette::PlaceholderText));
+    QFont bold = kind->font();
+    bold.setBold(true);
+    kind->setFont(bold);
+    const bool ci = std::isfinite(v.ciLow) && std::isfinite(v.ciHigh);
+    cell(2, number(v.margin.count ? v.margin.mean : NAN) +
+                (ci ? QStringLiteral(" [%1, %2]").arg(number(v.ciLow), number(v.ciHigh)) : QString()));
+    cell(3, QString::number(v.seeds.size()));
+    cell(4, number(v.p) + (std::isfinite(v.holmP) ? QStringLiteral(" (%1)").arg(number(v.holmP)) : QString()));
+    cell(5, QString::fromStdString(v.why));
+  }
+  verdicts_->resizeColumnsToContents();
+  verdicts_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  verdicts_->horizontalHeader()->setSectionResizeMode(5, QHeaderView::Stretch);
+  verdicts_->resizeRowsToContents();
+  pages_->setCurrentWidget(verdicts_);
+}
+
+QString ReproduceDialog::afterReport(const QString& path) {
+  if (openReports_ && !openReport_(QUrl::fromLocalFile(path)))
+    return tr("Report written: %1. No web browser could be started to show it; its verdicts are in the Verdicts tab, "
+              "and report.md beside it reads as plain text.")
+        .arg(path);
+  return tr("Report written: %1").arg(path);
 }
 
 void ReproduceDialog::updateButtons() {
@@ -235,7 +329,7 @@ void ReproduceDialog::onDone(const QString& status) {
   if (status.startsWith(QStringLiteral("finished"))) {
     QString error;
     const QString path = writeReport(&error);
-    status_->setText(path.isEmpty() ? error : tr("Suite %1; report: %2").arg(status, path));
+    status_->setText(path.isEmpty() ? error : tr("Suite %1. %2").arg(status, afterReport(path)));
   } else {
     status_->setText(tr("Suite %1.").arg(status));
   }
@@ -251,8 +345,8 @@ QString ReproduceDialog::writeReport(QString* error) {
     const QString dir =
         QDir(reportRoot_).filePath(QString::fromStdString(suite.name) + (quick_->isChecked() ? "-quick" : ""));
     const QString path = QString::fromStdString(report::writeReport(results, dir.toStdString()));
+    showVerdicts(suite, results.verdicts());
     Q_EMIT reportWritten(path);
-    if (openReports_) QDesktopServices::openUrl(QUrl::fromLocalFile(path));
     return path;
   } catch (const std::exception& e) {
     if (error) *error = tr("Cannot write the report: %1").arg(QString::fromStdString(e.what()));

@@ -1,7 +1,9 @@
 #pragma once
-// Runs ▸ Reproduce…: the bundled claim suites with their claims; runs one (seeds, quick scale) on a worker thread
-// with a progress bar and a cancel button, then writes its report (report.html and report.md, charts drawn by the
-// chart adapter) and opens it. The suite's runs go into the app's store like any others and show in the runs table.
+// Runs ▸ Reproduce…: the bundled claim suites (full titles and ids) with their claims; runs one (seeds, quick scale)
+// on a worker thread with a progress bar and a cancel button, then writes its report (report.html and report.md,
+// charts drawn by the chart adapter), shows its verdicts in the dialog's Verdicts tab and opens the report in a
+// browser when one can be started (saying so when none can). The suite's runs go into the app's store like any
+// others and show in the runs table.
 #include <QDialog>
 
 #include <functional>
@@ -14,12 +16,17 @@ class QListWidget;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QTabWidget;
+class QTableWidget;
 class QTextBrowser;
+class QUrl;
 
 namespace ps {
 class RunStore;
 class SuiteRunner;
+struct Suite;
 struct SuiteRunEvent;
+struct Verdict;
 }  // namespace ps
 
 namespace ps::ui {
@@ -43,8 +50,16 @@ class ReproduceDialog : public QDialog {
   // Asked before a suite starts: an empty text, or why not now (the window's own run is training: both would share
   // the cores, and the suite's timings would be wrong).
   void setStartCheck(std::function<QString()> check) { startCheck_ = std::move(check); }
-  // Writes the selected suite's report from what the store holds; the path of report.html, or an error.
+  // Writes the selected suite's report from what the store holds and shows its verdicts; the path of report.html,
+  // or an error.
   QString writeReport(QString* error = nullptr);
+  // What opens a written report (a browser through the desktop; tests replace it): false when nothing could.
+  void setReportOpener(std::function<bool(const QUrl&)> opener) { openReport_ = std::move(opener); }
+
+  QTabWidget* pages() const { return pages_; }          // Claim and Verdicts
+  QTableWidget* verdicts() const { return verdicts_; }  // one row per rule of the last report
+  QString statusText() const;
+  QPushButton* reportButton() const { return report_; }
 
  Q_SIGNALS:
   void runFinished(qint64 runId);             // a suite run ended (the runs table refreshes)
@@ -59,12 +74,17 @@ class ReproduceDialog : public QDialog {
   void onEvent(const SuiteRunEvent& e);
   void onDone(const QString& status);
   void updateButtons();
+  void showPlan();  // what Run would do with the suite, seeds and scale chosen
+  void showVerdicts(const Suite& suite, const std::vector<Verdict>& verdicts);
+  QString afterReport(const QString& path);  // opens it if asked; the words for the status line
 
   std::shared_ptr<RunStore> store_;
   QString reportRoot_;
   bool openReports_;
   QListWidget* list_;
+  QTabWidget* pages_;
   QTextBrowser* claim_;
+  QTableWidget* verdicts_;
   QSpinBox* seeds_;
   QCheckBox* quick_;
   QProgressBar* progress_;
@@ -73,6 +93,7 @@ class ReproduceDialog : public QDialog {
   std::unique_ptr<SuiteRunner> runner_;
   std::thread worker_;
   std::function<QString()> startCheck_;
+  std::function<bool(const QUrl&)> openReport_;
 };
 
 }  // namespace ps::ui

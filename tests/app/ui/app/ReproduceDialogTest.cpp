@@ -11,8 +11,11 @@
 #include <QDir>
 #include <QFile>
 #include <QListWidget>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QTabWidget>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -56,6 +59,15 @@ class ReproduceDialogTest : public QObject {
     for (const char* f : {"report.md", "charts/curve.png", "charts/pareto.png", "charts/time-to-target.png"})
       QVERIFY2(folder.exists(f), f);
     QCOMPARE(w.runs()->model()->rowCount(), 3);  // the suite's runs are in the runs table
+    // The verdicts are in the dialog, one row per rule, in front.
+    QCOMPARE(d->pages()->currentWidget(), d->verdicts());
+    QVERIFY(d->verdicts()->rowCount() >= 1);
+    for (int r = 0; r < d->verdicts()->rowCount(); ++r) {
+      QVERIFY(!d->verdicts()->item(r, 0)->text().isEmpty());
+      const QString verdict = d->verdicts()->item(r, 1)->text();
+      QVERIFY2(verdict == "holds" || verdict == "fails" || verdict == "inconclusive", qPrintable(verdict));
+    }
+    QVERIFY2(d->statusText().contains(QStringLiteral("Report written")), qPrintable(d->statusText()));
 
     // A second run of the same suite finds everything done.
     done.clear();
@@ -64,6 +76,35 @@ class ReproduceDialogTest : public QObject {
     QVERIFY(done.wait(60000));
     QCOMPARE(runs.size(), 0);
     QCOMPARE(w.runs()->model()->rowCount(), 3);
+  }
+
+  // Each suite is listed by its full title, wrapped, with its id; choosing one says what Run would do, not "Pick a
+  // suite"; a report no browser can show says so in the window and where the verdicts are.
+  void suitesAreNamedInFullAndAReportWithoutABrowserSaysWhereToLook() {
+    auto store = std::make_shared<ps::RunStore>(dir_.filePath(QStringLiteral("no-browser.sqlite")).toStdString());
+    ReproduceDialog d(store, dir_.filePath(QStringLiteral("reports-nb")), true);
+    QVERIFY(d.suites()->wordWrap());
+    QCOMPARE(d.suites()->textElideMode(), Qt::ElideNone);
+    const auto smoke = d.suites()->findItems(QStringLiteral("Smoke test"), Qt::MatchStartsWith);
+    QCOMPARE(smoke.size(), 1);
+    QVERIFY2(smoke.first()->text().endsWith(QStringLiteral("\nsmoke")), qPrintable(smoke.first()->text()));
+    d.suites()->setCurrentItem(smoke.first());
+    d.seeds()->setValue(1);
+    d.quick()->setChecked(true);
+    QVERIFY2(d.statusText().contains(QStringLiteral("smoke: 3 variants × 1 seed(s) = 3 runs at quick scale")),
+             qPrintable(d.statusText()));
+    int asked = 0;
+    d.setReportOpener([&](const QUrl& url) {
+      ++asked;
+      return !url.isLocalFile();  // as on a machine without a browser: nothing opens a file
+    });
+    d.reportButton()->click();
+    QCOMPARE(asked, 1);
+    QVERIFY2(d.statusText().contains(QStringLiteral("No web browser could be started")), qPrintable(d.statusText()));
+    QVERIFY2(d.statusText().contains(QStringLiteral("Verdicts tab")), qPrintable(d.statusText()));
+    QCOMPARE(d.pages()->currentWidget(), d.verdicts());
+    QVERIFY(d.verdicts()->rowCount() >= 1);  // no runs yet: each rule inconclusive, and said so
+    QCOMPARE(d.verdicts()->item(0, 1)->text(), QStringLiteral("inconclusive"));
   }
 
   void cancelStopsTheRunningSuite() {

@@ -5,6 +5,7 @@
 #include "app/ui/ControlPanel.h"
 #include "app/ui/LivePanel.h"
 #include "app/ui/MainWindow.h"
+#include "app/ui/ReproduceDialog.h"
 #include "app/ui/SessionBridge.h"
 #include "app/ui/charts/PlotWidget.h"
 #include "app/ui/runs/CompareView.h"
@@ -12,8 +13,12 @@
 #include <QComboBox>
 #include <QDir>
 #include <QImage>
+#include <QListWidget>
+#include <QPushButton>
 #include <QScreen>
 #include <QStandardPaths>
+#include <QTabWidget>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -239,6 +244,20 @@ class ScreenshotTest : public QObject {
         }
       w.tabs()->setCurrentWidget(compare);
     }
+    // The claim suites: full titles with their ids, and the verdicts of a report in the dialog.
+    ReproduceDialog* reproduce = w.openReproduce();
+    reproduce->resize(1280, 720);
+    reproduce->suites()->setCurrentItem(
+        reproduce->suites()->findItems(QStringLiteral("Smoke test"), Qt::MatchStartsWith).first());
+    reproduce->setReportOpener([](const QUrl&) { return false; });  // as here: no browser to start
+    reproduce->reportButton()->click();
+    QCOMPARE(reproduce->pages()->currentWidget(), reproduce->verdicts());
+    QTest::qWait(150);
+    const QImage dialog = reproduce->grab().toImage();
+    QVERIFY(dialog.save(out + "/reproduce-verdicts.png"));
+    QVERIFY2(colourVariety(dialog) > 5, "the Reproduce dialog grab looks blank");
+    reproduce->close();
+
     w.resize(w.minimumSizeHint());
     shoot("settings-smallest-window");
     // The settings keep the width of their controls (they scroll vertically only).
