@@ -116,10 +116,11 @@ CompressorEditor::Row CompressorEditor::makeSliderRow(const OptionSpec& spec) {
     k_ = new QSlider(Qt::Horizontal);
     k_->setRange(0, kSliderSteps);
     k_->setPageStep(10);  // a decade
-    return sliderRow(
+    Row row = sliderRow(
         spec, k_, [](int p) { return QVariant(kFromSlider(p)); },
         [](const nlohmann::json& v) { return sliderFromK(toDouble(v, 0.1)); },
         [](const nlohmann::json& v) { return QString::number(toDouble(v, 0.1) * 100.0, 'g', 3) + "%"; });
+    return withTypedK(spec, std::move(row));
   }
   if (spec.control == Control::BitsSlider) {
     bits_ = new QSlider(Qt::Horizontal);
@@ -210,6 +211,41 @@ CompressorEditor::Row CompressorEditor::sliderRow(const OptionSpec& spec, QSlide
     label->setText(text(v));  // the exact configured value, not the slider's rounding of it
   };
   return {field, slider, show};
+}
+
+// K's slider moves in orders of magnitude; beside it a field takes any K typed in percent (0.37 %), which the
+// slider then follows to its nearest position, and which shows the slider's K as it moves.
+CompressorEditor::Row CompressorEditor::withTypedK(const OptionSpec& spec, Row row) {
+  kField_ = new QDoubleSpinBox;
+  kField_->setRange(std::max(spec.min, kMinK) * 100.0, std::min(spec.max, 1.0) * 100.0);
+  kField_->setDecimals(3);
+  kField_->setSuffix(QStringLiteral(" %"));
+  kField_->setKeyboardTracking(false);  // one change when the number is entered
+  kField_->setToolTip(tr("K in percent of the elements sent; type any value, or move the slider"));
+  auto* layout = static_cast<QHBoxLayout*>(row.field->layout());
+  layout->itemAt(1)->widget()->hide();  // the slider's value label: the field says it now
+  layout->addWidget(kField_);
+  const QString leaf = qs(spec.name);
+  QSlider* slider = k_;
+  QDoubleSpinBox* field = kField_;
+  connect(slider, &QSlider::valueChanged, field, [field](int p) {
+    const QSignalBlocker quiet(field);
+    field->setValue(kFromSlider(p) * 100.0);
+  });
+  connect(field, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this, slider, leaf](double percent) {
+    {
+      const QSignalBlocker quiet(slider);
+      slider->setValue(sliderFromK(percent / 100.0));
+    }
+    emitChange(leaf, percent / 100.0);
+  });
+  auto show = row.show;
+  row.show = [show, field](const nlohmann::json& v) {
+    show(v);
+    const QSignalBlocker quiet(field);
+    field->setValue(toDouble(v, 0.1) * 100.0);  // the exact configured K, not the slider's rounding of it
+  };
+  return row;
 }
 
 void CompressorEditor::load(const nlohmann::json& config) {

@@ -16,6 +16,7 @@
 #include <string>
 
 class QComboBox;
+class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
 class QSlider;
@@ -37,6 +38,7 @@ class CompressorEditor : public QGroupBox {
   QString prefix() const { return prefix_; }  // "compression.forward."
 
   QSlider* kSlider() const { return k_; }
+  QDoubleSpinBox* kField() const { return kField_; }  // K typed in percent, beside the slider
   QComboBox* methodBox() const { return method_; }
   QComboBox* feedbackBox() const { return feedback_; }
   QComboBox* adaptBox() const { return adapt_; }
@@ -61,6 +63,7 @@ class CompressorEditor : public QGroupBox {
   Row makeNumberRow(const OptionSpec& spec);
   Row sliderRow(const OptionSpec& spec, QSlider* slider, std::function<QVariant(int)> value,
                 std::function<int(const nlohmann::json&)> position, std::function<QString(const nlohmann::json&)> text);
+  Row withTypedK(const OptionSpec& spec, Row row);
   void updateShown();
   void emitChange(const QString& leaf, const QVariant& value);
 
@@ -70,6 +73,7 @@ class CompressorEditor : public QGroupBox {
   QComboBox* feedback_;
   QComboBox* adapt_;
   QSlider* k_ = nullptr;
+  QDoubleSpinBox* kField_ = nullptr;
   QSlider* bits_ = nullptr;
   std::map<std::string, Row> rows_;
   int valueBits_ = 32;  // a sparsifier's value bits as shown: rounding, range and bucket act only when they requantize

@@ -302,6 +302,30 @@ class MainWindowTest : public QObject {
     QCOMPARE(w.controls()->config()["run"], loaded["run"]);  // the panel keeps the preset's labels for saving
   }
 
+  // K can be typed: any percentage goes into the settings as a fraction, the slider follows to its nearest
+  // position, and the slider's moves show in the field.
+  void kCanBeTypedBesideItsSlider() {
+    MainWindow w(options());
+    CompressorEditor* fwd = w.controls()->forwardEditor();
+    fwd->methodBox()->setCurrentText("topk");
+    QDoubleSpinBox* field = fwd->kField();
+    QVERIFY(field);
+    QSignalSpy changed(fwd, &CompressorEditor::changed);
+    field->setValue(0.37);
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(changed.first().at(0).toString(), QString("compression.forward.k"));
+    QVERIFY(std::abs(changed.first().at(1).toDouble() - 0.0037) < 1e-9);
+    QVERIFY(std::abs(w.controls()->config()["compression"]["forward"]["k"].get<double>() - 0.0037) < 1e-9);
+    QCOMPARE(fwd->kSlider()->value(), ps::ui::sliderFromK(0.0037));
+    fwd->kSlider()->setValue(ps::ui::sliderFromK(0.05));
+    QVERIFY(std::abs(field->value() - 5.0) < 1e-9);
+    // Loading settings shows the exact K, not the slider's nearest step.
+    auto config = w.controls()->config();
+    config["compression"]["forward"]["k"] = 0.0123;
+    w.controls()->loadConfig(config);
+    QVERIFY(std::abs(field->value() - 1.23) < 1e-9);
+  }
+
   void aClickOnASliderWithoutMovingChangesNothing() {
     MainWindow w(options());
     CompressorEditor* fwd = w.controls()->forwardEditor();
