@@ -44,7 +44,7 @@ LivePanel::LivePanel(QWidget* parent) : QWidget(parent) {
 
 PlotWidget* LivePanel::addPlot(const QString& title, const QString& yLabel, bool logY) {
   auto* plot = new PlotWidget(title);
-  plot->setAxisLabels(tr("step"), yLabel);
+  plot->setAxisLabels(tr("Step"), yLabel);
   plot->setLogY(logY);
   plot->setMinimumHeight(220);
   const int index = int(plots_.size());

@@ -307,7 +307,31 @@ void PlotPainter::paintRubberBand(const Painting& g, const QColor& highlight) co
   g.p.drawRect(band);
 }
 
-// Crosshair: a vertical line and, for every listed line series, its value at the nearest x, highest first.
+// What the crosshair lists at data x: for every listed line series that has data there (within a few pixels of its
+// first and last points: no evaluation before the first one), its nearest point, highest first.
+std::vector<CrosshairReading> crosshairReadings(PlotData& chart, const PlotFrame& f, double x) {
+  const double slack = 4 * (f.x1 - f.x0) / std::max(1.0, f.plot.width());
+  std::vector<CrosshairReading> readings;
+  for (PlotSeries& s : chart.series) {
+    if (!s.style.legend || s.style.scatter || s.style.bars) continue;  // scatter points are unordered in x
+    s.ensureSorted();
+    if (s.points.empty() || x < s.points.front().x() - slack || x > s.points.back().x() + slack) continue;
+    const QPointF* q = nearestByX(s.points, x);
+    if (q) readings.push_back({*q, s.label, s.style.color});
+  }
+  // Highest first, as the lines stand at this x; values that are not numbers last.
+  std::stable_sort(readings.begin(), readings.end(), [](const CrosshairReading& a, const CrosshairReading& b) {
+    return std::isnan(b.point.y()) ? !std::isnan(a.point.y()) : a.point.y() > b.point.y();
+  });
+  return readings;
+}
+
+QString crosshairHeader(const PlotData& chart, double x) {
+  return QStringLiteral("%1: %2").arg(chart.xLabel.isEmpty() ? QStringLiteral("x") : chart.xLabel,
+                                      axis::formatValue(x));
+}
+
+// Crosshair: a vertical line and the readings beside the cursor, inside the plot area.
 void PlotPainter::paintCrosshair(const Painting& g) {
   QPainter& p = g.p;
   const PlotFrame& f = g.f;
@@ -317,35 +341,18 @@ void PlotPainter::paintCrosshair(const Painting& g) {
   const double x = f.dataX(pointer_->hover.x());
   p.setPen(QPen(withAlpha(fg, 120), 1));
   p.drawLine(QPointF(pointer_->hover.x(), r.top()), QPointF(pointer_->hover.x(), r.bottom()));
-  struct Reading {
-    double y;
-    QString text;
-    QColor colour;
-  };
-  std::vector<Reading> readings;
-  for (PlotSeries& s : chart_.series) {
-    if (!s.style.legend || s.style.scatter || s.style.bars) continue;  // scatter points are unordered in x
-    s.ensureSorted();
-    const QPointF* q = nearestByX(s.points, x);
-    if (!q) continue;
-    readings.push_back(
-        {q->y(), QStringLiteral("%1: %2").arg(fm.elidedText(s.label, Qt::ElideMiddle, 200), axis::formatValue(q->y())),
-         s.style.color});
-    if (std::isfinite(q->y())) {
-      p.setPen(QPen(s.style.color, 1.5));
+  QStringList lines{crosshairHeader(chart_, x)};
+  std::vector<QColor> colours{QColor(Qt::transparent)};
+  for (const CrosshairReading& reading : crosshairReadings(chart_, f, x)) {
+    const QPointF& q = reading.point;
+    lines << QStringLiteral("%1: %2").arg(fm.elidedText(reading.label, Qt::ElideMiddle, 200), axis::formatValue(q.y()));
+    colours.push_back(reading.colour);
+    if (std::isfinite(q.y())) {
+      p.setPen(QPen(reading.colour, 1.5));
       p.setBrush(bg);
-      p.drawEllipse(QPointF(f.px(q->x()), f.py(f.ty(q->y()))), 3, 3);
+      p.drawEllipse(QPointF(f.px(q.x()), f.py(f.ty(q.y()))), 3, 3);
       p.setBrush(Qt::NoBrush);
     }
-  }
-  // Highest first, as the lines stand at this x; values that are not numbers last.
-  std::stable_sort(readings.begin(), readings.end(),
-                   [](const Reading& a, const Reading& b) { return std::isnan(b.y) ? !std::isnan(a.y) : a.y > b.y; });
-  QStringList lines{QStringLiteral("x = %1").arg(axis::formatValue(x))};
-  std::vector<QColor> colours{QColor(Qt::transparent)};
-  for (const Reading& r : readings) {
-    lines << r.text;
-    colours.push_back(r.colour);
   }
   double w = 0;
   for (const QString& l : lines) w = std::max(w, fm.horizontalAdvance(l));
@@ -353,6 +360,7 @@ void PlotPainter::paintCrosshair(const Painting& g) {
   // Beside the cursor (left of it near the right edge), kept inside the plot vertically.
   QRectF box(pointer_->hover.x() + 12, pointer_->hover.y() + 12, w + 24, lines.size() * row + 8);
   if (box.right() > r.right()) box.moveRight(pointer_->hover.x() - 12);
+  if (box.left() < r.left()) box.moveLeft(r.left());  // a wide box on a narrow chart: still inside it
   if (box.bottom() > r.bottom()) box.moveBottom(std::max(r.bottom(), r.top() + box.height()));
   if (box.top() < r.top()) box.moveTop(r.top());
   p.setPen(QPen(withAlpha(fg, 80), 1));

@@ -1,6 +1,7 @@
 // PlotWidget: data, interaction and export. Layout/autoscale live in PlotFrame.cpp, drawing in PlotPainter.cpp.
 #include "app/ui/charts/PlotWidget.h"
 
+#include "app/ui/charts/AxisTicks.h"
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidgetImpl.h"
 
@@ -209,6 +210,15 @@ std::vector<QRectF> PlotWidget::markerLabelBoxes() const {
   std::vector<QRectF> boxes;
   for (const MarkerLabel& m : d_->frame(effectiveSize(this), font()).markerLabels) boxes.push_back(m.box);
   return boxes;
+}
+
+QStringList PlotWidget::crosshairLines(double pixelX) const {
+  const PlotFrame& f = d_->frame(effectiveSize(this), font());
+  const double x = f.dataX(pixelX);
+  QStringList lines{crosshairHeader(*d_, x)};
+  for (const CrosshairReading& r : crosshairReadings(*d_, f, x))
+    lines << QStringLiteral("%1: %2").arg(r.label, axis::formatValue(r.point.y()));
+  return lines;
 }
 
 int PlotWidget::seriesCount() const {

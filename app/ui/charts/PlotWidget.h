@@ -95,6 +95,9 @@ class PlotWidget : public QWidget {
   QRectF plotArea() const;
   std::vector<QRectF> legendBoxes() const;
   std::vector<QRectF> markerLabelBoxes() const;  // the markers' labels shown, in x order
+  // What the crosshair box says with the pointer at widget x `pixelX`: the x in the axis's words, then each series
+  // with data there, highest first ("label: value").
+  QStringList crosshairLines(double pixelX) const;
   int pointCount() const;                     // over all series
   int pointCount(const QString& id) const;
   std::vector<QPointF> points(const QString& id) const;

@@ -144,6 +144,15 @@ class PlotPainter {
   const PlotPointer* pointer_;
 };
 
+// One line of the crosshair's box: a series' point nearest the pointer's x.
+struct CrosshairReading {
+  QPointF point;
+  QString label;
+  QColor colour;
+};
+std::vector<CrosshairReading> crosshairReadings(PlotData& chart, const PlotFrame& f, double x);
+QString crosshairHeader(const PlotData& chart, double x);  // "Step: 420", in the x axis's words
+
 // A legend's swatch for a series drawn with `style`: a short line (dashed where the series is), a dot for a scatter,
 // a square for bars; centred vertically in `box`, kSwatchWidth wide from its left edge.
 constexpr double kSwatchWidth = 18;

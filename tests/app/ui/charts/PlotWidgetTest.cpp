@@ -402,6 +402,30 @@ class PlotWidgetTest : public QObject {
     QVERIFY(!w.grab().isNull());
   }
 
+  // The crosshair names x in the axis's words and lists only the series that have data there: before the first
+  // evaluation there is no evaluation value to read.
+  void theCrosshairReadsOnlyWhereASeriesHasData() {
+    PlotWidget w("Accuracy");
+    w.resize(640, 400);
+    w.setAxisLabels(QStringLiteral("Step"), QStringLiteral("accuracy"));
+    std::vector<QPointF> train;
+    for (int step = 1; step <= 500; ++step) train.emplace_back(step, 0.5 + step / 2000.0);
+    w.setSeries("train", "train", train, SeriesStyle{});
+    w.setSeries("eval", "eval", {{200, 0.8}, {400, 0.9}}, SeriesStyle{});
+    const QRectF plot = w.plotArea();
+    const auto pixelOf = [&](double step) {
+      const auto [x0, x1] = std::make_pair(w.points("train").front().x(), w.points("train").back().x());
+      return plot.left() + (step - x0) / (x1 - x0) * plot.width();
+    };
+    QStringList early = w.crosshairLines(pixelOf(50));
+    QVERIFY2(early.first().startsWith(QStringLiteral("Step: ")), qPrintable(early.join(" | ")));
+    QCOMPARE(early.size(), 2);  // train only: the first evaluation is at step 200
+    QVERIFY(early[1].startsWith(QStringLiteral("train: ")));
+    const QStringList later = w.crosshairLines(pixelOf(300));
+    QCOMPARE(later.size(), 3);
+    QVERIFY2(later[1].startsWith(QStringLiteral("eval: ")), qPrintable(later.join(" | ")));  // highest first
+  }
+
   void barsStandOnZeroOverTheirCategory() {
     QTemporaryDir dir;
     PlotWidget w("Time to target");
