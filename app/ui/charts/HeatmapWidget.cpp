@@ -16,6 +16,7 @@ namespace {
 constexpr int kRows = 128;          // value resolution of the image
 constexpr int kMaxColumns = 2000;   // more than this and every other column is dropped
 constexpr double kHeadroom = 0.05;  // the value range grows by this much extra, so it is not rebuilt every step
+constexpr double kScaleBar = 10;    // the colour scale's width
 
 // Viridis at nine evenly spaced stops, interpolated linearly.
 constexpr int kViridis[][3] = {{68, 1, 84},    {71, 44, 122}, {59, 81, 139},  {44, 113, 142}, {33, 144, 141},
@@ -89,7 +90,12 @@ struct HeatmapWidget::Impl {
     for (; rendered < static_cast<int>(columns.size()); ++rendered) renderColumn(rendered);
   }
 
+  struct Areas {
+    QRectF heat, latest, scale;
+  };
+  Areas layOut(QSize size, const QFontMetricsF& fm, double labelW) const;
   void paint(QPainter& p, QSize size, const QFont& font, const QPalette& pal);
+  void drawScale(QPainter& p, const QRectF& bar, const QFontMetricsF& fm, const QColor& fg);
   void drawHeat(QPainter& p, const ValueAxis& axis, const QFontMetricsF& fm, const QColor& fg);
   void drawLatest(QPainter& p, const ValueAxis& axis, const QRectF& bars, const QFontMetricsF& fm, const QColor& fg);
 };
@@ -97,6 +103,9 @@ struct HeatmapWidget::Impl {
 HeatmapWidget::HeatmapWidget(const QString& title, QWidget* parent) : QWidget(parent), d_(new Impl) {
   d_->title = title;
   setAttribute(Qt::WA_OpaquePaintEvent);
+  setToolTip(
+      tr("Each step's column is coloured by its bins' counts on a log scale, from an empty bin (dark) to that "
+         "step's fullest bin (yellow); the bars on the right are the latest step's histogram."));
 }
 
 HeatmapWidget::~HeatmapWidget() {
@@ -147,6 +156,15 @@ void HeatmapWidget::clear() {
   update();
 }
 
+QRectF HeatmapWidget::colourScaleArea() const {
+  const QFontMetricsF fm(font());
+  double labelW = 0;  // as paint() measures the value labels
+  double step = 1;
+  for (double v : axis::linearTicks(d_->viewLo, d_->viewHi, 4, &step))
+    labelW = std::max(labelW, fm.horizontalAdvance(axis::formatTick(v, step)));
+  return d_->layOut(size(), fm, labelW).scale;
+}
+
 int HeatmapWidget::columnCount() const {
   return static_cast<int>(d_->columns.size());
 }
@@ -173,7 +191,7 @@ void HeatmapWidget::Impl::paint(QPainter& p, QSize size, const QFont& font, cons
   const QRectF all(QPointF(0, 0), QSizeF(size));
   p.setFont(font);
   p.fillRect(all, bg);
-  const double titleH = title.isEmpty() ? 6 : fm.height() + 10;
+  const double titleH = title.isEmpty() ? 6 : fm.height() + 10;  // as layOut places it
   if (!title.isEmpty()) {
     QFont bold = font;
     bold.setBold(true);
@@ -198,13 +216,43 @@ void HeatmapWidget::Impl::paint(QPainter& p, QSize size, const QFont& font, cons
     axis.labels << axis::formatTick(v, step);
     labelW = std::max(labelW, fm.horizontalAdvance(axis.labels.back()));
   }
-  const double left = labelW + 10, bottom = fm.height() + 8, gap = 12;
-  const double usable = std::max(20.0, size.width() - left - 10 - gap);
-  axis.area = QRectF(left, titleH, usable * 0.7, std::max(10.0, size.height() - titleH - bottom));
+  const Areas a = layOut(size, fm, labelW);
+  axis.area = a.heat;
   axis.lo = viewLo;
   axis.hi = viewHi;
   drawHeat(p, axis, fm, fg);
-  drawLatest(p, axis, QRectF(axis.area.right() + gap, titleH, usable * 0.3, axis.area.height()), fm, fg);
+  drawLatest(p, axis, a.latest, fm, fg);
+  drawScale(p, a.scale, fm, fg);
+}
+
+// Left to right: value labels, the heatmap (~70% of what is left), the latest histogram, the colour scale.
+HeatmapWidget::Impl::Areas HeatmapWidget::Impl::layOut(QSize size, const QFontMetricsF& fm, double labelW) const {
+  const double titleH = title.isEmpty() ? 6 : fm.height() + 10;
+  const double left = labelW + 10, bottom = fm.height() + 8, gap = 12;
+  const double scaleW = kScaleBar + 4 + fm.horizontalAdvance(QObject::tr("peak")) + 4;
+  const double usable = std::max(20.0, size.width() - left - 10 - 2 * gap - scaleW);
+  const double height = std::max(10.0, size.height() - titleH - bottom);
+  Areas a;
+  a.heat = QRectF(left, titleH, usable * 0.7, height);
+  a.latest = QRectF(a.heat.right() + gap, titleH, usable * 0.3, height);
+  a.scale = QRectF(a.latest.right() + gap, titleH, kScaleBar, height);
+  return a;
+}
+
+// What a colour means: each step's column is scaled to its fullest bin, on a log scale (log(1 + count)), so the
+// bar runs from an empty bin at the bottom to that step's peak at the top.
+void HeatmapWidget::Impl::drawScale(QPainter& p, const QRectF& bar, const QFontMetricsF& fm, const QColor& fg) {
+  for (int y = 0; y < int(bar.height()); ++y)
+    p.fillRect(QRectF(bar.left(), bar.bottom() - y - 1, bar.width(), 1),
+               QColor::fromRgb(viridis((y + 0.5) / bar.height())));
+  p.setPen(QColor(fg.red(), fg.green(), fg.blue(), 90));
+  p.drawRect(bar);
+  p.setPen(QColor(fg.red(), fg.green(), fg.blue(), 200));
+  const double textX = bar.right() + 4;
+  p.drawText(QRectF(textX, bar.top(), fm.horizontalAdvance(QObject::tr("peak")) + 4, fm.height()),
+             Qt::AlignLeft | Qt::AlignTop, QObject::tr("peak"));
+  p.drawText(QRectF(textX, bar.bottom() - fm.height(), fm.horizontalAdvance(QStringLiteral("0")) + 4, fm.height()),
+             Qt::AlignLeft | Qt::AlignBottom, QStringLiteral("0"));
 }
 
 // The image of every column in `axis.area`, the value ticks on its left and the first and last steps under it.

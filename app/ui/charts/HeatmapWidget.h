@@ -2,6 +2,7 @@
 // ps::ui::HeatmapWidget: histograms over steps (x = step, y = value, colour = log count), next to the latest
 // histogram drawn as bars. Histograms may have different [lo, hi] ranges: each column is resampled onto the
 // common value range seen so far, and the image is rebuilt when that range grows.
+#include <QRectF>
 #include <QString>
 #include <QWidget>
 
@@ -21,6 +22,8 @@ class HeatmapWidget : public QWidget {
   void addHistogram(int64_t step, double lo, double hi, const std::vector<float>& counts);
   void clear();
   int columnCount() const;
+  // Where the colour scale is drawn at the widget's size: a bar from an empty bin (0) to a step's fullest bin (peak).
+  QRectF colourScaleArea() const;
   bool exportPng(const QString& path);
 
  protected:

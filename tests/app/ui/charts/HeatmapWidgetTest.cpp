@@ -86,6 +86,31 @@ class HeatmapWidgetTest : public QObject {
     QVERIFY(distinctColours(image) > 10);
   }
 
+  // A colour scale says what the colours mean: right of both panels, running from the darkest colour at the
+  // bottom (an empty bin) to the brightest at the top (the step's fullest bin).
+  void aColourScaleExplainsTheColours() {
+    HeatmapWidget w("stage 1 gradients");
+    w.resize(480, 300);
+    for (int s = 0; s < 30; ++s) w.addHistogram(s, -1, 1, bell(40, 10));
+    const QRectF bar = w.colourScaleArea();
+    QVERIFY(bar.width() >= 8 && bar.height() > 100);
+    QVERIFY(QRectF(0, 0, 480, 300).contains(bar));
+    QImage image(w.size(), QImage::Format_RGB32);
+    w.render(&image);
+    const QColor top = image.pixelColor(int(bar.center().x()), int(bar.top()) + 2);
+    const QColor bottom = image.pixelColor(int(bar.center().x()), int(bar.bottom()) - 2);
+    QVERIFY2(top.lightness() > bottom.lightness() + 80,
+             qPrintable(QStringLiteral("%1 over %2").arg(top.name(), bottom.name())));
+    // Nothing of the heatmap or the latest histogram is drawn over the scale.
+    const auto luma = [](const QColor& c) { return 0.2126 * c.red() + 0.7152 * c.green() + 0.0722 * c.blue(); };
+    for (int y = int(bar.top()) + 2; y + 7 < int(bar.bottom()) - 2; y += 7) {
+      const QColor here = image.pixelColor(int(bar.center().x()), y);
+      const QColor below = image.pixelColor(int(bar.center().x()), y + 7);
+      QVERIFY2(luma(here) >= luma(below),
+               qPrintable(QStringLiteral("%1 at %2 over %3").arg(here.name()).arg(y).arg(below.name())));
+    }
+  }
+
   void exportPng() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
