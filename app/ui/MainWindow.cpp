@@ -5,6 +5,7 @@
 #include "app/ui/LivePanel.h"
 #include "app/ui/ReproduceDialog.h"
 #include "app/ui/SessionBridge.h"
+#include "app/ui/charts/ExportSettings.h"
 #include "app/ui/runs/CompareView.h"
 #include "app/ui/runs/RunsPanel.h"
 #include "app/ui/runs/TargetTable.h"
@@ -361,10 +362,13 @@ void MainWindow::savePresetAs() {
 }
 
 void MainWindow::exportChartsPng() {
-  const QString dir = QFileDialog::getExistingDirectory(this, tr("Export charts to folder"));
+  const QString dir =
+      QFileDialog::getExistingDirectory(this, tr("Export charts to folder"), exports::folder(QStringLiteral("charts")));
   if (dir.isEmpty()) return;
+  exports::rememberFolder(QStringLiteral("charts"), dir);
   const int written = tabs_->currentWidget() == compare_ ? compare_->exportAllPng(dir) : live_->exportPng(dir);
-  statusBar()->showMessage(tr("Wrote %1 PNG files to %2").arg(written).arg(dir), 6000);
+  statusBar()->showMessage(
+      tr("Wrote %1 PNG files to %2 at %3× the screen's size").arg(written).arg(dir).arg(exports::pngScale()), 6000);
 }
 
 void MainWindow::about() {

@@ -1,6 +1,7 @@
 #include "app/ui/charts/HeatmapWidget.h"
 
 #include "app/ui/charts/AxisTicks.h"
+#include "app/ui/charts/ExportSettings.h"
 
 #include <QFontMetricsF>
 #include <QImage>
@@ -172,7 +173,9 @@ int HeatmapWidget::columnCount() const {
 bool HeatmapWidget::exportPng(const QString& path) {
   QSize size = this->size();
   if (!isVisible() || size.width() < 240 || size.height() < 160) size = size.expandedTo(QSize(640, 400));
-  QImage out(size, QImage::Format_ARGB32_Premultiplied);
+  const int scale = exports::pngScale();
+  QImage out(size * scale, QImage::Format_ARGB32_Premultiplied);
+  out.setDevicePixelRatio(scale);
   {
     QPainter p(&out);
     d_->paint(p, size, font(), palette());

@@ -11,6 +11,8 @@
 #include <QSaveFile>
 #include <QSvgGenerator>
 
+#include <algorithm>
+
 namespace ps::ui {
 
 QString chartSuffix(ChartFormat format) {
@@ -47,7 +49,9 @@ bool writeChartFile(PlotData& chart, const ChartPage& page, const QString& path,
   bool painted = false;
   const int dpi = page.dpi > 0 ? page.dpi : 96;
   if (format == ChartFormat::Png) {
-    QImage image(size, QImage::Format_ARGB32_Premultiplied);
+    const int scale = std::max(1, page.scale);
+    QImage image(size * scale, QImage::Format_ARGB32_Premultiplied);
+    image.setDevicePixelRatio(scale);  // drawn at the chart's size, in `scale` times the pixels
     painted = draw(image) && image.save(&file, "PNG");
   } else if (format == ChartFormat::Svg) {
     QSvgGenerator svg;

@@ -1,11 +1,11 @@
 // A chart's context menu: the per-chart actions a user expects (save just this chart, log y, ignore outliers, reset
-// zoom).
+// zoom, the size PNG exports render at).
+#include "app/ui/charts/ExportSettings.h"
 #include "app/ui/charts/PlotWidgetImpl.h"
 
 #include <QFileDialog>
 #include <QMenu>
 #include <QRegularExpression>
-#include <QStandardPaths>
 #include <QToolTip>
 
 namespace ps::ui {
@@ -30,6 +30,15 @@ void runChartMenu(PlotWidget& plot, const QPoint& globalPos) {
       PlotWidget::tr("Scale y to the bulk of each dense series; points left out are marked at the edge"));
   outliers->setCheckable(true);
   outliers->setChecked(plot.ignoreOutliers());
+  QMenu* sizes = menu.addMenu(PlotWidget::tr("PNG Size"));
+  sizes->setToolTipsVisible(true);
+  for (int scale : {1, 2, 3}) {
+    QAction* a = sizes->addAction(PlotWidget::tr("%1× the screen").arg(scale));
+    a->setCheckable(true);
+    a->setChecked(exports::pngScale() == scale);
+    a->setData(scale);
+    a->setToolTip(PlotWidget::tr("Every PNG chart export, here and in Export Charts, renders at this scale"));
+  }
   QAction* reset = menu.addAction(PlotWidget::tr("Reset Zoom"));
   reset->setEnabled(plot.xRange().has_value());
   QAction* chosen = menu.exec(globalPos);
@@ -37,8 +46,7 @@ void runChartMenu(PlotWidget& plot, const QPoint& globalPos) {
     const QString png = PlotWidget::tr("PNG image (*.png)"), svg = PlotWidget::tr("SVG vector image (*.svg)"),
                   pdf = PlotWidget::tr("PDF document (*.pdf)");
     QString filter = png;
-    const QString suggested = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation) + QLatin1Char('/') +
-                              chartFileStem(plot.title()) + ".png";
+    const QString suggested = exports::suggestedPath(QStringLiteral("charts"), chartFileStem(plot.title()) + ".png");
     QString path = QFileDialog::getSaveFileName(&plot, PlotWidget::tr("Save chart"), suggested,
                                                 QStringList{png, svg, pdf}.join(QStringLiteral(";;")), &filter);
     if (path.isEmpty()) return;
@@ -51,10 +59,14 @@ void runChartMenu(PlotWidget& plot, const QPoint& globalPos) {
     if (!plot.exportChart(path, *format))
       QToolTip::showText(globalPos, PlotWidget::tr("Could not write %1: check the folder's permissions.").arg(path),
                          &plot);
+    else
+      exports::rememberFolder(QStringLiteral("charts"), path);
   } else if (chosen == log) {
     plot.setLogY(log->isChecked());
   } else if (chosen == outliers) {
     plot.setIgnoreOutliers(outliers->isChecked());
+  } else if (chosen && chosen->parent() == sizes) {
+    exports::setPngScale(chosen->data().toInt());
   } else if (chosen == reset) {
     plot.resetZoom();
   }

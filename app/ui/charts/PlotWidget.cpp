@@ -2,6 +2,7 @@
 #include "app/ui/charts/PlotWidget.h"
 
 #include "app/ui/charts/AxisTicks.h"
+#include "app/ui/charts/ExportSettings.h"
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidgetImpl.h"
 
@@ -369,7 +370,8 @@ bool PlotWidget::exportPng(const QString& path) {
 }
 
 bool PlotWidget::exportChart(const QString& path, ChartFormat format) {
-  const ChartPage page{effectiveSize(this), font(), palette(), logicalDpiY(), title()};
+  const ChartPage page{effectiveSize(this), font(),  palette(),
+                       logicalDpiY(),       title(), format == ChartFormat::Png ? exports::pngScale() : 1};
   return writeChartFile(*d_, page, path, format);
 }
 

@@ -170,6 +170,7 @@ struct ChartPage {
   QPalette palette;
   int dpi = 96;
   QString title;
+  int scale = 1;  // a PNG's pixels per on-screen pixel (text and lines scale with it); vector formats ignore it
 };
 
 // Writes `chart` laid out on `page` as a PNG, SVG or PDF file, atomically: an existing file stays until the new one is

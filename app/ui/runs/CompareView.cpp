@@ -1,5 +1,6 @@
 #include "app/ui/runs/CompareView.h"
 
+#include "app/ui/charts/ExportSettings.h"
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidget.h"
 #include "app/ui/runs/CompareControls.h"
@@ -310,8 +311,10 @@ QString CompareView::exportVisibleCsv(const QString& path) const {
 
 void CompareView::exportAllDialog(ChartFormat format) {
   const QString dir =
-      QFileDialog::getExistingDirectory(this, tr("Export every chart as %1").arg(chartSuffix(format).toUpper()));
+      QFileDialog::getExistingDirectory(this, tr("Export every chart as %1").arg(chartSuffix(format).toUpper()),
+                                        exports::folder(QStringLiteral("charts")));
   if (dir.isEmpty()) return;
+  exports::rememberFolder(QStringLiteral("charts"), dir);
   const int n = exportAll(dir, format);
   const int charts = int(grid_->plots().size());
   if (n < charts)
@@ -325,8 +328,10 @@ void CompareView::exportAllDialog(ChartFormat format) {
 
 void CompareView::exportVisibleCsvDialog() {
   const QString path = QFileDialog::getSaveFileName(this, tr("Export the visible range as CSV"),
-                                                    QStringLiteral("compare.csv"), tr("CSV files (*.csv)"));
+                                                    exports::suggestedPath(QStringLiteral("csv"), "compare.csv"),
+                                                    tr("CSV files (*.csv)"));
   const QString error = path.isEmpty() ? QString() : exportVisibleCsv(path);
+  if (!path.isEmpty()) exports::rememberFolder(QStringLiteral("csv"), path);
   if (!error.isEmpty())
     Q_EMIT errorOccurred(error);
   else if (!path.isEmpty())

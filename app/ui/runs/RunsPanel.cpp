@@ -1,6 +1,7 @@
 #include "app/ui/runs/RunsPanel.h"
 #include "engine/core/RunSummary.h"
 
+#include "app/ui/charts/ExportSettings.h"
 #include "app/ui/runs/RunExports.h"
 #include "app/ui/runs/RunsFilterProxy.h"
 
@@ -294,9 +295,11 @@ QSize RunsPanel::sizeHint() const {
 void RunsPanel::exportCsvSelected() {
   const qint64 id = singleSelected(tr("export as CSV"));
   if (!id) return;
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export run as CSV"), QStringLiteral("run-%1.csv").arg(id),
-                                                    tr("CSV files (*.csv)"));
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export run as CSV"),
+      exports::suggestedPath(QStringLiteral("csv"), QStringLiteral("run-%1.csv").arg(id)), tr("CSV files (*.csv)"));
   if (path.isEmpty()) return;
+  exports::rememberFolder(QStringLiteral("csv"), path);
   const QString error = exportRunCsv(*model_->store(), id, path);
   if (!error.isEmpty())
     Q_EMIT errorOccurred(error);
@@ -307,9 +310,10 @@ void RunsPanel::exportCsvSelected() {
 void RunsPanel::exportTensorBoardSelected() {
   const auto ids = selectedRunIds();
   if (ids.isEmpty()) return;
-  const QString dir =
-      QFileDialog::getExistingDirectory(this, tr("Export %n run(s) to TensorBoard", nullptr, ids.size()));
+  const QString dir = QFileDialog::getExistingDirectory(
+      this, tr("Export %n run(s) to TensorBoard", nullptr, ids.size()), exports::folder(QStringLiteral("tensorboard")));
   if (dir.isEmpty()) return;
+  exports::rememberFolder(QStringLiteral("tensorboard"), dir);
   const QString error = exportRunsTensorBoard(*model_->store(), ids, dir);
   if (!error.isEmpty())
     Q_EMIT errorOccurred(error);
@@ -321,9 +325,12 @@ void RunsPanel::exportTensorBoardSelected() {
 void RunsPanel::exportConfigSelected() {
   const qint64 id = singleSelected(tr("export its config"));
   if (!id) return;
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export run config"),
-                                                    QStringLiteral("run-%1.json").arg(id), tr("JSON presets (*.json)"));
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export run config"),
+      exports::suggestedPath(QStringLiteral("config"), QStringLiteral("run-%1.json").arg(id)),
+      tr("JSON presets (*.json)"));
   if (path.isEmpty()) return;
+  exports::rememberFolder(QStringLiteral("config"), path);
   const QString error = exportRunConfig(*model_->store(), id, path);
   if (!error.isEmpty())
     Q_EMIT errorOccurred(error);

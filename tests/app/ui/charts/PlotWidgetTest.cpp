@@ -1,13 +1,17 @@
 // PlotWidget: the data model, autoscale, export and the zoom interaction (offscreen).
+#include "app/ui/charts/ExportSettings.h"
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidget.h"
 #include "app/ui/charts/PlotWidgetImpl.h"
 #include "tests/app/ui/charts/ChartImages.h"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QImage>
 #include <QSet>
+#include <QSettings>
 #include <QSignalSpy>
+#include <QStandardPaths>
 
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
@@ -424,6 +428,42 @@ class PlotWidgetTest : public QObject {
     const QStringList later = w.crosshairLines(pixelOf(300));
     QCOMPARE(later.size(), 3);
     QVERIFY2(later[1].startsWith(QStringLiteral("eval: ")), qPrintable(later.join(" | ")));  // highest first
+  }
+
+  // PNG exports render at the scale chosen (2x the screen until one is): the same chart in twice the pixels, its
+  // text and lines scaled with it; export dialogs open in the folder the last export of their kind went to.
+  void pngExportsAtTheChosenScaleAndDialogsRememberTheirFolder() {
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().remove(QStringLiteral("exports"));
+    QCOMPARE(ps::ui::exports::pngScale(), 2);
+    QTemporaryDir dir;
+    PlotWidget w("Loss");
+    w.setSeries("loss", "loss", ramp(100, 0.5), SeriesStyle{});
+    const QString path = dir.filePath("loss.png");
+    QVERIFY(w.exportPng(path));
+    const QSize twice = QImage(path).size();
+    ps::ui::exports::setPngScale(1);
+    QVERIFY(w.exportPng(path));
+    const QSize once = QImage(path).size();
+    QVERIFY(once.width() >= 640 && once.height() >= 400);  // never shown: laid out at a sensible size
+    QCOMPARE(twice, once * 2);
+    ps::ui::exports::setPngScale(9);
+    QCOMPARE(ps::ui::exports::pngScale(), 3);  // clamped to what the menu offers
+
+    QVERIFY(ps::ui::exports::folder(QStringLiteral("csv")) != dir.path());
+    ps::ui::exports::rememberFolder(QStringLiteral("csv"), dir.filePath("run-3.csv"));
+    QCOMPARE(ps::ui::exports::folder(QStringLiteral("csv")), QFileInfo(dir.path()).absoluteFilePath());
+    QCOMPARE(ps::ui::exports::suggestedPath(QStringLiteral("csv"), "run-4.csv"),
+             QDir(dir.path()).filePath("run-4.csv"));
+    QVERIFY(ps::ui::exports::folder(QStringLiteral("charts")) !=
+            ps::ui::exports::folder(QStringLiteral("csv")));  // one per kind
+    const QString gone = dir.filePath("gone");
+    QVERIFY(QDir().mkpath(gone));
+    ps::ui::exports::rememberFolder(QStringLiteral("charts"), gone);
+    QCOMPARE(ps::ui::exports::folder(QStringLiteral("charts")), gone);
+    QVERIFY(QDir(gone).removeRecursively());
+    QVERIFY(ps::ui::exports::folder(QStringLiteral("charts")) != gone);  // a folder that went away is not offered
+    QSettings().remove(QStringLiteral("exports"));
   }
 
   void barsStandOnZeroOverTheirCategory() {
