@@ -16,6 +16,7 @@
 
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -347,18 +348,31 @@ void MainWindow::showError(const QString& message) {
 }
 
 void MainWindow::savePresetAs() {
-  bool ok = false;
-  const QString name = QInputDialog::getText(this, tr("Save settings as preset"), tr("Preset name:"),
-                                             QLineEdit::Normal, QString(), &ok);
-  if (!ok) return;
-  PresetLibrary& library = controls_->library();
-  QString error = library.save(name, controls_->config());
+  QInputDialog ask(this);
+  ask.setWindowTitle(tr("Save Settings as Preset"));
+  ask.setLabelText(tr("Name of the new preset (saved in %1, where the CLI finds it too):")
+                       .arg(QDir::toNativeSeparators(controls_->library().userDir())));
+  const QString loaded = QFileInfo(controls_->presetPath()).completeBaseName();
+  ask.setTextValue(loaded.isEmpty() ? QString() : loaded + (controls_->modified() ? tr("-edited") : QString()));
+  ask.setMinimumWidth(fontMetrics().horizontalAdvance(ask.labelText()) + 48);  // nothing cut, title included
+  if (ask.exec() != QDialog::Accepted) return;
+  QString error = savePreset(ask.textValue(), false);
   if (error.contains(tr("exists already")) &&
-      QMessageBox::question(this, tr("Replace preset?"), error + tr(" Replace it?")) == QMessageBox::Yes)
-    error = library.save(name, controls_->config(), true);
-  if (!error.isEmpty()) return showError(error);
+      QMessageBox::question(this, tr("Replace Preset?"), error + tr(" Replace it?")) == QMessageBox::Yes)
+    error = savePreset(ask.textValue(), true);
+  showError(error);
+}
+
+QString MainWindow::savePreset(const QString& name, bool replace) {
+  PresetLibrary& library = controls_->library();
+  const QString error = library.save(name, controls_->config(), replace);
+  if (!error.isEmpty()) return error;
   controls_->reloadPresetList();
+  // The new preset is what the settings are now: picked in the list, not "(modified)".
+  if (const QString loadError = controls_->loadPresetFile(library.pathFor(name)); !loadError.isEmpty())
+    return loadError;
   statusBar()->showMessage(tr("Saved %1").arg(library.pathFor(name)), 6000);
+  return {};
 }
 
 void MainWindow::exportChartsPng() {

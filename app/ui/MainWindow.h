@@ -48,6 +48,9 @@ class MainWindow : public QMainWindow {
   void resumeRun();
   void stopRun();
   QString openPreset(const QString& path);
+  // File ▸ Save Settings as Preset: writes the settings as a user preset and picks it (replacing one of that name
+  // only when asked).
+  QString savePreset(const QString& name, bool replace);
   QString compareRuns(const QList<qint64>& ids);
   // A saved run in the live layout, as a read-only tab (opened again: re-read and brought to the front).
   QString openStoredRun(qint64 id);

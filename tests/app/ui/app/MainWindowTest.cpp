@@ -215,6 +215,22 @@ class MainWindowTest : public QObject {
     QCOMPARE(panel->controlName(QStringLiteral("compression.forward.k")), QStringLiteral("Forward activations ▸ K"));
   }
 
+  // A saved preset is picked at once, unmodified; a second save under its name is refused unless replacing.
+  void aSavedPresetIsPicked() {
+    MainWindow w(options());
+    ControlPanel* panel = w.controls();
+    const int micro = panel->microbatchesBox()->value();
+    panel->microbatchesBox()->setValue(micro == 2 ? 3 : 2);
+    QVERIFY(panel->modified());
+    const auto edited = panel->config();
+    QCOMPARE(w.savePreset(QStringLiteral("my-four-stage"), false), QString());
+    QCOMPARE(panel->presetBox()->currentText(), QStringLiteral("my-four-stage (mine)"));
+    QVERIFY(!panel->modified());
+    QCOMPARE(panel->config(), edited);
+    QVERIFY(w.savePreset(QStringLiteral("my-four-stage"), false).contains(QStringLiteral("exists already")));
+    QCOMPARE(w.savePreset(QStringLiteral("my-four-stage"), true), QString());
+  }
+
   // While an evaluation runs, the status says which pass and how far it is.
   void anEvaluationSaysHowFarItIs() {
     MainWindow w(options());
