@@ -10,6 +10,7 @@
 #include "app/ui/runs/RunsPanel.h"
 #include "app/ui/runs/TargetTable.h"
 #include "engine/core/CodeVersion.h"
+#include "engine/core/UserFolders.h"
 #include "engine/runs/config/Config.h"
 #include "engine/runs/store/RunStore.h"
 #include "engine/session/Command.h"
@@ -48,9 +49,7 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent) : QMai
       options.storePath.isEmpty() ? QString::fromStdString(RunStore::defaultPath()) : options.storePath;
   store_ = std::make_shared<RunStore>(storePath.toStdString());  // errors reach main(), which shows them
   store_->reapOrphans();
-  reportDir_ = options.reportDir.isEmpty()
-                   ? QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/reports")
-                   : options.reportDir;
+  reportDir_ = options.reportDir.isEmpty() ? defaultReportDir() : options.reportDir;
   openReports_ = options.openReports;
   bridge_ = new SessionBridge(storePath, this);
   controls_ = new ControlPanel(PresetLibrary(options.userPresetDir));
@@ -247,6 +246,13 @@ void MainWindow::connectPanels() {
   });
   refresh->start();
   runs_->refresh();
+}
+
+QString MainWindow::defaultReportDir() {
+  // Beside the runs and the user's presets, in the lab's one data folder (the CLI's too).
+  const std::string data = userDataFolder();
+  return data.empty() ? QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/reports")
+                      : QString::fromStdString(data) + QStringLiteral("/reports");
 }
 
 QString MainWindow::runState() const {

@@ -31,7 +31,7 @@ struct MainWindowOptions {
   QString storePath;      // empty: RunStore::defaultPath()
   QString presetPath;     // empty: the last used preset, else the default one
   QString userPresetDir;  // empty: the app's data folder
-  QString reportDir;      // where suite reports go; empty: the app's data folder, reports/
+  QString reportDir;      // where suite reports go; empty: defaultReportDir()
   bool openReports = true;  // open a suite's report.html once written (tests turn this off)
   bool restoreLayout = true;
 };
@@ -64,7 +64,10 @@ class MainWindow : public QMainWindow {
   ControlPanel* controls() const { return controls_; }
   LivePanel* live() const { return live_; }
   CompareView* compare() const { return compare_; }
-  QString runState() const;  // the status bar's permanent words on the run: starting, step and loss, paused
+  QString runState() const;
+  // reports/ in the lab's data folder ($XDG_DATA_HOME/pipesqueeze, else ~/.local/share/pipesqueeze), beside the
+  // default run store and the user's presets.
+  static QString defaultReportDir();  // the status bar's permanent words on the run: starting, step and loss, paused
   RunsPanel* runs() const { return runs_; }
   SessionBridge* bridge() const { return bridge_; }
   QTabWidget* tabs() const { return tabs_; }

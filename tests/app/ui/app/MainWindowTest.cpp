@@ -5,6 +5,7 @@
 #include "app/ui/ControlPanel.h"
 #include "app/ui/LivePanel.h"
 #include "app/ui/MainWindow.h"
+#include "app/ui/PresetLibrary.h"
 #include "app/ui/SessionBridge.h"
 #include "app/ui/SliderScales.h"
 #include "app/ui/charts/HeatmapWidget.h"
@@ -213,6 +214,17 @@ class MainWindowTest : public QObject {
     panel->replicasBox()->setValue(3);
     QCOMPARE(panel->microbatchesBox()->maximum(), 4);  // 12 over 3 replicas
     QCOMPARE(panel->controlName(QStringLiteral("compression.forward.k")), QStringLiteral("Forward activations ▸ K"));
+  }
+
+  // Reports, presets and the default run store live in one data folder, the CLI's.
+  void reportsPresetsAndRunsShareOneDataFolder() {
+    const QByteArray store = qgetenv("PIPESQUEEZE_STORE");
+    qunsetenv("PIPESQUEEZE_STORE");
+    const QString data = QFileInfo(QString::fromStdString(ps::RunStore::defaultPath())).absolutePath();
+    if (!store.isEmpty()) qputenv("PIPESQUEEZE_STORE", store);
+    QCOMPARE(QFileInfo(MainWindow::defaultReportDir()).absolutePath(), data);
+    QCOMPARE(QFileInfo(ps::ui::PresetLibrary().userDir()).absolutePath(), data);
+    QVERIFY(MainWindow::defaultReportDir().endsWith(QStringLiteral("/reports")));
   }
 
   // A saved preset is picked at once, unmodified; a second save under its name is refused unless replacing.
