@@ -1,14 +1,21 @@
 #include "app/ui/runs/CompareControls.h"
 
+#include "app/ui/runs/FlowLayout.h"
+#include "engine/telemetry/MetricTitles.h"
+
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCompleter>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenu>
 #include <QPushButton>
 #include <QSlider>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace ps::ui {
 
@@ -38,17 +45,32 @@ CompareControls::CompareControls(QWidget* parent) : QWidget(parent) {
   groupSeeds_->setToolTip(tr("Runs that differ only in their seed as one mean line with a min–max band"));
   connect(groupSeeds_, &QCheckBox::toggled, this, &CompareControls::groupSeedsChosen);
 
+  // Any recorded metric as a chart of its own: listed by title, found by typing any part of it.
   metrics_ = new QComboBox(this);
+  metrics_->setEditable(true);
+  metrics_->setInsertPolicy(QComboBox::NoInsert);
+  metrics_->lineEdit()->setPlaceholderText(tr("Add a chart of… (type to search)"));
+  metrics_->setMinimumContentsLength(28);
+  metrics_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  metrics_->completer()->setFilterMode(Qt::MatchContains);
+  metrics_->completer()->setCaseSensitivity(Qt::CaseInsensitive);
+  metrics_->completer()->setCompletionMode(QCompleter::PopupCompletion);
   metrics_->setToolTip(
-      tr("Any metric the runs recorded (per-link codec time, K, error, uncompressed "
-         "evaluation, ...) as a chart of its own"));
-  connect(metrics_, qOverload<int>(&QComboBox::activated), this, [this](int i) {
-    if (i <= 0) return;
-    if (canRemove_ && i == metrics_->count() - 1)
-      Q_EMIT removeMetricChartsRequested();
-    else
-      Q_EMIT metricChartRequested(metrics_->itemText(i));
-  });
+      tr("Any metric the runs recorded (per-link codec time, K, error, uncompressed evaluation, ...) as a chart of its "
+         "own: type any part of its name, or open the list"));
+  const auto request = [this](int i) {
+    const QString key = i >= 0 ? metrics_->itemData(i).toString() : QString();
+    if (!key.isEmpty()) Q_EMIT metricChartRequested(key);
+    metrics_->setCurrentIndex(-1);
+    metrics_->clearEditText();
+  };
+  connect(metrics_, qOverload<int>(&QComboBox::activated), this, request);
+  connect(metrics_->completer(), qOverload<const QModelIndex&>(&QCompleter::activated), this,
+          [this, request](const QModelIndex& chosen) {
+            request(metrics_->findText(chosen.data().toString(), Qt::MatchFixedString));
+          });
+  removeMetrics_ = new QPushButton(tr("Remove Added Charts"), this);
+  connect(removeMetrics_, &QPushButton::clicked, this, &CompareControls::removeMetricChartsRequested);
   setMetricKeys({}, false);
 
   auto* charts = new QPushButton(tr("Export Charts"), this);
@@ -64,16 +86,14 @@ CompareControls::CompareControls(QWidget* parent) : QWidget(parent) {
   auto* csv = new QPushButton(tr("Export visible CSV…"), this);
   connect(csv, &QPushButton::clicked, this, &CompareControls::exportVisibleCsvRequested);
 
-  auto* row = new QHBoxLayout(this);
-  row->setContentsMargins(0, 0, 0, 0);
-  for (QWidget* w : QList<QWidget*>{new QLabel(tr("X axis:"), this), axis_, new QLabel(tr("Smoothing:"), this),
-                                    smoothing_, smoothingValue_, logY_, ignoreOutliers_, groupSeeds_})
-    row->addWidget(w);
-  row->setStretchFactor(smoothing_, 1);
-  row->addStretch(1);
-  row->addWidget(metrics_);
-  row->addWidget(charts);
-  row->addWidget(csv);
+  // One row on a wide window; on a narrow one the controls wrap onto more rows instead of widening the window.
+  auto* flow = new FlowLayout(this);
+  for (QWidget* w : QList<QWidget*>{new QLabel(tr("X axis:"), this), axis_, smoothingGroup(), logY_, ignoreOutliers_,
+                                    groupSeeds_, metrics_, removeMetrics_, charts, csv})
+    flow->addWidget(w);
+  QSizePolicy policy = sizePolicy();
+  policy.setHeightForWidth(true);
+  setSizePolicy(policy);
   setOptions(CompareOptions{});
 }
 
@@ -87,13 +107,35 @@ void CompareControls::setOptions(const CompareOptions& options) {
   groupSeeds_->setChecked(options.groupSeeds);
 }
 
+// The smoothing slider and its value, kept together when the bar wraps.
+QWidget* CompareControls::smoothingGroup() {
+  auto* group = new QWidget(this);
+  auto* row = new QHBoxLayout(group);
+  row->setContentsMargins(0, 0, 0, 0);
+  row->addWidget(new QLabel(tr("Smoothing:"), group));
+  smoothing_->setParent(group);
+  smoothing_->setFixedWidth(120);
+  row->addWidget(smoothing_);
+  smoothingValue_->setParent(group);
+  row->addWidget(smoothingValue_);
+  return group;
+}
+
 void CompareControls::setMetricKeys(const std::set<std::string>& keys, bool canRemove) {
   const QSignalBlocker block(metrics_);
-  canRemove_ = canRemove;
   metrics_->clear();
-  metrics_->addItem(tr("Add a chart of…"));
-  for (const std::string& key : keys) metrics_->addItem(QString::fromStdString(key));
-  if (canRemove) metrics_->addItem(tr("Remove the added charts"));
+  std::vector<std::pair<QString, QString>> entries;  // title, key: listed by title
+  for (const std::string& key : keys)
+    entries.emplace_back(QString::fromStdString(metricTitle(key)), QString::fromStdString(key));
+  std::sort(entries.begin(), entries.end());
+  for (const auto& [title, key] : entries) {
+    metrics_->addItem(title, key);
+    metrics_->setItemData(metrics_->count() - 1, key, Qt::ToolTipRole);  // the recorded name, for the CLI and CSV
+  }
+  metrics_->setCurrentIndex(-1);
+  metrics_->clearEditText();
+  metrics_->setEnabled(!entries.empty());
+  removeMetrics_->setVisible(canRemove);
 }
 
 }  // namespace ps::ui

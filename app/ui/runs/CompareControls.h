@@ -1,7 +1,7 @@
 #pragma once
 // ps::ui::CompareControls: the compare view's bar: the x axis, smoothing, log y, ignoring outliers, seed groups, a
-// chart of any recorded metric, and the export buttons. It shows a CompareOptions and says what the user asked for; it
-// holds no runs and changes nothing itself.
+// chart of any recorded metric (searched by title), and the export buttons, wrapping onto more rows when narrow. It
+// shows a CompareOptions and says what the user asked for; it holds no runs and changes nothing itself.
 #include "app/ui/charts/PlotWidget.h"  // ChartFormat
 #include "app/ui/runs/CompareDrawing.h"
 
@@ -13,6 +13,7 @@
 class QCheckBox;
 class QComboBox;
 class QLabel;
+class QPushButton;
 class QSlider;
 
 namespace ps::ui {
@@ -24,8 +25,11 @@ class CompareControls : public QWidget {
 
   // Shows `options` without emitting anything.
   void setOptions(const CompareOptions& options);
-  // The recorded metric keys offered as charts of their own; `canRemove` adds the entry that removes the added ones.
+  // The recorded metric keys offered as charts of their own, by title (searchable); `canRemove` shows the button that
+  // removes the added ones.
   void setMetricKeys(const std::set<std::string>& keys, bool canRemove);
+  QComboBox* metricPicker() const { return metrics_; }
+  QPushButton* removeMetricsButton() const { return removeMetrics_; }
 
  Q_SIGNALS:
   void axisChosen(ps::ui::XAxis axis);
@@ -46,7 +50,8 @@ class CompareControls : public QWidget {
   QCheckBox* ignoreOutliers_ = nullptr;
   QCheckBox* groupSeeds_ = nullptr;
   QComboBox* metrics_ = nullptr;
-  bool canRemove_ = false;
+  QPushButton* removeMetrics_ = nullptr;
+  QWidget* smoothingGroup();
 };
 
 }  // namespace ps::ui

@@ -9,6 +9,7 @@
 #include "app/ui/runs/RunChecklist.h"
 #include "app/ui/runs/SettingsDiffView.h"
 #include "app/ui/runs/TargetTable.h"
+#include "engine/telemetry/MetricTitles.h"
 
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -155,7 +156,7 @@ void CompareView::reload() {
   // The chart set depends on the runs (accuracy or perplexity); the grid keeps its plots when it is unchanged.
   auto charts = compareCharts(all);
   for (const std::string& key : picked_)
-    charts.push_back({QString::fromStdString(key), QString(), CompareChart::Kind::Line, {key}, {}});
+    charts.push_back({QString::fromStdString(metricTitle(key)), QString(), CompareChart::Kind::Line, {key}, {}});
   offerMetricCharts();
   grid_->setCharts(charts);
   redraw();

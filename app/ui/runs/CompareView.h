@@ -46,6 +46,7 @@ class CompareView : public QWidget {
   const std::vector<RunSeries>& runs() const { return runs_; }
 
   QList<PlotWidget*> plots() const;
+  CompareControls* controls() const { return controls_; }
   PlotWidget* plot(const QString& title) const;  // null when there is no such chart
 
   XAxis xAxis() const { return options_.axis; }

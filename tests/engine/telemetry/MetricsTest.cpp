@@ -1,6 +1,7 @@
 // Metric keys, the link-key format and the chart table: what the store sink writes is what the charts read.
 #include "engine/core/Metrics.h"
 #include "engine/telemetry/Charts.h"
+#include "engine/telemetry/MetricTitles.h"
 #include "engine/telemetry/StepMetrics.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,27 @@
 
 namespace ps {
 namespace {
+
+// Every key has a title a person reads: no slashes or underscores, the link and direction in words.
+TEST(Metrics, EveryKeyHasAReadableTitle) {
+  EXPECT_EQ(metricTitle("train/loss"), "Training loss");
+  EXPECT_EQ(metricTitle("eval/accuracy_uncompressed"), "Evaluation accuracy (uncompressed)");
+  EXPECT_EQ(metricTitle("link0/fwd/wire_bytes"), "Link 0 forward activations: wire bytes");
+  EXPECT_EQ(metricTitle("link2/bwd/rel_error"), "Link 2 backward gradients: relative error");
+  EXPECT_EQ(metricTitle("link1/grad/ratio"), "Stage 1 replica gradients: compression ratio");
+  EXPECT_EQ(metricTitle("link0/fwd/adapt_gain"), "Link 0 forward activations: adapt gain");
+  EXPECT_EQ(metricTitle("adapt/some_measure"), "Adapt some measure");
+  for (const ChartSpec& spec : charts())
+    for (const ChartSeries& s : spec.series) {
+      const std::string t = metricTitle(s.key);
+      EXPECT_EQ(t.find_first_of("/_"), std::string::npos) << s.key << " -> " << t;
+    }
+  for (const char* leaf : {"raw_bytes", "wire_bytes", "ratio", "bits_per_element", "density", "rel_error",
+                           "rel_error_compensated", "codec_s", "modelled_s", "k"}) {
+    const std::string t = metricTitle(metric::linkKey(3, Direction::Forward, leaf));
+    EXPECT_EQ(t.find_first_of("/_"), std::string::npos) << leaf << " -> " << t;
+  }
+}
 
 TEST(Metrics, LinkKeysRoundTripAndOtherKeysAreNotLinks) {
   for (Direction d : {Direction::Forward, Direction::Backward, Direction::Gradients})

@@ -2,6 +2,7 @@
 #include "app/ui/charts/ChartLegend.h"
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidget.h"
+#include "app/ui/runs/CompareControls.h"
 #include "app/ui/runs/CompareView.h"
 #include "app/ui/runs/NetworkControls.h"
 #include "app/ui/runs/SettingsDiffModel.h"
@@ -12,8 +13,10 @@
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCompleter>
 #include <QDoubleSpinBox>
 #include <QImage>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTabBar>
 #include <QTableWidget>
@@ -449,9 +452,26 @@ class CompareViewTest : public QObject {
     view.setSmoothing(0);
     view.setRuns(t_->store, {a_, b_});
     const int before = view.plots().size();
-    QVERIFY(view.addMetricChart("link0/fwd/rel_error"));
+    // The picker lists the recorded keys by title and finds them by any part of it.
+    QComboBox* picker = view.controls()->metricPicker();
+    QVERIFY(picker->isEditable());
+    const QString title = QStringLiteral("Link 0 forward activations: relative error");
+    const int at = picker->findText(title);
+    QVERIFY2(at >= 0, "listed by its title");
+    QCOMPARE(picker->itemData(at).toString(), QStringLiteral("link0/fwd/rel_error"));
+    for (int i = 0; i < picker->count(); ++i) QVERIFY(!picker->itemText(i).contains('/'));
+    picker->completer()->setCompletionPrefix(QStringLiteral("RELATIVE err"));
+    QVERIFY(picker->completer()->completionCount() >= 1);
+    for (int i = 0; i < picker->completer()->completionCount(); ++i) {
+      picker->completer()->setCurrentRow(i);
+      QVERIFY(picker->completer()->currentCompletion().contains(QStringLiteral("relative error")));
+    }
+    QVERIFY(view.controls()->removeMetricsButton()->isHidden());
+    Q_EMIT picker->activated(at);
     QCOMPARE(view.plots().size(), before + 1);
-    PlotWidget* chart = view.plot(QStringLiteral("link0/fwd/rel_error"));
+    QVERIFY(!view.controls()->removeMetricsButton()->isHidden());
+    QCOMPARE(picker->currentText(), QString());  // ready for the next search
+    PlotWidget* chart = view.plot(title);
     QVERIFY(chart);
     for (qint64 id : {a_, b_}) {
       const auto points = chart->points(sid(id));
@@ -461,9 +481,25 @@ class CompareViewTest : public QObject {
     QVERIFY2(!view.addMetricChart("link0/fwd/rel_error"), "a key gets one chart");
     QVERIFY(!view.addMetricChart("no/such/key"));
     view.reload();  // a live reload keeps the added chart
-    QVERIFY(view.plot(QStringLiteral("link0/fwd/rel_error")));
+    QVERIFY(view.plot(title));
     view.removeMetricCharts();
     QCOMPARE(view.plots().size(), before);
+  }
+
+  // The bar wraps in a narrow window rather than widening it: one row when wide, more rows when narrow, and it
+  // never asks for more width than its widest control.
+  void theBarWrapsInANarrowWindow() {
+    ps::ui::CompareControls bar;
+    bar.setMetricKeys({"train/loss", "link0/fwd/rel_error"}, true);
+    QVERIFY(bar.sizePolicy().hasHeightForWidth());
+    const int wide = bar.heightForWidth(3000), narrow = bar.heightForWidth(600);
+    QVERIFY2(narrow > wide, qPrintable(QStringLiteral("%1 at 600 px, %2 at 3000 px").arg(narrow).arg(wide)));
+    QVERIFY2(bar.minimumSizeHint().width() < 420, qPrintable(QString::number(bar.minimumSizeHint().width())));
+    bar.resize(600, narrow);
+    bar.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&bar));
+    for (QWidget* w : bar.findChildren<QWidget*>(QString(), Qt::FindDirectChildrenOnly))
+      if (w->isVisible()) QVERIFY2(bar.rect().contains(w->geometry()), qPrintable(w->metaObject()->className()));
   }
 
   // With smoothing the raw line stays faint behind the smoothed one; the legend names each run once.
