@@ -1,4 +1,5 @@
 #include "app/cli/CodecCommand.h"
+#include "engine/core/AtomicFile.h"
 
 #include "engine/compress/Compensation.h"
 #include "engine/compress/spec/Catalogue.h"
@@ -106,7 +107,11 @@ size_t openState(const std::string& dir, const json& config) {
                " differ); use a fresh folder for another configuration");
     }
   } else {
-    std::ofstream(file) << config.dump(2) << "\n";
+    try {
+      AtomicFile::write(file.string(), config.dump(2) + "\n");
+    } catch (const std::runtime_error& e) {
+      badInput(e.what());
+    }
   }
   size_t n = 0;
   while (fs::exists(numbered(dir, "input", n, ".npy")) || fs::exists(numbered(dir, "payload", n, ".bin"))) ++n;
@@ -115,14 +120,18 @@ size_t openState(const std::string& dir, const json& config) {
 
 void writeBin(const std::string& path, const json& header, const Payload& p) {
   const std::string text = header.dump();
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) badInput(path + ": cannot write the file; check that its folder exists and is writable");
+  AtomicFile file(path);  // a file replaced whole; a pipe or device written through; a link to a file refused
+  std::ostream& out = file.stream();
   const uint32_t length = uint32_t(text.size());
   out.write(kMagic, 8);
   for (int i = 0; i < 4; ++i) out.put(char((length >> (8 * i)) & 0xff));
   out.write(text.data(), std::streamsize(text.size()));
   out.write(reinterpret_cast<const char*>(p.bytes.data()), std::streamsize(p.bytes.size()));
-  if (!out) badInput(path + ": writing failed (disk full?)");
+  try {
+    file.commit();
+  } catch (const std::runtime_error& e) {
+    badInput(e.what());
+  }
 }
 
 std::pair<json, Payload> readBin(const std::string& path) {

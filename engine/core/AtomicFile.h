@@ -1,8 +1,10 @@
 #pragma once
-// Writing a file so that nothing already saved is lost and nothing planted is followed: the bytes go to a temporary
-// beside the target, created exclusively and never through a symbolic link (O_CREAT | O_EXCL | O_NOFOLLOW, with a
-// random name), then are flushed to disk and renamed over the target in one step. A crash leaves the old file; a
-// link planted at a temporary name (say `out.csv.part`) is never written through. Torch-free.
+// Writing a file so that nothing already saved is lost, nothing planted is followed and nothing that is not a file is
+// replaced. A regular file (or none) gets the bytes through a temporary beside it, created exclusively and never
+// through a symbolic link (O_CREAT | O_EXCL | O_NOFOLLOW, with a random name), flushed to disk and renamed over the
+// target in one step: a crash leaves the old file. A pipe or a character device (/dev/null, `-o >(gzip > f)`) is
+// written through as the stream it is, also behind a link. A link to a file, a folder, a socket or a block device is
+// refused and left as it is. Torch-free.
 #include <sstream>
 #include <stdexcept>
 #include <string>

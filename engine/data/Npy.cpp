@@ -1,4 +1,5 @@
 #include "engine/data/Npy.h"
+#include "engine/core/AtomicFile.h"
 
 #include <cstring>
 #include <fstream>
@@ -129,8 +130,8 @@ void writeNpy(const std::string& path, const NpyArray& a) {
   const size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');  // the data starts 64-byte aligned, as NumPy writes it
   header += '\n';
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw NpyError(path + ": cannot write the file; check that its folder exists and is writable");
+  AtomicFile file(path);  // a file replaced whole; a pipe or device written through; a link to a file refused
+  std::ostream& out = file.stream();
   const uint16_t length = uint16_t(header.size());
   out.write(kMagic, 6);
   out.put(char(1));
@@ -139,7 +140,11 @@ void writeNpy(const std::string& path, const NpyArray& a) {
   out.put(char(length >> 8));
   out.write(header.data(), std::streamsize(header.size()));
   out.write(reinterpret_cast<const char*>(a.values.data()), std::streamsize(a.values.size() * 4));
-  if (!out) throw NpyError(path + ": writing failed (disk full?)");
+  try {
+    file.commit();
+  } catch (const std::runtime_error& e) {
+    throw NpyError(e.what());
+  }
 }
 
 }  // namespace ps

@@ -1,4 +1,5 @@
 #include "engine/suites/SuiteReport.h"
+#include "engine/core/AtomicFile.h"
 #include "engine/core/RunSummary.h"
 
 #include "engine/suites/ReportText.h"
@@ -167,7 +168,8 @@ void writeMarkdown(const SuiteResults& r, const std::vector<Verdict>& verdicts, 
                    const std::vector<ReportChart>& charts, const std::vector<bool>& drawn, const std::string& why,
                    const fs::path& file) {
   const Suite& s = r.suite;
-  std::ofstream out(file);
+  AtomicFile atomic(file.string());  // replaced whole; never through a link to a file
+  std::ostream& out = atomic.stream();
   out << "# " << s.title << "\n\n> " << s.claim << "\n>\n> — " << s.citation << "\n\n";
   out << "- **Measured at:** " << f.scale << "\n- **Seeds:** " << r.seeds.size() << "\n- **Suite:** `" << s.name
       << "` (" << s.path << ")\n- **Code:** " << (f.versions.empty() ? "n/a" : f.versions) << "\n- **Written:** "
@@ -213,13 +215,15 @@ void writeMarkdown(const SuiteResults& r, const std::vector<Verdict>& verdicts, 
   for (const auto& run : f.runs)
     out << "- run " << run.run_id << ": " << run.name << ", " << run.status << ", code " << run.code_version
         << " (`pipesqueeze-cli runs show " << run.run_id << "`)\n";
+  atomic.commit();
 }
 
 void writeHtml(const SuiteResults& r, const std::vector<Verdict>& verdicts, const Facts& f,
                const std::vector<ReportChart>& charts, const std::vector<bool>& drawn, const std::string& why,
                const fs::path& dir, const fs::path& file) {
   const Suite& s = r.suite;
-  std::ofstream out(file);
+  AtomicFile atomic(file.string());  // replaced whole; never through a link to a file
+  std::ostream& out = atomic.stream();
   auto runLinks = [](const std::vector<int64_t>& ids) {
     std::string t;
     for (int64_t id : std::set<int64_t>(ids.begin(), ids.end()))
@@ -277,6 +281,7 @@ void writeHtml(const SuiteResults& r, const std::vector<Verdict>& verdicts, cons
         << html(run.status) << ", code " << html(run.code_version) << " (<code>pipesqueeze-cli runs show " << run.run_id
         << "</code>)</li>\n";
   out << "</ul>\n</body></html>\n";
+  atomic.commit();
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ const std::map<std::string, Layer>& layers() {
       {"engine/runs/config", {{"engine/core", "engine/compress/spec", "engine/errors"}, true}},
       {"engine/runs/store", {{"engine/runs/config"}, true}},
       {"engine/runs/trace", {{"engine/runs/store"}, true}},
-      {"engine/data", {{"engine/errors"}, true}},
+      {"engine/data", {{"engine/core", "engine/errors"}, true}},
       {"engine/telemetry", {{"engine/core"}, true}},
       {"engine/suites", {{"engine/runs/store"}, true}},
       {"engine/tensorboard", {{"engine/runs/store"}, true}},
