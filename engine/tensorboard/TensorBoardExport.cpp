@@ -136,9 +136,17 @@ std::string exportRun(const RunStore& store, int64_t runId, const std::string& d
   const double created = epochSeconds(run->created), start = std::isnan(created) ? 0.0 : created;
   const fs::path folder = fs::path(dir) / folderName(*run);
   std::error_code ec;
-  fs::create_directories(folder, ec);
+  fs::create_directories(dir, ec);  // the folder the user chose may be anything, a link included
+  if (!ec) fs::create_directory(folder, ec);
   if (ec)
     throw ExportError("cannot create " + folder.string() + " (" + ec.message() + "); choose a folder you can write to");
+  // The run's own folder is ours: something planted there (a link to another folder, a file) is never written
+  // through or cleaned.
+  const fs::file_status own = fs::symlink_status(folder, ec);
+  if (ec || fs::is_symlink(own) || !fs::is_directory(own))
+    throw ExportError("cannot export run " + std::to_string(runId) + " to " + folder.string() + ": it is " +
+                      (fs::is_symlink(own) ? "a symbolic link" : "not a folder") +
+                      "; remove it or choose another folder");
   char name[96];
   std::snprintf(name, sizeof name, "events.out.tfevents.%lld.pipesqueeze.%lld", (long long)start, (long long)runId);
   const std::string path = (folder / name).string();
@@ -170,10 +178,17 @@ std::string exportRun(const RunStore& store, int64_t runId, const std::string& d
   } catch (const std::exception& e) {
     throw ExportError(e.what());
   }
-  // One file per run folder, or TensorBoard reads both: an earlier export goes once the new one is whole.
-  for (const auto& entry : fs::directory_iterator(folder, ec))
-    if (entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0 && entry.path() != fs::path(path))
+  // One file per run folder, or TensorBoard reads both: an earlier export of this run goes once the new one is whole.
+  // Only files this exporter names for this run are removed; anything else there (another writer's events, a link)
+  // stays.
+  const std::string ours = ".pipesqueeze." + std::to_string(runId);
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const std::string file = entry.path().filename().string();
+    const bool mine = file.rfind("events.out.tfevents.", 0) == 0 && file.size() > ours.size() &&
+                      file.compare(file.size() - ours.size(), ours.size(), ours) == 0;
+    if (mine && entry.path() != fs::path(path) && fs::is_regular_file(entry.symlink_status(ec)))
       fs::remove(entry.path(), ec);
+  }
   return path;
 }
 

@@ -187,6 +187,44 @@ TEST(TensorBoardExport, ExportingAgainReplacesTheFileAndBadRequestsSayWhy) {
   EXPECT_FALSE(readRecords(in).empty());
 }
 
+// A link planted where a run's folder goes is refused: nothing is written or deleted through it.
+TEST(TensorBoardExport, APlantedFolderLinkIsRefusedAndNothingIsDeletedThroughIt) {
+  Fixture f;
+  const fs::path runFolder = fs::path(exportRun(*f.store, f.id, (f.dir / "first").string())).parent_path();
+  const fs::path victim = f.dir / "victim";
+  fs::create_directories(victim);
+  std::ofstream(victim / "events.out.tfevents.1.pipesqueeze.1") << "someone's";
+  const fs::path tb = f.dir / "tb";
+  fs::create_directories(tb);
+  fs::create_directory_symlink(victim, tb / runFolder.filename());
+  try {
+    exportRun(*f.store, f.id, tb.string());
+    FAIL() << "exported through a link";
+  } catch (const ExportError& e) {
+    EXPECT_NE(std::string(e.what()).find("symbolic link"), std::string::npos) << e.what();
+  }
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(victim)) files += entry.is_regular_file();
+  EXPECT_EQ(files, 1);
+  EXPECT_TRUE(fs::exists(victim / "events.out.tfevents.1.pipesqueeze.1"));
+}
+
+// Exporting again removes this run's earlier file only: another writer's events and links stay.
+TEST(TensorBoardExport, OnlyThisRunsOwnEarlierFileIsRemoved) {
+  Fixture f;
+  const std::string tb = (f.dir / "tb").string();
+  const fs::path folder = fs::path(exportRun(*f.store, f.id, tb)).parent_path();
+  const std::string older = "events.out.tfevents.5.pipesqueeze." + std::to_string(f.id);
+  std::ofstream(folder / older) << "an earlier export";
+  std::ofstream(folder / "events.out.tfevents.9.otherhost") << "another writer's";
+  fs::create_symlink(f.dir / "runs.sqlite", folder / ("events.out.tfevents.7.pipesqueeze." + std::to_string(f.id)));
+  exportRun(*f.store, f.id, tb);
+  EXPECT_FALSE(fs::exists(folder / older));
+  EXPECT_TRUE(fs::exists(folder / "events.out.tfevents.9.otherhost"));
+  EXPECT_TRUE(fs::is_symlink(folder / ("events.out.tfevents.7.pipesqueeze." + std::to_string(f.id))));
+  EXPECT_TRUE(fs::exists(f.dir / "runs.sqlite"));
+}
+
 TEST(TensorBoardExport, TimestampsOfTheStoreReadAsEpochSeconds) {
   EXPECT_DOUBLE_EQ(epochSeconds("1970-01-01T00:00:10.250Z"), 10.25);
   EXPECT_DOUBLE_EQ(epochSeconds("2026-11-26T00:00:00Z"), 1795651200.0);
