@@ -106,6 +106,10 @@ void checkRunStoreIdentity(SqliteDb& db) {
                    "); it was left as it was. Set PIPESQUEEZE_STORE to another file (or move this one aside).");
 }
 
+void checkRunStoreVersion(SqliteDb& db) {
+  checkNotNewer(db, userVersion(db), runStoreLatestVersion());
+}
+
 const std::vector<RunStoreMigration>& runStoreMigrations() {
   static const std::vector<RunStoreMigration> steps = {
       {1, kSchemaV1},

@@ -18,6 +18,9 @@ int runStoreLatestVersion();
 // Refuses a database that is not a run store (nor a new, empty file) before anything changes it: no journal switch,
 // no migration, the file stays byte for byte as it was.
 void checkRunStoreIdentity(SqliteDb& db);
+// Refuses a store a newer build wrote (its schema version above this build's). Reads only: call it before anything
+// writes to the file (the switch to WAL rewrites header bytes).
+void checkRunStoreVersion(SqliteDb& db);
 
 // Brings `db` up to runStoreLatestVersion(), one transaction per step, so a crash mid-way
 // leaves the file at the last completed version. Throws StoreError if the file was written

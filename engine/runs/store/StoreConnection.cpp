@@ -35,6 +35,7 @@ const std::string& preparedLocation(const std::string& path) {
 
 StoreConnection::StoreConnection(std::string path) : db_(preparedLocation(path)) {
   checkRunStoreIdentity(db_);  // before anything below writes to the file
+  checkRunStoreVersion(db_);
   const std::string mode = db_.queryText("PRAGMA journal_mode=WAL");
   if (mode != "wal" && mode != "memory")
     throw StoreError(db_.path() + " could not be switched to WAL mode (SQLite kept '" + mode +

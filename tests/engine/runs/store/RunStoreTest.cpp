@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <regex>
 
@@ -221,15 +223,29 @@ TEST(RunStore, AVersionOneStoreGainsStepTracesAndKeepsItsRuns) {
   EXPECT_EQ(RunStoreRawDb(path).count("SELECT count(*) FROM step_traces"), 0) << "a deleted run's traces stayed";
 }
 
-TEST(RunStore, RefusesAStoreFromANewerVersion) {
+// A newer build's store is refused before anything writes to it: byte for byte the same afterwards, in the
+// rollback journal mode that build left it in (switching to WAL would rewrite its header), no -wal file made.
+TEST(RunStore, RefusesAStoreFromANewerVersionAndLeavesItByteForByte) {
   RunStoreTempDir dir;
   const std::string path = dir.file("runs.sqlite");
   { RunStore store(path); }
-  { RunStoreRawDb(path).exec("PRAGMA user_version = 99"); }
+  {
+    RunStoreRawDb raw(path);
+    raw.exec("PRAGMA journal_mode = DELETE");
+    raw.exec("PRAGMA user_version = 99");
+  }
+  const auto bytesOf = [](const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string before = bytesOf(path);
+  ASSERT_FALSE(before.empty());
   const std::string msg = storeErrorOf([&] { RunStore store(path); });
   EXPECT_NE(msg.find(path), std::string::npos) << msg;
   EXPECT_NE(msg.find("newer PipeSqueeze"), std::string::npos) << msg;
   EXPECT_NE(msg.find("99"), std::string::npos) << msg;
+  EXPECT_EQ(bytesOf(path), before) << "the refused store changed";
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
 }
 
 TEST(RunStore, DeleteCascadesToEveryTable) {
