@@ -73,6 +73,9 @@ namespace {
 Config configOf(const TrainOptions& o) {
   auto json = readJsonFile(resolvePreset(o.preset));
   const Config preset = Config::fromJson(json, o.preset);
+  std::vector<std::string> given;  // keys the command line sets: those may name any path
+  for (const auto& s : o.sets) given.push_back(s.substr(0, s.find('=')));
+  checkPresetPaths(json, o.preset, given);
   for (const auto& s : o.sets) applyOverride(json, s);
   if (!o.name.empty()) json["run"]["name"] = o.name;
   if (o.launch) json["parallel"]["mode"] = "processes";

@@ -117,13 +117,21 @@ std::string SuiteOperand::describe() const {
 
 namespace {
 
+// Refuses a list longer than `most`, with its length, before anything is read from it.
+void checkCount(const json& list, size_t most, Fields& f, const std::string& field) {
+  if (list.is_array() && list.size() > most)
+    f.fail("has " + std::to_string(list.size()) + " entries; a suite may have at most " + std::to_string(most), field);
+}
+
 std::vector<uint64_t> readSeeds(const json& seeds, Fields& f) {
   std::vector<uint64_t> out;
   if (!seeds.is_array() || seeds.empty()) f.fail("must be a non-empty list of seeds", "seeds");
+  checkCount(seeds, kMaxSuiteSeeds, f, "seeds");
+  std::set<uint64_t> seen;
   for (const auto& v : seeds) {
     if (!v.is_number_integer() || v.get<int64_t>() < 0)
       f.fail("must hold whole numbers >= 0, not " + v.dump(), "seeds");
-    if (std::find(out.begin(), out.end(), v.get<uint64_t>()) != out.end())
+    if (!seen.insert(v.get<uint64_t>()).second)
       f.fail("repeats the seed " + v.dump() + " (one run of a seed would count twice)", "seeds");
     out.push_back(v.get<uint64_t>());
   }
@@ -133,6 +141,7 @@ std::vector<uint64_t> readSeeds(const json& seeds, Fields& f) {
 std::vector<SuiteVariant> readVariants(Fields& f, const std::string& source) {
   const json* variants = f.find("variants");
   if (!variants || !variants->is_array() || variants->empty()) f.fail("must be a non-empty list", "variants");
+  checkCount(*variants, kMaxSuiteVariants, f, "variants");
   std::vector<SuiteVariant> out;
   std::set<std::string> names;
   for (size_t i = 0; i < variants->size(); ++i) {
@@ -208,6 +217,15 @@ SuitePrepare readPrepare(const json& j, const std::string& where, const std::str
   checkSets(sp.quick, p, "quick");
   sp.creates = p.text("creates", true);
   sp.quick_creates = p.text("quick_creates", false);
+  // What a prepare step creates stays below the folder the suite runs in: a shared suite file cannot place (and later
+  // rename over) a file anywhere else.
+  for (const auto& [field, value] : {std::pair{"creates", sp.creates}, std::pair{"quick_creates", sp.quick_creates}}) {
+    const fs::path path(value);
+    bool climbs = false;
+    for (const auto& part : path) climbs = climbs || part == "..";
+    if (path.is_absolute() || path.has_root_name() || climbs)
+      p.fail("points outside the folder the suite runs in (" + value + "); name a path below it", field);
+  }
   p.done();
   return sp;
 }
@@ -237,6 +255,7 @@ Suite Suite::fromJson(const json& j, const std::string& name, const std::string&
   if (const json* target = f.find("target")) s.target = readTarget(*target, source, variants);
   const json* rules = f.find("rules");
   if (!rules || !rules->is_array() || rules->empty()) f.fail("must be a non-empty list", "rules");
+  checkCount(*rules, kMaxSuiteRules, f, "rules");
   for (size_t i = 0; i < rules->size(); ++i)
     s.rules.push_back(readRule((*rules)[i], "rules[" + std::to_string(i) + "]", source, variants));
   if (const json* prepare = f.find("prepare")) {

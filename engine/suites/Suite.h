@@ -53,6 +53,13 @@ struct SuitePrepare {
   const std::string& output(bool quick) const { return quick && !quick_creates.empty() ? quick_creates : creates; }
 };
 
+// How big a suite may be: a file of a few megabytes could otherwise ask for millions of runs (and the checks and plans
+// over them would take minutes and gigabytes before the first run). Far beyond any claim's grid.
+inline constexpr size_t kMaxSuiteSeeds = 1000;
+inline constexpr size_t kMaxSuiteVariants = 1000;
+inline constexpr size_t kMaxSuiteRules = 1000;
+inline constexpr size_t kMaxSuiteRuns = 20000;  // variants x seeds, as planned
+
 struct Suite {
   std::string name;  // the file's stem
   std::string path;

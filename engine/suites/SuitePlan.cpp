@@ -39,6 +39,13 @@ std::string suiteTags(const Suite& suite, const std::string& variant, uint64_t s
 }
 
 std::vector<PlannedRun> planSuite(const Suite& suite, int seeds, bool quick) {
+  if (seeds < 1 || size_t(seeds) > kMaxSuiteSeeds)
+    throw ConfigError(suite.path + ": " + std::to_string(seeds) + " seeds asked for; a suite runs 1 to " +
+                      std::to_string(kMaxSuiteSeeds) + " seeds");
+  if (suite.variants.size() * size_t(seeds) > kMaxSuiteRuns)
+    throw ConfigError(suite.path + ": " + std::to_string(suite.variants.size()) + " variants x " +
+                      std::to_string(seeds) + " seeds is " + std::to_string(suite.variants.size() * size_t(seeds)) +
+                      " runs; a suite plans at most " + std::to_string(kMaxSuiteRuns));
   const json base = readJsonFile(resolvePreset(suite.base));
   std::vector<PlannedRun> out;
   for (uint64_t seed : suite.seedList(seeds))
@@ -62,6 +69,7 @@ std::vector<PlannedRun> planSuite(const Suite& suite, int seeds, bool quick) {
       r.variant = v.name;
       r.seed = seed;
       r.config = Config::fromJson(j, source).json;
+      checkPresetPaths(j, source);  // the suite's sets are as untrusted as its base preset
       r.identity = configIdentity(r.config);
       out.push_back(std::move(r));
     }
@@ -79,7 +87,9 @@ json planPrepare(const Suite& suite, const SuitePrepare& step, bool quick) {
     throw ConfigError(source + ": " + e.what());
   }
   j["run"]["tags"] = "suite:" + suite.name + ",prepare" + std::string(quick ? ",quick" : "");
-  return Config::fromJson(j, source).json;
+  Config c = Config::fromJson(j, source);
+  checkPresetPaths(j, source);
+  return c.json;
 }
 
 }  // namespace ps

@@ -24,8 +24,8 @@ SuiteResults collectSuiteResults(const RunStore& store, const Suite& suite, int 
   SuiteResults r;
   r.suite = suite;
   r.quick = quick;
+  r.plan = planSuite(suite, seeds, quick);  // refuses an oversized grid before anything is made of it
   r.seeds = suite.seedList(seeds);
-  r.plan = planSuite(suite, seeds, quick);
   const auto finished = finishedRunsByIdentity(store);
   for (const auto& p : r.plan) {
     const auto it = finished.find(p.identity);

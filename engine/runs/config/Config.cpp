@@ -232,13 +232,33 @@ json readJsonFile(const std::string& path) {
   return parseJson(buffer.str(), "'" + path + "'");
 }
 
+void checkPresetPaths(const json& preset, const std::string& source, const std::vector<std::string>& fromCommandLine) {
+  for (const char* key : {"run.checkpoint_dir", "run.checkpoint_file"}) {
+    if (std::find(fromCommandLine.begin(), fromCommandLine.end(), key) != fromCommandLine.end()) continue;
+    const json value = configValueOrNull(preset, key);
+    if (!value.is_string() || value.get<std::string>().empty()) continue;
+    const std::filesystem::path path(value.get<std::string>());
+    std::string why;
+    if (path.is_absolute() || path.has_root_name() || path.has_root_directory()) why = "it is an absolute path";
+    for (const auto& part : path)
+      if (part == "..") why = "it climbs out with \"..\"";
+    if (why.empty()) continue;
+    throw ConfigError(source + ": " + key + " = " + value.dump() + " points outside the run's folder (" + why +
+                      "); a preset may only name a path below the folder the run starts in. To write there, give "
+                      "it on the command line: --set " +
+                      key + "=" + value.get<std::string>());
+  }
+}
+
 Config loadPreset(const std::string& path) {
   const json j = readJsonFile(path);
   if (j.is_object() && j.contains("variants") && j.contains("claim"))
     throw ConfigError("'" + path +
                       "' is a claim suite, not a preset: open it with Runs ▸ Reproduce a Claim… in the app, " +
                       "or run it with pipesqueeze-cli suite run " + path);
-  return Config::fromJson(j, path);
+  Config c = Config::fromJson(j, path);
+  checkPresetPaths(j, path);
+  return c;
 }
 
 void applyOverride(json& config, const std::string& assignment) {

@@ -86,7 +86,14 @@ struct Config {
 // these (a test holds the two together).
 int modelBlocks(const std::string& task, int64_t depth);
 
-// Reads a preset file (JSON, comments not allowed) and validates it; errors name the file.
+// Paths a preset names for writing (run.checkpoint_dir, run.checkpoint_file) stay below the folder the run starts in:
+// a preset is shared and untrusted, and one that points at an absolute path or climbs out with ".." could overwrite
+// any file the user can write. Throws ConfigError naming the key, unless the key is in `fromCommandLine` (the user
+// gave it: --set may choose any path).
+void checkPresetPaths(const nlohmann::json& preset, const std::string& source,
+                      const std::vector<std::string>& fromCommandLine = {});
+
+// Reads a preset file (JSON, comments not allowed) and validates it (paths included); errors name the file.
 Config loadPreset(const std::string& path);
 nlohmann::json readJsonFile(const std::string& path);
 

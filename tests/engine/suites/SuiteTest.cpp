@@ -101,6 +101,61 @@ TEST(Suite, BadSuitesAreRejectedNamingTheFileAndTheField) {
   expectRejected(json::array(), {"JSON object"});
 }
 
+// A few megabytes of JSON cannot ask for millions of runs: the seeds, variants and rules are counted before they
+// are read (the number in the message), a thousand distinct seeds are checked in linear time, and the planned grid
+// has a limit whatever --seeds asks for.
+TEST(Suite, AnOversizedGridIsRefusedWithItsSize) {
+  json j = minimal();
+  j["seeds"] = json::array();
+  for (int i = 0; i < 1000000; ++i) j["seeds"].push_back(i);
+  expectRejected(j, {"seeds", "1000000 entries", "at most 1000"});
+  j["seeds"] = json::array();
+  for (int i = 0; i < 1000; ++i) j["seeds"].push_back(i * 7);
+  EXPECT_EQ(Suite::fromJson(j, "ok", "x").seeds.size(), 1000u);
+  j["seeds"].push_back(7);
+  expectRejected(j, {"seeds", "1001 entries"});
+  j["seeds"].erase(j["seeds"].size() - 1);
+  j["seeds"][999] = 7;
+  expectRejected(j, {"repeats the seed 7"});
+
+  j = minimal();
+  json variants = json::array();
+  for (int i = 0; i < 300000; ++i) variants.push_back({{"name", "v" + std::to_string(i)}});
+  j["variants"] = variants;
+  expectRejected(j, {"variants", "300000 entries", "at most 1000"});
+
+  j = minimal();
+  j["variants"] = json::array();
+  for (int i = 0; i < 1000; ++i) j["variants"].push_back({{"name", "v" + std::to_string(i)}});
+  j["rules"] = {{{"text", "x"}, {"paper", "y"}, {"metric", "eval_accuracy"}, {"lhs", "v1"}, {"rhs", "v0"}}};
+  const Suite wide = Suite::fromJson(j, "wide", "suites/wide.json");
+  try {
+    planSuite(wide, 1000, false);
+    FAIL() << "a million runs planned";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("1000000 runs"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(planSuite(Suite::fromJson(minimal(), "s", "x"), 1000000, false), ConfigError);
+}
+
+// A shared suite file cannot make its prepare step create a file, or its runs save checkpoints, outside the folder it
+// runs in.
+TEST(Suite, NothingASuiteWritesLeavesItsFolder) {
+  json j = minimal();
+  j["prepare"] = {{{"preset", "smoke"}, {"creates", "/etc/passwd"}}};
+  expectRejected(j, {"prepare[0]", "creates", "points outside"});
+  j["prepare"] = {{{"preset", "smoke"}, {"creates", "ok.pt"}, {"quick_creates", "../../x.pt"}}};
+  expectRejected(j, {"quick_creates", "points outside"});
+  j = minimal();
+  j["variants"][1]["set"] = {"run.checkpoint_dir=/tmp/elsewhere"};
+  try {
+    planSuite(Suite::fromJson(j, "bad", "suites/bad.json"), 1, false);
+    FAIL() << "a suite's set moved the checkpoint out";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("run.checkpoint_dir"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Suite, AConfigurationErrorNamesTheSuiteAndTheVariant) {
   json j = minimal();
   j["variants"][1]["set"] = {"compression.forward.k=7"};

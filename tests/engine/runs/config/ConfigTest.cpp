@@ -104,6 +104,29 @@ TEST(Config, CrossFieldRulesAreChecked) {
                  {"compression.backward.feedback = ef21", "GraVAC", "use feedback ef"});
 }
 
+// A preset (shared, untrusted) names checkpoint paths below the folder the run starts in only; the command line may
+// name any.
+TEST(Config, APresetCannotPointACheckpointOutsideItsFolder) {
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"checkpoint_dir", "/etc"},
+                                                        {"checkpoint_file", "/root/.bashrc"},
+                                                        {"checkpoint_dir", "a/../../x"},
+                                                        {"checkpoint_file", "../victim.pt"}}) {
+    const json preset = {{"run", {{key, value}}}};
+    expectError([&] { checkPresetPaths(preset, "shared.json"); },
+                {"shared.json", "run." + key, "points outside the run's folder", "--set run." + key + "="});
+    EXPECT_NO_THROW(checkPresetPaths(preset, "shared.json", {"run." + key}));  // the user's own choice
+  }
+  EXPECT_NO_THROW(
+      checkPresetPaths({{"run", {{"checkpoint_dir", ".cache/checkpoints"}, {"checkpoint_file", "a.pt"}}}}, "ok.json"));
+  const auto dir = std::filesystem::temp_directory_path() / ("ps-preset-paths-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "shared.json";
+  std::ofstream(file) << R"({"run": {"save_checkpoint": true, "checkpoint_dir": "/tmp/../etc"}})";
+  expectError([&] { loadPreset(file.string()); }, {file.string(), "run.checkpoint_dir"});
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Config, PerBoundaryOverridesApplyToTheirBoundaryOnly) {
   EXPECT_NO_THROW(Config::fromJson(
       {{"pipeline", {{"stages", 3}}}, {"compression", {{"boundaries", {{"1", {{"backward", {{"method", "none"}}}}}}}}}}));
