@@ -6,10 +6,14 @@
 
 namespace ps {
 
-RunStoreSink::RunStoreSink(std::shared_ptr<RunStore> store, int64_t runId) : store_(std::move(store)), run_(runId) {}
-
+RunStoreSink::RunStoreSink(std::shared_ptr<RunStore> store, int64_t runId, FailureHandler onFailure)
+    : store_(std::move(store)), run_(runId), onFailure_(std::move(onFailure)) {}
 
 void RunStoreSink::consume(const Telemetry& item) {
+  if (!failure_.empty()) {  // nothing more is kept: only the run's end is still worth a try
+    if (auto st = std::get_if<StatusRecord>(&item); st && st->status != run_status::kRunning) final_ = *st;
+    return;
+  }
   if (auto s = std::get_if<StepRecord>(&item)) {
     stepMetrics(*s, metrics_);
     if (s->trace) traces_.push_back({s->step, s->epoch, encodeTrace(*s->trace)});
@@ -29,7 +33,35 @@ void RunStoreSink::consume(const Telemetry& item) {
 
 void RunStoreSink::flush() {
   const auto now = std::chrono::steady_clock::now();
-  if (final_ || now - lastWrite_ >= std::chrono::milliseconds(500)) write();
+  if (!failure_.empty()) {
+    if (final_) recordFailedEnd();
+    return;
+  }
+  if (!final_ && now - lastWrite_ < std::chrono::milliseconds(500)) return;
+  try {
+    write();
+  } catch (const std::exception& e) {
+    failure_ = e.what();
+    if (failure_.empty()) failure_ = "the run store refused a write";
+    metrics_.clear(), events_.clear(), histograms_.clear(), traces_.clear(), checkpoints_.clear();
+    if (onFailure_) onFailure_(failure_);
+    if (final_) recordFailedEnd();
+  }
+}
+
+void RunStoreSink::recordFailedEnd() {
+  nlohmann::json summary = final_->summary;
+  const std::string reason = "the run store failed: " + failure_;
+  if (summary.is_object()) {
+    summary[summary_key::kStatus] = run_status::kFailed;
+    summary[summary_key::kReason] = reason;
+  }
+  final_.reset();
+  try {
+    store_->finishRun(run_, run_status::kFailed, reason, summary.dump());
+  } catch (const std::exception&) {
+    // The store takes nothing at all: the next start marks the run failed (reapOrphans).
+  }
 }
 
 void RunStoreSink::write() {

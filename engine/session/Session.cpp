@@ -81,8 +81,13 @@ json Session::run() {
       }
       ranks_.injectFault(p.step + 1);
       if (!handleCommands(p.step)) {
-        p.status = run_status::kStopped;
-        p.reason = "stopped by the user at step " + std::to_string(p.step);
+        if (const std::string why = storeFailure(); !why.empty()) {
+          p.status = run_status::kFailed;
+          p.reason = "the run store failed before step " + std::to_string(p.step + 1) + ": " + why;
+        } else {
+          p.status = run_status::kStopped;
+          p.reason = "stopped by the user at step " + std::to_string(p.step);
+        }
         break;
       }
       if (!trainStep(p, order, batch)) break;
@@ -104,7 +109,7 @@ void Session::openRun() {
     const std::string name = config_.run.name.empty() ? config_.task + " " + std::to_string(config_.pipeline.stages) + "-stage"
                                                        : config_.run.name;
     runId_ = store_->createRun(name, config_.json.dump(), codeVersion(), config_.run.tags, config_.run.notes);
-    bus_.addSink(std::make_shared<RunStoreSink>(store_, runId_));
+    bus_.addSink(std::make_shared<RunStoreSink>(store_, runId_, [this](const std::string& why) { storeFailed(why); }));
   }
   bus_.publish(StatusRecord{runId_, run_status::kRunning, "", json::object()});
   bus_.publish(EventRecord{0, elapsed(), eventName(EventKind::Start),
@@ -296,14 +301,41 @@ void Session::awaitRanks(RunProgress& p) {
 }
 
 // The summary the CLI prints and the store keeps, published as the run's last status.
-json Session::summarize(const RunProgress& p) {
-  const json summary = p.summary(runId_, built_.pipeline->kind() == TaskKind::Classifier, config_.compression.inference,
-                                 elapsed())
-                           .toJson();
+json Session::summarize(RunProgress& p) {
+  // A store that failed late (the final evaluation's or the last step's write) fails the run too.
+  const auto failIfTheStoreDid = [&] {
+    const std::string why = storeFailure();
+    if (why.empty() || p.status == run_status::kFailed) return false;
+    p.status = run_status::kFailed;
+    p.reason = "the run store failed: " + why;
+    return true;
+  };
+  bus_.drain();
+  failIfTheStoreDid();
+  const auto summaryOf = [&] {
+    return p.summary(runId_, built_.pipeline->kind() == TaskKind::Classifier, config_.compression.inference, elapsed())
+        .toJson();
+  };
+  json summary = summaryOf();
   bus_.publish(EventRecord{p.step, elapsed(), p.status, json{{"reason", p.reason}}});
   bus_.publish(StatusRecord{runId_, p.status, p.reason, summary});
   bus_.drain();
+  if (failIfTheStoreDid()) summary = summaryOf();  // its last write failed: the sink marked the run failed if it could
   return summary;
+}
+
+void Session::storeFailed(const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(storeMutex_);
+    if (!storeFailure_.empty()) return;
+    storeFailure_ = why;
+  }
+  commands_.requestStop();  // every rank stops with this one at the next step's command round
+}
+
+std::string Session::storeFailure() const {
+  std::lock_guard<std::mutex> lock(storeMutex_);
+  return storeFailure_;
 }
 
 void Session::retargetLink(int boundary, Direction d, int64_t step, double wall) {

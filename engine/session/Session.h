@@ -64,7 +64,10 @@ class Session {
   void finishTraining(RunProgress& p);
   void saveCheckpointIfAsked(const RunProgress& p);
   void awaitRanks(RunProgress& p);
-  nlohmann::json summarize(const RunProgress& p);
+  nlohmann::json summarize(RunProgress& p);
+  // From the telemetry thread: the store refused a write, so the run fails at its next step.
+  void storeFailed(const std::string& why);
+  std::string storeFailure() const;  // empty while the store takes every write
 
   // Gives boundary `boundary`'s direction `d` the configured options; a change that drops its compensation state is
   // a `reset` event of the run (the replicas' exchange reports its own with its traffic).
@@ -88,6 +91,8 @@ class Session {
   std::mutex configMutex_;  // config_ is replaced on the training thread and read by post()
   std::deque<Command> queuedSets_;  // posted settings the training thread has not applied yet (under configMutex_)
   CommandQueue commands_;
+  mutable std::mutex storeMutex_;
+  std::string storeFailure_;  // under storeMutex_
   std::chrono::steady_clock::time_point start_;
 };
 

@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -39,7 +41,9 @@ struct CliResult {
 
 class CliProcess {
  public:
-  CliProcess(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+  // `inChild` runs in the child just before the CLI starts (a resource limit, say); it must be fork-safe.
+  CliProcess(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+             const std::function<void()>& inChild = {}) {
     static int counter = 0;
     const auto dir = std::filesystem::temp_directory_path();
     const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(counter++);
@@ -50,6 +54,7 @@ class CliProcess {
       freopen(outPath_.c_str(), "w", stdout);
       freopen(errPath_.c_str(), "w", stderr);
       for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
+      if (inChild) inChild();
       std::vector<char*> argv{const_cast<char*>(PIPESQUEEZE_CLI)};
       for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);
@@ -82,8 +87,9 @@ class CliProcess {
   std::string outPath_, errPath_;
 };
 
-inline CliResult runCli(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
-  return CliProcess(args, env).wait();
+inline CliResult runCli(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+                        const std::function<void()>& inChild = {}) {
+  return CliProcess(args, env, inChild).wait();
 }
 
 // Waits until the run in `store` has recorded at least `steps` steps.

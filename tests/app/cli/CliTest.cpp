@@ -305,6 +305,33 @@ TEST(Cli, InterruptStopsCleanlyAndKeepsTheRun) {
   EXPECT_FALSE(s.metrics(run->id, "eval/loss").empty());  // the final evaluation still ran
 }
 
+// A store that stops taking writes (here the file size limit of the process, as a full disk would) fails the run:
+// one line naming the store and the failure, a failed summary, exit 1, and what was committed stays readable.
+TEST(Cli, AStoreThatStopsTakingWritesFailsTheRun) {
+  const auto store = freshStore("store-full");
+  const auto r =
+      runCli({"train", "--preset", kSmoke, "--store", store, "--json", "--set", "train.max_steps=1000000"}, {}, [] {
+        ::signal(SIGXFSZ, SIG_IGN);                      // a write past the limit fails with EFBIG instead
+        rlimit limit{rlim_t(3) << 20, rlim_t(3) << 20};  // a batch or two of steps fit
+        ::setrlimit(RLIMIT_FSIZE, &limit);
+      });
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  const auto summary = json::parse(r.lastLine());
+  EXPECT_EQ(summary["status"], "failed");
+  const std::string reason = summary["reason"];
+  EXPECT_NE(reason.find("the run store failed"), std::string::npos) << reason;
+  EXPECT_NE(reason.find(store), std::string::npos) << reason;
+  EXPECT_LT(summary["steps"].get<int64_t>(), 1000000);
+  EXPECT_EQ(r.err.find("telemetry sink failed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("run failed: the run store failed"), std::string::npos) << r.err;
+  RunStore s(store);  // without the limit: what was committed is whole
+  EXPECT_EQ(s.integrityCheck(), "ok");
+  const auto runs = s.listRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_GT(s.metrics(runs[0].id, "train/loss").size(), 0u);
+  EXPECT_NE(runs[0].status, "finished");
+}
+
 TEST(Cli, KillNineLeavesAReadableStore) {
   const auto store = freshStore("kill9");
   CliProcess p({"train", "--preset", kSmoke, "--store", store, "--set", "train.max_steps=1000000"});
