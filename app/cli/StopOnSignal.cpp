@@ -5,7 +5,7 @@
 namespace ps::cli {
 namespace {
 
-constexpr int kSignals[2] = {SIGINT, SIGTERM};
+constexpr int kSignals[StopOnSignal::kCount] = {SIGINT, SIGTERM, SIGHUP};
 std::atomic<void (*)()> stopFunction{nullptr};
 std::atomic<bool> asked{false};
 
@@ -23,7 +23,7 @@ extern "C" void onStopSignal(int sig) {
 StopOnSignal::StopOnSignal(void (*stop)()) {
   stopFunction.store(stop);
   asked.store(false);
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < kCount; ++i) {
     struct sigaction current {};
     sigaction(kSignals[i], nullptr, &current);
     if (current.sa_handler == SIG_IGN) continue;  // ignored by whoever started us: leave it so
@@ -35,7 +35,7 @@ StopOnSignal::StopOnSignal(void (*stop)()) {
 }
 
 StopOnSignal::~StopOnSignal() {
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < kCount; ++i)
     if (installed_[i]) sigaction(kSignals[i], &previous_[i], nullptr);
   stopFunction.store(nullptr);
 }
