@@ -31,6 +31,50 @@ RunInfo require(const RunStore& store, int64_t id) {
 }
 
 // Stored JSON is read with the same bounds as a file; what does not parse is shown as null.
+// Text from the store as a terminal may show it: a name, tag or note is anybody's bytes, and an escape sequence in
+// one could clear the screen, retitle the terminal or forge table rows. C0 and C1 control characters, DEL and bytes
+// that are not UTF-8 are shown as \xNN; everything else, accents included, as it is.
+std::string printable(const std::string& text) {
+  std::string out;
+  const auto escape = [&](unsigned char c) {
+    static const char* hex = "0123456789abcdef";
+    out += "\\x";
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  };
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      escape(c);
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {
+      out += char(c);
+      ++i;
+      continue;
+    }
+    // A whole UTF-8 sequence is kept, unless it encodes a C1 control (U+0080..U+009F) or is malformed.
+    const size_t length = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+    bool whole = length > 0 && i + length <= text.size();
+    for (size_t k = 1; whole && k < length; ++k) whole = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    if (!whole || (c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0)) {
+      escape(c);
+      ++i;
+      continue;
+    }
+    out.append(text, i, length);
+    i += length;
+  }
+  return out;
+}
+
+// JSON for a terminal: every non-ASCII character as \uXXXX (control characters included), bytes that are not UTF-8
+// replaced, so nothing a run's text holds reaches the terminal raw.
+std::string terminalJson(const json& j, int indent = -1) {
+  return j.dump(indent, ' ', true, json::error_handler_t::replace);
+}
+
 json stored(const std::string& text) {
   json j = parseJsonOrDiscarded(text);
   return j.is_discarded() ? json() : j;
@@ -52,7 +96,7 @@ void list(const RunStore& store, bool asJson, const std::string& filterText) {
     for (const auto& r : runs)
       out.push_back({{"id", r.id}, {"name", r.name}, {"status", r.status}, {"created", r.created},
                      {"tags", r.tags}, {"summary", summaryOf(r)}});
-    std::cout << out.dump() << "\n";
+    std::cout << terminalJson(out) << "\n";
     return;
   }
   std::cout << std::left << std::setw(6) << "id" << std::setw(28) << "name" << std::setw(10) << "status"
@@ -64,8 +108,9 @@ void list(const RunStore& store, bool asJson, const std::string& filterText) {
       eval = "acc " + std::to_string(*s.eval.accuracy * 100).substr(0, 5) + "%";
     else if (!s.classifier && s.eval.perplexity)
       eval = "ppl " + std::to_string(*s.eval.perplexity).substr(0, 6);
-    std::cout << std::setw(6) << r.id << std::setw(28) << r.name.substr(0, 27) << std::setw(10) << r.status
-              << std::setw(22) << r.created.substr(0, 19) << std::setw(8) << s.steps.value_or(0) << eval << "\n";
+    std::cout << std::setw(6) << r.id << std::setw(28) << printable(r.name).substr(0, 27) << std::setw(10)
+              << printable(r.status) << std::setw(22) << r.created.substr(0, 19) << std::setw(8) << s.steps.value_or(0)
+              << eval << "\n";
   }
 }
 
@@ -83,7 +128,7 @@ void show(const RunStore& store, int64_t id) {
   for (const auto& c : store.checkpoints(id)) checkpoints.push_back({{"step", c.step}, {"path", c.path}});
   out["checkpoints"] = checkpoints;
   out["metric_keys"] = store.metricKeys(id);
-  std::cout << out.dump(2) << "\n";
+  std::cout << terminalJson(out, 2) << "\n";
 }
 
 std::string joined(const std::vector<std::string>& parts, const std::string& between) {
@@ -111,7 +156,8 @@ void retag(RunStore& store, const RunInfo& run, const std::vector<std::string>& 
   }
   store.setTags(run.id, joined(tags, ","));
   const auto now = splitTags(store.run(run.id)->tags);
-  std::cout << "run " << run.id << " tags: " << (now.empty() ? std::string("none") : joined(now, ", ")) << "\n";
+  std::cout << "run " << run.id << " tags: " << (now.empty() ? std::string("none") : printable(joined(now, ", ")))
+            << "\n";
 }
 
 // Every run named (the id and the values after it), checked before anything is written; one line per file.
@@ -183,8 +229,8 @@ void retime(const RunStore& store, const RunsOptions& o) {
     at += std::string(at.empty() ? " " : ", ") +
           (o.egress == "stage" ? "one interface per stage" : "a wire per link direction");
   if (at.empty()) at = " at its own network";
-  std::cout << "run " << r.run_id << " (" << run.name << ")" << at << ": " << seconds(r.emulated_s) << " emulated over "
-            << r.steps << " steps (recorded: " << seconds(r.recorded_emulated_s) << ")\n";
+  std::cout << "run " << r.run_id << " (" << printable(run.name) << ")" << at << ": " << seconds(r.emulated_s)
+            << " emulated over " << r.steps << " steps (recorded: " << seconds(r.recorded_emulated_s) << ")\n";
   for (const auto& [epoch, s] : r.epochs) std::cout << "  epoch " << epoch << ": " << seconds(s) << "\n";
   for (const auto& e : r.evaluations) {
     std::cout << "  evaluation after step " << e.step << " at " << seconds(e.emulated_s);
@@ -261,7 +307,7 @@ int runRuns(const RunsOptions& o) {
   if (o.action == "note") {
     require(store, o.id);
     store.setNotes(o.id, joined(o.values, " "));
-    std::cout << "run " << o.id << " notes: " << store.run(o.id)->notes << "\n";
+    std::cout << "run " << o.id << " notes: " << printable(store.run(o.id)->notes) << "\n";
     return 0;
   }
   if (!o.tensorboard.empty()) {

@@ -11,6 +11,7 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <thread>
 
 namespace ps::test {
@@ -289,20 +290,62 @@ TEST(Cli, RunsAreTaggedUntaggedAndAnnotatedFromTheCommandLine) {
   EXPECT_NE(leftover.err.find("'extra' is left over"), std::string::npos) << leftover.err;
 }
 
+// A run's name, tags and notes are anybody's bytes: listing or showing them never sends a control character (an
+// escape sequence that would clear the screen, retitle the terminal or forge a row) to the terminal.
+TEST(Cli, RunTextReachesTheTerminalEscaped) {
+  const auto store = freshStore("escapes");
+  const std::string hostile = "evil\x1b]0;pwned\x07\x1b[2J\r\nid 99 forged\xc2\x9b31m\x7f\xff";
+  {
+    RunStore s(store);
+    const int64_t id = s.createRun(hostile + " é", "{}", "test", "t\x1b[1m", hostile);
+    s.finishRun(id, "finished", hostile, "{}");
+  }
+  const auto clean = [](const std::string& out) {
+    for (size_t i = 0; i < out.size(); ++i) {
+      const auto c = static_cast<unsigned char>(out[i]);
+      if ((c < 0x20 && c != '\n') || c == 0x7f) return "control byte " + std::to_string(c) + " at " + std::to_string(i);
+      if (c == 0xc2 && i + 1 < out.size() && static_cast<unsigned char>(out[i + 1]) < 0xa0)
+        return "C1 control at " + std::to_string(i);
+      if (c == 0xff) return std::string("a byte that is not UTF-8");
+    }
+    return std::string();
+  };
+  const auto list = runCli({"runs", "list", "--store", store});
+  EXPECT_EQ(list.exitCode, 0) << list.err;
+  EXPECT_EQ(clean(list.out), "") << list.out;
+  EXPECT_NE(list.out.find("evil\\x1b]0;pwned"), std::string::npos) << list.out;
+  EXPECT_EQ(std::count(list.out.begin(), list.out.end(), '\n'), 2) << "a header and one row: " << list.out;
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"runs", "list", "--json", "--store", store},
+                                               std::vector<std::string>{"runs", "show", "1", "--store", store}}) {
+    const auto r = runCli(args);
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(clean(r.out), "") << r.out;
+    const auto parsed = json::parse(r.out);  // still JSON, the text recoverable
+    const json run = parsed.is_array() ? parsed.at(0) : parsed;
+    EXPECT_NE(run["name"].get<std::string>().find("\x1b]0;pwned"), std::string::npos);
+  }
+  const auto note = runCli({"runs", "note", "1", "--store", store});
+  EXPECT_EQ(clean(note.out), "") << note.out;
+}
+
+// Ctrl-C, SIGTERM and a closed terminal (SIGHUP) all stop after the step and keep the run, marked stopped.
 TEST(Cli, InterruptStopsCleanlyAndKeepsTheRun) {
-  const auto store = freshStore("interrupt");
-  CliProcess p({"train", "--preset", kSmoke, "--store", store, "--json", "--set", "train.max_steps=1000000"});
-  waitForSteps(store, 20);
-  p.signal(SIGINT);
-  auto r = p.wait();
-  EXPECT_EQ(r.exitCode, 1) << r.err;
-  auto summary = json::parse(r.lastLine());
-  EXPECT_EQ(summary["status"], "stopped");
-  RunStore s(store);
-  auto run = s.run(summary["run_id"].get<int64_t>());
-  EXPECT_EQ(run->status, "stopped");
-  EXPECT_EQ(s.metrics(run->id, "train/loss").size(), summary["steps"].get<size_t>());
-  EXPECT_FALSE(s.metrics(run->id, "eval/loss").empty());  // the final evaluation still ran
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    SCOPED_TRACE(strsignal(sig));
+    const auto store = freshStore("interrupt-" + std::to_string(sig));
+    CliProcess p({"train", "--preset", kSmoke, "--store", store, "--json", "--set", "train.max_steps=1000000"});
+    waitForSteps(store, 20);
+    p.signal(sig);
+    auto r = p.wait();
+    EXPECT_EQ(r.exitCode, 1) << r.err;
+    auto summary = json::parse(r.lastLine());
+    EXPECT_EQ(summary["status"], "stopped");
+    RunStore s(store);
+    auto run = s.run(summary["run_id"].get<int64_t>());
+    EXPECT_EQ(run->status, "stopped");
+    EXPECT_EQ(s.metrics(run->id, "train/loss").size(), summary["steps"].get<size_t>());
+    EXPECT_FALSE(s.metrics(run->id, "eval/loss").empty());  // the final evaluation still ran
+  }
 }
 
 // A store that stops taking writes (here the file size limit of the process, as a full disk would) fails the run:
