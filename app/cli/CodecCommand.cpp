@@ -134,7 +134,19 @@ void writeBin(const std::string& path, const json& header, const Payload& p) {
   }
 }
 
-std::pair<json, Payload> readBin(const std::string& path) {
+// An encoded file is read whole, so its size is checked first: a regular file no larger than the biggest payload a
+// tensor of `maxElements` can have (a device or a pipe could be endless).
+std::pair<json, Payload> readBin(const std::string& path, int64_t maxElements) {
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) badInput(path + ": cannot open the file; check the path");
+  if (!fs::is_regular_file(status)) badInput(path + ": not a regular file; give the file codec encode wrote");
+  const uint64_t size = fs::file_size(path, ec);
+  const uint64_t most = kMaxHeader + 12 + maxPayloadBytes({maxElements});
+  if (ec || size > most)
+    badInput(path + ": " + std::to_string(size) + " bytes, more than a payload of at most " +
+             std::to_string(maxElements) + " elements takes (" + std::to_string(most) +
+             "); raise --max-elements if it is meant");
   std::ifstream in(path, std::ios::binary);
   if (!in) badInput(path + ": cannot open the file; check the path");
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -166,6 +178,9 @@ int encode(const CodecOptions& c) {
   }
   const NpyArray input = readNpy(c.input);
   const auto x = tensorOf(input);
+  if (x.numel() == 0)
+    badInput(c.input + ": the tensor is empty (shape " + shapeText(x.sizes().vec()) +
+             "); every codec encodes at least one element");
   SendReport report;
   const Payload p = sender.send(x, {}, report);
   writeBin(c.output, {{"options", config["options"]}, {"seed", c.seed}, {"message", seen}}, p);
@@ -185,7 +200,13 @@ int encode(const CodecOptions& c) {
 }
 
 int decode(const CodecOptions& c) {
-  auto [header, payload] = readBin(c.input);
+  auto [header, payload] = readBin(c.input, c.maxElements);
+  // The declared shape, checked against the bound before anything is decoded or allocated.
+  const HeadedPayload declared(payload);
+  if (declared.header.numel() > c.maxElements)
+    badInput(c.input + ": the payload declares a tensor of " + std::to_string(declared.header.numel()) + " elements " +
+             shapeText(declared.header.shape) + ", more than --max-elements " + std::to_string(c.maxElements) +
+             "; raise it if the tensor is meant to be that large");
   for (const auto& [name, value] : header["options"].items()) {  // untrusted: every value is checked first
     const OptionSpec* spec = catalogue::option(name);
     const bool chooser = name == "method" || name == "feedback" || name == "adapt";
@@ -199,7 +220,8 @@ int decode(const CodecOptions& c) {
   const json config = {{"options", o.toJson()}, {"seed", seed}};
   const size_t seen = openState(c.state, config);
   Compensator receiver(o, contextOf(seed), {});
-  for (size_t i = 0; i < seen; ++i) receiver.receive(readBin(numbered(c.state, "payload", i, ".bin")).second, torch::kCPU, {});
+  for (size_t i = 0; i < seen; ++i)
+    receiver.receive(readBin(numbered(c.state, "payload", i, ".bin"), c.maxElements).second, torch::kCPU, {});
   const auto y = receiver.receive(payload, torch::kCPU, {});
   writeNpy(c.output, arrayOf(y));
   if (!c.state.empty()) writeBin(numbered(c.state, "payload", seen, ".bin"), header, payload);
@@ -227,6 +249,9 @@ void addCodecCommand(CLI::App& app, CodecOptions& o) {
   dec->add_option("--state", o.state, "the receiver's folder over a sequence of calls (not the sender's)");
   dec->add_option("input", o.input, "encoded file")->required();
   dec->add_option("output", o.output, "decoded tensor (.npy, float32)")->required();
+  dec->add_option("--max-elements", o.maxElements,
+                  "refuse payloads declaring a tensor of more elements (default 2^26: 256 MiB of float32)")
+      ->check(CLI::Range(int64_t(1), PayloadHeader::kMaxElements));
   dec->callback([&o] { o.action = "decode"; });
 }
 

@@ -18,6 +18,9 @@ struct CodecOptions {
   std::vector<std::string> sets;
   uint64_t seed = 1;
   std::string state, input, output;
+  // decode: the most elements the decoded tensor may have (a payload of a few hundred bytes can declare 2^31; a
+  // receiver in a run knows the shape it waits for, a standalone decode only this bound).
+  int64_t maxElements = int64_t(1) << 26;  // 64 Mi elements: 256 MiB of float32
 };
 
 void addCodecCommand(CLI::App& app, CodecOptions& options);

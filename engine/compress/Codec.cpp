@@ -43,6 +43,11 @@ void Codec::refuseNonFinite(const torch::Tensor& x) {
 }
 
 Payload Codec::encode(const torch::Tensor& input) {
+  // One rule for every codec: a payload carries at least one element (its header has no empty dimension), so an
+  // empty tensor is refused here, saying so, rather than written as a payload no decoder would take.
+  if (input.numel() == 0)
+    throw std::invalid_argument("an empty tensor (shape " + shapeText(input.sizes().vec()) +
+                                ") cannot be encoded: a payload carries at least one element");
   const bool inPlace = input.is_cuda() && (encodesOnDevice() || keepsTail(input)) && TensorKernels::usable(input);
   const torch::Tensor x = inPlace ? input.detach().to(torch::kFloat32).contiguous() : cpuFloat(input);
   // One rule for every codec: non-finite values never travel. At the sender they are the run's divergence; in a

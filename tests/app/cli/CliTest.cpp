@@ -407,6 +407,54 @@ TEST(Cli, DivergenceEndsTheRunWithItsData) {
 
 // The codecs on saved tensors: encode prints what a link would report, decode gives the receiver's tensor back,
 // --state carries a compensation over a sequence of calls, and bad input is refused with exit code 2.
+// A standalone decode has no expected shape: what a payload declares is bounded (--max-elements) before anything is
+// allocated, an input that is not a regular file is refused unread, and an empty tensor is refused at encode.
+TEST(Cli, CodecDecodeIsBoundedBeforeItAllocates) {
+  const auto dir = fs::temp_directory_path() / ("pipesqueeze-codec-bounds-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto at = [&](const std::string& name) { return (dir / name).string(); };
+  NpyArray x;
+  x.shape = {16};
+  for (int i = 0; i < 16; ++i) x.values.push_back(float(i) - 7.5f);
+  writeNpy(at("x.npy"), x);
+  ASSERT_EQ(runCli({"codec", "encode", "--method", "topk", "--set", "k=0.25", at("x.npy"), at("x.bin")}).exitCode, 0);
+  // The payload's header declares 2^27 elements instead of 16: a few hundred bytes asking for 512 MiB.
+  std::string bytes;
+  {
+    std::ifstream in(at("x.bin"), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t magic = bytes.find("PSQZ");
+  ASSERT_NE(magic, std::string::npos);
+  const uint64_t huge = uint64_t(1) << 27;
+  for (int i = 0; i < 8; ++i) bytes[magic + 8 + size_t(i)] = char((huge >> (8 * i)) & 0xff);
+  std::ofstream(at("huge.bin"), std::ios::binary) << bytes;
+  auto r = runCli({"codec", "decode", at("huge.bin"), at("y.npy")});
+  EXPECT_EQ(r.exitCode, 2) << r.err;
+  EXPECT_NE(r.err.find("134217728 elements"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--max-elements"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(at("y.npy")));
+  r = runCli({"codec", "decode", "--max-elements", "8", at("x.bin"), at("y.npy")});  // a lower bound holds too
+  EXPECT_EQ(r.exitCode, 2) << r.err;
+  r = runCli({"codec", "decode", at("x.bin"), at("y.npy")});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+
+  r = runCli({"codec", "decode", "/dev/zero", at("z.npy")});  // endless: refused unread
+  EXPECT_EQ(r.exitCode, 2) << r.err;
+  EXPECT_NE(r.err.find("not a regular file"), std::string::npos) << r.err;
+
+  NpyArray empty;
+  empty.shape = {0};
+  writeNpy(at("empty.npy"), empty);
+  for (const char* method : {"none", "topk", "quantize", "powersgd"}) {
+    r = runCli({"codec", "encode", "--method", method, at("empty.npy"), at("empty.bin")});
+    EXPECT_EQ(r.exitCode, 2) << method << ": " << r.err;
+    EXPECT_NE(r.err.find("the tensor is empty"), std::string::npos) << method << ": " << r.err;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Cli, CodecEncodesAndDecodesSavedTensorsWithAndWithoutState) {
   const auto dir = fs::temp_directory_path() / ("pipesqueeze-codec-cli-" + std::to_string(::getpid()));
   fs::remove_all(dir);

@@ -349,6 +349,19 @@ namespace {
 // One finiteness rule for every codec: a sender never encodes inf or NaN (that is the run diverging, said at the
 // sender), every decoder refuses them as malformed, and finite values at the edge of float's range travel as finite
 // values (saturating where a format or a step cannot hold them).
+// An empty tensor is refused at the encoder by every codec alike, saying so (a payload carries at least one element).
+TEST(Codec, EveryCodecRefusesAnEmptyTensorAtEncodeSayingSo) {
+  for (const auto& spec : catalogue::codecs())
+    for (const auto& shape : {std::vector<int64_t>{0}, std::vector<int64_t>{4, 0, 3}}) {
+      try {
+        makeCodec(opts(spec.name))->encode(torch::zeros(shape));
+        ADD_FAILURE() << spec.name << " encoded an empty tensor";
+      } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("an empty tensor"), std::string::npos) << spec.name << ": " << e.what();
+      }
+    }
+}
+
 TEST(Codec, NonFiniteInputIsDivergenceAtTheSenderForEveryCodec) {
   for (float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
     auto x = torch::randn({256});
