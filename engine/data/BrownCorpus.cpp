@@ -59,7 +59,18 @@ bool isDocumentName(const std::string& name) {
          std::isdigit(static_cast<unsigned char>(name[3]));
 }
 
+// A document of the corpus is a few tens of kilobytes; a file far larger (or endless, as a device is) is not one.
+constexpr std::size_t kMaxDocumentBytes = std::size_t(16) << 20;
+
 std::string readFile(const fs::path& path) {
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (!ec && fs::exists(status) && !fs::is_regular_file(status))
+    throw DataError("Brown corpus file '" + path.string() + "' is not a regular file; " + kBrownInstallHint);
+  if (!ec && fs::is_regular_file(status) && fs::file_size(path, ec) > kMaxDocumentBytes && !ec)
+    throw DataError("Brown corpus file '" + path.string() +
+                    "' holds more than 16 MiB, far more than a document of the " +
+                    "corpus; it is not one: " + kBrownInstallHint);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int e = errno;
@@ -68,8 +79,12 @@ std::string readFile(const fs::path& path) {
   }
   std::string data;
   std::array<char, 1 << 16> chunk{};
-  while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0)
+  while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
     data.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (data.size() > kMaxDocumentBytes)  // it grew while being read
+      throw DataError("Brown corpus file '" + path.string() + "' holds more than 16 MiB; it is not a document of the " +
+                      "corpus: " + kBrownInstallHint);
+  }
   if (in.bad())
     throw DataError("error while reading Brown corpus file '" + path.string() +
                     "'; reinstall it: " + kBrownInstallHint);

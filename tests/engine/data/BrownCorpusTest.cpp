@@ -137,6 +137,19 @@ TEST(BrownCorpus, UnreadableFileIsNamed) {
   expectDataError([&] { BrownCorpus::load(dir.path().string(), "a"); }, {dir.file("ca02"), "cannot read"});
 }
 
+// A document that is endless (a device) or far larger than any of the corpus is refused, naming it, before it is
+// read into memory.
+TEST(BrownCorpus, AnEndlessOrHugeDocumentIsRefusedUnread) {
+  TempDir dir;
+  test::writeText(dir.file("ca01"), "\tA/at\n");
+  fs::create_symlink("/dev/zero", dir.path() / "ca02");
+  expectDataError([&] { BrownCorpus::load(dir.path().string(), "a"); }, {dir.file("ca02"), "not a regular file"});
+  fs::remove(dir.path() / "ca02");
+  { std::ofstream(dir.file("ca02")) << "x"; }
+  fs::resize_file(dir.path() / "ca02", (std::uintmax_t(17) << 20));  // sparse: no 17 MiB written
+  expectDataError([&] { BrownCorpus::load(dir.path().string(), "a"); }, {dir.file("ca02"), "more than 16 MiB"});
+}
+
 TEST(BrownCorpus, RejectsUnknownGenre) {
   TempDir dir;
   expectDataError([&] { BrownCorpus::load(dir.path().string(), "ax"); }, {"'x'", "abcdefghjklmnpr"});
