@@ -90,13 +90,26 @@ std::string numbered(const fs::path& dir, const char* stem, size_t i, const char
   return (dir / name).string();
 }
 
-// A --state folder holds the configuration and the messages seen so far; the compensation's state is rebuilt by
-// replaying them (codecs and compensations are deterministic given their seed), so nothing in it can go stale.
+// A --state folder holds the configuration (options, seed and the tensors' shape) and the messages seen so far; the
+// compensation's state is rebuilt by replaying them (codecs and compensations are deterministic given their seed), so
+// nothing in it can go stale. Its files are untrusted: each must be a regular file of a bounded size, and every message
+// replayed must have the folder's shape (checkShape).
+void checkShape(const std::string& file, const std::vector<int64_t>& shape, const json& config) {
+  if (json(shape) != config.at("shape"))
+    badInput(file + " holds a tensor of shape " + shapeText(shape) + ", but the --state folder's messages have shape " +
+             config.at("shape").dump() + "; the folder was altered: use a fresh one");
+}
+
 size_t openState(const std::string& dir, const json& config) {
   if (dir.empty()) return 0;
   fs::create_directories(dir);
   const fs::path file = fs::path(dir) / "codec.json";
   if (fs::exists(file)) {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec) || fs::file_size(file, ec) > kMaxHeader || ec)
+      badInput(file.string() +
+               " is not the folder's configuration (a regular file of at most 64 KiB); use a fresh "
+               "--state folder");
     std::ifstream in(file);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const json stored = parseJson(text, file.string());
@@ -169,18 +182,21 @@ double ratioOf(double raw, double wire) { return wire > 0 ? raw / wire : 0; }
 int encode(const CodecOptions& c) {
   const json options = optionsJson(c);
   const CompressionOptions o = CompressionOptions::fromJson(options);
-  const json config = {{"options", o.toJson()}, {"seed", c.seed}};
-  const size_t seen = openState(c.state, config);
-  Compensator sender(o, contextOf(c.seed), {});
-  for (size_t i = 0; i < seen; ++i) {  // replay: the state the earlier messages left
-    SendReport ignored;
-    sender.send(tensorOf(readNpy(numbered(c.state, "input", i, ".npy"))), {}, ignored);
-  }
   const NpyArray input = readNpy(c.input);
   const auto x = tensorOf(input);
   if (x.numel() == 0)
     badInput(c.input + ": the tensor is empty (shape " + shapeText(x.sizes().vec()) +
              "); every codec encodes at least one element");
+  const json config = {{"options", o.toJson()}, {"seed", c.seed}, {"shape", x.sizes().vec()}};
+  const size_t seen = openState(c.state, config);
+  Compensator sender(o, contextOf(c.seed), {});
+  for (size_t i = 0; i < seen; ++i) {  // replay: the state the earlier messages left
+    const std::string file = numbered(c.state, "input", i, ".npy");
+    const auto earlier = tensorOf(readNpy(file));
+    checkShape(file, earlier.sizes().vec(), config);
+    SendReport ignored;
+    sender.send(earlier, {}, ignored);
+  }
   SendReport report;
   const Payload p = sender.send(x, {}, report);
   writeBin(c.output, {{"options", config["options"]}, {"seed", c.seed}, {"message", seen}}, p);
@@ -217,11 +233,15 @@ int decode(const CodecOptions& c) {
   if (!catalogue::codec(o.method) || !catalogue::compensation(o.feedback))
     badInput(c.input + ": codec " + o.method + " with " + o.feedback + " is unknown to this build");
   const uint64_t seed = header["seed"].get<uint64_t>();
-  const json config = {{"options", o.toJson()}, {"seed", seed}};
+  const json config = {{"options", o.toJson()}, {"seed", seed}, {"shape", declared.header.shape}};
   const size_t seen = openState(c.state, config);
   Compensator receiver(o, contextOf(seed), {});
-  for (size_t i = 0; i < seen; ++i)
-    receiver.receive(readBin(numbered(c.state, "payload", i, ".bin"), c.maxElements).second, torch::kCPU, {});
+  for (size_t i = 0; i < seen; ++i) {
+    const std::string file = numbered(c.state, "payload", i, ".bin");
+    const Payload earlier = readBin(file, c.maxElements).second;
+    checkShape(file, HeadedPayload(earlier).header.shape, config);
+    receiver.receive(earlier, torch::kCPU, {});
+  }
   const auto y = receiver.receive(payload, torch::kCPU, {});
   writeNpy(c.output, arrayOf(y));
   if (!c.state.empty()) writeBin(numbered(c.state, "payload", seen, ".bin"), header, payload);

@@ -455,6 +455,48 @@ TEST(Cli, CodecDecodeIsBoundedBeforeItAllocates) {
   fs::remove_all(dir);
 }
 
+// A --state folder is untrusted: the configuration must be a small regular file, every message replayed must have the
+// folder's shape (recorded with its options), and a file swapped for an endless one is refused, never read forever.
+TEST(Cli, CodecStateFoldersAreCheckedNotTrusted) {
+  const auto dir = fs::temp_directory_path() / ("pipesqueeze-codec-state-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto at = [&](const std::string& name) { return (dir / name).string(); };
+  NpyArray a, b;
+  a.shape = {8};
+  b.shape = {4};
+  for (int i = 0; i < 8; ++i) a.values.push_back(float(i));
+  for (int i = 0; i < 4; ++i) b.values.push_back(float(i));
+  writeNpy(at("a.npy"), a);
+  writeNpy(at("b.npy"), b);
+  const auto encode = [&](const std::string& state, const std::string& input, const std::string& out) {
+    return runCli({"codec", "encode", "--method", "topk", "--set", "k=0.5", "--feedback", "ef", "--state", at(state),
+                   at(input), at(out)});
+  };
+  ASSERT_EQ(encode("send", "a.npy", "1.bin").exitCode, 0);
+  auto r = encode("send", "b.npy", "2.bin");  // another shape into the same folder
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("/shape"), std::string::npos) << r.err;
+  fs::copy_file(at("b.npy"), at("send/input-000000.npy"), fs::copy_options::overwrite_existing);  // swapped
+  r = encode("send", "a.npy", "2.bin");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("the folder was altered"), std::string::npos) << r.err;
+  fs::remove(at("send/codec.json"));
+  fs::create_symlink("/dev/zero", at("send/codec.json"));
+  r = encode("send", "a.npy", "2.bin");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("codec.json is not the folder's configuration"), std::string::npos) << r.err;
+
+  // The receiver's folder: a payload of another shape swapped in is refused at replay.
+  ASSERT_EQ(runCli({"codec", "decode", "--state", at("recv"), at("1.bin"), at("y1.npy")}).exitCode, 0);
+  ASSERT_EQ(encode("other", "b.npy", "b.bin").exitCode, 0);
+  fs::copy_file(at("b.bin"), at("recv/payload-000000.bin"), fs::copy_options::overwrite_existing);
+  r = runCli({"codec", "decode", "--state", at("recv"), at("1.bin"), at("y2.npy")});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("the folder was altered"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
 TEST(Cli, CodecEncodesAndDecodesSavedTensorsWithAndWithoutState) {
   const auto dir = fs::temp_directory_path() / ("pipesqueeze-codec-cli-" + std::to_string(::getpid()));
   fs::remove_all(dir);
