@@ -20,7 +20,16 @@ fs::path tempDir(const std::string& name) {
   return dir;
 }
 
-// A suite on the smoke preset whose prepare step saves a checkpoint of `prepareSteps` steps to `creates`.
+// Runs a test in `dir` as its working folder (a suite's prepare step creates its file below the folder it runs in),
+// and goes back after.
+struct InFolder {
+  explicit InFolder(const fs::path& dir) : before(fs::current_path()) { fs::current_path(dir); }
+  ~InFolder() { fs::current_path(before); }
+  fs::path before;
+};
+
+// A suite on the smoke preset whose prepare step saves a checkpoint of `prepareSteps` steps to `creates` (a path
+// relative to the working folder).
 Suite suiteWithPrepare(const fs::path& creates, int prepareSteps) {
   const json j = {
       {"title", "t"},
@@ -40,11 +49,13 @@ Suite suiteWithPrepare(const fs::path& creates, int prepareSteps) {
 
 TEST(SuiteRunner, APrepareStepCreatesItsFileOnlyWhenItsRunFinished) {
   const auto dir = tempDir("prepare");
+  const InFolder here(dir);
   auto store = std::make_shared<RunStore>((dir / "runs.sqlite").string());
   const auto creates = dir / "ckpt.pt";
   SuiteRunner runner(store);
   std::vector<SuiteRunEvent::Kind> kinds;
-  const auto out = runner.run(suiteWithPrepare(creates, 3), 1, false, [&](const SuiteRunEvent& e) { kinds.push_back(e.kind); });
+  const auto out =
+      runner.run(suiteWithPrepare("ckpt.pt", 3), 1, false, [&](const SuiteRunEvent& e) { kinds.push_back(e.kind); });
   EXPECT_EQ(out.ran, 2);
   EXPECT_FALSE(out.cancelled);
   EXPECT_TRUE(fs::exists(creates));
@@ -53,17 +64,21 @@ TEST(SuiteRunner, APrepareStepCreatesItsFileOnlyWhenItsRunFinished) {
   EXPECT_EQ(kinds[0], SuiteRunEvent::Kind::Prepare);
   // Done stays done: the next run skips the prepare step and both variants.
   kinds.clear();
-  EXPECT_EQ(runner.run(suiteWithPrepare(creates, 3), 1, false, [&](const SuiteRunEvent& e) { kinds.push_back(e.kind); }).skipped, 2);
+  EXPECT_EQ(
+      runner.run(suiteWithPrepare("ckpt.pt", 3), 1, false, [&](const SuiteRunEvent& e) { kinds.push_back(e.kind); })
+          .skipped,
+      2);
   EXPECT_EQ(kinds, std::vector<SuiteRunEvent::Kind>(2, SuiteRunEvent::Kind::Skip));
 }
 
 TEST(SuiteRunner, ACancelledPrepareStepLeavesNoFileBehindAndRunsNothingElse) {
   const auto dir = tempDir("cancel");
+  const InFolder here(dir);
   auto store = std::make_shared<RunStore>((dir / "runs.sqlite").string());
   const auto creates = dir / "ckpt.pt";
   SuiteRunner runner(store);
   SuiteOutcome out;
-  std::thread worker([&] { out = runner.run(suiteWithPrepare(creates, 1000000), 1, false, {}); });
+  std::thread worker([&] { out = runner.run(suiteWithPrepare("ckpt.pt", 1000000), 1, false, {}); });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   runner.cancel();
   worker.join();
