@@ -6,6 +6,7 @@
 #include "app/cli/SuiteCommand.h"
 #include "app/cli/TrainCommand.h"
 #include "engine/core/CodeVersion.h"
+#include "engine/dist/Cluster.h"
 #include "engine/runs/config/ConfigSchema.h"
 
 #include <torch/version.h>
@@ -57,6 +58,8 @@ int main(int argc, char** argv) {
     if (const char* rank = std::getenv("RANK"); rank && *rank && std::string(rank) != "0")
       line = "rank " + std::string(rank) + ": " + line;
     std::cerr << line << std::flush;
-    return 2;
+    // Ranks that could not reach each other are a failed run (exit 1), not bad input (exit 2): the settings were
+    // fine, a peer was not there or the network let them down.
+    return dynamic_cast<const ps::ClusterError*>(&e) ? 1 : 2;
   }
 }

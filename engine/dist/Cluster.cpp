@@ -118,8 +118,11 @@ Cluster::Cluster(const ClusterOptions& options, int stages, int replicas)
           return share(key, publish, mine, "all ranks");
         });
   } catch (const std::exception& e) {
-    throw ClusterError(describe(rank()) + ": connecting to the other ranks through " + where + " with local address " +
-                       local + " failed (" + e.what() + "); check --bind (or PIPESQUEEZE_BIND)");
+    // The address was checked above (a --bind that is not this machine's is refused before anything connects): what
+    // fails here is a peer that never came, stopped, or was cut off, or another process that took its connection.
+    throw ClusterError(describe(rank()) + ": connecting to the other ranks through " + where + " from " + local +
+                       " failed (" + e.what() + "); check that all " + std::to_string(options_.world) +
+                       " ranks were started and are still running, and retry");
   }
 }
 

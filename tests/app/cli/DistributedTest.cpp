@@ -423,6 +423,18 @@ TEST(Distributed, BadLaunchesAreRefusedWithTheFix) {
       << r.err;
 }
 
+// A rank that never comes is a failed run (exit 1) after the run's timeout, said as such: not bad input (exit 2), and
+// not blamed on --bind, which was checked before anything connected.
+TEST(Distributed, ARankThatNeverComesIsAFailedRunNotBadInput) {
+  const std::string port = std::to_string(test::freeLoopbackPort());
+  const auto r =
+      runCli({"train", "--preset", preset("smoke"), "--store", freshStore("alone"), "--set", "parallel.timeout_s=4"},
+             {"RANK=0", "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + port});
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  EXPECT_EQ(r.err.find("--bind"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ranks were started"), std::string::npos) << r.err;
+}
+
 // `srun pipesqueeze-cli train ...`: two tasks of a Slurm job step on this machine meet through Slurm's variables
 // alone and give the in-process run's losses.
 TEST(Distributed, ASlurmJobStepRunsFromSlurmsVariables) {
