@@ -294,7 +294,8 @@ TEST(Cli, RunsAreTaggedUntaggedAndAnnotatedFromTheCommandLine) {
 // escape sequence that would clear the screen, retitle the terminal or forge a row) to the terminal.
 TEST(Cli, RunTextReachesTheTerminalEscaped) {
   const auto store = freshStore("escapes");
-  const std::string hostile = "evil\x1b]0;pwned\x07\x1b[2J\r\nid 99 forged\xc2\x9b31m\x7f\xff";
+  // Literals split where a hex escape would swallow the digits after it ("\x9b" then "31m").
+  const std::string hostile = "evil\x1b]0;pwned\x07\x1b[2J\r\nid 99 forged\xc2\x9b" "31m\x7f\xff";
   {
     RunStore s(store);
     const int64_t id = s.createRun(hostile + " é", "{}", "test", "t\x1b[1m", hostile);
