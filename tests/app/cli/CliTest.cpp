@@ -1,3 +1,4 @@
+#include "tests/TestFiles.h"
 #include "tests/app/cli/CliRunner.h"
 
 #include "engine/core/CodeVersion.h"
@@ -411,9 +412,7 @@ TEST(Cli, DivergenceEndsTheRunWithItsData) {
 // A standalone decode has no expected shape: what a payload declares is bounded (--max-elements) before anything is
 // allocated, an input that is not a regular file is refused unread, and an empty tensor is refused at encode.
 TEST(Cli, CodecDecodeIsBoundedBeforeItAllocates) {
-  const auto dir = fs::temp_directory_path() / ("pipesqueeze-codec-bounds-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const auto dir = freshDir("pipesqueeze-codec-bounds");
   auto at = [&](const std::string& name) { return (dir / name).string(); };
   NpyArray x;
   x.shape = {16};
@@ -459,9 +458,7 @@ TEST(Cli, CodecDecodeIsBoundedBeforeItAllocates) {
 // A --state folder is untrusted: the configuration must be a small regular file, every message replayed must have the
 // folder's shape (recorded with its options), and a file swapped for an endless one is refused, never read forever.
 TEST(Cli, CodecStateFoldersAreCheckedNotTrusted) {
-  const auto dir = fs::temp_directory_path() / ("pipesqueeze-codec-state-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const auto dir = freshDir("pipesqueeze-codec-state");
   auto at = [&](const std::string& name) { return (dir / name).string(); };
   NpyArray a, b;
   a.shape = {8};
@@ -499,9 +496,7 @@ TEST(Cli, CodecStateFoldersAreCheckedNotTrusted) {
 }
 
 TEST(Cli, CodecEncodesAndDecodesSavedTensorsWithAndWithoutState) {
-  const auto dir = fs::temp_directory_path() / ("pipesqueeze-codec-cli-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const auto dir = freshDir("pipesqueeze-codec-cli");
   auto at = [&](const std::string& name) { return (dir / name).string(); };
   NpyArray x;
   x.shape = {40, 50};
