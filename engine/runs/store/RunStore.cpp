@@ -74,7 +74,8 @@ std::string prefixEnd(std::string prefix) {
 
 }  // namespace
 
-RunStore::RunStore(std::string path) : connection_(std::make_unique<StoreConnection>(std::move(path))) {}
+RunStore::RunStore(std::string path, StoreAccess access)
+    : connection_(std::make_unique<StoreConnection>(std::move(path), access)) {}
 
 RunStore::~RunStore() = default;
 

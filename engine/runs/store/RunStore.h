@@ -24,6 +24,10 @@ namespace ps {
 class StoreConnection;
 class SqliteTransaction;
 
+// ReadOnly opens an existing store without writing a byte of it (no journal switch, no migration, no reaping): for
+// listing, showing and exporting a store on a read-only file, folder or file system. Every write then throws.
+enum class StoreAccess { ReadWrite, ReadOnly };
+
 // The tags of a comma separated list as the store keeps them: "a, b,,a" -> {"a", "b", "a"} (trimmed, empty ones
 // dropped, in order; repeats are the caller's to drop).
 std::vector<std::string> splitTags(const std::string& tags);
@@ -64,8 +68,9 @@ struct CheckpointRow {
 
 class RunStore {
  public:
-  // Creates parent folders, opens or creates the file and migrates it to the current schema.
-  explicit RunStore(std::string path);
+  // ReadWrite: creates parent folders, opens or creates the file and migrates it to the current schema. ReadOnly: opens
+  // an existing store of this build's schema version as it is (an older one is refused: it cannot be upgraded).
+  explicit RunStore(std::string path, StoreAccess access = StoreAccess::ReadWrite);
   ~RunStore();
   RunStore(const RunStore&) = delete;
   RunStore& operator=(const RunStore&) = delete;

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -48,9 +49,44 @@ StoreError makeError(sqlite3* db, int rc, const std::string& path, const std::st
 
 }  // namespace
 
-SqliteDb::SqliteDb(std::string path) : path_(std::move(path)) {
-  const int rc =
-      sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+namespace {
+
+// A URI naming `path` with `query`: every byte outside the unreserved set percent-encoded, so a path holding '?', '#'
+// or '%' names the same file.
+std::string fileUri(const std::string& path, const std::string& query) {
+  static const char* const kHex = "0123456789ABCDEF";
+  std::string uri = "file:";
+  for (const char c : path) {
+    const auto b = static_cast<unsigned char>(c);
+    if (std::isalnum(b) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      uri += c;
+    } else {
+      uri += '%';
+      uri += kHex[b >> 4];
+      uri += kHex[b & 0xf];
+    }
+  }
+  return uri + "?" + query;
+}
+
+}  // namespace
+
+SqliteDb::SqliteDb(std::string path, Mode mode) : path_(std::move(path)) {
+  int rc = SQLITE_OK;
+  if (mode == Mode::ReadWrite) {
+    rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  } else {
+    rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr);
+    // The first read opens the WAL's shared memory; where it cannot be created, read the file as immutable.
+    const int probe =
+        rc == SQLITE_OK ? sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) : rc;
+    if (rc == SQLITE_OK && ((probe & 0xff) == SQLITE_CANTOPEN || (probe & 0xff) == SQLITE_READONLY)) {
+      sqlite3_close_v2(db_);
+      db_ = nullptr;
+      rc =
+          sqlite3_open_v2(fileUri(path_, "immutable=1").c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+    }
+  }
   if (rc != SQLITE_OK) {
     StoreError err = makeError(db_, rc, path_, "opening");
     sqlite3_close_v2(db_);  // the handle is allocated even when opening fails

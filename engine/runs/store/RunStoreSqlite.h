@@ -12,8 +12,12 @@ namespace ps {
 
 class SqliteDb {
  public:
-  // Opens (creating if missing) the database at `path` read-write.
-  explicit SqliteDb(std::string path);
+  // ReadWrite: opens (creating if missing) the database at `path`. ReadOnly: opens an existing file without ever
+  // writing to it or creating one. A WAL database whose readers cannot have the shared-memory file (a folder or file
+  // system this process cannot write) is then opened immutable: SQLite trusts that nothing writes it meanwhile, which
+  // is what such a location means.
+  enum class Mode { ReadWrite, ReadOnly };
+  explicit SqliteDb(std::string path, Mode mode = Mode::ReadWrite);
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;

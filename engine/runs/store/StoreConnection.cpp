@@ -31,11 +31,35 @@ const std::string& preparedLocation(const std::string& path) {
   return path;
 }
 
+// A store opened read-only must already be there, as a regular file.
+const std::string& existingStore(const std::string& path) {
+  std::error_code ec;
+  if (path.empty()) throw StoreError("the run store path is empty; pass a file name or set PIPESQUEEZE_STORE");
+  if (!fs::is_regular_file(path, ec))
+    throw StoreError("no run store file at " + path + "; train a run first or pass --store FILE");
+  return path;
+}
+
+void checkCurrentForReading(SqliteDb& db) {
+  const int found = std::stoi(db.queryText("PRAGMA user_version"));
+  if (found == runStoreLatestVersion()) return;
+  throw StoreError(db.path() + " has store schema version " + std::to_string(found) + " and cannot be written, so " +
+                   "it cannot be upgraded to version " + std::to_string(runStoreLatestVersion()) +
+                   " for reading. Open it once where it can be written, or copy it somewhere writable.");
+}
+
 }  // namespace
 
-StoreConnection::StoreConnection(std::string path) : db_(preparedLocation(path)) {
+StoreConnection::StoreConnection(std::string path, StoreAccess access)
+    : db_(access == StoreAccess::ReadWrite ? preparedLocation(path) : existingStore(path),
+          access == StoreAccess::ReadWrite ? SqliteDb::Mode::ReadWrite : SqliteDb::Mode::ReadOnly) {
   checkRunStoreIdentity(db_);  // before anything below writes to the file
   checkRunStoreVersion(db_);
+  if (access == StoreAccess::ReadOnly) {
+    checkCurrentForReading(db_);
+    db_.exec("PRAGMA query_only=ON");
+    return;
+  }
   const std::string mode = db_.queryText("PRAGMA journal_mode=WAL");
   if (mode != "wal" && mode != "memory")
     throw StoreError(db_.path() + " could not be switched to WAL mode (SQLite kept '" + mode +

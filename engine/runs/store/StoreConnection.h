@@ -1,14 +1,16 @@
 #pragma once
 // ps::StoreConnection: one open run-store file, used by RunStore and nothing outside this folder.
 //
-// Opening prepares the location (parent folders, a clear error for a folder or an empty path), checks the file is a
-// run store before writing to it, switches it to WAL and migrates it to the current schema. Statements are prepared
-// once per connection and reused.
+// Opening for writing prepares the location (parent folders, a clear error for a folder or an empty path), checks the
+// file is a run store of a version this build knows before writing to it, switches it to WAL and migrates it to the
+// current schema. Opening read-only makes the same checks and writes nothing. Statements are prepared once per
+// connection and reused.
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 
+#include "engine/runs/store/RunStore.h"
 #include "engine/runs/store/RunStoreSqlite.h"
 
 namespace ps {
@@ -29,7 +31,7 @@ class StatementUse {
 
 class StoreConnection {
  public:
-  explicit StoreConnection(std::string path);
+  StoreConnection(std::string path, StoreAccess access);
 
   SqliteDb& db() { return db_; }
   const std::string& path() const { return db_.path(); }
