@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -56,6 +57,12 @@ struct Cluster::Impl {
   std::condition_variable beatWake;
   bool stopping = false;
 
+  // A Gloo group of `n` ranks (this one is `r`) under store keys below `prefix`, formed again until every rank's
+  // formed; `among` names the group in messages, `self` this rank.
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> glooGroup(const std::string& prefix, int r, int n,
+                                                       const std::string& among, const std::string& self,
+                                                       const std::string& bind);
+
   ~Impl() {
     {
       std::lock_guard<std::mutex> lock(beatMutex);
@@ -65,6 +72,41 @@ struct Cluster::Impl {
     if (heartbeat.joinable()) heartbeat.join();
   }
 };
+
+// A Gloo listener takes the first connection that comes, so another process connecting to one before the rank it
+// waits for has the rank's own connection refused: the group fails to form on one side and forms around the stranger
+// on the other. Every rank therefore says, through the control star, whether its group formed; unless all did, all of
+// them drop it and form it again under fresh store keys, until the run's timeout.
+c10::intrusive_ptr<c10d::ProcessGroupGloo> Cluster::Impl::glooGroup(const std::string& prefix, int r, int n,
+                                                                    const std::string& among, const std::string& self,
+                                                                    const std::string& bind) {
+  auto gloo = c10d::ProcessGroupGloo::Options::create(timeout);
+  gloo->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(bind));
+  gloo->threads = 1;
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  for (int attempt = 1;; ++attempt) {
+    c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+    std::string failure;
+    try {
+      group = c10::make_intrusive<c10d::ProcessGroupGloo>(
+          c10::make_intrusive<c10d::PrefixStore>(prefix + "/" + std::to_string(attempt), store), r, n, gloo);
+    } catch (const std::exception& e) {
+      failure = e.what();
+      failure = failure.substr(0, failure.find('\n'));
+    }
+    const auto votes = control->allGather({uint8_t(failure.empty() ? 1 : 0)}, 1);
+    const bool all =
+        std::all_of(votes.begin(), votes.end(), [](const auto& v) { return v == std::vector<uint8_t>{1}; });
+    if (all) return group;
+    if (std::chrono::steady_clock::now() >= until)
+      throw ClusterError("Gloo among " + among + " did not connect within " + std::to_string(timeout.count() / 1000) +
+                         " s (parallel.timeout_s)" + (failure.empty() ? "" : ": " + failure));
+    std::fprintf(stderr,
+                 "%s: Gloo among %s did not form (%s), as when a connection from another process takes one of its "
+                 "listeners; forming it again (attempt %d)\n",
+                 self.c_str(), among.c_str(), failure.empty() ? "on another rank" : failure.c_str(), attempt + 1);
+  }
+}
 
 Cluster::Cluster(const ClusterOptions& options, int stages, int replicas)
     : options_(options), stages_(stages), replicas_(replicas), impl_(std::make_unique<Impl>()) {
@@ -91,13 +133,6 @@ Cluster::Cluster(const ClusterOptions& options, int stages, int replicas)
                        " ranks were started");
   }
   try {
-    auto gloo = c10d::ProcessGroupGloo::Options::create(impl_->timeout);
-    gloo->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(local));
-    gloo->threads = 1;
-    auto group = [&](const std::string& prefix, int r, int n) {
-      return c10::make_intrusive<c10d::ProcessGroupGloo>(c10::make_intrusive<c10d::PrefixStore>(prefix, impl_->store),
-                                                         r, n, gloo);
-    };
     auto beatStore = c10::static_intrusive_pointer_cast<RendezvousStore>(impl_->store)->clone();
     impl_->heartbeat = std::thread([impl = impl_.get(), beatStore, key = "beat/" + std::to_string(rank())] {
       std::unique_lock<std::mutex> lock(impl->beatMutex);
@@ -110,19 +145,32 @@ Cluster::Cluster(const ClusterOptions& options, int stages, int replicas)
         impl->beatWake.wait_for(lock, std::chrono::milliseconds(500));
       }
     });
-    impl_->p2p = group("p2p", rank(), world());
-    if (replicas_ > 1) impl_->replicas = group("stage" + std::to_string(stage()), replica(), replicas_);
+    // The control star first: its listening ends take only connections that present the run's token, so it is what
+    // the ranks agree through while they connect Gloo, whose listeners take whatever connects first.
     impl_->control = std::make_unique<ControlStar>(
         rank(), world(), local, options_.token, options_.timeout_s, [this](int r) { return describe(r); },
         [this](const std::string& key, bool publish, const std::vector<uint8_t>& mine) {
           return share(key, publish, mine, "all ranks");
         });
+    if (replicas_ > 1)
+      impl_->replicas = impl_->glooGroup("stage" + std::to_string(stage()), replica(), replicas_,
+                                         "the replicas of each stage", describe(rank()), local);
   } catch (const std::exception& e) {
     // The address was checked above (a --bind that is not this machine's is refused before anything connects): what
-    // fails here is a peer that never came, stopped, or was cut off, or another process that took its connection.
+    // fails here is a peer that never came, stopped, or was cut off.
     throw ClusterError(describe(rank()) + ": connecting to the other ranks through " + where + " from " + local +
                        " failed (" + e.what() + "); check that all " + std::to_string(options_.world) +
                        " ranks were started and are still running, and retry");
+  }
+}
+
+void Cluster::openPointToPoint() {
+  if (impl_->p2p) return;
+  try {
+    impl_->p2p = impl_->glooGroup("p2p", rank(), world(), "all ranks", describe(rank()), bindAddress_);
+  } catch (const std::exception& e) {
+    throw ClusterError(describe(rank()) + ": connecting the ranks' point-to-point links through Gloo failed (" +
+                       e.what() + "); check that all " + std::to_string(world()) + " ranks are still running");
   }
 }
 
@@ -141,6 +189,7 @@ void Cluster::send(int peer, int tag, std::vector<uint8_t> bytes, double stamp, 
   p->header.stamp = stamp;
   p->header.deliver_ns = deliverNs;
   p->bytes = std::move(bytes);
+  if (!impl_->p2p) throw std::logic_error("Cluster::send before openPointToPoint()");
   try {
     std::vector<at::Tensor> head{bytesTensor(&p->header, sizeof(WireHeader))};
     p->head = impl_->p2p->send(head, peer, 2 * tag);
@@ -167,6 +216,7 @@ std::vector<uint8_t> Cluster::receive(int peer, int tag, double* stamp, int64_t*
                         describe(rank()) + ": " + what.substr(0, what.find('\n')));
   };
   WireHeader h;
+  if (!impl_->p2p) throw std::logic_error("Cluster::receive before openPointToPoint()");
   try {
     std::vector<at::Tensor> head{bytesTensor(&h, sizeof h)};
     impl_->p2p->recv(head, peer, 2 * tag)->wait();

@@ -4,11 +4,13 @@
 // A run of S stages and R replicas has S x R ranks; rank = replica * S + stage, so rank 0 is the first stage of the
 // first replica and keeps the run store.
 //
-// Three channels keep traffic apart, each used by one thread at a time: Gloo point-to-point messages between stages
-// (evaluation from the session thread, and the links' payloads where they do not have streams of their own), a Gloo
-// group for collectives among a stage's replicas (the stage thread's gradient exchange), and a star of TCP streams
-// around rank 0 for collectives among all ranks (the session thread: commands and step reports;
-// engine/dist/ControlStar.h).
+// Three channels keep traffic apart, each used by one thread at a time: a star of TCP streams around rank 0 for
+// collectives among all ranks (the session thread: commands, step reports, evaluation reports;
+// engine/dist/ControlStar.h), a Gloo group for collectives among a stage's replicas (the stage thread's gradient
+// exchange), and, only for links that do not have streams of their own, Gloo point-to-point messages.
+// Gloo's listeners take whatever connects first; the star's take only the run's own ranks. So the star is built
+// first, and every Gloo group is formed again, agreed through the star, until every rank's formed (a connection from
+// another process can take one of its listeners), for at most the run's timeout.
 // Every byte received from another rank is untrusted: sizes are checked before anything is allocated.
 // No torch in this header, so the session and the CLI include it cheaply.
 #include "engine/dist/KeyValueStore.h"  // freeLoopbackPort, newStoreToken
@@ -72,8 +74,11 @@ class Cluster {
   // The numeric address this rank listens on (engine/dist/HostNetwork.h: --bind, or the route to the master).
   const std::string& bindAddress() const { return bindAddress_; }
 
-  // Point to point. Sends return at once (the bytes are kept until the peer takes them; a blocking send would
-  // deadlock two stages sending to each other); flushSends() waits until every send was taken.
+  // Gloo's point-to-point group, for links through Gloo and NCCL's announcements: made only where a run needs it
+  // (every rank calls this at the same point), so a run without it has no Gloo listener open while it starts.
+  void openPointToPoint();
+  // Point to point (after openPointToPoint()). Sends return at once (the bytes are kept until the peer takes them; a
+  // blocking send would deadlock two stages sending to each other); flushSends() waits until every send was taken.
   // `stamp` travels with the bytes (the emulated clock of a message), and `deliverNs` (a throttled link's
   // delivery time on the steady clock, which is system-wide on one host; the receiver gets it capped at the
   // timeout). A message announcing more than `limit` bytes is refused before anything is allocated.

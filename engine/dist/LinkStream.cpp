@@ -242,40 +242,101 @@ void LinkStream::writeLoop() {
   }
 }
 
+namespace {
+
+// "127.0.0.1:53012": who connected, for the log line of a connection that is ignored.
+std::string peerName(int fd) {
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  char host[NI_MAXHOST] = "?", port[NI_MAXSERV] = "?";
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    ::getnameinfo(reinterpret_cast<sockaddr*>(&a), len, host, sizeof host, port, sizeof port,
+                  NI_NUMERICHOST | NI_NUMERICSERV);
+  return a.ss_family == AF_INET6 ? "[" + std::string(host) + "]:" + port : std::string(host) + ":" + port;
+}
+
+}  // namespace
+
+bool LinkStream::introduces(int fd, Clock::time_point deadline) const {
+  // Sizes are compared with this end's own before anything is read into a buffer of theirs.
+  Hello hello;
+  if (!net::readExact(fd, reinterpret_cast<uint8_t*>(&hello), sizeof hello, deadline) || hello.magic != Hello::kMagic ||
+      hello.keyBytes != key_.size() || hello.tokenBytes != peer_.token.size())
+    return false;
+  std::string key(hello.keyBytes, '\0');
+  std::vector<uint8_t> token(hello.tokenBytes);
+  return net::readExact(fd, reinterpret_cast<uint8_t*>(key.data()), key.size(), deadline) &&
+         net::readExact(fd, token.data(), token.size(), deadline) && key == key_ && net::sameSecret(peer_.token, token);
+}
+
+void LinkStream::ignore(int fd, const char* why) const {
+  std::fprintf(stderr, "%s: ignored a connection from %s to the link %s: %s\n", peer_.self.c_str(),
+               peerName(fd).c_str(), key_.c_str(), why);
+  ::close(fd);
+}
+
+// Every connection is a candidate until it has introduced itself as this link of this run (its hello, name and
+// token) or failed to within kIntroSeconds; candidates are watched together, so connections that say nothing, or
+// nonsense, never hold up the peer's behind them. Nothing a candidate sent is used. The peer is waited for until the
+// run's timeout, whatever else connects meanwhile.
 void LinkStream::accept() {
   if (fd_ >= 0) return;
+  constexpr double kIntroSeconds = 5;
+  constexpr size_t kMostCandidates = 64;
   const auto deadline = after(peer_.timeout_s);
+  struct Candidate {
+    int fd;
+    Clock::time_point until;
+  };
+  std::vector<Candidate> candidates;
+  std::vector<pollfd> watched;
   while (fd_ < 0) {
-    if (!net::waitFor(listenFd_, POLLIN, deadline))
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      for (const Candidate& c : candidates) ignore(c.fd, "the link's peer never came");
       throw ClusterError(peer_.other + " sent nothing for " + seconds(peer_.timeout_s) +
                          " (parallel.timeout_s): it never connected its link; seen by " + peer_.self);
+    }
+    auto wake = deadline;
+    for (auto c = candidates.begin(); c != candidates.end();) {
+      if (c->until > now) {
+        wake = std::min(wake, c->until);
+        ++c;
+        continue;
+      }
+      ignore(c->fd, "it did not introduce itself within 5 s");
+      c = candidates.erase(c);
+    }
+    watched.assign(1, pollfd{listenFd_, POLLIN, 0});
+    for (const Candidate& c : candidates) watched.push_back(pollfd{c.fd, POLLIN, 0});
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1;
+    if (::poll(watched.data(), nfds_t(watched.size()), int(std::min<int64_t>(ms, 1000))) <= 0) continue;
+    // Candidates with bytes waiting: a hello arrives whole with its connection, so one short read decides.
+    for (size_t i = watched.size() - 1; i >= 1 && fd_ < 0; --i) {
+      if (!watched[i].revents) continue;
+      const int fd = candidates[i - 1].fd;
+      candidates.erase(candidates.begin() + std::ptrdiff_t(i - 1));
+      if (introduces(fd, std::min(deadline, after(1)))) {
+        net::noDelay(fd);
+        fd_ = fd;
+      } else {
+        ignore(fd, "it did not present this link's name and the run's token");
+      }
+    }
+    if (fd_ >= 0 || !(watched[0].revents & POLLIN)) continue;
     const int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {  // out of descriptors, say: no busy loop until the deadline
       if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       continue;
     }
-    // A connection that does not introduce itself as this link of this run within a few seconds is closed without
-    // an answer; nothing of what it sent is used.
-    const auto introDeadline = std::min(deadline, after(5));
-    // Sizes are compared with this end's own before anything is read into a buffer of theirs.
-    Hello hello;
-    bool ok = net::readExact(fd, reinterpret_cast<uint8_t*>(&hello), sizeof hello, introDeadline) &&
-              hello.magic == Hello::kMagic && hello.keyBytes == key_.size() && hello.tokenBytes == peer_.token.size();
-    if (ok) {
-      std::string key(hello.keyBytes, '\0');
-      std::vector<uint8_t> token(hello.tokenBytes);
-      ok = net::readExact(fd, reinterpret_cast<uint8_t*>(key.data()), key.size(), introDeadline) &&
-           net::readExact(fd, token.data(), token.size(), introDeadline) && key == key_ &&
-           net::sameSecret(peer_.token, token);
+    if (candidates.size() >= kMostCandidates) {  // a flood: the oldest makes room, the peer's newest stays
+      ignore(candidates.front().fd, "too many connections were waiting to introduce themselves");
+      candidates.erase(candidates.begin());
     }
-    if (!ok) {
-      ::close(fd);
-      continue;
-    }
-    net::noDelay(fd);
-    fd_ = fd;
+    candidates.push_back({fd, after(kIntroSeconds)});
   }
+  for (const Candidate& c : candidates) ignore(c.fd, "the link's peer came first");
   ::close(listenFd_);
   listenFd_ = -1;
 }

@@ -12,6 +12,7 @@
 // its own bind address and presents the link's name and the run's store token, and a connection that does not is
 // closed without an answer.
 // Torch-free.
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -68,6 +69,10 @@ class LinkStream {
  private:
   LinkStream(std::string key, Peer peer) : key_(std::move(key)), peer_(std::move(peer)) {}
   void writeLoop();
+  // Whether the connection `fd` presents this link's hello, name and the run's token by `deadline`.
+  bool introduces(int fd, std::chrono::steady_clock::time_point deadline) const;
+  // Logs (naming who connected and why) and closes a connection that is not the peer's.
+  void ignore(int fd, const char* why) const;
 
   struct Outgoing {
     std::vector<uint8_t> bytes;

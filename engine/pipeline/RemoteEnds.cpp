@@ -13,6 +13,7 @@ std::vector<std::shared_ptr<RemoteEnd>> connectRemoteEnds(const std::shared_ptr<
   std::vector<std::shared_ptr<RemoteEnd>> ends;
   const int me = cluster->stage(), replica = cluster->replica(), stages = cluster->stages();
   const bool streams = !nccl && !gloo;
+  if (!streams) cluster->openPointToPoint();  // every rank at once: the flags are the same on all of them
   // Streams: every receiving end first. It only listens and publishes its address, so no rank waits for another
   // until its sending ends look those addresses up, and by then every rank has published all of its own.
   for (bool receiving : {true, false})

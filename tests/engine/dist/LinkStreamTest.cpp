@@ -19,6 +19,7 @@
 #include <cstring>
 #include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace ps {
@@ -115,6 +116,29 @@ TEST(LinkStream, StrangersAreClosedUnreadAndTheLinksOwnSenderStillGetsThrough) {
     EXPECT_LE(::recv(fd, &b, 1, MSG_DONTWAIT), 0);
     ::close(fd);
   }
+}
+
+// Connections that say nothing are watched together, not one after another: ten of them ahead of the sender, each
+// allowed a few seconds to introduce itself, do not make the sender miss a 4 s timeout.
+TEST(LinkStream, SilentStrangersDoNotHoldUpTheSenderBehindThem) {
+  Board board;
+  auto in = LinkStream::receiving("127.0.0.1", "stream/fwd0", peer("rank 1", "rank 0", 4), board.share());
+  std::vector<int> mutes;
+  for (int i = 0; i < 10; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(uint16_t(in->port()));
+    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    mutes.push_back(fd);
+  }
+  auto received = std::async(std::launch::async, [&] { return in->receive(100, nullptr, nullptr); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the receiving end is watching the ten by now
+  auto out = LinkStream::sending("127.0.0.1", "stream/fwd0", peer("rank 0", "rank 1", 4), board.share());
+  out->send(bytesOf(12, 5), 1, 0);
+  EXPECT_EQ(received.get(), bytesOf(12, 5));
+  for (int fd : mutes) ::close(fd);
 }
 
 TEST(LinkStream, OversizedOrForeignHeadersAreRefusedNamingThePeer) {
