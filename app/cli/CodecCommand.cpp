@@ -84,6 +84,7 @@ int encode(const CodecOptions& c) {
   if (x.numel() == 0)
     badInput(c.input + ": the tensor is empty (shape " + shapeText(x.sizes().vec()) +
              "); every codec encodes at least one element");
+  checkFinite(c.input, x);
   const json config = {{"options", o.toJson()}, {"seed", c.seed}, {"shape", x.sizes().vec()}};
   const size_t seen = openState(c.state, config);
   Compensator sender(o, contextOf(c.seed), {});

@@ -46,6 +46,11 @@ torch::Tensor tensorOf(const NpyArray& a) {
   return t;
 }
 
+void checkFinite(const std::string& file, const at::Tensor& x) {
+  if (!torch::isfinite(x).all().item<bool>())
+    badInput(file + ": holds values that are not finite (inf or NaN); a codec encodes finite values only");
+}
+
 std::string numbered(const std::string& dir, const char* stem, size_t i, const char* ext) {
   char name[64];
   std::snprintf(name, sizeof name, "%s-%06zu%s", stem, i, ext);
@@ -135,6 +140,7 @@ void replaySender(const std::string& dir, const json& config, size_t count, Comp
     const std::string file = numbered(dir, "input", i, ".npy");
     const auto earlier = tensorOf(readNpy(file));
     checkShape(file, earlier.sizes().vec(), config);
+    checkFinite(file, earlier);
     SendReport ignored;
     sender.send(earlier, {}, ignored);
   }
@@ -145,8 +151,12 @@ void replayReceiver(const std::string& dir, const json& config, size_t count, in
   for (size_t i = 0; i < count; ++i) {
     const std::string file = numbered(dir, "payload", i, ".bin");
     const Payload earlier = readBin(file, maxElements).second;
-    checkShape(file, HeadedPayload(earlier).header.shape, config);
-    receiver.receive(earlier, torch::kCPU, {});
+    try {
+      checkShape(file, HeadedPayload(earlier).header.shape, config);
+      receiver.receive(earlier, torch::kCPU, {});
+    } catch (const PayloadError& e) {
+      badInput(file + ": " + e.what() + "; the folder was altered: use a fresh one");
+    }
   }
 }
 

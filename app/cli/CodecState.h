@@ -35,6 +35,8 @@ void replayReceiver(const std::string& dir, const nlohmann::json& config, size_t
                     Compensator& receiver);
 // A float32 tensor of the array's shape and values.
 at::Tensor tensorOf(const NpyArray& a);
+// Refuses (as bad input naming `file`) a tensor holding an inf or a NaN, which no codec encodes.
+void checkFinite(const std::string& file, const at::Tensor& x);
 // "DIR/input-000003.npy"
 std::string numbered(const std::string& dir, const char* stem, size_t i, const char* ext);
 

@@ -479,6 +479,17 @@ TEST(Cli, CodecStateFoldersAreCheckedNotTrusted) {
   r = encode("send", "a.npy", "2.bin");
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("the folder was altered"), std::string::npos) << r.err;
+  // Values that are not finite, in the tensor given or in one swapped into the folder: bad input naming the file.
+  NpyArray bad = a;
+  bad.values[3] = std::nanf("");
+  writeNpy(at("nan.npy"), bad);
+  r = runCli({"codec", "encode", "--method", "topk", at("nan.npy"), at("nan.bin")});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find(at("nan.npy") + ": holds values that are not finite"), std::string::npos) << r.err;
+  fs::copy_file(at("nan.npy"), at("send/input-000000.npy"), fs::copy_options::overwrite_existing);
+  r = encode("send", "a.npy", "2.bin");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find(at("send/input-000000.npy") + ": holds values that are not finite"), std::string::npos) << r.err;
   fs::remove(at("send/codec.json"));
   fs::create_symlink("/dev/zero", at("send/codec.json"));
   r = encode("send", "a.npy", "2.bin");
