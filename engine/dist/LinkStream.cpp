@@ -198,6 +198,10 @@ LinkStream::~LinkStream() {
 }
 
 void LinkStream::send(std::vector<uint8_t> bytes, double stamp, int64_t deliverNs) {
+  send(std::make_shared<const std::vector<uint8_t>>(std::move(bytes)), stamp, deliverNs);
+}
+
+void LinkStream::send(std::shared_ptr<const std::vector<uint8_t>> bytes, double stamp, int64_t deliverNs) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!error_.empty()) throw ClusterError(error_);
@@ -224,10 +228,11 @@ void LinkStream::writeLoop() {
       writing_ = true;
     }
     WireHeader h;
-    h.bytes = o.bytes.size();
+    h.bytes = o.bytes->size();
     h.stamp = o.stamp;
     h.deliver_ns = o.deliverNs;
-    const bool ok = writeMessage(fd_, h, o.bytes, peer_.timeout_s);
+    const bool ok = writeMessage(fd_, h, *o.bytes, peer_.timeout_s);
+    o.bytes.reset();  // before flush() can return: the sender may reuse a buffer nobody else holds
     {
       std::lock_guard<std::mutex> lock(mutex_);
       writing_ = false;
@@ -342,6 +347,12 @@ void LinkStream::accept() {
 }
 
 std::vector<uint8_t> LinkStream::receive(uint64_t limit, double* stamp, int64_t* deliverNs) {
+  std::vector<uint8_t> bytes;
+  receiveInto(bytes, limit, stamp, deliverNs);
+  return bytes;
+}
+
+void LinkStream::receiveInto(std::vector<uint8_t>& bytes, uint64_t limit, double* stamp, int64_t* deliverNs) {
   if (fd_ < 0) accept();
   // The timeout bounds silence: the wait for the header, then each chunk of the body (16 MiB) on its own.
   auto deadline = after(peer_.timeout_s);
@@ -359,17 +370,22 @@ std::vector<uint8_t> LinkStream::receive(uint64_t limit, double* stamp, int64_t*
   } catch (const FrameError& e) {
     throw ClusterError(peer_.other + " sent " + e.what() + "; seen by " + peer_.self);
   }
-  auto bytes = receiveChunked(h.bytes, [&](uint8_t* into, size_t size) {
+  const auto chunk = [&](uint8_t* into, size_t size) {
     deadline = after(peer_.timeout_s);
     if (!net::readExact(fd_, into, size, deadline)) throw failed();
-  });
+  };
+  if (h.bytes <= bytes.capacity()) {  // a buffer that held as much before: read straight into it
+    bytes.resize(size_t(h.bytes));
+    for (const auto& [at, size] : chunksOf(h.bytes)) chunk(bytes.data() + at, size);
+  } else {  // grown only as bytes arrive, never ahead of them by more than a chunk's worth
+    bytes = receiveChunked(h.bytes, chunk);
+  }
   if (stamp) *stamp = h.stamp;
   if (deliverNs) {
     const int64_t now =
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
     *deliverNs = std::min<int64_t>(h.deliver_ns, now + int64_t(peer_.timeout_s * 1e9));
   }
-  return bytes;
 }
 
 }  // namespace ps

@@ -52,6 +52,8 @@ class LinkStream {
   // Sending end: queues the message and returns at once; the stream's writer thread writes it, and fails when the
   // peer closes or takes nothing for timeout_s. Throws ClusterError when an earlier write failed.
   void send(std::vector<uint8_t> bytes, double stamp, int64_t deliverNs);
+  // The same for bytes sent down several streams at once: kept, not copied, until written.
+  void send(std::shared_ptr<const std::vector<uint8_t>> bytes, double stamp, int64_t deliverNs);
   // Sending end: returns once every queued message is in the kernel's hands; throws ClusterError for a failed write.
   void flush();
   // Receiving end: the next message. A header announcing more than `limit` bytes, a peer that closes or sends
@@ -59,6 +61,8 @@ class LinkStream {
   // ClusterError naming the peer. `deliverNs` comes back capped at now + timeout_s, so a peer cannot stall this rank
   // past it.
   std::vector<uint8_t> receive(uint64_t limit, double* stamp, int64_t* deliverNs);
+  // The same into `bytes`, whose memory is reused where it is large enough (a buffer received into every step).
+  void receiveInto(std::vector<uint8_t>& bytes, uint64_t limit, double* stamp, int64_t* deliverNs);
 
   // Receiving end: takes the sender's connection now rather than at the first receive (at most timeout_s; a
   // ClusterError says the sender never connected). Nothing happens when it is already taken.
@@ -75,7 +79,7 @@ class LinkStream {
   void ignore(int fd, const char* why) const;
 
   struct Outgoing {
-    std::vector<uint8_t> bytes;
+    std::shared_ptr<const std::vector<uint8_t>> bytes;
     double stamp;
     int64_t deliverNs;
   };
