@@ -4,6 +4,7 @@
 #include "engine/dist/Framing.h"
 #include "engine/dist/HostNetwork.h"
 #include "engine/dist/RendezvousStore.h"
+#include "engine/dist/ReplicaMesh.h"
 #include "engine/errors/ConfigError.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -47,8 +48,9 @@ struct Cluster::Impl {
   std::vector<std::unique_ptr<Pending>> sends;
 
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> p2p, replicas;
-  std::unique_ptr<ControlStar> control;  // collectives among all ranks (commands, step reports)
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> p2p;
+  std::unique_ptr<ControlStar> control;   // collectives among all ranks (commands, step reports)
+  std::unique_ptr<ReplicaMesh> replicas;  // collectives among this stage's replicas (the gradient exchange)
   milliseconds timeout{0};
 
   // Liveness: a second store client, so beats never wait behind the session's store calls.
@@ -153,8 +155,12 @@ Cluster::Cluster(const ClusterOptions& options, int stages, int replicas)
           return share(key, publish, mine, "all ranks");
         });
     if (replicas_ > 1)
-      impl_->replicas = impl_->glooGroup("stage" + std::to_string(stage()), replica(), replicas_,
-                                         "the replicas of each stage", describe(rank()), local);
+      impl_->replicas = std::make_unique<ReplicaMesh>(
+          replica(), replicas_, "replicas/stage" + std::to_string(stage()), local, options_.token, options_.timeout_s,
+          [this](int i) { return describe(rankOf(stage(), i)); },
+          [this](const std::string& key, bool publish, const std::vector<uint8_t>& mine) {
+            return share(key, publish, mine, "the replicas of stage " + std::to_string(stage()));
+          });
   } catch (const std::exception& e) {
     // The address was checked above (a --bind that is not this machine's is refused before anything connects): what
     // fails here is a peer that never came, stopped, or was cut off.
@@ -266,55 +272,9 @@ void Cluster::flushSends() {
   }
 }
 
-namespace {
-
-std::vector<std::vector<uint8_t>> allGatherBytes(c10d::ProcessGroupGloo& pg, const std::vector<uint8_t>& mine,
-                                                 uint64_t limit, const std::string& group) {
-  const int n = pg.getSize();
-  try {
-    auto size = torch::tensor({int64_t(mine.size())}, torch::kInt64);
-    std::vector<at::Tensor> in{size};
-    std::vector<std::vector<at::Tensor>> out(1);
-    for (int i = 0; i < n; ++i) out[0].push_back(torch::empty({1}, torch::kInt64));
-    pg.allgather(out, in)->wait();
-    int64_t most = 0;
-    std::vector<int64_t> sizes;
-    for (auto& t : out[0]) {
-      const int64_t s = t.item<int64_t>();
-      if (s < 0 || uint64_t(s) > limit)
-        throw ClusterError("rank " + std::to_string(sizes.size()) + " of " + group + " announced " + std::to_string(s) +
-                           " bytes, outside 0 .. " + std::to_string(limit));
-      sizes.push_back(s);
-      most = std::max(most, s);
-    }
-    auto result = std::vector<std::vector<uint8_t>>(size_t(n));
-    if (most == 0) return result;
-    auto padded = torch::zeros({most}, torch::kUInt8);
-    std::memcpy(padded.data_ptr<uint8_t>(), mine.data(), mine.size());
-    std::vector<at::Tensor> in2{padded};
-    std::vector<std::vector<at::Tensor>> out2(1);
-    for (int i = 0; i < n; ++i) out2[0].push_back(torch::empty({most}, torch::kUInt8));
-    pg.allgather(out2, in2)->wait();
-    for (int i = 0; i < n; ++i) {
-      const uint8_t* p = out2[0][size_t(i)].data_ptr<uint8_t>();
-      result[size_t(i)].assign(p, p + sizes[size_t(i)]);
-    }
-    return result;
-  } catch (const ClusterError&) {
-    throw;
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    throw ClusterError("exchange among " + group + (timedOut(what) ? " timed out" : " failed") +
-                       ": another rank stopped or does not answer (" + what.substr(0, what.find('\n')) + ")");
-  }
-}
-
-}  // namespace
-
 std::vector<std::vector<uint8_t>> Cluster::allGatherReplicas(const std::vector<uint8_t>& mine, uint64_t limit) {
   if (!impl_->replicas) return {mine};
-  return allGatherBytes(*impl_->replicas, mine, std::min(limit, kMaxMessageBytes),
-                        "the replicas of stage " + std::to_string(stage()));
+  return impl_->replicas->allGather(mine, std::min(limit, kMaxMessageBytes));
 }
 
 std::vector<uint8_t> Cluster::shareAmongReplicas(const std::string& key, const std::vector<uint8_t>& mine) {
@@ -339,15 +299,7 @@ std::vector<std::vector<uint8_t>> Cluster::allGatherWorld(const std::vector<uint
 
 void Cluster::allReduceReplicas(float* data, int64_t n) {
   if (!impl_->replicas || n == 0) return;
-  try {
-    std::vector<at::Tensor> t{torch::from_blob(data, {n}, torch::kFloat32)};
-    impl_->replicas->allreduce(t)->wait();
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    throw ClusterError("all-reduce among the replicas of stage " + std::to_string(stage()) +
-                       (timedOut(what) ? " timed out" : " failed") + ": another rank stopped or does not answer (" +
-                       what.substr(0, what.find('\n')) + ")");
-  }
+  impl_->replicas->allReduce(data, n);
 }
 
 std::vector<uint8_t> Cluster::broadcastWorld(std::vector<uint8_t> bytes) {

@@ -1,16 +1,17 @@
 #pragma once
 // The processes of a multi-process run on torch.distributed (c10d): rendezvous through rank 0's store (listening on
-// MASTER_ADDR only, and answering only ranks that present the run's token), Gloo process groups for CPU tensors.
+// MASTER_ADDR only, and answering only ranks that present the run's token), TCP streams of its own and, where a run
+// asks for them, Gloo's point-to-point messages.
 // A run of S stages and R replicas has S x R ranks; rank = replica * S + stage, so rank 0 is the first stage of the
 // first replica and keeps the run store.
 //
 // Three channels keep traffic apart, each used by one thread at a time: a star of TCP streams around rank 0 for
 // collectives among all ranks (the session thread: commands, step reports, evaluation reports;
-// engine/dist/ControlStar.h), a Gloo group for collectives among a stage's replicas (the stage thread's gradient
-// exchange), and, only for links that do not have streams of their own, Gloo point-to-point messages.
-// Gloo's listeners take whatever connects first; the star's take only the run's own ranks. So the star is built
-// first, and every Gloo group is formed again, agreed through the star, until every rank's formed (a connection from
-// another process can take one of its listeners), for at most the run's timeout.
+// engine/dist/ControlStar.h), a mesh of TCP streams among a stage's replicas (the stage thread's gradient exchange;
+// engine/dist/ReplicaMesh.h), and, only for links that do not have streams of their own, Gloo point-to-point
+// messages. The streams' listeners take only the run's own ranks; Gloo's take whatever connects first, so Gloo is
+// connected last, and formed again, agreed through the star, until every rank's formed (a connection from another
+// process can take one of its listeners), for at most the run's timeout.
 // Every byte received from another rank is untrusted: sizes are checked before anything is allocated.
 // No torch in this header, so the session and the CLI include it cheaply.
 #include "engine/dist/KeyValueStore.h"  // freeLoopbackPort, newStoreToken

@@ -32,7 +32,7 @@ namespace ps {
 class GradientExchange {
  public:
   // `nccl`: a dense all-reduce of CUDA gradients goes through NCCL on the device (engine/dist/nccl) instead of
-  // through Gloo on a host copy.
+  // through the replicas' streams on a host copy.
   GradientExchange(std::shared_ptr<Cluster> cluster, int stage, const CompressionOptions& options, uint64_t seed,
                    LinkModel model, bool nccl = false);
   ~GradientExchange();

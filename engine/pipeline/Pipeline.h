@@ -35,7 +35,7 @@ struct PipelineOptions {
   int threads_per_stage = 1;
   std::shared_ptr<Cluster> cluster;  // multi-process: set, and this process runs cluster->stage()
   CompressionOptions gradients;      // the replicas' weight-gradient exchange (replicas > 1)
-  bool nccl = false;                 // dense all-reduce of CUDA gradients through NCCL instead of Gloo
+  bool nccl = false;                 // dense all-reduce of CUDA gradients through NCCL instead of the streams
   bool nccl_links = false;           // payloads between CUDA stages of different processes through NCCL
   // Payloads between stages of different processes (not on NCCL) through Gloo's point-to-point messages instead of
   // a TCP stream per link direction (parallel.transport).

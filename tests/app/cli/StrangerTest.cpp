@@ -112,12 +112,13 @@ TEST(Stranger, GarbageConnectionsToAStartingRunAreIgnored) {
   runWithAStranger(true, {});
 }
 
-// Two replicas per stage: gradients go between replicas through Gloo, whose listeners take the first connection.
-TEST(Stranger, ConnectionsToAReplicatedRunsGlooListenersAreIgnored) {
+// Two replicas per stage: gradients cross between them every step.
+TEST(Stranger, ConnectionsToAReplicatedRunAreIgnored) {
   runWithAStranger(false, {"parallel.replicas=2"});
 }
 
-// Pipeline links through Gloo rather than the run's own streams.
+// Pipeline links through Gloo rather than the run's own streams: Gloo's listeners take the first connection, so a
+// group a stranger broke is formed again.
 TEST(Stranger, ConnectionsToAGlooLinkedRunAreIgnored) {
   runWithAStranger(true, {"parallel.transport=gloo"});
 }
