@@ -17,21 +17,16 @@
 #include <iostream>
 #include <sstream>
 
-#include <unistd.h>
-
 namespace ps::cli {
 namespace {
 
 using nlohmann::json;
 
-// Reading needs no write access: a store this process cannot write (its file, its folder, where SQLite keeps the WAL,
-// or its file system) is read as it is; a writable one is opened for writing, which also upgrades an older one.
+// Reading needs no write access: a store this process cannot write is read as it is; a writable one is opened for
+// writing, which also upgrades an older one.
 StoreAccess accessFor(const std::string& path, const std::string& action) {
   const bool reads = action == "list" || action == "show" || action == "export" || action == "retime";
-  if (!reads) return StoreAccess::ReadWrite;
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  const bool writable = ::access(path.c_str(), W_OK) == 0 && ::access(parent.empty() ? "." : parent.c_str(), W_OK) == 0;
-  return writable ? StoreAccess::ReadWrite : StoreAccess::ReadOnly;
+  return reads ? RunStore::accessFor(path) : StoreAccess::ReadWrite;
 }
 
 RunInfo require(const RunStore& store, int64_t id) {

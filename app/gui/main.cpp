@@ -40,13 +40,16 @@ std::optional<GuiOptions> parseCommandLine(const QApplication& app) {
   const QCommandLineOption start(QStringLiteral("start"), QStringLiteral("Start the preset at once."));
   const QCommandLineOption store(QStringLiteral("store"), QStringLiteral("Run store file (default: XDG data folder)."),
                                  QStringLiteral("FILE"));
+  const QCommandLineOption readOnly(
+      QStringLiteral("read-only"), QStringLiteral("View the run store without writing to it (no run can be started)."));
   const QCommandLineOption quitAfter(QStringLiteral("quit-when-done"),
                                      QStringLiteral("Quit when the started run ends (scripted demos)."));
-  cli.addOptions({preset, start, store, quitAfter});
+  cli.addOptions({preset, start, store, readOnly, quitAfter});
   cli.process(app);
 
   GuiOptions o;
   o.window.storePath = cli.value(store);
+  o.window.readOnlyStore = cli.isSet(readOnly);
   o.window.presetPath = cli.value(preset);
   o.start = cli.isSet(start);
   o.quitWhenDone = cli.isSet(quitAfter);

@@ -42,8 +42,8 @@ MainWindow::MainWindow(const MainWindowOptions& options, QWidget* parent) : QMai
   setWindowIcon(QIcon(QStringLiteral(":/icons/pipesqueeze.svg")));
   const QString storePath =
       options.storePath.isEmpty() ? QString::fromStdString(RunStore::defaultPath()) : options.storePath;
-  store_ = std::make_shared<RunStore>(storePath.toStdString());  // errors reach main(), which shows them
-  store_->reapOrphans();
+  // A store this user cannot write (shared, on a read-only file system) is opened to be viewed; errors reach main().
+  store_ = openRunStore(storePath.toStdString(), options.readOnlyStore);
   reportDir_ = options.reportDir.isEmpty() ? defaultReportDir() : options.reportDir;
   openReports_ = options.openReports;
   bridge_ = new SessionBridge(storePath, this);
@@ -248,6 +248,10 @@ QString MainWindow::runState() const {
 }
 
 QString MainWindow::startRun() {
+  if (store_->readOnly())
+    return tr("%1 is open read-only: a run cannot be recorded in it. Open a writable store (Runs ▸ Open Store…) "
+              "first.")
+        .arg(QString::fromStdString(store_->path()));
   if (reproduceDialog_ && reproduceDialog_->running())
     return tr("A claim suite is running (Runs ▸ Reproduce a Claim…); cancel it or let it finish first.");
   const QString error = bridge_->start(controls_->runConfig());
@@ -298,8 +302,14 @@ void MainWindow::onRunEnded(const QString& status, const QString& reason) {
 }
 
 void MainWindow::updateActions() {
-  const bool running = bridge_->running();
-  start_->setEnabled(!running);
+  const bool running = bridge_->running(), writable = !store_->readOnly();
+  start_->setEnabled(!running && writable);
+  reproduce_->setEnabled(writable);
+  const QString why = tr("%1 is open read-only: its runs can be viewed, compared and exported, not added to. Open a "
+                         "writable store (Runs ▸ Open Store…) to start one.")
+                          .arg(QString::fromStdString(store_->path()));
+  start_->setStatusTip(writable ? tr("Start a run with the current settings") : why);
+  start_->setToolTip(writable ? tr("Start a run with the current settings") : why);
   pause_->setEnabled(running && !bridge_->paused());
   resume_->setEnabled(running && bridge_->paused());
   stop_->setEnabled(running);

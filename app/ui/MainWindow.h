@@ -34,6 +34,7 @@ struct MainWindowOptions {
   QString reportDir;      // where suite reports go; empty: defaultReportDir()
   bool openReports = true;  // open a suite's report.html once written (tests turn this off)
   bool restoreLayout = true;
+  bool readOnlyStore = false;  // view the store without writing to it, even where it could be (--read-only)
 };
 
 class MainWindow : public QMainWindow {
@@ -92,6 +93,9 @@ class MainWindow : public QMainWindow {
   void compareFollowsSelection();
   void sizeToScreen();
   void showStoreInTitle();
+  // The store at `path`, read-only where this user cannot write it (or where `readOnly` asks); a writable one has its
+  // orphaned runs marked failed.
+  static std::shared_ptr<RunStore> openRunStore(const std::string& path, bool readOnly);
   void about();
   void restoreSettings(const MainWindowOptions& options);
   void saveSettings();

@@ -76,8 +76,7 @@ QString MainWindow::openStore(const QString& path) {
         .arg(path);
   std::shared_ptr<RunStore> store;
   try {
-    store = std::make_shared<RunStore>(path.toStdString());  // refuses (and leaves as it was) a file not ours
-    store->reapOrphans();
+    store = openRunStore(path.toStdString(), false);  // refuses (and leaves as it was) a file not ours
   } catch (const std::exception& e) {
     return tr("Could not open %1 as a run store: %2. The runs shown are still those of %3.")
         .arg(path, QString::fromStdString(e.what()), QString::fromStdString(store_->path()));
@@ -92,13 +91,26 @@ QString MainWindow::openStore(const QString& path) {
     reproduceDialog_ = nullptr;
   }
   showStoreInTitle();
-  statusBar()->showMessage(tr("Opened %1: %n run(s).", nullptr, runs_->model()->rowCount()).arg(path), 8000);
+  updateActions();
+  statusBar()->showMessage((store_->readOnly() ? tr("Opened %1 read-only (it cannot be written here): %n run(s).",
+                                                    nullptr, runs_->model()->rowCount())
+                                               : tr("Opened %1: %n run(s).", nullptr, runs_->model()->rowCount()))
+                               .arg(path),
+                           8000);
   return {};
 }
 
 void MainWindow::showStoreInTitle() {
   // The window system adds the application's name ("runs.sqlite — PipeSqueeze"): the title names the store only.
-  setWindowTitle(QFileInfo(QString::fromStdString(store_->path())).fileName());
+  const QString name = QFileInfo(QString::fromStdString(store_->path())).fileName();
+  setWindowTitle(store_->readOnly() ? tr("%1 (read-only)").arg(name) : name);
+}
+
+std::shared_ptr<RunStore> MainWindow::openRunStore(const std::string& path, bool readOnly) {
+  const StoreAccess access = readOnly ? StoreAccess::ReadOnly : RunStore::accessFor(path);
+  auto store = std::make_shared<RunStore>(path, access);
+  if (!store->readOnly()) store->reapOrphans();  // a store only read keeps its runs as the writers left them
+  return store;
 }
 
 }  // namespace ps::ui

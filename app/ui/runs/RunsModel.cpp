@@ -97,7 +97,7 @@ Qt::ItemFlags RunsModel::flags(const QModelIndex& index) const {
   if (runId(index.row()) == 0) return f;  // a run still starting: nothing to tick or edit yet
   const auto column = RunColumn(index.column());
   if (column == RunColumn::Visible) f |= Qt::ItemIsUserCheckable;
-  if (isEditable(column)) f |= Qt::ItemIsEditable;
+  if (isEditable(column) && !store_->readOnly()) f |= Qt::ItemIsEditable;  // a store only read takes no edits
   return f;
 }
 

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include <unistd.h>
+
 #include "engine/core/RunSummary.h"
 #include "engine/core/UserFolders.h"
 #include "engine/runs/store/RunStoreSystem.h"
@@ -104,6 +106,18 @@ std::string RunStore::defaultPath() {
     throw StoreError("cannot tell where to keep runs: HOME is not set. Set PIPESQUEEZE_STORE "
                      "to a file, e.g. /tmp/pipesqueeze/runs.sqlite.");
   return (fs::path(folder) / "runs.sqlite").string();
+}
+
+StoreAccess RunStore::accessFor(const std::string& path) {
+  std::error_code ec;
+  if (path.empty() || path == ":memory:" || !fs::exists(path, ec)) return StoreAccess::ReadWrite;
+  const fs::path parent = fs::path(path).parent_path();
+  const bool writable = ::access(path.c_str(), W_OK) == 0 && ::access(parent.empty() ? "." : parent.c_str(), W_OK) == 0;
+  return writable ? StoreAccess::ReadWrite : StoreAccess::ReadOnly;
+}
+
+bool RunStore::readOnly() const {
+  return connection_->access() == StoreAccess::ReadOnly;
 }
 
 const std::string& RunStore::path() const {

@@ -79,7 +79,12 @@ class RunStore {
   // else $HOME/.local/share/pipesqueeze/runs.sqlite.
   static std::string defaultPath();
 
+  // ReadOnly where a store already at `path` cannot be written by this process (its file, the folder SQLite keeps its
+  // WAL in, or its file system), so that it can still be read; ReadWrite otherwise (a new store is created).
+  static StoreAccess accessFor(const std::string& path);
+
   const std::string& path() const;
+  bool readOnly() const;
   int schemaVersion() const;
   std::string integrityCheck() const;  // "ok" when PRAGMA integrity_check finds nothing wrong
 

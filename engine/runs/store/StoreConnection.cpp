@@ -51,7 +51,8 @@ void checkCurrentForReading(SqliteDb& db) {
 }  // namespace
 
 StoreConnection::StoreConnection(std::string path, StoreAccess access)
-    : db_(access == StoreAccess::ReadWrite ? preparedLocation(path) : existingStore(path),
+    : access_(access),
+      db_(access == StoreAccess::ReadWrite ? preparedLocation(path) : existingStore(path),
           access == StoreAccess::ReadWrite ? SqliteDb::Mode::ReadWrite : SqliteDb::Mode::ReadOnly) {
   checkRunStoreIdentity(db_);  // before anything below writes to the file
   checkRunStoreVersion(db_);

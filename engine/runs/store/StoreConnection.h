@@ -35,6 +35,7 @@ class StoreConnection {
 
   SqliteDb& db() { return db_; }
   const std::string& path() const { return db_.path(); }
+  StoreAccess access() const { return access_; }
 
   // The statement for `sql`, prepared on first use.
   StatementUse use(const std::string& sql);
@@ -45,6 +46,7 @@ class StoreConnection {
   void updateText(int64_t id, const std::string& sql, const std::string& value);
 
  private:
+  StoreAccess access_;
   SqliteDb db_;
   // Keyed by SQL text. Declared after `db_` so the statements are finalized before the connection closes.
   std::map<std::string, std::unique_ptr<SqliteStatement>> cache_;

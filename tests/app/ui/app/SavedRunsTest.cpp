@@ -281,6 +281,32 @@ class SavedRunsTest : public QObject {
     QCOMPARE(QString::fromStdString(w.store()->path()), secondPath);
   }
 
+  // A store opened read-only (--read-only, or one this user cannot write) is viewed, compared and opened run by run;
+  // nothing can be started, edited or deleted in it, and the window says so.
+  void aReadOnlyStoreIsViewedNotWritten() {
+    ps::test::TestStore t;
+    const qint64 a = t.addRun("a", ps::test::runConfig(0.1), 10);
+    const qint64 b = t.addRun("b", ps::test::runConfig(0.2), 10);
+    MainWindowOptions o = options(t);
+    o.readOnlyStore = true;
+    MainWindow w(o);
+    QVERIFY(w.store()->readOnly());
+    QVERIFY2(w.windowTitle().contains("(read-only)"), qPrintable(w.windowTitle()));
+    RunsModel* model = w.runs()->model();
+    QCOMPARE(model->rowCount(), 2);
+    QVERIFY(w.compareRuns({a, b}).isEmpty());
+    QVERIFY(w.openStoredRun(a).isEmpty());
+    const QModelIndex name = model->index(model->rowOf(b), int(RunColumn::Name));
+    QVERIFY(!(model->flags(name) & Qt::ItemIsEditable));
+    QVERIFY(!model->setData(name, QStringLiteral("renamed"), Qt::EditRole));
+    QCOMPARE(t.store->run(b)->name, std::string("b"));
+    const QString refused = w.startRun();
+    QVERIFY2(refused.contains("read-only") && refused.contains("runs.sqlite"), qPrintable(refused));
+    QVERIFY(!w.bridge()->running());
+    QVERIFY(w.runs()->deleteRun(a).contains("cannot be written"));
+    QVERIFY(t.store->run(a).has_value());
+  }
+
  private:
   static MainWindowOptions options(const ps::test::TestStore& t) {
     MainWindowOptions o;

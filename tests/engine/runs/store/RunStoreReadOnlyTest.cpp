@@ -6,6 +6,10 @@
 #include <functional>
 #include <iterator>
 
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "engine/runs/store/RunStore.h"
 #include "engine/runs/store/RunStoreSchema.h"
 #include "tests/engine/runs/store/RunStoreTestUtil.h"
@@ -59,6 +63,35 @@ TEST(RunStoreReadOnly, ReadsWhatAWriterCommittedAndRefusesEveryWrite) {
   }
   EXPECT_EQ(writer.run(id)->tags, "a,b");
   EXPECT_EQ(writer.metrics(id, "train/loss").size(), 3u);
+}
+
+// Which access a store is opened with where the caller does not say: read-only exactly where this user cannot write
+// the file or its folder. Checked in a child that is not root (permission bits do not bind root).
+TEST(RunStoreReadOnly, AStoreThisUserCannotWriteIsReadOnlyWhereItIs) {
+  RunStoreTempDir dir;
+  const std::string path = dir.file("runs.sqlite");
+  { RunStore(path).createRun("kept", "{}", "v"); }
+  EXPECT_EQ(RunStore::accessFor(dir.file("new.sqlite")), StoreAccess::ReadWrite) << "a new store is created";
+  const auto accessAsNobody = [&](const std::string& p) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) _exit(3);
+      _exit(RunStore::accessFor(p) == StoreAccess::ReadOnly ? 1 : 0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  const std::string folder = std::filesystem::path(path).parent_path().string();
+  ::chmod(folder.c_str(), 0777);
+  ::chmod(path.c_str(), 0666);
+  EXPECT_EQ(accessAsNobody(path), 0) << "a store anybody may write is opened for writing";
+  ::chmod(path.c_str(), 0444);
+  EXPECT_EQ(accessAsNobody(path), 1) << "a file this user cannot write";
+  ::chmod(path.c_str(), 0666);
+  ::chmod(folder.c_str(), 0555);
+  EXPECT_EQ(accessAsNobody(path), 1) << "a folder this user cannot write (SQLite's WAL lives beside the file)";
+  ::chmod(folder.c_str(), 0700);
 }
 
 TEST(RunStoreReadOnly, AMissingFileIsNotCreated) {
