@@ -5,6 +5,7 @@
 // Prints per case the median time of one all-reduce (of `rounds` timed, after three untimed) and mesh / Gloo.
 #include "engine/dist/ReplicaMesh.h"
 #include "tests/bench/BenchArgs.h"
+#include "tests/engine/dist/ShareBoard.h"
 
 #include <c10/util/intrusive_ptr.h>
 #include <torch/torch.h>
@@ -13,34 +14,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <map>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// The rendezvous store's share() in memory: a fetch waits for the publisher.
-struct Board {
-  std::mutex mutex;
-  std::condition_variable published;
-  std::map<std::string, std::vector<uint8_t>> values;
-  ps::LinkStream::Share share() {
-    return [this](const std::string& key, bool publish, const std::vector<uint8_t>& mine) {
-      std::unique_lock<std::mutex> lock(mutex);
-      if (publish) {
-        values[key] = mine;
-        published.notify_all();
-      }
-      published.wait(lock, [&] { return values.count(key) > 0; });
-      return values[key];
-    };
-  }
-};
 
 double median(std::vector<double> t) {
   std::nth_element(t.begin(), t.begin() + long(t.size() / 2), t.end());
@@ -79,7 +59,7 @@ int main(int argc, char** argv) {
   std::printf("%-9s %10s %12s %12s %12s\n", "replicas", "floats", "mesh ms", "gloo ms", "mesh/gloo");
   for (int members : {2, 4}) {
     for (int64_t count : {int64_t(1) << 10, int64_t(1) << 18, int64_t(1) << 22}) {
-      Board board;
+      ps::Board board;
       using Mesh = std::shared_ptr<ps::ReplicaMesh>;
       const double mesh = timeRounds<Mesh>(
           members, count, rounds,
