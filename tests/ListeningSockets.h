@@ -32,6 +32,18 @@ inline int freeLoopbackPort() {
   return port;
 }
 
+// A TCP connection to `port` on loopback (for tests that play a stranger or a raw peer); -1 when it is refused.
+inline int connectToLoopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(uint16_t(port));
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
+  if (fd >= 0) ::close(fd);
+  return -1;
+}
+
 struct Listener {
   std::string address;  // as /proc prints it: "0100007F" (127.0.0.1), "00000000" (every IPv4 interface), ...
   int port = 0;

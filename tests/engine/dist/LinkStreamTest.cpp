@@ -6,6 +6,7 @@
 #include "engine/dist/Framing.h"
 #include "engine/dist/LinkStream.h"
 #include "engine/dist/Sockets.h"
+#include "tests/ListeningSockets.h"
 #include "tests/engine/dist/ShareBoard.h"
 
 #include <arpa/inet.h>
@@ -101,12 +102,8 @@ TEST(LinkStream, StrangersAreClosedUnreadAndTheLinksOwnSenderStillGetsThrough) {
   const int wrongKey = rawConnect(in->port(), "stream/fwd1", "token-1");
   const int nameless = rawConnect(in->port(), "", "");
   // One that connects and says nothing holds the port for at most a few seconds.
-  const int mute = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(uint16_t(in->port()));
-  ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-  ASSERT_EQ(::connect(mute, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  const int mute = test::connectToLoopback(in->port());
+  ASSERT_GE(mute, 0);
   auto out = LinkStream::sending("127.0.0.1", "stream/bwd1", peer("rank 2", "rank 1"), board.share());
   out->send(bytesOf(10, 3), 2, 0);
   EXPECT_EQ(in->receive(100, nullptr, nullptr), bytesOf(10, 3));
@@ -125,12 +122,8 @@ TEST(LinkStream, SilentStrangersDoNotHoldUpTheSenderBehindThem) {
   auto in = LinkStream::receiving("127.0.0.1", "stream/fwd0", peer("rank 1", "rank 0", 4), board.share());
   std::vector<int> mutes;
   for (int i = 0; i < 10; ++i) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(uint16_t(in->port()));
-    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    const int fd = test::connectToLoopback(in->port());
+    ASSERT_GE(fd, 0);
     mutes.push_back(fd);
   }
   auto received = std::async(std::launch::async, [&] { return in->receive(100, nullptr, nullptr); });

@@ -3,6 +3,7 @@
 // size is refused naming its member, and a connection from another process cannot take a member's place.
 #include "engine/dist/Cluster.h"
 #include "engine/dist/ReplicaMesh.h"
+#include "tests/ListeningSockets.h"
 #include "tests/engine/dist/ShareBoard.h"
 
 #include <arpa/inet.h>
@@ -151,12 +152,8 @@ TEST(ReplicaMesh, AStrangerCannotTakeAReplicasPlace) {
     const std::string where(mine.begin(), mine.end());  // "127.0.0.1\nPORT"
     const int port = std::stoi(where.substr(where.find('\n') + 1));
     for (int k = 0; k < 2; ++k) {
-      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in a{};
-      a.sin_family = AF_INET;
-      a.sin_port = htons(uint16_t(port));
-      ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-      EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+      const int fd = test::connectToLoopback(port);
+      EXPECT_GE(fd, 0);
       if (k == 1) (void)!::send(fd, "PPSLINK1garbage!", 16, MSG_NOSIGNAL);
       std::lock_guard<std::mutex> lock(mutex);
       strangers.push_back(fd);

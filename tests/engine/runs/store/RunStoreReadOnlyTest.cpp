@@ -17,25 +17,12 @@
 using ps::RunStore;
 using ps::StoreAccess;
 using ps::StoreError;
+using ps::test::bytesOf;
 using ps::test::RunStoreRawDb;
 using ps::test::RunStoreTempDir;
+using ps::test::storeErrorOf;
 
 namespace {
-
-std::string bytesOf(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-template <typename F>
-std::string storeErrorOf(F&& f) {
-  try {
-    f();
-  } catch (const StoreError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(RunStoreReadOnly, ReadsWhatAWriterCommittedAndRefusesEveryWrite) {
   RunStoreTempDir dir;
@@ -107,12 +94,7 @@ TEST(RunStoreReadOnly, AMissingFileIsNotCreated) {
 TEST(RunStoreReadOnly, AnOlderStoreIsRefusedNotUpgraded) {
   RunStoreTempDir dir;
   const std::string path = dir.file("runs.sqlite");
-  {
-    RunStoreRawDb raw(path);
-    raw.exec("PRAGMA application_id = 1347637586");
-    raw.exec(ps::runStoreMigrations().front().sql);
-    raw.exec("PRAGMA user_version = 1");
-  }
+  ps::test::writeVersionOneStore(path);
   const std::string before = bytesOf(path);
   const std::string msg = storeErrorOf([&] { RunStore store(path, StoreAccess::ReadOnly); });
   EXPECT_NE(msg.find("schema version 1"), std::string::npos) << msg;

@@ -14,24 +14,15 @@
 
 using ps::RunStore;
 using ps::StoreError;
+using ps::test::bytesOf;
 using ps::test::RunStoreEnvGuard;
 using ps::test::RunStoreRawDb;
 using ps::test::RunStoreTempDir;
+using ps::test::storeErrorOf;
 
 namespace {
 
 const std::regex kIsoUtc(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)");
-
-// The StoreError message thrown by `f`, or "" if it threw nothing.
-template <typename F>
-std::string storeErrorOf(F&& f) {
-  try {
-    f();
-  } catch (const StoreError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 void fillRun(RunStore& store, int64_t id) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -199,13 +190,8 @@ TEST(RunStore, MigratesAnEmptyFileAndReopens) {
 TEST(RunStore, AVersionOneStoreGainsStepTracesAndKeepsItsRuns) {
   RunStoreTempDir dir;
   const std::string path = dir.file("runs.sqlite");
-  {
-    RunStoreRawDb raw(path);
-    raw.exec("PRAGMA application_id = 1347637586");
-    raw.exec(ps::runStoreMigrations().front().sql);
-    raw.exec("PRAGMA user_version = 1");
-    raw.exec("INSERT INTO runs(name, created) VALUES('old', '2026-01-01T00:00:00Z')");
-  }
+  ps::test::writeVersionOneStore(path);
+  RunStoreRawDb(path).exec("INSERT INTO runs(name, created) VALUES('old', '2026-01-01T00:00:00Z')");
   RunStore store(path);
   EXPECT_EQ(store.schemaVersion(), 2);
   ASSERT_EQ(store.listRuns().size(), 1u);
@@ -234,10 +220,6 @@ TEST(RunStore, RefusesAStoreFromANewerVersionAndLeavesItByteForByte) {
     raw.exec("PRAGMA journal_mode = DELETE");
     raw.exec("PRAGMA user_version = 99");
   }
-  const auto bytesOf = [](const std::string& p) {
-    std::ifstream in(p, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
   const std::string before = bytesOf(path);
   ASSERT_FALSE(before.empty());
   const std::string msg = storeErrorOf([&] { RunStore store(path); });

@@ -1,16 +1,38 @@
 #pragma once
 // Helpers shared by the RunStore tests.
+#include "engine/runs/store/RunStoreError.h"
+#include "engine/runs/store/RunStoreSchema.h"
+
 #include <sqlite3.h>
 #include <stdlib.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace ps::test {
+
+// The StoreError message thrown by `f`, or "" if it threw nothing.
+template <typename F>
+std::string storeErrorOf(F&& f) {
+  try {
+    f();
+  } catch (const StoreError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A file's bytes, to hold a store to what it was.
+inline std::string bytesOf(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 // A fresh folder under the system temp folder, removed with everything in it.
 class RunStoreTempDir {
@@ -92,5 +114,13 @@ class RunStoreRawDb {
  private:
   sqlite3* db_ = nullptr;
 };
+
+// A store as the first schema left it (version 1: no step traces), for the tests of what later builds make of one.
+inline void writeVersionOneStore(const std::string& path) {
+  RunStoreRawDb raw(path);
+  raw.exec("PRAGMA application_id = 1347637586");
+  raw.exec(runStoreMigrations().front().sql);
+  raw.exec("PRAGMA user_version = 1");
+}
 
 }  // namespace ps::test
