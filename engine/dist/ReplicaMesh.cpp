@@ -17,6 +17,10 @@ ReplicaMesh::ReplicaMesh(int me, int n, const std::string& prefix, const std::st
     if (j != me) from_[size_t(j)] = LinkStream::receiving(bindAddress, key(j, me), peer(j), share);
   for (int j = 0; j < n; ++j)
     if (j != me) to_[size_t(j)] = LinkStream::sending(bindAddress, key(me, j), peer(j), share);
+  // Whole once made: a member that ends early (its run failed) never closes a listening end under a member that has
+  // not connected to it yet, which would see a refused connection instead of the failure.
+  for (int j = 0; j < n; ++j)
+    if (j != me) from_[size_t(j)]->accept();
 }
 
 ReplicaMesh::~ReplicaMesh() = default;

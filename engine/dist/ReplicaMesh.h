@@ -23,7 +23,8 @@ namespace ps {
 
 class ReplicaMesh {
  public:
-  // Every member of the mesh makes it at the same time. This member is `me` of `n`; `describe(i)` names member i in
+  // Every member of the mesh makes it at the same time; it returns once every other member has connected (at most
+  // timeoutS). This member is `me` of `n`; `describe(i)` names member i in
   // errors ("rank 3 (stage 1, replica 1)"); streams are published under `prefix` through `share`.
   ReplicaMesh(int me, int n, const std::string& prefix, const std::string& bindAddress, const std::string& token,
               double timeoutS, const std::function<std::string(int)>& describe, const LinkStream::Share& share);
