@@ -41,9 +41,10 @@ struct CliResult {
 
 class CliProcess {
  public:
-  // `inChild` runs in the child just before the CLI starts (a resource limit, say); it must be fork-safe.
+  // `inChild` runs in the child just before the CLI starts (a resource limit, say); it must be fork-safe. `program`
+  // is the CLI to run: the build's, or a link to it somewhere another user can reach.
   CliProcess(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
-             const std::function<void()>& inChild = {}) {
+             const std::function<void()>& inChild = {}, const std::string& program = PIPESQUEEZE_CLI) {
     static int counter = 0;
     const auto dir = std::filesystem::temp_directory_path();
     const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(counter++);
@@ -55,10 +56,10 @@ class CliProcess {
       freopen(errPath_.c_str(), "w", stderr);
       for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
       if (inChild) inChild();
-      std::vector<char*> argv{const_cast<char*>(PIPESQUEEZE_CLI)};
+      std::vector<char*> argv{const_cast<char*>(program.c_str())};
       for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);
-      execv(PIPESQUEEZE_CLI, argv.data());
+      execv(program.c_str(), argv.data());
       _exit(127);
     }
   }
@@ -88,8 +89,8 @@ class CliProcess {
 };
 
 inline CliResult runCli(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
-                        const std::function<void()>& inChild = {}) {
-  return CliProcess(args, env, inChild).wait();
+                        const std::function<void()>& inChild = {}, const std::string& program = PIPESQUEEZE_CLI) {
+  return CliProcess(args, env, inChild, program).wait();
 }
 
 // Waits until the run in `store` has recorded at least `steps` steps.

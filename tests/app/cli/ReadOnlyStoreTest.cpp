@@ -46,8 +46,20 @@ class ReadOnlyFolder {
   fs::path dir_;
 };
 
+// The CLI where `nobody` can run it: a hard link in `dir` (a copy across file systems), since the build tree may sit
+// in a folder private to this user (CI's clean clone does).
+std::string reachableCli(const fs::path& dir) {
+  const fs::path to = dir / "pipesqueeze-cli";
+  std::error_code ec;
+  fs::create_hard_link(PIPESQUEEZE_CLI, to, ec);
+  if (ec) fs::copy_file(PIPESQUEEZE_CLI, to);
+  return to.string();
+}
+
 TEST(ReadOnlyStore, IsListedShownExportedAndRetimedAndLeftByteForByte) {
-  const fs::path dir = fs::temp_directory_path() / ("pipesqueeze-readonly-" + std::to_string(::getpid()));
+  // In the system's /tmp, which every user can reach (the test's own temp folder may be private to this user).
+  const fs::path base = fs::is_directory("/tmp") ? fs::path("/tmp") : fs::temp_directory_path();
+  const fs::path dir = base / ("pipesqueeze-readonly-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   ReadOnlyFolder folder(dir);
@@ -57,27 +69,29 @@ TEST(ReadOnlyStore, IsListedShownExportedAndRetimedAndLeftByteForByte) {
   ASSERT_EQ(trained.exitCode, 0) << trained.err;
   const std::string id = std::to_string(json::parse(trained.lastLine())["run_id"].get<int64_t>());
   ASSERT_FALSE(fs::exists(store + "-wal")) << "the run closed its store, which folds the WAL back in";
+  const std::string cli = reachableCli(dir);
+  const auto asNobody = [&](const std::vector<std::string>& args) { return runCli(args, {}, asNobodyIfRoot, cli); };
   folder.lock(store);
   const std::string before = bytesOf(store);
 
-  auto list = runCli({"runs", "list", "--store", store}, {}, asNobodyIfRoot);
+  auto list = asNobody({"runs", "list", "--store", store});
   ASSERT_EQ(list.exitCode, 0) << list.err;
   EXPECT_NE(list.out.find("smoke"), std::string::npos) << list.out;
   EXPECT_NE(list.out.find("finished"), std::string::npos) << list.out;
 
-  auto show = runCli({"runs", "show", id, "--store", store}, {}, asNobodyIfRoot);
+  auto show = asNobody({"runs", "show", id, "--store", store});
   ASSERT_EQ(show.exitCode, 0) << show.err;
   EXPECT_EQ(json::parse(show.out)["config"]["task"], "synthetic");
 
-  auto csv = runCli({"runs", "export", id, "--csv", "--store", store}, {}, asNobodyIfRoot);
+  auto csv = asNobody({"runs", "export", id, "--csv", "--store", store});
   ASSERT_EQ(csv.exitCode, 0) << csv.err;
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 61);  // header + 60 steps
 
-  auto retime = runCli({"runs", "retime", id, "--bandwidth", "100", "--json", "--store", store}, {}, asNobodyIfRoot);
+  auto retime = asNobody({"runs", "retime", id, "--bandwidth", "100", "--json", "--store", store});
   EXPECT_EQ(retime.exitCode, 0) << retime.err;
 
   // Writing needs a writable store, and the refusal says what to check.
-  auto tag = runCli({"runs", "tag", id, "keep", "--store", store}, {}, asNobodyIfRoot);
+  auto tag = asNobody({"runs", "tag", id, "keep", "--store", store});
   EXPECT_NE(tag.exitCode, 0);
   EXPECT_NE(tag.err.find(store), std::string::npos) << tag.err;
   EXPECT_NE(tag.err.find("cannot be written"), std::string::npos) << tag.err;
