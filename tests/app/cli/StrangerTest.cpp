@@ -117,11 +117,5 @@ TEST(Stranger, ConnectionsToAReplicatedRunAreIgnored) {
   runWithAStranger(false, {"parallel.replicas=2"});
 }
 
-// Pipeline links through Gloo rather than the run's own streams: Gloo's listeners take the first connection, so a
-// group a stranger broke is formed again.
-TEST(Stranger, ConnectionsToAGlooLinkedRunAreIgnored) {
-  runWithAStranger(true, {"parallel.transport=gloo"});
-}
-
 }  // namespace
 }  // namespace ps::test
