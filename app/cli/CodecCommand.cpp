@@ -23,8 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-[[noreturn]] void badInput(const std::string& what) { throw ConfigError(what); }
-
 // The direction's options as JSON from --method, --feedback and --set OPTION=V, each checked against the catalogue.
 json optionsJson(const CodecOptions& c) {
   if (!catalogue::codec(c.method)) {

@@ -24,10 +24,6 @@ using nlohmann::json;
 constexpr char kMagic[8] = {'P', 'S', 'Q', 'C', 'O', 'D', 'E', 'C'};
 constexpr uint32_t kMaxHeader = kMaxCodecHeader;
 
-[[noreturn]] void badInput(const std::string& what) {
-  throw ConfigError(what);
-}
-
 // A --state folder holds the configuration (options, seed and the tensors' shape) and the messages seen so far; the
 // compensation's state is rebuilt by replaying them (codecs and compensations are deterministic given their seed), so
 // nothing in it can go stale. Its files are untrusted: each must be a regular file of a bounded size, and every message
@@ -39,6 +35,10 @@ void checkShape(const std::string& file, const std::vector<int64_t>& shape, cons
 }
 
 }  // namespace
+
+void badInput(const std::string& what) {
+  throw ConfigError(what);
+}
 
 torch::Tensor tensorOf(const NpyArray& a) {
   auto t = torch::empty(a.shape, torch::kFloat32);

@@ -25,6 +25,9 @@ namespace ps::cli {
 
 constexpr uint32_t kMaxCodecHeader = 1 << 16;
 
+// Bad input to the codec command (exit 2), `what` naming the file or option and the fix.
+[[noreturn]] void badInput(const std::string& what);
+
 // The folder's configuration (options, seed and the tensors' shape) is written on first use and must match on every
 // later one; returns how many messages the folder holds. An empty `dir` is no folder (0).
 size_t openState(const std::string& dir, const nlohmann::json& config);
