@@ -9,9 +9,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -27,6 +29,24 @@ inline std::string freshStoreIn(const std::string& folder, const std::string& na
   const auto path = (dir / (name + ".sqlite")).string();
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
   return path;
+}
+
+// The pids of the live (not zombie) processes whose parent is `parent`.
+inline std::vector<pid_t> childrenOf(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const auto close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(text.c_str() + close + 1, " %c %d", &state, &ppid) == 2 && ppid == parent && state != 'Z')
+      out.push_back(pid_t(std::stoi(name)));
+  }
+  return out;
 }
 
 struct CliResult {

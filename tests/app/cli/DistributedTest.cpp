@@ -246,24 +246,6 @@ TEST(Distributed, AKilledRankEndsTheOthersWithinTheTimeoutAndTheStoreStaysReadab
   EXPECT_EQ(s.integrityCheck(), "ok");
 }
 
-// The pids of the live (not zombie) processes whose parent is `parent`.
-std::vector<pid_t> childrenOf(pid_t parent) {
-  std::vector<pid_t> out;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), {});
-    const auto close = text.rfind(')');
-    if (close == std::string::npos) continue;
-    char state = 0;
-    int ppid = 0;
-    if (std::sscanf(text.c_str() + close + 1, " %c %d", &state, &ppid) == 2 && ppid == parent && state != 'Z')
-      out.push_back(pid_t(std::stoi(name)));
-  }
-  return out;
-}
-
 bool alive(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), {});

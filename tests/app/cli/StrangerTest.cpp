@@ -21,13 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::vector<pid_t> childrenOf(pid_t parent) {
-  std::vector<pid_t> out;
-  std::ifstream in("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) + "/children");
-  for (pid_t p; in >> p;) out.push_back(p);
-  return out;
-}
-
 // Connects to every port the processes listen on, once each, as soon as it appears, and holds the connections open
 // until destroyed; `garbage` sends 64 bytes of nonsense first. Counts the connections made.
 class Stranger {
