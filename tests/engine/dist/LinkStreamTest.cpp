@@ -47,12 +47,8 @@ std::string errorOf(const std::function<void()>& f) {
 
 // A raw connection to a receiving end's port, introducing itself with `key` and `token`.
 int rawConnect(int port, const std::string& key, const std::string& token) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(uint16_t(port));
-  ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  const int fd = test::connectToLoopback(port);
+  EXPECT_GE(fd, 0);
   std::vector<uint8_t> hello(16);
   const uint64_t magic = 0x314b4e494c535050;
   const uint32_t keyBytes = uint32_t(key.size()), tokenBytes = uint32_t(token.size());
