@@ -2,6 +2,7 @@
 
 #include "engine/dist/ControlStar.h"
 #include "engine/dist/Framing.h"
+#include "engine/dist/GlooCheck.h"
 #include "engine/dist/HostNetwork.h"
 #include "engine/dist/RendezvousStore.h"
 #include "engine/dist/ReplicaMesh.h"
@@ -52,6 +53,7 @@ struct Cluster::Impl {
   std::unique_ptr<ControlStar> control;   // collectives among all ranks (commands, step reports)
   std::unique_ptr<ReplicaMesh> replicas;  // collectives among this stage's replicas (the gradient exchange)
   milliseconds timeout{0};
+  std::string token;  // the run's (ClusterOptions::token): Gloo groups are checked with words derived from it
 
   // Liveness: a second store client, so beats never wait behind the session's store calls.
   std::thread heartbeat;
@@ -77,8 +79,9 @@ struct Cluster::Impl {
 
 // A Gloo listener takes the first connection that comes, so another process connecting to one before the rank it
 // waits for has the rank's own connection refused: the group fails to form on one side and forms around the stranger
-// on the other. Every rank therefore says, through the control star, whether its group formed; unless all did, all of
-// them drop it and form it again under fresh store keys, until the run's timeout.
+// on the other. Every rank therefore checks that its group answers with the run's own ranks (engine/dist/GlooCheck.h)
+// and says, through the control star, whether it formed and answered; unless all did, all of them drop it and form it
+// again under fresh store keys, until the run's timeout.
 c10::intrusive_ptr<c10d::ProcessGroupGloo> Cluster::Impl::glooGroup(const std::string& prefix, int r, int n,
                                                                     const std::string& among, const std::string& self,
                                                                     const std::string& bind) {
@@ -95,6 +98,11 @@ c10::intrusive_ptr<c10d::ProcessGroupGloo> Cluster::Impl::glooGroup(const std::s
     } catch (const std::exception& e) {
       failure = e.what();
       failure = failure.substr(0, failure.find('\n'));
+    }
+    if (group) {  // formed on this side: is every peer the run's own rank? (engine/dist/GlooCheck.h)
+      const auto left = std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now());
+      const auto wait = std::clamp(milliseconds(1000 * attempt), milliseconds(100), std::max(left, milliseconds(100)));
+      if (!glooGroupAnswers(*group, r, n, token, attempt, wait, &failure)) group.reset();
     }
     const auto votes = control->allGather({uint8_t(failure.empty() ? 1 : 0)}, 1);
     const bool all =
@@ -117,6 +125,7 @@ Cluster::Cluster(const ClusterOptions& options, int stages, int replicas)
                       std::to_string(stages) + " x parallel.replicas = " + std::to_string(replicas) + " = " +
                       std::to_string(stages * replicas) + " workers; start one process per stage and replica");
   impl_->timeout = milliseconds(int64_t(options_.timeout_s * 1000));
+  impl_->token = options_.token;
   // Refused before anything connects: an address that is not this machine's could never be listened on.
   const std::string local = ps::bindAddress(options_.bind, options_.bind_source, options_.master_addr);
   bindAddress_ = local;

@@ -10,8 +10,9 @@
 // engine/dist/ControlStar.h), a mesh of TCP streams among a stage's replicas (the stage thread's gradient exchange;
 // engine/dist/ReplicaMesh.h), and, only for links that do not have streams of their own, Gloo point-to-point
 // messages. The streams' listeners take only the run's own ranks; Gloo's take whatever connects first, so Gloo is
-// connected last, and formed again, agreed through the star, until every rank's formed (a connection from another
-// process can take one of its listeners), for at most the run's timeout.
+// connected last, checked (engine/dist/GlooCheck.h), and formed again, agreed through the star, until every rank's
+// formed and answered (a connection from another process can take one of its listeners), for at most the run's
+// timeout.
 // Every byte received from another rank is untrusted: sizes are checked before anything is allocated.
 // No torch in this header, so the session and the CLI include it cheaply.
 #include "engine/dist/KeyValueStore.h"  // freeLoopbackPort, newStoreToken

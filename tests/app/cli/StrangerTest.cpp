@@ -110,5 +110,11 @@ TEST(Stranger, ConnectionsToAReplicatedRunAreIgnored) {
   runWithAStranger(false, {"parallel.replicas=2"});
 }
 
+// Pipeline links through Gloo rather than the run's own streams: Gloo's listeners take the first connection, so a
+// group is checked before use and formed again where a stranger took a rank's place (engine/dist/GlooCheck.h).
+TEST(Stranger, ConnectionsToAGlooLinkedRunAreIgnored) {
+  runWithAStranger(true, {"parallel.transport=gloo"});
+}
+
 }  // namespace
 }  // namespace ps::test
