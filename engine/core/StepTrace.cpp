@@ -1,162 +1,28 @@
 #include "engine/core/StepTrace.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <deque>
-#include <map>
-#include <set>
-#include <tuple>
 
 namespace ps {
 namespace {
 
 // 1: the link model without framing (an ideal link); 2: a framing byte after the latency; 3: then an egress byte
-// (0: a wire per link direction, 1: one interface per stage).
-constexpr uint8_t kVersion = 3;
+// (0: a wire per link direction, 1: one interface per stage); 4: a compute event's role in the kind byte's high half,
+// and a send's float32 size after its bytes.
+constexpr uint8_t kVersion = 4;
 constexpr uint64_t kMostBytes = uint64_t(1) << 48;  // a message (or a dense exchange's values) larger is not one
 constexpr uint32_t kMostLanes = 1u << 16;           // stages x replicas of any run
 
 bool sends(TraceEvent::Kind k) {
   return k == TraceEvent::SendForward || k == TraceEvent::SendBackward;
 }
-bool receives(TraceEvent::Kind k) {
-  return k == TraceEvent::ReceiveForward || k == TraceEvent::ReceiveBackward;
-}
 bool exchanges(TraceEvent::Kind k) {
   return k == TraceEvent::ExchangeDense || k == TraceEvent::ExchangeCompressed;
-}
-
-// The link direction an event uses: (boundary, direction, replica). Stage s sends forward on boundary s and
-// backward on boundary s - 1; it receives forward on s - 1 and backward on s.
-std::tuple<int, int, int> linkOf(const TraceLane& lane, TraceEvent::Kind k) {
-  switch (k) {
-    case TraceEvent::SendForward:
-      return {lane.stage, 0, lane.replica};
-    case TraceEvent::ReceiveForward:
-      return {lane.stage - 1, 0, lane.replica};
-    case TraceEvent::SendBackward:
-      return {lane.stage - 1, 1, lane.replica};
-    default:
-      return {lane.stage, 1, lane.replica};  // ReceiveBackward
-  }
 }
 
 std::string laneName(const TraceLane& lane) {
   return "stage " + std::to_string(lane.stage) + " (replica " + std::to_string(lane.replica) + ")";
 }
-
-}  // namespace
-
-double replay(const StepTrace& trace, const LinkModel& model) {
-  // A worklist: a lane runs until it waits for a message or an exchange and is woken by the send or the last
-  // replica that frees it, so every event is visited once however the lanes interleave (the bytes may be hostile).
-  struct Lane {
-    size_t next = 0;
-    double clock = 0;
-    bool waiting = false;  // at an exchange, its own part (the encode) done
-    double egress = 0;     // its interface free again (shared_egress): its sends in both directions queue there
-  };
-  struct LinkSide {
-    std::deque<double> arrivals;
-    double busy_until = 0;
-    std::vector<size_t> receivers;  // lanes waiting for a message here
-  };
-  const auto& lanes = trace.lanes;
-  {  // one lane per stage and replica, so one receiver per link direction: what keeps the worklist linear
-    std::set<std::pair<int, int>> seen;
-    for (const auto& l : lanes)
-      if (!seen.insert({l.stage, l.replica}).second)
-        throw TraceError("the step's trace has two lanes for " + laneName(l));
-  }
-  std::vector<Lane> state(lanes.size());
-  std::map<std::tuple<int, int, int>, LinkSide> links;
-  std::map<int, std::vector<size_t>> replicasOf;  // stage -> its lanes
-  std::map<int, size_t> arrived;                  // stage -> replicas waiting at its exchange
-  for (size_t i = 0; i < lanes.size(); ++i) replicasOf[lanes[i].stage].push_back(i);
-  std::deque<size_t> runnable;
-  for (size_t i = 0; i < lanes.size(); ++i) runnable.push_back(i);
-
-  // The exchange of `stage`, once every replica waits at it: the arithmetic of GradientExchange, in its order.
-  auto exchange = [&](int stage) {
-    const auto& group = replicasOf[stage];
-    double start = 0;
-    uint64_t largest = 0;
-    for (size_t i : group) {
-      const auto& e = lanes[i].events[state[i].next];
-      start = std::max(start, state[i].clock);
-      largest = std::max(largest, e.bytes);
-    }
-    const int replicas = int(group.size());
-    for (size_t i : group) {
-      const auto& e = lanes[i].events[state[i].next];
-      Lane& s = state[i];
-      if (e.kind == TraceEvent::ExchangeDense)
-        s.clock = start + model.ringAllReduceSeconds(e.bytes, replicas);
-      else
-        s.clock = start + model.allGatherSeconds(largest, replicas) + e.decode;
-      s.waiting = false;
-      ++s.next;
-      runnable.push_back(i);
-    }
-    arrived[stage] = 0;
-  };
-
-  while (!runnable.empty()) {
-    const size_t i = runnable.front();
-    runnable.pop_front();
-    const TraceLane& lane = lanes[i];
-    Lane& s = state[i];
-    while (s.next < lane.events.size() && !s.waiting) {
-      const TraceEvent& e = lane.events[s.next];
-      if (e.kind == TraceEvent::Compute) {
-        s.clock += e.seconds;
-      } else if (sends(e.kind)) {
-        LinkSide& l = links[linkOf(lane, e.kind)];
-        s.clock += e.seconds;
-        l.arrivals.push_back(model.queue(s.clock, e.bytes, model.shared_egress ? s.egress : l.busy_until));
-        for (size_t w : l.receivers) runnable.push_back(w);
-        l.receivers.clear();
-      } else if (receives(e.kind)) {
-        LinkSide& l = links[linkOf(lane, e.kind)];
-        if (l.arrivals.empty()) {  // its sender has not got there yet: woken by the send
-          l.receivers.push_back(i);
-          break;
-        }
-        s.clock = std::max(s.clock, l.arrivals.front()) + e.seconds;
-        l.arrivals.pop_front();
-      } else {  // an exchange: this replica's encode (or arithmetic), then the group's once the last replica is there
-        s.clock += e.seconds;
-        s.waiting = true;
-        const auto& group = replicasOf[lane.stage];
-        if (++arrived[lane.stage] == group.size()) {
-          const bool same = std::all_of(group.begin(), group.end(),
-                                        [&](size_t j) { return lanes[j].events[state[j].next].kind == e.kind; });
-          if (!same)
-            throw TraceError("the step's trace does not fit together: the replicas of stage " +
-                             std::to_string(lane.stage) + " meet at exchanges of different kinds");
-          exchange(lane.stage);  // wakes every replica, this one included
-        }
-        break;
-      }
-      ++s.next;
-    }
-  }
-  std::string stuck;
-  size_t waiting = 0;
-  for (size_t i = 0; i < lanes.size(); ++i)
-    if (state[i].next < lanes[i].events.size() && ++waiting <= 4)
-      stuck += (stuck.empty() ? "" : ", ") + laneName(lanes[i]) + " waits at event " + std::to_string(state[i].next);
-  if (waiting > 4) stuck += " and " + std::to_string(waiting - 4) + " more";
-  if (!stuck.empty())
-    throw TraceError("the step's trace does not fit together: " + stuck +
-                     ", for messages or an exchange no other stage provides");
-  double emulated = 0;
-  for (const Lane& s : state) emulated = std::max(emulated, s.clock);
-  return emulated;
-}
-
-namespace {
 
 class Writer {
  public:
@@ -221,14 +87,15 @@ void writeLane(Writer& w, const TraceLane& lane) {
   w.raw(uint16_t(lane.replica));
   w.raw(uint32_t(lane.events.size()));
   for (const auto& e : lane.events) {
-    w.raw(uint8_t(e.kind));
+    w.raw(uint8_t(e.kind | (e.kind == TraceEvent::Compute ? e.role << 4 : 0)));
     w.raw(float(e.seconds));
     if (e.kind == TraceEvent::ExchangeCompressed) w.raw(float(e.decode));
     if (sends(e.kind) || exchanges(e.kind)) w.varint(e.bytes);
+    if (sends(e.kind)) w.varint(e.dense);
   }
 }
 
-TraceLane readLane(Reader& r, size_t& budget) {
+TraceLane readLane(Reader& r, size_t& budget, uint8_t version) {
   TraceLane lane;
   lane.stage = r.raw<uint16_t>("a lane's stage");
   lane.replica = r.raw<uint16_t>("a lane's replica");
@@ -240,10 +107,14 @@ TraceLane readLane(Reader& r, size_t& budget) {
   budget -= count;
   lane.events.resize(count);
   for (auto& e : lane.events) {
-    const uint8_t kind = r.raw<uint8_t>("an event's kind");
+    const uint8_t byte = r.raw<uint8_t>("an event's kind");
+    const uint8_t kind = version >= 4 ? byte & 0x0f : byte, role = version >= 4 ? byte >> 4 : 0;
     if (kind > TraceEvent::ExchangeCompressed)
       throw TraceError("step trace: " + laneName(lane) + " has an event of unknown kind " + std::to_string(kind));
+    if (role > TraceEvent::Update || (role && kind != TraceEvent::Compute))
+      throw TraceError("step trace: " + laneName(lane) + " has an event of unknown role " + std::to_string(role));
     e.kind = TraceEvent::Kind(kind);
+    e.role = TraceEvent::Role(role);
     e.seconds = r.seconds("an event's seconds");
     if (e.kind == TraceEvent::ExchangeCompressed) e.decode = r.seconds("an exchange's decode seconds");
     if (sends(e.kind) || exchanges(e.kind)) {
@@ -251,6 +122,12 @@ TraceLane readLane(Reader& r, size_t& budget) {
       if (e.bytes > kMostBytes)
         throw TraceError("step trace: " + laneName(lane) + " has a message of " + std::to_string(e.bytes) +
                          " bytes, more than any step sends");
+    }
+    if (sends(e.kind) && version >= 4) {
+      e.dense = r.varint("a message's float32 bytes");
+      if (e.dense > kMostBytes)
+        throw TraceError("step trace: " + laneName(lane) + " has a message of " + std::to_string(e.dense) +
+                         " float32 bytes, more than any step sends");
     }
     const bool noPeer = (e.kind == TraceEvent::ReceiveForward || e.kind == TraceEvent::SendBackward) && lane.stage == 0;
     if (noPeer)
@@ -271,7 +148,7 @@ std::vector<uint8_t> encodeLane(const TraceLane& lane) {
 
 TraceLane decodeLane(const uint8_t* data, size_t size, size_t maxEvents) {
   Reader r(data, size);
-  auto lane = readLane(r, maxEvents);
+  auto lane = readLane(r, maxEvents, kVersion);
   if (r.left()) throw TraceError("step trace: " + std::to_string(r.left()) + " bytes after the lane's events");
   return lane;
 }
@@ -318,7 +195,7 @@ StepTrace decodeTrace(const uint8_t* data, size_t size, size_t maxEvents) {
   if (lanes > kMostLanes || size_t(lanes) * kSmallestLane > r.left())
     throw TraceError("step trace claims " + std::to_string(lanes) + " lanes, more than " +
                      (lanes > kMostLanes ? "any run has" : "its bytes can hold"));
-  for (uint32_t i = 0; i < lanes; ++i) t.lanes.push_back(readLane(r, maxEvents));
+  for (uint32_t i = 0; i < lanes; ++i) t.lanes.push_back(readLane(r, maxEvents, version));
   if (r.left()) throw TraceError("step trace: " + std::to_string(r.left()) + " bytes after its last lane");
   return t;
 }

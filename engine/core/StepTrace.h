@@ -50,10 +50,15 @@ struct TraceEvent {
                              //   arithmetic (PowerSGD's factors; 0 for a plain all-reduce)
     ExchangeCompressed = 6,  // seconds: encode; decode: decode; bytes: this replica's message
   };
+  // What a Compute event was (traces saved before it was kept say Unknown): a micro-batch's forward or backward
+  // pass, or the optimizer step.
+  enum Role : uint8_t { Unknown = 0, Forward = 1, Backward = 2, Update = 3 };
   Kind kind = Compute;
   double seconds = 0;
   double decode = 0;  // ExchangeCompressed only
   uint64_t bytes = 0;
+  Role role = Unknown;  // Compute only
+  uint64_t dense = 0;   // sends: what the message's tensor is as float32 (0 in traces saved before it was kept)
 };
 
 // One stage of one replica.
@@ -69,6 +74,7 @@ struct StepTrace {
 
 // The step's emulated time under `model`: the largest clock any lane ends with. Throws TraceError when the events
 // cannot have come from one step (a receive with no matching send, an exchange some replica never joins).
+// (Its intervals, not only its clocks: timelineOf() in engine/core/Timeline.h, which shares its arithmetic.)
 double replay(const StepTrace& trace, const LinkModel& model);
 inline double replay(const StepTrace& trace) {
   return replay(trace, trace.model);

@@ -100,7 +100,8 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
   s.encode_s += encode;
   // Emulated network: the wire (this direction's own, or its sending stage's interface) serialises transfers.
   if (trace)
-    trace->push_back({d == Direction::Forward ? TraceEvent::SendForward : TraceEvent::SendBackward, encode, 0, bytes});
+    trace->push_back({d == Direction::Forward ? TraceEvent::SendForward : TraceEvent::SendBackward, encode, 0, bytes,
+                      TraceEvent::Unknown, uint64_t(x.numel()) * sizeof(float)});
   clock += encode;
   Egress& wire = model_.shared_egress && s.stageEgress ? *s.stageEgress : s.own;
   m.emulated_arrival = model_.queue(clock, bytes, wire.busy_until);

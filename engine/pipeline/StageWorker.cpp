@@ -139,7 +139,7 @@ void StageWorker::forward(int microbatch, const StepWork& work, InFlight& f, Sta
   const double compute = tracedSince(t0);
   r.compute_s += compute;
   r.clock += compute;
-  r.trace.events.push_back({TraceEvent::Compute, compute});
+  r.trace.events.push_back({TraceEvent::Compute, compute, 0, 0, TraceEvent::Forward});
   if (!last) r.clock = next_->send(Direction::Forward, out.detach(), r.clock, work.meta(microbatch), &r.trace.events);
 }
 
@@ -160,7 +160,7 @@ void StageWorker::backward(int microbatch, const StepWork& work, InFlight& f, St
   const double compute = tracedSince(t0);
   r.compute_s += compute;
   r.clock += compute;
-  r.trace.events.push_back({TraceEvent::Compute, compute});
+  r.trace.events.push_back({TraceEvent::Compute, compute, 0, 0, TraceEvent::Backward});
   if (!first)
     r.clock = previous_->send(Direction::Backward, f.input.grad(), r.clock, work.meta(microbatch), &r.trace.events);
 }
@@ -178,7 +178,7 @@ void StageWorker::update(const StepWork& work, StageStepResult& r) {
   const double update = tracedSince(t0);
   r.compute_s += update;
   r.clock += update;
-  r.trace.events.push_back({TraceEvent::Compute, update});
+  r.trace.events.push_back({TraceEvent::Compute, update, 0, 0, TraceEvent::Update});
 }
 
 }  // namespace ps

@@ -1,0 +1,236 @@
+#include "engine/core/Timeline.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace ps {
+namespace {
+
+bool sends(TraceEvent::Kind k) {
+  return k == TraceEvent::SendForward || k == TraceEvent::SendBackward;
+}
+bool receives(TraceEvent::Kind k) {
+  return k == TraceEvent::ReceiveForward || k == TraceEvent::ReceiveBackward;
+}
+bool forwardMessage(TraceEvent::Kind k) {
+  return k == TraceEvent::SendForward || k == TraceEvent::ReceiveForward;
+}
+
+// The link direction an event uses: (boundary, direction, replica). Stage s sends forward on boundary s and
+// backward on boundary s - 1; it receives forward on s - 1 and backward on s.
+std::tuple<int, int, int> linkOf(const TraceLane& lane, TraceEvent::Kind k) {
+  switch (k) {
+    case TraceEvent::SendForward:
+      return {lane.stage, 0, lane.replica};
+    case TraceEvent::ReceiveForward:
+      return {lane.stage - 1, 0, lane.replica};
+    case TraceEvent::SendBackward:
+      return {lane.stage - 1, 1, lane.replica};
+    default:
+      return {lane.stage, 1, lane.replica};  // ReceiveBackward
+  }
+}
+
+std::string laneName(const TraceLane& lane) {
+  return "stage " + std::to_string(lane.stage) + " (replica " + std::to_string(lane.replica) + ")";
+}
+
+void addBar(Timeline* out, size_t lane, TimelineBar bar) {
+  if (out && bar.end > bar.start) out->lanes[lane].bars.push_back(bar);
+}
+
+// The engine's emulated clock, event by event (engine/core/StepTrace.h): the same arithmetic in the same order as
+// the live links and the gradient exchange, so the recorded model gives the recorded time to the bit. With `out`,
+// every interval is kept too.
+double simulate(const StepTrace& trace, const LinkModel& model, const CodecScale& codec, Timeline* out) {
+  // A worklist: a lane runs until it waits for a message or an exchange and is woken by the send or the last
+  // replica that frees it, so every event is visited once however the lanes interleave (the bytes may be hostile).
+  struct Lane {
+    size_t next = 0;
+    double clock = 0;
+    bool waiting = false;  // at an exchange, its own part (the encode) done
+    double egress = 0;     // its interface free again (shared_egress): its sends in both directions queue there
+    int computed[2] = {0, 0}, sent[2] = {0, 0}, received[2] = {0, 0};  // per direction: forward, backward
+  };
+  struct LinkSide {
+    std::deque<std::pair<double, int>> arrivals;  // (arrival, message) in the order sent
+    double busy_until = 0;
+    std::vector<size_t> receivers;  // lanes waiting for a message here
+  };
+  const auto& lanes = trace.lanes;
+  {  // one lane per stage and replica, so one receiver per link direction: what keeps the worklist linear
+    std::set<std::pair<int, int>> seen;
+    for (const auto& l : lanes)
+      if (!seen.insert({l.stage, l.replica}).second)
+        throw TraceError("the step's trace has two lanes for " + laneName(l));
+  }
+  if (out) {
+    out->model = model;
+    out->lanes.resize(lanes.size());
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      out->lanes[i].stage = lanes[i].stage, out->lanes[i].replica = lanes[i].replica;
+      out->stages = std::max(out->stages, lanes[i].stage + 1);
+      out->replicas = std::max(out->replicas, lanes[i].replica + 1);
+    }
+  }
+  std::vector<Lane> state(lanes.size());
+  std::map<std::tuple<int, int, int>, LinkSide> links;
+  std::map<int, std::vector<size_t>> replicasOf;  // stage -> its lanes
+  std::map<int, size_t> arrived;                  // stage -> replicas waiting at its exchange
+  for (size_t i = 0; i < lanes.size(); ++i) replicasOf[lanes[i].stage].push_back(i);
+  std::deque<size_t> runnable;
+  for (size_t i = 0; i < lanes.size(); ++i) runnable.push_back(i);
+
+  // The exchange of `stage`, once every replica waits at it: the arithmetic of GradientExchange, in its order.
+  auto exchange = [&](int stage) {
+    const auto& group = replicasOf[stage];
+    double start = 0;
+    uint64_t largest = 0;
+    for (size_t i : group) {
+      const auto& e = lanes[i].events[state[i].next];
+      start = std::max(start, state[i].clock);
+      largest = std::max(largest, e.bytes);
+    }
+    const int replicas = int(group.size());
+    for (size_t i : group) {
+      const auto& e = lanes[i].events[state[i].next];
+      Lane& s = state[i];
+      addBar(out, i, {TimelineBar::Idle, TimelineBar::Replicas, s.clock, start});
+      if (e.kind == TraceEvent::ExchangeDense)
+        s.clock = start + model.ringAllReduceSeconds(e.bytes, replicas);
+      else
+        s.clock = start + model.allGatherSeconds(largest, replicas) + e.decode * codec.decode;
+      addBar(out, i, {TimelineBar::Exchange, TimelineBar::None, start, s.clock});
+      s.waiting = false;
+      ++s.next;
+      runnable.push_back(i);
+    }
+    arrived[stage] = 0;
+  };
+
+  while (!runnable.empty()) {
+    const size_t i = runnable.front();
+    runnable.pop_front();
+    const TraceLane& lane = lanes[i];
+    Lane& s = state[i];
+    while (s.next < lane.events.size() && !s.waiting) {
+      const TraceEvent& e = lane.events[s.next];
+      const double before = s.clock;
+      if (e.kind == TraceEvent::Compute) {
+        s.clock += e.seconds;
+        if (out) {
+          const bool pass = e.role == TraceEvent::Forward || e.role == TraceEvent::Backward;
+          const int mb = pass ? s.computed[e.role == TraceEvent::Backward]++ : -1;
+          const auto kind = e.role == TraceEvent::Forward    ? TimelineBar::Forward
+                            : e.role == TraceEvent::Backward ? TimelineBar::Backward
+                            : e.role == TraceEvent::Update   ? TimelineBar::Update
+                                                             : TimelineBar::Compute;
+          addBar(out, i, {kind, TimelineBar::None, before, s.clock, mb});
+        }
+      } else if (sends(e.kind)) {
+        LinkSide& l = links[linkOf(lane, e.kind)];
+        s.clock += e.seconds * codec.encode;
+        double& wire = model.shared_egress ? s.egress : l.busy_until;
+        const double leave = std::max(s.clock, wire);
+        const double arrival = model.queue(s.clock, e.bytes, wire);
+        int index = -1;
+        if (out) {
+          const auto [boundary, direction, replica] = linkOf(lane, e.kind);
+          TimelineMessage m;
+          m.boundary = boundary, m.forward = direction == 0, m.replica = replica;
+          m.microbatch = s.sent[direction]++;
+          m.from = i, m.ready = s.clock, m.leave = leave, m.wire_end = wire, m.arrival = arrival;
+          m.encode_s = e.seconds * codec.encode, m.bytes = e.bytes, m.dense = e.dense;
+          index = int(out->messages.size());
+          out->messages.push_back(m);
+          addBar(out, i, {TimelineBar::Encode, TimelineBar::None, before, s.clock, m.microbatch, index});
+        }
+        l.arrivals.push_back({arrival, index});
+        for (size_t w : l.receivers) runnable.push_back(w);
+        l.receivers.clear();
+      } else if (receives(e.kind)) {
+        LinkSide& l = links[linkOf(lane, e.kind)];
+        if (l.arrivals.empty()) {  // its sender has not got there yet: woken by the send
+          l.receivers.push_back(i);
+          break;
+        }
+        const auto [arrival, index] = l.arrivals.front();
+        const double begin = std::max(s.clock, arrival);
+        s.clock = begin + e.seconds * codec.decode;
+        l.arrivals.pop_front();
+        if (out) {
+          TimelineMessage& m = out->messages[size_t(index)];
+          m.to = i, m.decode_s = e.seconds * codec.decode;
+          s.received[forwardMessage(e.kind) ? 0 : 1]++;
+          const auto cause = m.ready <= before    ? TimelineBar::Link
+                             : forwardMessage(e.kind) ? TimelineBar::Activation
+                                                      : TimelineBar::Gradient;
+          addBar(out, i, {TimelineBar::Idle, cause, before, begin, m.microbatch, index});
+          addBar(out, i, {TimelineBar::Decode, TimelineBar::None, begin, s.clock, m.microbatch, index});
+        }
+      } else {  // an exchange: this replica's encode (or arithmetic), then the group's once the last replica is there
+        s.clock += e.kind == TraceEvent::ExchangeCompressed ? e.seconds * codec.encode : e.seconds;
+        addBar(out, i, {TimelineBar::Encode, TimelineBar::None, before, s.clock});
+        s.waiting = true;
+        const auto& group = replicasOf[lane.stage];
+        if (++arrived[lane.stage] == group.size()) {
+          const bool same = std::all_of(group.begin(), group.end(),
+                                        [&](size_t j) { return lanes[j].events[state[j].next].kind == e.kind; });
+          if (!same)
+            throw TraceError("the step's trace does not fit together: the replicas of stage " +
+                             std::to_string(lane.stage) + " meet at exchanges of different kinds");
+          exchange(lane.stage);  // wakes every replica, this one included
+        }
+        break;
+      }
+      ++s.next;
+    }
+  }
+  std::string stuck;
+  size_t waiting = 0;
+  for (size_t i = 0; i < lanes.size(); ++i)
+    if (state[i].next < lanes[i].events.size() && ++waiting <= 4)
+      stuck += (stuck.empty() ? "" : ", ") + laneName(lanes[i]) + " waits at event " + std::to_string(state[i].next);
+  if (waiting > 4) stuck += " and " + std::to_string(waiting - 4) + " more";
+  if (!stuck.empty())
+    throw TraceError("the step's trace does not fit together: " + stuck +
+                     ", for messages or an exchange no other stage provides");
+  double emulated = 0;
+  for (const Lane& s : state) emulated = std::max(emulated, s.clock);
+  if (out) {
+    out->step_s = emulated;
+    for (size_t i = 0; i < lanes.size(); ++i) {
+      out->lanes[i].busy_until = state[i].clock;
+      addBar(out, i, {TimelineBar::Idle, TimelineBar::StepEnd, state[i].clock, emulated});
+      out->microbatches = std::max({out->microbatches, state[i].computed[0], state[i].sent[0], state[i].received[0]});
+    }
+  }
+  return emulated;
+}
+
+}  // namespace
+
+double replay(const StepTrace& trace, const LinkModel& model) {
+  return simulate(trace, model, CodecScale{}, nullptr);
+}
+
+Timeline timelineOf(const StepTrace& trace, const LinkModel& model, const CodecScale& codec) {
+  Timeline t;
+  simulate(trace, model, codec, &t);
+  return t;
+}
+
+const char* barKindName(TimelineBar::Kind k) {
+  static const char* const names[] = {"forward", "backward", "update", "compute", "encode", "decode", "exchange", "idle"};
+  return names[k];
+}
+
+const char* barCauseName(TimelineBar::Cause c) {
+  static const char* const names[] = {"", "activation", "gradient", "link", "replicas", "step end"};
+  return names[c];
+}
+
+}  // namespace ps

@@ -1,0 +1,120 @@
+#pragma once
+// A step's schedule, micro-batch by micro-batch: when every stage computed, encoded, decoded and waited, and when
+// every message left, crossed the wire and arrived, on the emulated clock. It is the replay of a step trace
+// (engine/core/StepTrace.h) that keeps every interval instead of only the clocks, so it exists for every saved step,
+// for the network the step ran on (where it gives the recorded step time to the bit) and for any other (what if).
+//
+// Every lane's bars tile [0, step_s] without gaps or overlaps: what a stage did, and the idle time between, with its
+// cause. From the timeline come the step's decomposition: the bubble fraction against the schedule's ideal, the
+// critical path (the chain of work and wire that set the step's length), and per link direction the codec's time
+// against the wire time it saved compared with sending float32.
+//
+// Torch-free: the run store's readers (the CLI, the app) build timelines without the engine.
+#include "engine/core/StepTrace.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ps {
+
+struct TimelineBar {
+  enum Kind : uint8_t {
+    Forward,   // a micro-batch's forward pass
+    Backward,  // its backward pass
+    Update,    // the optimizer step
+    Compute,   // compute of a trace saved before its role was kept
+    Encode,    // a message's encode (or a replica's part of the gradient exchange: its encode or arithmetic)
+    Decode,    // a message's decode
+    Exchange,  // the replicas' gradient exchange, from when the last replica is there (wire and decode)
+    Idle,
+  };
+  enum Cause : uint8_t {
+    None,
+    Activation,  // waiting for a micro-batch's activation, still being computed upstream
+    Gradient,    // waiting for a micro-batch's gradient, still being computed downstream
+    Link,        // waiting for a message that was ready before the wait began: its wire (queue, transfer, latency)
+    Replicas,    // waiting at the gradient exchange for the stage's other replicas
+    StepEnd,     // done, waiting for the step's slowest lane (the step ends when every stage has updated)
+  };
+  Kind kind = Idle;
+  Cause cause = None;
+  double start = 0, end = 0;
+  int microbatch = -1;  // Forward, Backward and their messages' codec and waits; -1 otherwise
+  int message = -1;     // Encode, Decode and a wait for a message: its index in Timeline::messages
+};
+
+struct TimelineMessage {
+  int boundary = 0;        // between stage `boundary` and `boundary + 1`
+  bool forward = true;     // an activation (else a gradient going back)
+  int replica = 0;
+  int microbatch = 0;
+  size_t from = 0, to = 0;  // lanes
+  double ready = 0;     // encoded on the sender
+  double leave = 0;     // its first byte on the wire (later than ready when the wire is busy)
+  double wire_end = 0;  // its last byte left
+  double arrival = 0;   // a latency later
+  double encode_s = 0, decode_s = 0;
+  uint64_t bytes = 0, dense = 0;  // on the wire; as float32 (0: not recorded)
+};
+
+struct TimelineLane {
+  int stage = 0, replica = 0;
+  std::vector<TimelineBar> bars;
+  double busy_until = 0;  // its last event's end (then idle, StepEnd, until the step's end)
+};
+
+struct Timeline {
+  LinkModel model;
+  double step_s = 0;
+  int stages = 0, replicas = 0, microbatches = 0;
+  std::vector<TimelineLane> lanes;  // in the trace's order
+  std::vector<TimelineMessage> messages;
+};
+
+// Scales a step's codec times (encode, decode, the exchange's codec) for a cheaper or dearer codec.
+struct CodecScale {
+  double encode = 1, decode = 1;
+};
+
+// The timeline of a step under `model`. Throws TraceError as replay() does.
+Timeline timelineOf(const StepTrace& trace, const LinkModel& model, const CodecScale& codec = {});
+inline Timeline timelineOf(const StepTrace& trace) {
+  return timelineOf(trace, trace.model);
+}
+
+// What the step's time was made of.
+struct StepDecomposition {
+  double step_s = 0;
+  // The bubble: the share of lanes x the pipeline's window (from 0 to the end of the last micro-batch's work
+  // anywhere) in which a lane does no micro-batch work (passes and their messages' codec); the ideal is a schedule's
+  // with equal stages and free links, (S - 1) / (M + S - 1) for GPipe and 1F1B.
+  double pipeline_s = 0, bubble = 0, ideal_bubble = 0;
+  struct Segment {
+    std::string what;  // "stage 2 backward", "link 1 fwd (replica 0)"
+    int stage = -1;    // a lane's segment; -1 for a link's
+    int boundary = -1;
+    bool forward = true;
+    double seconds = 0;
+  };
+  // The critical path, from the step's end back to 0, summed per stage and per link direction, longest first.
+  std::vector<Segment> critical;
+  std::string critical_summary;  // "stage 3 (42%), link 2 bwd (30%), …"
+  struct LinkCost {
+    int boundary = 0;
+    bool forward = true;
+    uint64_t messages = 0, bytes = 0, dense = 0;
+    double codec_s = 0;   // encode + decode, all replicas
+    double wire_s = 0;    // transfer time of what was sent
+    double saved_s = 0;   // float32's transfer time minus wire_s (0 when float32 sizes were not recorded)
+    bool costs_more() const { return dense > 0 && codec_s > saved_s; }
+  };
+  std::vector<LinkCost> links;  // by boundary, forward before backward
+};
+
+StepDecomposition decompose(const Timeline& timeline);
+
+const char* barKindName(TimelineBar::Kind k);
+const char* barCauseName(TimelineBar::Cause c);
+
+}  // namespace ps

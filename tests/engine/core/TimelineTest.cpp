@@ -1,0 +1,244 @@
+// A step's timeline (engine/core/Timeline.h): the replay of its trace that keeps every interval, and what the step's
+// time was made of.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/core/Timeline.h"
+
+using namespace ps;
+
+namespace {
+
+struct Shape {
+  int stages = 4, microbatches = 8;
+  bool oneFOneB = false;
+  double forward = 1.0 / 1024, backward = 2.0 / 1024, update = 0.5 / 1024;  // seconds; exact in binary
+  double encode = 0, decode = 0;
+  uint64_t bytes = 1000, dense = 4000;
+  LinkModel model{1e9, 0};
+};
+
+// The order in which a stage runs its micro-batches' passes: GPipe (every forward, then every backward) or 1F1B.
+std::vector<std::pair<bool, int>> passes(int stage, const Shape& s) {
+  std::vector<std::pair<bool, int>> out;  // (forward, micro-batch)
+  if (!s.oneFOneB) {
+    for (int m = 0; m < s.microbatches; ++m) out.push_back({true, m});
+    for (int m = 0; m < s.microbatches; ++m) out.push_back({false, m});
+    return out;
+  }
+  int f = 0, b = 0;
+  for (; f < std::min(s.stages - stage - 1, s.microbatches); ++f) out.push_back({true, f});
+  while (f < s.microbatches) out.push_back({true, f++}), out.push_back({false, b++});
+  while (b < s.microbatches) out.push_back({false, b++});
+  return out;
+}
+
+TraceEvent ev(TraceEvent::Kind k, double seconds, uint64_t bytes = 0, uint64_t dense = 0,
+              TraceEvent::Role role = TraceEvent::Unknown) {
+  TraceEvent e;
+  e.kind = k, e.seconds = seconds, e.bytes = bytes, e.dense = dense, e.role = role;
+  return e;
+}
+
+// A step as the stage workers record it: per pass, the receive, the compute and the send; then the optimizer step.
+StepTrace pipelineTrace(const Shape& s) {
+  StepTrace t;
+  t.model = s.model;
+  for (int stage = 0; stage < s.stages; ++stage) {
+    TraceLane lane;
+    lane.stage = stage;
+    const bool first = stage == 0, last = stage == s.stages - 1;
+    for (const auto& [forward, m] : passes(stage, s)) {
+      if (forward) {
+        if (!first) lane.events.push_back(ev(TraceEvent::ReceiveForward, s.decode));
+        lane.events.push_back(ev(TraceEvent::Compute, s.forward, 0, 0, TraceEvent::Forward));
+        if (!last) lane.events.push_back(ev(TraceEvent::SendForward, s.encode, s.bytes, s.dense));
+      } else {
+        if (!last) lane.events.push_back(ev(TraceEvent::ReceiveBackward, s.decode));
+        lane.events.push_back(ev(TraceEvent::Compute, s.backward, 0, 0, TraceEvent::Backward));
+        if (!first) lane.events.push_back(ev(TraceEvent::SendBackward, s.encode, s.bytes, s.dense));
+      }
+    }
+    lane.events.push_back(ev(TraceEvent::Compute, s.update, 0, 0, TraceEvent::Update));
+    t.lanes.push_back(lane);
+  }
+  return t;
+}
+
+void expectTiled(const Timeline& t) {
+  for (const auto& lane : t.lanes) {
+    ASSERT_FALSE(lane.bars.empty());
+    EXPECT_EQ(lane.bars.front().start, 0.0) << "stage " << lane.stage;
+    double sum = 0;
+    for (size_t i = 0; i < lane.bars.size(); ++i) {
+      if (i) EXPECT_EQ(lane.bars[i].start, lane.bars[i - 1].end) << "stage " << lane.stage << " bar " << i;
+      EXPECT_GT(lane.bars[i].end, lane.bars[i].start);
+      sum += lane.bars[i].end - lane.bars[i].start;
+    }
+    EXPECT_EQ(lane.bars.back().end, t.step_s) << "stage " << lane.stage;
+    EXPECT_NEAR(sum, t.step_s, 1e-6) << "stage " << lane.stage << ": its bars and idle time are not the step";
+  }
+}
+
+TEST(Timeline, BarsTileEveryLaneAndTheStepIsTheReplaysToTheBit) {
+  for (bool oneFOneB : {false, true}) {
+    Shape s;
+    s.oneFOneB = oneFOneB;
+    s.forward = 0.0013, s.backward = 0.0021, s.encode = 0.0002, s.decode = 0.0001;  // not exact in binary
+    s.model = LinkModel{100, 0.5};
+    s.bytes = 20000;
+    const StepTrace trace = pipelineTrace(s);
+    const Timeline t = timelineOf(trace);
+    EXPECT_EQ(t.step_s, replay(trace)) << "the timeline is not the replay";
+    expectTiled(t);
+    EXPECT_EQ(t.stages, 4);
+    EXPECT_EQ(t.microbatches, 8);
+    ASSERT_EQ(t.messages.size(), size_t(2 * 3 * 8));
+    for (const auto& m : t.messages) {
+      EXPECT_LE(m.ready, m.leave);
+      EXPECT_LT(m.leave, m.wire_end);
+      EXPECT_EQ(m.arrival, m.wire_end + 0.0005);
+      EXPECT_EQ(t.lanes[m.from].stage, m.forward ? m.boundary : m.boundary + 1);
+      EXPECT_EQ(t.lanes[m.to].stage, m.forward ? m.boundary + 1 : m.boundary);
+      EXPECT_GE(m.microbatch, 0);
+      EXPECT_LT(m.microbatch, 8);
+    }
+    // Another network: still the replay's time, still tiled.
+    const LinkModel fast{10000, 0.01};
+    const Timeline other = timelineOf(trace, fast);
+    EXPECT_EQ(other.step_s, replay(trace, fast));
+    expectTiled(other);
+    EXPECT_LT(other.step_s, t.step_s);
+  }
+}
+
+TEST(Timeline, EqualStagesAtFreeLinksHaveTheSchedulesIdealBubble) {
+  for (bool oneFOneB : {false, true}) {
+    Shape s;
+    s.oneFOneB = oneFOneB;
+    s.backward = s.forward;
+    const Timeline t = timelineOf(pipelineTrace(s));
+    const StepDecomposition d = decompose(t);
+    EXPECT_DOUBLE_EQ(d.ideal_bubble, 3.0 / 11);
+    EXPECT_NEAR(d.bubble, d.ideal_bubble, 1e-6) << (oneFOneB ? "1f1b" : "gpipe");
+    EXPECT_NEAR(d.pipeline_s, 11 * 2 * s.forward, 1e-6);
+    // The last stage waits for its first activation three stages deep: an activation wait, not the link's.
+    const auto& wait = t.lanes[3].bars.front();
+    EXPECT_EQ(wait.kind, TimelineBar::Idle);
+    EXPECT_EQ(wait.cause, TimelineBar::Activation);
+    EXPECT_EQ(wait.microbatch, 0);
+    EXPECT_EQ(t.lanes[3].bars.back().cause, TimelineBar::StepEnd) << "the last stage is done first";
+  }
+}
+
+TEST(Timeline, ASlowLinkSetsTheCriticalPathAndIsNamed) {
+  Shape s;
+  s.model = LinkModel{100, 0};
+  s.bytes = 125000;  // 10 ms a message at 100 Mbit/s against 1 to 2 ms of compute
+  s.dense = 4 * s.bytes;
+  const Timeline t = timelineOf(pipelineTrace(s));
+  const StepDecomposition d = decompose(t);
+  ASSERT_FALSE(d.critical.empty());
+  EXPECT_EQ(d.critical.front().stage, -1) << d.critical_summary;
+  EXPECT_EQ(d.critical_summary.rfind("link ", 0), 0u) << d.critical_summary;
+  double onPath = 0;
+  for (const auto& seg : d.critical) onPath += seg.seconds;
+  EXPECT_NEAR(onPath, t.step_s, 1e-9) << "the path does not account for the step";
+  bool linkWait = false;
+  for (const auto& lane : t.lanes)
+    for (const auto& b : lane.bars) linkWait |= b.cause == TimelineBar::Link;
+  EXPECT_TRUE(linkWait) << "messages queued behind each other on the wire are waits for the link";
+  // At a fast network the stages' compute sets it.
+  const StepDecomposition fast = decompose(timelineOf(pipelineTrace(s), LinkModel{1e9, 0}));
+  EXPECT_EQ(fast.critical_summary.rfind("stage ", 0), 0u) << fast.critical_summary;
+}
+
+TEST(Timeline, EachLinkDirectionsCodecIsWeighedAgainstTheWireItSaved) {
+  Shape s;
+  s.model = LinkModel{100, 0};
+  s.bytes = 1000, s.dense = 4000, s.encode = 1.0 / 4096, s.decode = 1.0 / 8192;
+  const Timeline t = timelineOf(pipelineTrace(s));
+  const StepDecomposition d = decompose(t);
+  ASSERT_EQ(d.links.size(), size_t(2 * 3));
+  for (const auto& c : d.links) {
+    EXPECT_EQ(c.messages, 8u);
+    EXPECT_EQ(c.bytes, 8000u);
+    EXPECT_EQ(c.dense, 32000u);
+    EXPECT_NEAR(c.codec_s, 8 * (s.encode + s.decode), 1e-12);
+    EXPECT_NEAR(c.saved_s, 8 * 8.0 * 3000 / 100e6, 1e-12);  // 1.92 ms saved against 2.9 ms of codec
+    EXPECT_TRUE(c.costs_more());
+  }
+  EXPECT_TRUE(d.links[0].forward);
+  EXPECT_FALSE(d.links[1].forward);
+  // At a tenth of the bandwidth the same codec pays for itself.
+  const StepDecomposition slow = decompose(timelineOf(pipelineTrace(s), LinkModel{10, 0}));
+  for (const auto& c : slow.links) EXPECT_FALSE(c.costs_more());
+}
+
+TEST(Timeline, ACheaperCodecShortensItsBarsAndTheRecordedOneIsKept) {
+  Shape s;
+  s.encode = 1.0 / 1024, s.decode = 1.0 / 2048;
+  const StepTrace trace = pipelineTrace(s);
+  const Timeline recorded = timelineOf(trace);
+  const Timeline same = timelineOf(trace, trace.model, CodecScale{1, 1});
+  EXPECT_EQ(same.step_s, recorded.step_s);
+  const Timeline half = timelineOf(trace, trace.model, CodecScale{0.5, 0.5});
+  expectTiled(half);
+  EXPECT_LT(half.step_s, recorded.step_s);
+  for (const auto& m : half.messages) {
+    EXPECT_EQ(m.encode_s, s.encode / 2);
+    EXPECT_EQ(m.decode_s, s.decode / 2);
+  }
+}
+
+TEST(Timeline, ReplicasWaitForEachOtherAtTheExchangeAndTheSlowerIsOnThePath) {
+  StepTrace t;
+  t.model = LinkModel{100, 0};
+  TraceLane fast{0, 0, {ev(TraceEvent::Compute, 0.25, 0, 0, TraceEvent::Backward)}};
+  TraceLane slow{0, 1, {ev(TraceEvent::Compute, 0.5, 0, 0, TraceEvent::Backward)}};
+  for (auto* lane : {&fast, &slow}) {
+    TraceEvent x = ev(TraceEvent::ExchangeCompressed, 0.125, 1000);
+    x.decode = 0.0625;
+    lane->events.push_back(x);
+    lane->events.push_back(ev(TraceEvent::Compute, 0.125, 0, 0, TraceEvent::Update));
+  }
+  t.lanes = {fast, slow};
+  const Timeline tl = timelineOf(t);
+  expectTiled(tl);
+  EXPECT_EQ(tl.replicas, 2);
+  const auto& bars = tl.lanes[0].bars;  // backward, encode, wait, exchange, update
+  ASSERT_EQ(bars.size(), 5u);
+  EXPECT_EQ(bars[2].cause, TimelineBar::Replicas);
+  EXPECT_EQ(bars[2].end - bars[2].start, 0.25);
+  EXPECT_EQ(bars[3].kind, TimelineBar::Exchange);
+  const StepDecomposition d = decompose(tl);
+  ASSERT_FALSE(d.critical.empty());
+  EXPECT_EQ(d.critical.front().what, "stage 0 (replica 1)") << d.critical_summary;
+}
+
+TEST(Timeline, RolesAndFloat32SizesAreStoredAndOlderTracesStillGiveATimeline) {
+  Shape s;
+  const StepTrace trace = pipelineTrace(s);
+  const StepTrace back = decodeTrace(encodeTrace(trace));
+  EXPECT_EQ(back.lanes[1].events[1].role, TraceEvent::Forward);
+  EXPECT_EQ(back.lanes[1].events[2].dense, 4000u);
+  EXPECT_EQ(back.lanes[1].events.back().role, TraceEvent::Update);
+  EXPECT_EQ(timelineOf(back).step_s, timelineOf(trace).step_s);
+  // A role on anything but compute is damage.
+  auto bad = encodeTrace(trace);
+  bad[1 + 16 + 2 + 4 + 8] = uint8_t(TraceEvent::SendForward | (TraceEvent::Forward << 4));
+  EXPECT_THROW(decodeTrace(bad), TraceError);
+  // Without roles (a trace saved before they were kept) the passes are plain compute, the last one the update.
+  StepTrace old = trace;
+  for (auto& lane : old.lanes)
+    for (auto& e : lane.events) e.role = TraceEvent::Unknown, e.dense = 0;
+  const Timeline t = timelineOf(old);
+  expectTiled(t);
+  EXPECT_EQ(t.step_s, timelineOf(trace).step_s);
+  for (const auto& b : t.lanes[0].bars) EXPECT_NE(b.kind, TimelineBar::Forward);
+  EXPECT_NEAR(decompose(t).bubble, decompose(timelineOf(trace)).bubble, 1e-12);
+  for (const auto& c : decompose(t).links) EXPECT_FALSE(c.costs_more()) << "nothing to weigh without float32 sizes";
+}
+
+}  // namespace
