@@ -1,4 +1,5 @@
 #include "app/cli/RunsCommand.h"
+#include "app/cli/TimelineCommand.h"
 #include "engine/core/AtomicFile.h"
 #include "engine/core/RunSummary.h"
 #include "engine/runs/config/BoundedJson.h"
@@ -25,7 +26,8 @@ using nlohmann::json;
 // Reading needs no write access: a store this process cannot write is read as it is; a writable one is opened for
 // writing, which also upgrades an older one.
 StoreAccess accessFor(const std::string& path, const std::string& action) {
-  const bool reads = action == "list" || action == "show" || action == "export" || action == "retime";
+  const bool reads =
+      action == "list" || action == "show" || action == "export" || action == "retime" || action == "timeline";
   return reads ? RunStore::accessFor(path) : StoreAccess::ReadWrite;
 }
 
@@ -249,16 +251,16 @@ void retime(const RunStore& store, const RunsOptions& o) {
 }  // namespace
 
 void addRunsCommand(CLI::App& app, RunsOptions& o) {
-  auto* cmd = app.add_subcommand("runs", "List, show, export, tag, annotate and re-time recorded runs");
-  cmd->add_option("action", o.action, "list | show | export | tag | untag | note | retime")
+  auto* cmd = app.add_subcommand("runs", "List, show, export, tag, annotate, re-time recorded runs and show their steps' timelines");
+  cmd->add_option("action", o.action, "list | show | export | tag | untag | note | retime | timeline")
       ->required()
-      ->check(CLI::IsMember({"list", "show", "export", "tag", "untag", "note", "retime"}));
+      ->check(CLI::IsMember({"list", "show", "export", "tag", "untag", "note", "retime", "timeline"}));
   cmd->add_option("id", o.id, "run id (all but list)");
   cmd->add_option("values", o.values,
                   "tag, untag: the tags; note: the note (an empty one clears it); export --tensorboard: more run ids");
   cmd->add_option("--store", o.store, "run store file");
   cmd->add_flag("--csv", o.csv, "export as CSV (one row per step)");
-  cmd->add_flag("--json", o.json, "list, retime: as JSON");
+  cmd->add_flag("--json", o.json, "list, retime, timeline: as JSON");
   cmd->add_option("--filter,-f", o.filter,
                   "list: only the runs this filter holds for, as in the app's runs table: words, field:value, "
                   "field<value (status:finished k<0.05 tag:suite-1 accuracy>=85%); a wrong field lists them all");
@@ -278,6 +280,14 @@ void addRunsCommand(CLI::App& app, RunsOptions& o) {
                   "alike, as a host with one network card) or link (a wire per link direction; default: what each "
                   "step ran with)")
       ->check(CLI::IsMember({"link", "stage"}));
+  cmd->add_option("--step", o.step, "timeline: the saved step to show (default: the last)");
+  cmd->add_option("--encode-scale", o.encode_scale,
+                  "timeline, export --trace: what if encoding took this times as long (0.5: a codec twice as fast)");
+  cmd->add_option("--decode-scale", o.decode_scale, "timeline, export --trace: the same for decoding");
+  cmd->add_option("--trace", o.trace,
+                  "export: write saved steps' timelines to this Chrome/Perfetto trace file (ui.perfetto.dev, "
+                  "chrome://tracing)");
+  cmd->add_option("--steps", o.steps, "export --trace: the steps to write, A:B (default: 12 spread over the run)");
 }
 
 int runRuns(const RunsOptions& o) {
@@ -295,9 +305,16 @@ int runRuns(const RunsOptions& o) {
     return 0;
   }
   if (!o.filter.empty()) throw std::runtime_error("--filter is for runs list; runs " + o.action + " takes a run id");
-  if ((o.bandwidth_mbps || o.latency_ms || !o.framing.empty() || !o.egress.empty()) && o.action != "retime")
-    throw std::runtime_error("--bandwidth, --latency, --framing and --egress are for runs retime, not runs " +
-                             o.action);
+  const bool exportsTrace = o.action == "export" && !o.trace.empty();
+  if ((o.bandwidth_mbps || o.latency_ms || !o.framing.empty() || !o.egress.empty()) && o.action != "retime" &&
+      o.action != "timeline" && !exportsTrace)
+    throw std::runtime_error(
+        "--bandwidth, --latency, --framing and --egress are for runs retime, timeline and export --trace, not runs " +
+        o.action);
+  if ((o.encode_scale || o.decode_scale) && o.action != "timeline" && !exportsTrace)
+    throw std::runtime_error("--encode-scale and --decode-scale are for runs timeline and export --trace");
+  if (o.step && o.action != "timeline") throw std::runtime_error("--step is for runs timeline");
+  if (!o.steps.empty() && !exportsTrace) throw std::runtime_error("--steps is for runs export --trace FILE");
   if (o.id <= 0) throw std::runtime_error("runs " + o.action + " needs a run id; see: pipesqueeze-cli runs list");
   if (o.action == "show") {
     show(store, o.id);
@@ -305,6 +322,10 @@ int runRuns(const RunsOptions& o) {
   }
   if (o.action == "retime") {
     retime(store, o);
+    return 0;
+  }
+  if (o.action == "timeline") {
+    printTimeline(store, o);
     return 0;
   }
   if (o.action == "tag" || o.action == "untag") {
@@ -317,11 +338,15 @@ int runRuns(const RunsOptions& o) {
     std::cout << "run " << o.id << " notes: " << printable(store.run(o.id)->notes) << "\n";
     return 0;
   }
+  if (exportsTrace) {
+    exportTrace(store, o);
+    return 0;
+  }
   if (!o.tensorboard.empty()) {
     exportTensorBoard(store, o);
     return 0;
   }
-  if (!o.csv) throw std::runtime_error("runs export needs a format: add --csv, or --tensorboard DIR");
+  if (!o.csv) throw std::runtime_error("runs export needs a format: add --csv, --tensorboard DIR or --trace FILE");
   require(store, o.id);
   if (o.output.empty()) {
     writeRunCsv(store, o.id, std::cout);

@@ -19,6 +19,11 @@ struct RunsOptions {
   std::optional<double> bandwidth_mbps, latency_ms;
   std::string framing;  // "tcp" or "none"; empty: each step's own
   std::string egress;   // "link" or "stage"; empty: each step's own
+  // timeline: the saved step (default: the last); timeline and export --trace: codec time scales (what if).
+  std::optional<int64_t> step;
+  std::optional<double> encode_scale, decode_scale;
+  std::string trace;  // export: a Chrome/Perfetto trace file to write
+  std::string steps;  // export --trace: "A:B", "A:", ":B" or "N" (default: sampled steps)
 };
 
 void addRunsCommand(CLI::App& app, RunsOptions& options);

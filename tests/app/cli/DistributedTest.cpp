@@ -1,6 +1,7 @@
 // Multi-process runs as a user starts them: `pipesqueeze-cli launch` with 2 to 4 processes on loopback (Gloo),
 // compared with the in-process pipeline through the run stores they leave.
 #include "engine/runs/store/RunStore.h"
+#include "engine/runs/trace/StepTimelines.h"
 #include "tests/ListeningSockets.h"
 #include "tests/app/cli/CliRunner.h"
 
@@ -68,6 +69,26 @@ void expectClose(const std::vector<double>& a, const std::vector<double>& b, dou
     EXPECT_NEAR(a[i], b[i], rtol * std::max(1e-3, std::abs(b[i]))) << what << " at step " << i + 1;
 }
 
+// A saved step's timeline apart from its measured durations: every lane's work in order (kind, micro-batch,
+// message) and every message (link, micro-batch, bytes, the lanes at its ends).
+std::vector<std::string> shapeOf(const std::string& store, int64_t step) {
+  RunStore s(store);
+  const Timeline t = stepTimelines(s, s.listRuns().front().id, step, {}, {}).recorded;
+  std::vector<std::string> out;
+  for (const auto& lane : t.lanes) {
+    out.push_back("lane " + std::to_string(lane.stage) + "/" + std::to_string(lane.replica));
+    for (const auto& b : lane.bars)
+      if (b.kind != TimelineBar::Idle)
+        out.push_back(std::string(barKindName(b.kind)) + " " + std::to_string(b.microbatch) + " " +
+                      std::to_string(b.message));
+  }
+  for (const auto& m : t.messages)
+    out.push_back("message " + std::to_string(m.boundary) + (m.forward ? "f" : "b") + std::to_string(m.microbatch) +
+                  " " + std::to_string(m.bytes) + "/" + std::to_string(m.dense) + " " + std::to_string(m.from) + ">" +
+                  std::to_string(m.to));
+  return out;
+}
+
 // The synthetic smoke task: 60 steps, 2 stages, 4 micro-batches, evaluation every 20 steps.
 const std::vector<std::string> kShort = {"train.max_steps=30", "eval.every_steps=10"};
 
@@ -83,8 +104,10 @@ TEST(Distributed, TwoProcessPipelineGivesTheLossesOfTheInProcessPipeline) {
   EXPECT_EQ(control.size(), 30u);
   for (double s : control) EXPECT_TRUE(s > 0 && s < 10) << s;
   EXPECT_TRUE(series(threads.store, "time/control_s").empty()) << "one process has no control round";
-  // The same payloads crossed the same links.
+  // The same payloads crossed the same links, and every step's timeline has the same work and messages in the
+  // same order (its durations are measured, so they differ).
   EXPECT_EQ(processes.summary["bytes_wire"], threads.summary["bytes_wire"]);
+  for (int64_t step : {1, 15, 30}) EXPECT_EQ(shapeOf(processes.store, step), shapeOf(threads.store, step)) << step;
   RunStore s(processes.store);
   const auto run = s.listRuns().front();
   EXPECT_EQ(run.status, "finished");

@@ -1,0 +1,245 @@
+#include "engine/runs/trace/StepTimelines.h"
+
+#include "engine/runs/store/RunStoreError.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace ps {
+namespace {
+
+using nlohmann::json;
+
+void checkScale(double v, const char* what) {
+  if (!std::isfinite(v) || v <= 0)
+    throw TraceError(std::string("the ") + what + " scale must be a positive number (1 keeps the recorded time), not " +
+                     nlohmann::json(v).dump());
+}
+
+std::vector<TraceRow> tracesOf(const RunStore& store, int64_t runId) {
+  if (!store.run(runId)) throw StoreError("no run " + std::to_string(runId) + " in " + store.path());
+  auto rows = store.traces(runId);
+  if (rows.empty())
+    throw TraceError("run " + std::to_string(runId) +
+                     " has no step traces: it was saved by a PipeSqueeze that did not keep them, or stopped before "
+                     "its first step");
+  return rows;
+}
+
+StepTrace decodeStep(int64_t runId, const TraceRow& row) {
+  try {
+    return decodeTrace(row.trace);
+  } catch (const TraceError& e) {
+    throw TraceError("run " + std::to_string(runId) + ", step " + std::to_string(row.step) + ": " + e.what());
+  }
+}
+
+bool asked(const RetimeNetwork& n, const CodecScale& c) {
+  return !n.empty() || c.encode != 1 || c.decode != 1;
+}
+
+std::string laneName(const TimelineLane& l, int replicas) {
+  return "stage " + std::to_string(l.stage) + (replicas > 1 ? " replica " + std::to_string(l.replica) : "");
+}
+
+std::string linkName(const TimelineMessage& m, int replicas) {
+  return "link " + std::to_string(m.boundary) + (m.forward ? " fwd" : " bwd") +
+         (replicas > 1 ? " replica " + std::to_string(m.replica) : "");
+}
+
+}  // namespace
+
+StepTimelines stepTimelines(const RunStore& store, int64_t runId, std::optional<int64_t> step,
+                            const RetimeNetwork& network, const CodecScale& codec) {
+  network.check();
+  checkScale(codec.encode, "encode");
+  checkScale(codec.decode, "decode");
+  const auto rows = tracesOf(store, runId);
+  const TraceRow* row = &rows.back();
+  if (step) {
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const TraceRow& r) { return r.step == *step; });
+    if (it == rows.end())
+      throw TraceError("run " + std::to_string(runId) + " saved no trace for step " + std::to_string(*step) +
+                       "; it saved steps " + std::to_string(rows.front().step) + " to " +
+                       std::to_string(rows.back().step));
+    row = &*it;
+  }
+  const StepTrace trace = decodeStep(runId, *row);
+  StepTimelines out;
+  out.run_id = runId, out.step = row->step, out.steps = int64_t(rows.size());
+  out.network = network, out.codec = codec;
+  try {
+    out.recorded = timelineOf(trace);
+    if (asked(network, codec)) out.what_if = timelineOf(trace, network.applyTo(trace.model), codec);
+  } catch (const TraceError& e) {
+    throw TraceError("run " + std::to_string(runId) + ", step " + std::to_string(row->step) + ": " + e.what());
+  }
+  return out;
+}
+
+json timelineJson(const Timeline& t, bool bars) {
+  const StepDecomposition d = decompose(t);
+  json critical = json::array(), links = json::array(), lanes = json::array(), messages = json::array();
+  for (const auto& s : d.critical)
+    critical.push_back({{"what", s.what}, {"seconds", s.seconds}, {"share", t.step_s > 0 ? s.seconds / t.step_s : 0}});
+  for (const auto& c : d.links)
+    links.push_back({{"boundary", c.boundary},
+                     {"direction", c.forward ? "fwd" : "bwd"},
+                     {"messages", c.messages},
+                     {"bytes", c.bytes},
+                     {"float32_bytes", c.dense},
+                     {"codec_seconds", c.codec_s},
+                     {"wire_seconds", c.wire_s},
+                     {"saved_seconds", c.saved_s},
+                     {"codec_costs_more", c.costs_more()}});
+  for (const auto& l : t.lanes) {
+    std::map<std::string, double> by;
+    for (const auto& b : l.bars)
+      by[b.kind == TimelineBar::Idle ? std::string("idle/") + barCauseName(b.cause) : barKindName(b.kind)] +=
+          b.end - b.start;
+    json lane{{"stage", l.stage}, {"replica", l.replica}, {"busy_until", l.busy_until}, {"seconds", by}};
+    if (bars) {
+      json list = json::array();
+      for (const auto& b : l.bars) {
+        json bar{{"kind", barKindName(b.kind)}, {"start", b.start}, {"end", b.end}};
+        if (b.kind == TimelineBar::Idle) bar["cause"] = barCauseName(b.cause);
+        if (b.microbatch >= 0) bar["microbatch"] = b.microbatch;
+        if (b.message >= 0) bar["message"] = b.message;
+        list.push_back(bar);
+      }
+      lane["bars"] = list;
+    }
+    lanes.push_back(lane);
+  }
+  if (bars)
+    for (const auto& m : t.messages)
+      messages.push_back({{"boundary", m.boundary}, {"direction", m.forward ? "fwd" : "bwd"}, {"replica", m.replica},
+                          {"microbatch", m.microbatch}, {"from_lane", m.from}, {"to_lane", m.to},
+                          {"ready", m.ready}, {"leave", m.leave}, {"wire_end", m.wire_end}, {"arrival", m.arrival},
+                          {"encode_seconds", m.encode_s}, {"decode_seconds", m.decode_s}, {"bytes", m.bytes},
+                          {"float32_bytes", m.dense}});
+  json j{{"network",
+          {{"bandwidth_mbps", t.model.bandwidth_mbps},
+           {"latency_ms", t.model.latency_ms},
+           {"framing", t.model.tcp ? "tcp" : "none"},
+           {"egress", t.model.shared_egress ? "stage" : "link"}}},
+         {"stages", t.stages},
+         {"replicas", t.replicas},
+         {"microbatches", t.microbatches},
+         {"step_seconds", t.step_s},
+         {"pipeline_seconds", d.pipeline_s},
+         {"bubble", d.bubble},
+         {"ideal_bubble", d.ideal_bubble},
+         {"critical_path", critical},
+         {"critical_summary", d.critical_summary},
+         {"links", links},
+         {"lanes", lanes}};
+  if (bars) j["messages"] = messages;
+  return j;
+}
+
+size_t writeChromeTrace(const RunStore& store, int64_t runId, const TraceExport& o, std::ostream& out) {
+  o.network.check();
+  checkScale(o.codec.encode, "encode");
+  checkScale(o.codec.decode, "decode");
+  const auto rows = tracesOf(store, runId);
+  // Where each step starts on the emulated clock (under the network asked for): the steps before it, end to end.
+  const RetimedRun times = retimeTraces(runId, rows, o.network);
+  std::vector<size_t> chosen;
+  if (o.first || o.last) {
+    const int64_t a = o.first.value_or(rows.front().step), b = o.last.value_or(rows.back().step);
+    if (a > b) throw TraceError("the steps " + std::to_string(a) + ":" + std::to_string(b) + " are not a range");
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (rows[i].step >= a && rows[i].step <= b) chosen.push_back(i);
+    if (chosen.empty())
+      throw TraceError("run " + std::to_string(runId) + " saved no step in " + std::to_string(a) + ":" +
+                       std::to_string(b) + "; it saved steps " + std::to_string(rows.front().step) + " to " +
+                       std::to_string(rows.back().step));
+  } else {
+    const size_t n = std::min(std::max<size_t>(o.sampled, 1), rows.size());
+    for (size_t k = 0; k < n; ++k) chosen.push_back(n == 1 ? rows.size() - 1 : k * (rows.size() - 1) / (n - 1));
+    chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+  }
+
+  // Written event by event: a long range stays a stream, not one document in memory.
+  bool firstEvent = true;
+  auto emit = [&](const json& e) {
+    out << (firstEvent ? "\n" : ",\n") << e.dump();
+    firstEvent = false;
+  };
+  out << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"run\":" << runId << ",\"clock\":\"emulated\"},\"traceEvents\":[";
+  constexpr int kNetwork = 1, kCompute = 1, kCodec = 2, kWaits = 3;
+  std::map<std::string, int> linkThreads;
+  int64_t flow = 0;
+  bool named = false;
+  for (size_t i : chosen) {
+    const StepTrace trace = decodeStep(runId, rows[i]);
+    const Timeline t = timelineOf(trace, o.network.applyTo(trace.model), o.codec);
+    const double at = (times.cumulative[i].emulated_s - t.step_s) * 1e6;  // the step's start, in µs
+    const auto us = [&](double s) { return at + s * 1e6; };
+    if (!named) {  // names and order of the processes and threads, once
+      emit({{"ph", "M"}, {"name", "process_name"}, {"pid", kNetwork}, {"tid", 0}, {"args", {{"name", "network"}}}});
+      emit({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", kNetwork}, {"tid", 0}, {"args", {{"sort_index", 1 << 20}}}});
+      for (size_t l = 0; l < t.lanes.size(); ++l) {
+        const int pid = int(l) + 2;
+        emit({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0},
+              {"args", {{"name", laneName(t.lanes[l], t.replicas)}}}});
+        emit({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid}, {"tid", 0}, {"args", {{"sort_index", pid}}}});
+        for (const auto& [tid, name] : {std::pair{kCompute, "compute"}, {kCodec, "codec"}, {kWaits, "waits"}})
+          emit({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});
+      }
+      named = true;
+    }
+    emit({{"ph", "i"}, {"name", "step " + std::to_string(rows[i].step)}, {"s", "g"}, {"pid", kNetwork}, {"tid", 0},
+          {"ts", us(0)}, {"args", {{"step_ms", t.step_s * 1e3}}}});
+    for (size_t l = 0; l < t.lanes.size(); ++l) {
+      for (const auto& b : t.lanes[l].bars) {
+        const bool codec = b.kind == TimelineBar::Encode || b.kind == TimelineBar::Decode;
+        const int tid = b.kind == TimelineBar::Idle ? kWaits : codec ? kCodec : kCompute;
+        std::string name = b.kind == TimelineBar::Idle ? std::string("wait: ") + barCauseName(b.cause)
+                                                       : std::string(barKindName(b.kind));
+        if (b.microbatch >= 0) name += " " + std::to_string(b.microbatch);
+        json args{{"step", rows[i].step}};
+        if (b.message >= 0) args["bytes"] = t.messages[size_t(b.message)].bytes;
+        emit({{"ph", "X"}, {"name", name}, {"cat", barKindName(b.kind)}, {"pid", int(l) + 2}, {"tid", tid},
+              {"ts", us(b.start)}, {"dur", (b.end - b.start) * 1e6}, {"args", args}});
+      }
+    }
+    // Where each message's encode and decode slices start (its flow's ends).
+    std::vector<std::pair<double, double>> codecStart(t.messages.size());
+    for (size_t k = 0; k < t.messages.size(); ++k) codecStart[k] = {t.messages[k].ready, t.messages[k].arrival};
+    for (const auto& lane : t.lanes)
+      for (const auto& b : lane.bars)
+        if (b.message >= 0 && b.kind == TimelineBar::Encode) codecStart[size_t(b.message)].first = b.start;
+        else if (b.message >= 0 && b.kind == TimelineBar::Decode) codecStart[size_t(b.message)].second = b.start;
+    for (const auto& m : t.messages) {
+      const std::string link = linkName(m, t.replicas);
+      auto [it, fresh] = linkThreads.emplace(link, int(linkThreads.size()) + 1);
+      if (fresh)
+        emit({{"ph", "M"}, {"name", "thread_name"}, {"pid", kNetwork}, {"tid", it->second}, {"args", {{"name", link}}}});
+      const std::string name = (m.forward ? "activation " : "gradient ") + std::to_string(m.microbatch);
+      emit({{"ph", "X"}, {"name", name}, {"cat", "wire"}, {"pid", kNetwork}, {"tid", it->second}, {"ts", us(m.leave)},
+            {"dur", (m.arrival - m.leave) * 1e6},
+            {"args", {{"bytes", m.bytes}, {"float32_bytes", m.dense}, {"queued_ms", (m.leave - m.ready) * 1e3}}}});
+      emit({{"ph", "C"}, {"name", "bytes in flight, " + link}, {"pid", kNetwork}, {"tid", 0}, {"ts", us(m.leave)},
+            {"args", {{"bytes", m.bytes}}}});
+      emit({{"ph", "C"}, {"name", "bytes in flight, " + link}, {"pid", kNetwork}, {"tid", 0}, {"ts", us(m.arrival)},
+            {"args", {{"bytes", 0}}}});
+      // Sender's encode, then the wire, then the receiver's decode: each at the start of its slice.
+      const size_t index = size_t(&m - t.messages.data());
+      const int64_t id = ++flow;
+      emit({{"ph", "s"}, {"name", name}, {"cat", "message"}, {"id", id}, {"pid", int(m.from) + 2}, {"tid", kCodec},
+            {"ts", us(codecStart[index].first)}});
+      emit({{"ph", "t"}, {"name", name}, {"cat", "message"}, {"id", id}, {"pid", kNetwork}, {"tid", it->second},
+            {"ts", us(m.leave)}});
+      const double decodeAt = codecStart[index].second;
+      emit({{"ph", "f"}, {"bp", "e"}, {"name", name}, {"cat", "message"}, {"id", id}, {"pid", int(m.to) + 2},
+            {"tid", kCodec}, {"ts", us(decodeAt)}});
+    }
+  }
+  out << "\n]}\n";
+  return chosen.size();
+}
+
+}  // namespace ps
