@@ -14,6 +14,7 @@
 #include <QGridLayout>
 #include <QRegularExpression>
 #include <QScrollArea>
+#include <QTabWidget>
 #include <QVBoxLayout>
 
 namespace ps::ui {
@@ -33,9 +34,15 @@ LivePanel::LivePanel(QWidget* parent) : QWidget(parent) {
   scroll->setWidget(canvas_);
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
+  timeline_ = new TimelineView;
+  views_ = new QTabWidget;
+  views_->setDocumentMode(true);
+  views_->addTab(scroll, tr("Charts"));
+  views_->addTab(timeline_, tr("Timeline"));
+  views_->setTabToolTip(1, tr("Where a step's time went, micro-batch by micro-batch, and what if"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(scroll);
+  layout->addWidget(views_);
   redraw_.setInterval(kRedrawMs);
   redraw_.setTimerType(Qt::CoarseTimer);
   connect(&redraw_, &QTimer::timeout, this, &LivePanel::flush);
@@ -71,6 +78,7 @@ void LivePanel::reset(const nlohmann::json& config) {
   linkMethods_.clear();
   storedRun_.reset();
   lastStep_ = 0;
+  timeline_->clear();
   paintMark_ = PlotWidget::paintSecondsTotal();
   frameCost_ = 0;
   redraw_.setInterval(kRedrawMs);
@@ -147,6 +155,7 @@ void LivePanel::addStep(const StepRecord& step) {
   for (const auto& l : step.links)
     linkMethods_[metric::linkName(l.boundary, l.direction)] = l.method;
   lastStep_ = step.step;
+  timeline_->addTrace(step.step, step.trace);
 }
 
 void LivePanel::addEval(const EvalRecord& eval) {
@@ -186,6 +195,11 @@ QString LivePanel::showStoredRun(const RunStore& store, int64_t id) {
     pendingHistograms_.push_back(HistogramRecord{h.step, std::move(h.name), h.lo, h.hi, std::move(h.counts)});
   for (const EventRow& e : events)
     if (marksCharts(eventKindOf(e.kind))) pendingMarkers_.push_back(Marker{double(e.step), settingLabel(e.kind, e.detail_json)});
+  try {
+    timeline_->setTraces(id, store.traces(id));
+  } catch (const std::exception&) {  // the charts still show; the timeline says it has no traces
+    timeline_->setTraces(id, {});
+  }
   storedRun_ = std::move(info);
   flush();
   return {};

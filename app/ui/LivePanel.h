@@ -12,6 +12,7 @@
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidget.h"
 #include "app/ui/runs/RunSeries.h"
+#include "app/ui/runs/TimelineView.h"
 #include "engine/telemetry/Charts.h"
 
 #include <QHash>
@@ -24,6 +25,7 @@
 #include <vector>
 
 class QGridLayout;
+class QTabWidget;
 
 namespace ps::ui {
 
@@ -59,6 +61,9 @@ class LivePanel : public QWidget {
   const std::map<std::string, std::string>& linkMethods() const { return linkMethods_; }
   int64_t lastStep() const { return lastStep_; }
   int exportPng(const QString& dir);  // every chart, one file each; returns how many were written
+  // The charts and the step timeline are two tabs of the panel.
+  QTabWidget* views() const { return views_; }
+  TimelineView* timeline() const { return timeline_; }
 
  private:
   struct Route {
@@ -78,6 +83,8 @@ class LivePanel : public QWidget {
 
   QGridLayout* grid_;
   QWidget* canvas_;
+  QTabWidget* views_;
+  TimelineView* timeline_;
   std::map<QString, PlotWidget*> plots_;  // by title
   std::vector<HeatmapWidget*> heatmaps_;
   std::vector<std::pair<const ChartSpec*, PlotWidget*>> charts_;  // the chart table's live charts for this run

@@ -146,6 +146,7 @@ void MainWindow::buildMenus() {
   runsMenu->addAction(compareSelected_);
   runsMenu->addAction(runs_->openAction());
   runsMenu->addAction(runs_->tensorBoardAction());
+  runsMenu->addAction(runs_->traceAction());
   runsMenu->addSeparator();
   runsMenu->addAction(reproduce_);
   QMenu* view = menuBar()->addMenu(tr("&View"));

@@ -1,4 +1,5 @@
 #include "app/ui/runs/RunExports.h"
+#include "engine/runs/trace/StepTimelines.h"
 #include "engine/runs/config/BoundedJson.h"
 #include "engine/runs/store/RunCsv.h"
 #include "engine/tensorboard/TensorBoardExport.h"
@@ -34,6 +35,18 @@ QString exportRunCsv(const RunStore& store, int64_t runId, const QString& path) 
   std::ostringstream out;
   try {
     writeRunCsv(store, runId, out);
+  } catch (const std::exception& e) {
+    return storeError(runId, e);
+  }
+  return writeFile(path, out.str());
+}
+
+QString exportRunTrace(const RunStore& store, int64_t runId, const QString& path) {
+  std::ostringstream out;
+  try {
+    writeChromeTrace(store, runId, TraceExport{}, out);
+  } catch (const TraceError& e) {
+    return QStringLiteral("Run %1 has no timeline to export: %2").arg(runId).arg(QString::fromStdString(e.what()));
   } catch (const std::exception& e) {
     return storeError(runId, e);
   }

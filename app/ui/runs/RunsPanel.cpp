@@ -102,6 +102,8 @@ RunsPanel::RunsPanel(std::shared_ptr<ps::RunStore> store, QWidget* parent)
   deleteAction_ = action(tr("&Delete…"), &RunsPanel::deleteSelected, QKeySequence::Delete);
   csvAction_ = action(tr("Export &CSV…"), &RunsPanel::exportCsvSelected);
   configAction_ = action(tr("Export config &JSON…"), &RunsPanel::exportConfigSelected);
+  traceAction_ = action(tr("Export T&race…"), &RunsPanel::exportTraceSelected);
+  traceAction_->setToolTip(tr("Saved steps' timelines as a trace file for ui.perfetto.dev or chrome://tracing"));
   tensorBoardAction_ = action(tr("Export to &TensorBoard…"), &RunsPanel::exportTensorBoardSelected);
   tensorBoardAction_->setToolTip(
       tr("Every scalar, histogram and the config of each selected run, as event files "
@@ -203,7 +205,8 @@ void RunsPanel::updateActions() {
   compareAction_->setEnabled(n >= 2);
   openAction_->setEnabled(n == 1);
   tensorBoardAction_->setEnabled(n >= 1);
-  for (QAction* a : {renameAction_, tagsAction_, notesAction_, csvAction_, configAction_}) a->setEnabled(n == 1);
+  for (QAction* a : {renameAction_, tagsAction_, notesAction_, csvAction_, configAction_, traceAction_})
+    a->setEnabled(n == 1);
   deleteAction_->setEnabled(n >= 1);
 }
 
@@ -322,6 +325,22 @@ void RunsPanel::exportTensorBoardSelected() {
         tr("%n run(s) exported to %1; open it with: tensorboard --logdir %1", nullptr, ids.size()).arg(dir));
 }
 
+void RunsPanel::exportTraceSelected() {
+  const qint64 id = singleSelected(tr("export its timeline"));
+  if (!id) return;
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export run timeline as a trace"),
+      exports::suggestedPath(QStringLiteral("trace"), QStringLiteral("run-%1-trace.json").arg(id)),
+      tr("Trace files (*.json)"));
+  if (path.isEmpty()) return;
+  exports::rememberFolder(QStringLiteral("trace"), path);
+  const QString error = exportRunTrace(*model_->store(), id, path);
+  if (!error.isEmpty())
+    Q_EMIT errorOccurred(error);
+  else
+    Q_EMIT statusMessage(tr("Run %1's timeline exported to %2; open it in ui.perfetto.dev").arg(id).arg(path));
+}
+
 void RunsPanel::exportConfigSelected() {
   const qint64 id = singleSelected(tr("export its config"));
   if (!id) return;
@@ -363,6 +382,7 @@ void RunsPanel::showRowMenu(const QPoint& pos) {
   for (QAction* a : {renameAction_, tagsAction_, notesAction_}) menu.addAction(a);
   menu.addSeparator();
   menu.addAction(csvAction_);
+  menu.addAction(traceAction_);
   menu.addAction(configAction_);
   menu.addAction(tensorBoardAction_);
   menu.addSeparator();

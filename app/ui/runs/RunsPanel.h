@@ -56,6 +56,7 @@ class RunsPanel : public QWidget {
   QAction* compareAction() const { return compareAction_; }
   QAction* openAction() const { return openAction_; }
   QAction* tensorBoardAction() const { return tensorBoardAction_; }
+  QAction* traceAction() const { return traceAction_; }
 
  public Q_SLOTS:
   void refresh();
@@ -68,6 +69,7 @@ class RunsPanel : public QWidget {
   void exportCsvSelected();
   void exportTensorBoardSelected();
   void exportConfigSelected();
+  void exportTraceSelected();
 
  Q_SIGNALS:
   void compareRequested(const QList<qint64>& ids);
@@ -88,7 +90,7 @@ class RunsPanel : public QWidget {
   QLabel* filterError_;
   QTableView* view_;
   QAction *compareAction_, *openAction_, *renameAction_, *tagsAction_, *notesAction_, *deleteAction_, *csvAction_,
-      *configAction_, *tensorBoardAction_, *refreshAction_;
+      *configAction_, *tensorBoardAction_, *traceAction_, *refreshAction_;
 };
 
 }  // namespace ps::ui

@@ -140,10 +140,14 @@ json timelineJson(const Timeline& t, bool bars) {
 }
 
 size_t writeChromeTrace(const RunStore& store, int64_t runId, const TraceExport& o, std::ostream& out) {
+  return writeChromeTrace(runId, tracesOf(store, runId), o, out);
+}
+
+size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const TraceExport& o, std::ostream& out) {
   o.network.check();
   checkScale(o.codec.encode, "encode");
   checkScale(o.codec.decode, "decode");
-  const auto rows = tracesOf(store, runId);
+  if (rows.empty()) throw TraceError("run " + std::to_string(runId) + " has no step traces to export");
   // Where each step starts on the emulated clock (under the network asked for): the steps before it, end to end.
   const RetimedRun times = retimeTraces(runId, rows, o.network);
   std::vector<size_t> chosen;

@@ -45,5 +45,8 @@ struct TraceExport {
 };
 // Writes the file's JSON to `out`; returns how many steps it holds.
 size_t writeChromeTrace(const RunStore& store, int64_t runId, const TraceExport& options, std::ostream& out);
+// The same over traces already read (the app keeps a run's).
+size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& traces, const TraceExport& options,
+                        std::ostream& out);
 
 }  // namespace ps

@@ -10,6 +10,7 @@
 #include "app/ui/runs/RunsFilterProxy.h"
 #include "app/ui/runs/RunsModel.h"
 #include "app/ui/runs/RunsPanel.h"
+#include "app/ui/runs/TimelineView.h"
 #include "engine/runs/store/RunStore.h"
 
 #include "../runs/RunsTestStore.h"
@@ -55,6 +56,22 @@ bool hasRunSeries(PlotWidget* plot, qint64 id) {
 class SavedRunsTest : public QObject {
   Q_OBJECT
  private Q_SLOTS:
+  // The run view holds the timeline in a tab beside its charts; a run saved without traces says so.
+  void aSavedRunsPanelHasATimelineTab() {
+    ps::test::TestStore t;
+    const int64_t traced = t.addRun("traced", ps::test::runConfig(0.1), 3);
+    t.addTraces(traced, 3);
+    const int64_t bare = t.addRun("bare", ps::test::runConfig(0.1), 3);
+    ps::ui::LivePanel panel;
+    QCOMPARE(panel.showStoredRun(*t.store, traced), QString());
+    QCOMPARE(panel.views()->count(), 2);
+    QCOMPARE(panel.views()->tabText(1), QStringLiteral("Timeline"));
+    QCOMPARE(panel.timeline()->step(), int64_t(3));
+    QCOMPARE(panel.showStoredRun(*t.store, bare), QString());
+    QCOMPARE(panel.timeline()->step(), int64_t(0));
+    QVERIFY(panel.timeline()->steps().empty());
+  }
+
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName("PipeSqueezeTest");

@@ -109,6 +109,46 @@ class ScreenshotTest : public QObject {
     qInfo("screenshots written to %s", qPrintable(out));
   }
 
+  // The Timeline tab of a 4-stage TopK run at 100 Mbit/s, as recorded and what if the links were 1 Gbit/s.
+  void timelineOfATopKRunAndItsWhatIf() {
+    QStandardPaths::setTestModeEnabled(true);
+    QTemporaryDir dir;
+    std::ifstream in(PIPESQUEEZE_SOURCE_DIR "/presets/fashion-mnist-topk10.json");
+    nlohmann::json preset = nlohmann::json::parse(in);
+    preset["train"]["epochs"] = 0;
+    preset["train"]["max_steps"] = 30;
+    preset["eval"]["every_steps"] = 30;
+    preset["eval"]["max_batches"] = 2;
+    preset["link"]["bandwidth_mbps"] = 100;
+    const QString presetPath = dir.filePath("timeline.json");
+    std::ofstream(presetPath.toStdString()) << preset.dump(2);
+    MainWindow w(optionsIn(dir, presetPath));
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const QString out = QStringLiteral(PIPESQUEEZE_SCREENSHOT_DIR);
+    QVERIFY(QDir().mkpath(out));
+    QSignalSpy ended(w.bridge(), &SessionBridge::runEnded);
+    QCOMPARE(w.startRun(), QString());
+    QVERIFY(ended.wait(180000));
+    w.live()->views()->setCurrentIndex(1);
+    QTRY_COMPARE(w.live()->timeline()->step(), int64_t(30));
+    QTest::qWait(200);
+    QImage shot = w.grab().toImage();
+    QVERIFY(shot.save(out + "/timeline-100mbit.png"));
+    QVERIFY2(colourVariety(shot) > 20, "the timeline grab looks blank");
+    ps::RetimeNetwork gigabit;
+    gigabit.bandwidth_mbps = 1000;
+    w.live()->timeline()->setWhatIf(gigabit, 1);
+    QVERIFY(w.live()->timeline()->whatIf());
+    QVERIFY(w.live()->timeline()->whatIf()->step_s < w.live()->timeline()->recorded()->step_s);
+    QTest::qWait(200);
+    shot = w.grab().toImage();
+    QVERIFY(shot.save(out + "/timeline-whatif-1gbit.png"));
+    QVERIFY(w.live()->timeline()->grab().toImage().save(out + "/timeline-view.png"));  // the tab alone, for the docs
+    qInfo("%s", qPrintable(w.live()->timeline()->decompositionText()));
+  }
+
   // Two settings, three seeds each, grouped: a mean line over a min–max band per setting (curves made up here, with
   // a different noise per seed, so that the band has a width to look at).
   void compareViewWithSeedBands() {
