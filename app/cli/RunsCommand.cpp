@@ -284,6 +284,9 @@ void addRunsCommand(CLI::App& app, RunsOptions& o) {
   cmd->add_option("--encode-scale", o.encode_scale,
                   "timeline, export --trace: what if encoding took this times as long (0.5: a codec twice as fast)");
   cmd->add_option("--decode-scale", o.decode_scale, "timeline, export --trace: the same for decoding");
+  cmd->add_option("--codec-from", o.codec_from,
+                  "timeline: what if each link direction had used the codec of this other run (its measured encode "
+                  "and decode times and message sizes at the same step)");
   cmd->add_option("--trace", o.trace,
                   "export: write saved steps' timelines to this Chrome/Perfetto trace file (ui.perfetto.dev, "
                   "chrome://tracing)");
@@ -314,6 +317,7 @@ int runRuns(const RunsOptions& o) {
   if ((o.encode_scale || o.decode_scale) && o.action != "timeline" && !exportsTrace)
     throw std::runtime_error("--encode-scale and --decode-scale are for runs timeline and export --trace");
   if (o.step && o.action != "timeline") throw std::runtime_error("--step is for runs timeline");
+  if (o.codec_from && o.action != "timeline") throw std::runtime_error("--codec-from is for runs timeline");
   if (!o.steps.empty() && !exportsTrace) throw std::runtime_error("--steps is for runs export --trace FILE");
   if (o.id <= 0) throw std::runtime_error("runs " + o.action + " needs a run id; see: pipesqueeze-cli runs list");
   if (o.action == "show") {

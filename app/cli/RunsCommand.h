@@ -22,6 +22,7 @@ struct RunsOptions {
   // timeline: the saved step (default: the last); timeline and export --trace: codec time scales (what if).
   std::optional<int64_t> step;
   std::optional<double> encode_scale, decode_scale;
+  std::optional<int64_t> codec_from;  // timeline: what if the links had used this run's codec
   std::string trace;  // export: a Chrome/Perfetto trace file to write
   std::string steps;  // export --trace: "A:B", "A:", ":B" or "N" (default: sampled steps)
 };

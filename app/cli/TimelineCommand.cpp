@@ -69,12 +69,13 @@ void printDecomposition(const char* title, const Timeline& t) {
 
 void printTimeline(const RunStore& store, const RunsOptions& o) {
   const CodecScale codec{o.encode_scale.value_or(1), o.decode_scale.value_or(1)};
-  const StepTimelines s = stepTimelines(store, o.id, o.step, networkOf(o), codec);
+  const StepTimelines s = stepTimelines(store, o.id, o.step, networkOf(o), codec, o.codec_from);
   if (o.json) {
     json j{{"run_id", s.run_id}, {"step", s.step}, {"saved_steps", s.steps},
            {"recorded", timelineJson(s.recorded, true)},
            {"what_if", s.what_if ? timelineJson(*s.what_if, true) : json(nullptr)}};
     if (s.what_if) j["what_if"]["encode_scale"] = codec.encode, j["what_if"]["decode_scale"] = codec.decode;
+    if (s.codec_run) j["what_if"]["codec_from"] = {{"run_id", *s.codec_run}, {"step", *s.codec_step}};
     std::cout << j.dump() << "\n";
     return;
   }
@@ -87,6 +88,8 @@ void printTimeline(const RunStore& store, const RunsOptions& o) {
       std::snprintf(b, sizeof b, " encode x%g, decode x%g", codec.encode, codec.decode);
       title += b;
     }
+    if (s.codec_run)
+      title += " with run " + std::to_string(*s.codec_run) + "'s codec (step " + std::to_string(*s.codec_step) + ")";
     printDecomposition(title.c_str(), *s.what_if);
     const double r = s.recorded.step_s, w = s.what_if->step_s;
     std::cout << "  the step " << (w <= r ? "shortens" : "lengthens") << " by " << ms(w <= r ? r - w : w - r) << " ("

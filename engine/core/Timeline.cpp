@@ -1,6 +1,7 @@
 #include "engine/core/Timeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <set>
@@ -221,6 +222,40 @@ Timeline timelineOf(const StepTrace& trace, const LinkModel& model, const CodecS
   Timeline t;
   simulate(trace, model, codec, &t);
   return t;
+}
+
+StepTrace withCodecOf(const StepTrace& step, const StepTrace& other) {
+  struct Mean {
+    double encode = 0, decode = 0, bytes = 0;
+    int sent = 0, received = 0;
+  };
+  std::map<std::pair<int, int>, Mean> means;  // (boundary, direction) over every replica
+  for (const auto& lane : other.lanes)
+    for (const auto& e : lane.events) {
+      if (!sends(e.kind) && !receives(e.kind)) continue;
+      const auto [boundary, direction, replica] = linkOf(lane, e.kind);
+      Mean& m = means[{boundary, direction}];
+      if (sends(e.kind))
+        m.encode += e.seconds, m.bytes += double(e.bytes), m.sent += 1;
+      else
+        m.decode += e.seconds, m.received += 1;
+    }
+  StepTrace out = step;
+  for (auto& lane : out.lanes)
+    for (auto& e : lane.events) {
+      if (!sends(e.kind) && !receives(e.kind)) continue;
+      const auto [boundary, direction, replica] = linkOf(lane, e.kind);
+      const auto it = means.find({boundary, direction});
+      if (it == means.end()) continue;
+      const Mean& m = it->second;
+      if (sends(e.kind) && m.sent > 0) {
+        e.seconds = m.encode / m.sent;
+        e.bytes = uint64_t(std::llround(m.bytes / m.sent));
+      } else if (receives(e.kind) && m.received > 0) {
+        e.seconds = m.decode / m.received;
+      }
+    }
+  return out;
 }
 
 const char* barKindName(TimelineBar::Kind k) {

@@ -77,6 +77,11 @@ struct CodecScale {
   double encode = 1, decode = 1;
 };
 
+// The step with each link direction's codec swapped for the one another step (of another run) used: every message
+// of a direction takes the other step's mean encode and decode time and mean size there (its float32 size stays).
+// Directions the other step does not have keep their own codec.
+StepTrace withCodecOf(const StepTrace& step, const StepTrace& other);
+
 // The timeline of a step under `model`. Throws TraceError as replay() does.
 Timeline timelineOf(const StepTrace& trace, const LinkModel& model, const CodecScale& codec = {});
 inline Timeline timelineOf(const StepTrace& trace) {

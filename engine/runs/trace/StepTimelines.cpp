@@ -51,7 +51,7 @@ std::string linkName(const TimelineMessage& m, int replicas) {
 }  // namespace
 
 StepTimelines stepTimelines(const RunStore& store, int64_t runId, std::optional<int64_t> step,
-                            const RetimeNetwork& network, const CodecScale& codec) {
+                            const RetimeNetwork& network, const CodecScale& codec, std::optional<int64_t> codecFrom) {
   network.check();
   checkScale(codec.encode, "encode");
   checkScale(codec.decode, "decode");
@@ -69,9 +69,17 @@ StepTimelines stepTimelines(const RunStore& store, int64_t runId, std::optional<
   StepTimelines out;
   out.run_id = runId, out.step = row->step, out.steps = int64_t(rows.size());
   out.network = network, out.codec = codec;
+  StepTrace whatIf = trace;
+  if (codecFrom) {  // the other run's codec, at the same step where it saved one
+    const auto others = tracesOf(store, *codecFrom);
+    auto it = std::find_if(others.begin(), others.end(), [&](const TraceRow& r) { return r.step == row->step; });
+    const TraceRow& other = it == others.end() ? others.back() : *it;
+    whatIf = withCodecOf(trace, decodeStep(*codecFrom, other));
+    out.codec_run = *codecFrom, out.codec_step = other.step;
+  }
   try {
     out.recorded = timelineOf(trace);
-    if (asked(network, codec)) out.what_if = timelineOf(trace, network.applyTo(trace.model), codec);
+    if (asked(network, codec) || codecFrom) out.what_if = timelineOf(whatIf, network.applyTo(trace.model), codec);
   } catch (const TraceError& e) {
     throw TraceError("run " + std::to_string(runId) + ", step " + std::to_string(row->step) + ": " + e.what());
   }

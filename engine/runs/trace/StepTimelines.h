@@ -20,13 +20,17 @@ struct StepTimelines {
   // The network and codec the what-if is for (empty: none asked for).
   RetimeNetwork network;
   CodecScale codec;
+  std::optional<int64_t> codec_run, codec_step;  // the run and step whose codec the what-if took, if any
 };
 
 // The saved step `step` (default: the last one) of a run. Throws TraceError naming the run and step when the run has
 // no traces, the step was not saved (naming the steps that were) or its trace is damaged; StoreError for an unknown
 // run; TraceError for a scale that is not a positive finite number.
+// `codecFrom`: a run of the same store whose codec the what-if takes instead (engine/core/Timeline.h withCodecOf),
+// as it ran at the same step number, or at its last saved step when it saved no such step.
 StepTimelines stepTimelines(const RunStore& store, int64_t runId, std::optional<int64_t> step,
-                            const RetimeNetwork& network, const CodecScale& codec);
+                            const RetimeNetwork& network, const CodecScale& codec,
+                            std::optional<int64_t> codecFrom = std::nullopt);
 
 // Everything about a timeline a reader needs: its step time, bubble, critical path and link costs, and (with
 // `bars`) every bar and message.

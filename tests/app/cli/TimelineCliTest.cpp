@@ -111,6 +111,44 @@ TEST(TimelineCli, AtOneHundredMegabitsTheLinksSetTheStepAndAFasterNetworkShorten
   EXPECT_NE(misplaced.err.find("--step is for runs timeline"), std::string::npos) << misplaced.err;
 }
 
+// What if a float32 run had used a TopK run's codec: its messages take TopK's sizes and codec times, link by link.
+TEST(TimelineCli, AnotherRunsCodecCanBeTriedOnARunsSteps) {
+  const auto store = freshStoreIn("pipesqueeze-timeline-test", "codec-from");
+  for (const std::string method : {"none", "topk"}) {
+    auto r = runCli({"train", "--preset", kSmokePreset, "--store", store, "--set", "train.max_steps=4", "--set",
+                     "eval.every_steps=100", "--set", "link.bandwidth_mbps=10", "--set",
+                     "compression.forward.method=" + method, "--set", "compression.backward.method=" + method});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+  }
+  const json three = timeline(store, {"--step", "3"});  // run 1 (float32), any saved step
+  const json j = [&] {
+    auto r = runCli({"runs", "timeline", "1", "--store", store, "--json", "--codec-from", "2"});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    return json::parse(r.lastLine());
+  }();
+  ASSERT_FALSE(j["what_if"].is_null());
+  EXPECT_EQ(j["what_if"]["codec_from"]["run_id"], 2);
+  EXPECT_EQ(j["what_if"]["codec_from"]["step"], 4);
+  auto other = runCli({"runs", "timeline", "2", "--store", store, "--json"});
+  ASSERT_EQ(other.exitCode, 0) << other.err;
+  const json theirs = json::parse(other.lastLine())["recorded"];
+  std::map<std::string, std::pair<double, int>> bytes;  // link direction -> their bytes, messages
+  for (const auto& m : theirs["messages"]) {
+    auto& b = bytes[std::to_string(m["boundary"].get<int>()) + m["direction"].get<std::string>()];
+    b.first += m["bytes"].get<double>(), b.second += 1;
+  }
+  for (const auto& m : j["what_if"]["messages"]) {
+    const auto& b = bytes[std::to_string(m["boundary"].get<int>()) + m["direction"].get<std::string>()];
+    EXPECT_NEAR(m["bytes"].get<double>(), b.first / b.second, 0.5);
+  }
+  EXPECT_LT(j["what_if"]["step_seconds"].get<double>(), j["recorded"]["step_seconds"].get<double>())
+      << "TopK's messages are a fraction of float32's at 10 Mbit/s";
+  EXPECT_EQ(three["step"], 3);
+  auto wrong = runCli({"runs", "timeline", "1", "--store", store, "--codec-from", "9"});
+  EXPECT_NE(wrong.exitCode, 0);
+  EXPECT_NE(wrong.err.find("no run 9"), std::string::npos) << wrong.err;
+}
+
 TEST(TimelineCli, ATraceFileIsWellFormedAndItsSlicesAddUpToTheSteps) {
   const auto store = fourStages("trace", "1f1b", 1000);
   const std::string file = store + ".trace.json";

@@ -2,6 +2,7 @@
 // time was made of.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/core/Timeline.h"
@@ -190,6 +191,36 @@ TEST(Timeline, ACheaperCodecShortensItsBarsAndTheRecordedOneIsKept) {
     EXPECT_EQ(m.encode_s, s.encode / 2);
     EXPECT_EQ(m.decode_s, s.decode / 2);
   }
+}
+
+TEST(Timeline, AnotherRunsCodecTakesOverEachLinkDirectionItHas) {
+  Shape dense;
+  dense.model = LinkModel{100, 0};
+  dense.bytes = 40000, dense.dense = 40000, dense.encode = 1.0 / 8192, dense.decode = 1.0 / 8192;
+  Shape sparse = dense;
+  sparse.bytes = 4000, sparse.encode = 1.0 / 1024, sparse.decode = 1.0 / 2048;
+  const StepTrace mine = pipelineTrace(dense);
+  StepTrace theirs = pipelineTrace(sparse);
+  for (auto& lane : theirs.lanes)  // theirs sent nothing backward on link 2: that direction keeps its own codec
+    if (lane.stage == 3)
+      for (auto& e : lane.events)
+        if (e.kind == TraceEvent::SendBackward) e.kind = TraceEvent::Compute, e.bytes = 0;
+  for (auto& lane : theirs.lanes)
+    if (lane.stage == 2)
+      lane.events.erase(std::remove_if(lane.events.begin(), lane.events.end(),
+                                       [](const TraceEvent& e) { return e.kind == TraceEvent::ReceiveBackward; }),
+                        lane.events.end());
+  const Timeline t = timelineOf(withCodecOf(mine, theirs));
+  expectTiled(t);
+  for (const auto& m : t.messages) {
+    const bool kept = !m.forward && m.boundary == 2;
+    EXPECT_EQ(m.bytes, kept ? 40000u : 4000u) << m.boundary << (m.forward ? " fwd" : " bwd");
+    EXPECT_EQ(m.encode_s, kept ? dense.encode : sparse.encode);
+    EXPECT_EQ(m.decode_s, kept ? dense.decode : sparse.decode);
+    EXPECT_EQ(m.dense, 40000u) << "the tensors are the same";
+  }
+  EXPECT_LT(t.step_s, timelineOf(mine).step_s) << "a tenth of the bytes at 100 Mbit/s";
+  EXPECT_EQ(timelineOf(withCodecOf(mine, mine)).step_s, timelineOf(mine).step_s);
 }
 
 TEST(Timeline, ReplicasWaitForEachOtherAtTheExchangeAndTheSlowerIsOnThePath) {
