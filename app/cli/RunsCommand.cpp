@@ -291,6 +291,10 @@ void addRunsCommand(CLI::App& app, RunsOptions& o) {
                   "export: write saved steps' timelines to this Chrome/Perfetto trace file (ui.perfetto.dev, "
                   "chrome://tracing)");
   cmd->add_option("--steps", o.steps, "export --trace: the steps to write, A:B (default: 12 spread over the run)");
+  cmd->add_option("--clock", o.clock,
+                  "export --trace: emulated (the link model's time, the default) or wall (when each stage really ran "
+                  "each event on this machine)")
+      ->check(CLI::IsMember({"emulated", "wall"}));
 }
 
 int runRuns(const RunsOptions& o) {
@@ -319,6 +323,7 @@ int runRuns(const RunsOptions& o) {
   if (o.step && o.action != "timeline") throw std::runtime_error("--step is for runs timeline");
   if (o.codec_from && o.action != "timeline") throw std::runtime_error("--codec-from is for runs timeline");
   if (!o.steps.empty() && !exportsTrace) throw std::runtime_error("--steps is for runs export --trace FILE");
+  if (!o.clock.empty() && !exportsTrace) throw std::runtime_error("--clock is for runs export --trace FILE");
   if (o.id <= 0) throw std::runtime_error("runs " + o.action + " needs a run id; see: pipesqueeze-cli runs list");
   if (o.action == "show") {
     show(store, o.id);

@@ -25,6 +25,7 @@ struct RunsOptions {
   std::optional<int64_t> codec_from;  // timeline: what if the links had used this run's codec
   std::string trace;  // export: a Chrome/Perfetto trace file to write
   std::string steps;  // export --trace: "A:B", "A:", ":B" or "N" (default: sampled steps)
+  std::string clock;  // export --trace: "emulated" (default) or "wall"
 };
 
 void addRunsCommand(CLI::App& app, RunsOptions& options);

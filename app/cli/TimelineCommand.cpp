@@ -102,6 +102,11 @@ void exportTrace(const RunStore& store, const RunsOptions& o) {
   TraceExport options;
   options.network = networkOf(o);
   options.codec = CodecScale{o.encode_scale.value_or(1), o.decode_scale.value_or(1)};
+  options.wall = o.clock == "wall";
+  if (options.wall && (!options.network.empty() || o.encode_scale || o.decode_scale))
+    throw std::runtime_error(
+        "--clock wall shows what happened; a what-if network or codec scale is for the emulated "
+        "clock");
   if (!o.steps.empty()) {
     const auto colon = o.steps.find(':');
     auto number = [&](const std::string& text) -> std::optional<int64_t> {

@@ -8,7 +8,7 @@ namespace {
 
 // 1: the link model without framing (an ideal link); 2: a framing byte after the latency; 3: then an egress byte
 // (0: a wire per link direction, 1: one interface per stage); 4: a compute event's role in the kind byte's high half,
-// and a send's float32 size after its bytes.
+// a send's float32 size after its bytes, and every event's wall-clock start (microseconds + 1, 0: unknown) last.
 constexpr uint8_t kVersion = 4;
 constexpr uint64_t kMostBytes = uint64_t(1) << 48;  // a message (or a dense exchange's values) larger is not one
 constexpr uint32_t kMostLanes = 1u << 16;           // stages x replicas of any run
@@ -92,6 +92,7 @@ void writeLane(Writer& w, const TraceLane& lane) {
     if (e.kind == TraceEvent::ExchangeCompressed) w.raw(float(e.decode));
     if (sends(e.kind) || exchanges(e.kind)) w.varint(e.bytes);
     if (sends(e.kind)) w.varint(e.dense);
+    w.varint(e.wall < 0 ? 0 : uint64_t(std::llround(e.wall * 1e6)) + 1);
   }
 }
 
@@ -100,7 +101,7 @@ TraceLane readLane(Reader& r, size_t& budget, uint8_t version) {
   lane.stage = r.raw<uint16_t>("a lane's stage");
   lane.replica = r.raw<uint16_t>("a lane's replica");
   const uint32_t count = r.raw<uint32_t>("a lane's event count");
-  constexpr size_t kSmallestEvent = 5;  // kind + seconds
+  constexpr size_t kSmallestEvent = 5;  // kind + seconds (+ a wall byte from version 4)
   if (count > budget || size_t(count) * kSmallestEvent > r.left())
     throw TraceError("step trace: " + laneName(lane) + " claims " + std::to_string(count) + " events, more than " +
                      (count > budget ? "the " + std::to_string(budget) + " a trace may hold" : "its bytes can hold"));
@@ -128,6 +129,14 @@ TraceLane readLane(Reader& r, size_t& budget, uint8_t version) {
       if (e.dense > kMostBytes)
         throw TraceError("step trace: " + laneName(lane) + " has a message of " + std::to_string(e.dense) +
                          " float32 bytes, more than any step sends");
+    }
+    if (version >= 4) {
+      const uint64_t wall = r.varint("an event's wall-clock start");
+      constexpr uint64_t kMostMicroseconds = uint64_t(1) << 40;  // 12 days into one step
+      if (wall > kMostMicroseconds)
+        throw TraceError("step trace: " + laneName(lane) + " has an event starting " + std::to_string(wall) +
+                         " us into its step, later than any step lasts");
+      e.wall = wall == 0 ? -1 : double(wall - 1) * 1e-6;
     }
     const bool noPeer = (e.kind == TraceEvent::ReceiveForward || e.kind == TraceEvent::SendBackward) && lane.stage == 0;
     if (noPeer)

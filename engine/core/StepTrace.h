@@ -59,6 +59,10 @@ struct TraceEvent {
   uint64_t bytes = 0;
   Role role = Unknown;  // Compute only
   uint64_t dense = 0;   // sends: what the message's tensor is as float32 (0 in traces saved before it was kept)
+  // When the event began on its stage's wall clock, in seconds since the stage began the step (kept to the
+  // microsecond); -1 where not known (traces saved before it was kept). The emulated clock is what replay() computes;
+  // this is what happened on this machine.
+  double wall = -1;
 };
 
 // One stage of one replica.

@@ -43,6 +43,14 @@ void addBar(Timeline* out, size_t lane, TimelineBar bar) {
   if (out && bar.end > bar.start) out->lanes[lane].bars.push_back(bar);
 }
 
+// An event where it ran on the wall clock, when its trace kept that.
+void addWallBar(Timeline* out, size_t lane, const TraceEvent& e, TimelineBar::Kind kind, int microbatch = -1,
+                int message = -1) {
+  if (!out || e.wall < 0) return;
+  out->lanes[lane].wall.push_back({kind, TimelineBar::None, e.wall, e.wall + e.seconds, microbatch, message});
+  out->wall_s = std::max(out->wall_s, e.wall + e.seconds);
+}
+
 // The engine's emulated clock, event by event (engine/core/StepTrace.h): the same arithmetic in the same order as
 // the live links and the gradient exchange, so the recorded model gives the recorded time to the bit. With `out`,
 // every interval is kept too.
@@ -130,6 +138,7 @@ double simulate(const StepTrace& trace, const LinkModel& model, const CodecScale
                             : e.role == TraceEvent::Update   ? TimelineBar::Update
                                                              : TimelineBar::Compute;
           addBar(out, i, {kind, TimelineBar::None, before, s.clock, mb});
+          addWallBar(out, i, e, kind, mb);
         }
       } else if (sends(e.kind)) {
         LinkSide& l = links[linkOf(lane, e.kind)];
@@ -148,6 +157,7 @@ double simulate(const StepTrace& trace, const LinkModel& model, const CodecScale
           index = int(out->messages.size());
           out->messages.push_back(m);
           addBar(out, i, {TimelineBar::Encode, TimelineBar::None, before, s.clock, m.microbatch, index});
+          addWallBar(out, i, e, TimelineBar::Encode, m.microbatch, index);
         }
         l.arrivals.push_back({arrival, index});
         for (size_t w : l.receivers) runnable.push_back(w);
@@ -171,10 +181,12 @@ double simulate(const StepTrace& trace, const LinkModel& model, const CodecScale
                                                       : TimelineBar::Gradient;
           addBar(out, i, {TimelineBar::Idle, cause, before, begin, m.microbatch, index});
           addBar(out, i, {TimelineBar::Decode, TimelineBar::None, begin, s.clock, m.microbatch, index});
+          addWallBar(out, i, e, TimelineBar::Decode, m.microbatch, index);
         }
       } else {  // an exchange: this replica's encode (or arithmetic), then the group's once the last replica is there
         s.clock += e.kind == TraceEvent::ExchangeCompressed ? e.seconds * codec.encode : e.seconds;
         addBar(out, i, {TimelineBar::Encode, TimelineBar::None, before, s.clock});
+        addWallBar(out, i, e, TimelineBar::Encode);
         s.waiting = true;
         const auto& group = replicasOf[lane.stage];
         if (++arrived[lane.stage] == group.size()) {

@@ -62,6 +62,9 @@ struct TimelineLane {
   int stage = 0, replica = 0;
   std::vector<TimelineBar> bars;
   double busy_until = 0;  // its last event's end (then idle, StepEnd, until the step's end)
+  // The same events where they ran on this machine's wall clock (seconds since the stage began the step), as
+  // measured: no idle bars (waits are the gaps between), durations unscaled. Empty for traces saved before it was kept.
+  std::vector<TimelineBar> wall;
 };
 
 struct Timeline {
@@ -70,6 +73,7 @@ struct Timeline {
   int stages = 0, replicas = 0, microbatches = 0;
   std::vector<TimelineLane> lanes;  // in the trace's order
   std::vector<TimelineMessage> messages;
+  double wall_s = 0;  // the latest end of a wall bar (0: no wall times)
 };
 
 // Scales a step's codec times (encode, decode, the exchange's codec) for a cheaper or dearer codec.

@@ -5,6 +5,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace ps {
@@ -19,6 +20,19 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const OptimizerOptions& o
   if (o.name == "adamw")
     return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
   return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
+}
+
+// Where the events a call just appended began on the stage's wall clock (`called` and `returned`: seconds since the
+// step began): a receive's decode ended as the call returned (it waited before); anything else began when the call
+// was made, several events of one call one after another.
+void stampWall(std::vector<TraceEvent>& events, size_t from, double called, double returned) {
+  double at = called;
+  for (size_t i = from; i < events.size(); ++i) {
+    TraceEvent& e = events[i];
+    const bool receive = e.kind == TraceEvent::ReceiveForward || e.kind == TraceEvent::ReceiveBackward;
+    e.wall = std::max(at, receive ? returned - e.seconds : at);
+    at = e.wall + e.seconds + e.decode;
+  }
 }
 
 }  // namespace
@@ -97,6 +111,7 @@ void StageWorker::setLearningRate(double lr) {
 StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const StepWork& work) {
   StageStepResult r;
   r.trace.stage = index_;
+  stepStart_ = Clock::now();
   std::vector<InFlight> saved(work.scales.size());
   for (const auto& op : ops) {
     InFlight& f = saved[size_t(op.microbatch)];
@@ -107,7 +122,12 @@ StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const S
       f = InFlight{};
     }
   }
-  if (beforeUpdate_) beforeUpdate_(r);  // advances r.clock by the exchange; its time is not compute
+  if (beforeUpdate_) {  // advances r.clock by the exchange; its time is not compute
+    const size_t before = r.trace.events.size();
+    const double called = sinceStep();
+    beforeUpdate_(r);
+    stampWall(r.trace.events, before, called, sinceStep());
+  }
   update(work, r);
   return r;
 }
@@ -123,7 +143,10 @@ void StageWorker::forward(int microbatch, const StepWork& work, InFlight& f, Sta
     auto meta = work.meta(microbatch);
     const auto expected = work.activationShape(index_ - 1, microbatch);
     if (!expected.empty()) meta.shape = &expected;
+    const size_t before = r.trace.events.size();
+    const double called = sinceStep();
     f.input = previous_->receive(Direction::Forward, device_, r.clock, meta, &r.trace.events).requires_grad_(true);
+    stampWall(r.trace.events, before, called, sinceStep());
   }
   const auto t0 = Clock::now();
   auto out = module_->forward(f.input);
@@ -139,8 +162,13 @@ void StageWorker::forward(int microbatch, const StepWork& work, InFlight& f, Sta
   const double compute = tracedSince(t0);
   r.compute_s += compute;
   r.clock += compute;
-  r.trace.events.push_back({TraceEvent::Compute, compute, 0, 0, TraceEvent::Forward});
-  if (!last) r.clock = next_->send(Direction::Forward, out.detach(), r.clock, work.meta(microbatch), &r.trace.events);
+  r.trace.events.push_back({TraceEvent::Compute, compute, 0, 0, TraceEvent::Forward, 0, sinceStep(t0)});
+  if (!last) {
+    const size_t before = r.trace.events.size();
+    const double called = sinceStep();
+    r.clock = next_->send(Direction::Forward, out.detach(), r.clock, work.meta(microbatch), &r.trace.events);
+    stampWall(r.trace.events, before, called, sinceStep());
+  }
 }
 
 // Receives the gradient of what this stage sent forward (the same shape), runs the backward pass, and sends the
@@ -152,7 +180,10 @@ void StageWorker::backward(int microbatch, const StepWork& work, InFlight& f, St
     auto meta = work.meta(microbatch);
     const auto expected = f.output.sizes().vec();
     meta.shape = &expected;
+    const size_t before = r.trace.events.size();
+    const double called = sinceStep();
     grad = next_->receive(Direction::Backward, device_, r.clock, meta, &r.trace.events);
+    stampWall(r.trace.events, before, called, sinceStep());
   }
   const auto t0 = Clock::now();
   if (last) f.output.backward();
@@ -160,9 +191,13 @@ void StageWorker::backward(int microbatch, const StepWork& work, InFlight& f, St
   const double compute = tracedSince(t0);
   r.compute_s += compute;
   r.clock += compute;
-  r.trace.events.push_back({TraceEvent::Compute, compute, 0, 0, TraceEvent::Backward});
-  if (!first)
+  r.trace.events.push_back({TraceEvent::Compute, compute, 0, 0, TraceEvent::Backward, 0, sinceStep(t0)});
+  if (!first) {
+    const size_t before = r.trace.events.size();
+    const double called = sinceStep();
     r.clock = previous_->send(Direction::Backward, f.input.grad(), r.clock, work.meta(microbatch), &r.trace.events);
+    stampWall(r.trace.events, before, called, sinceStep());
+  }
 }
 
 // The optimizer step, with the gradient histogram taken first when this step records one.
@@ -178,7 +213,7 @@ void StageWorker::update(const StepWork& work, StageStepResult& r) {
   const double update = tracedSince(t0);
   r.compute_s += update;
   r.clock += update;
-  r.trace.events.push_back({TraceEvent::Compute, update, 0, 0, TraceEvent::Update});
+  r.trace.events.push_back({TraceEvent::Compute, update, 0, 0, TraceEvent::Update, 0, sinceStep(t0)});
 }
 
 }  // namespace ps

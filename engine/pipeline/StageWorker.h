@@ -92,7 +92,13 @@ class StageWorker {
   void post(std::function<void()> task);
   void loop(int threads);
 
+  // Seconds since this step began on the stage's wall clock (at `t`, or now): where its trace events began.
+  double sinceStep(TraceClock::time_point t = TraceClock::now()) const {
+    return std::chrono::duration<double>(t - stepStart_).count();
+  }
+
   int index_, stages_;
+  TraceClock::time_point stepStart_;
   std::shared_ptr<StageModule> module_;
   torch::Device device_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;

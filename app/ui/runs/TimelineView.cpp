@@ -17,6 +17,8 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 namespace ps::ui {
 namespace {
@@ -110,6 +112,49 @@ GanttBand bandOf(const Timeline& t, const QString& title) {
   return band;
 }
 
+// The step where it ran on this machine's wall clock: each lane's measured events (the gaps are its waits), each
+// message in flight from the end of its encode to the start of its decode.
+GanttBand wallBandOf(const Timeline& t, const QString& title) {
+  GanttBand band;
+  band.title = title;
+  std::vector<std::pair<double, double>> flight(t.messages.size(), {-1, -1});
+  for (const auto& lane : t.lanes) {
+    GanttRow row;
+    row.name = laneName(lane, t.replicas);
+    for (const auto& b : lane.wall) {
+      GanttBar bar{b.start, b.end, int(b.kind)};
+      bar.tip = row.name + QStringLiteral(": ") + QString::fromLatin1(barKindName(b.kind)) +
+                (b.microbatch >= 0 ? QStringLiteral(", micro-batch %1").arg(b.microbatch) : QString()) +
+                QStringLiteral("\nran %1 to %2 (%3) on this machine").arg(ms(b.start), ms(b.end), ms(b.end - b.start));
+      row.bars.push_back(bar);
+      if (b.message >= 0 && b.kind == TimelineBar::Encode) flight[size_t(b.message)].first = b.end;
+      if (b.message >= 0 && b.kind == TimelineBar::Decode) flight[size_t(b.message)].second = b.start;
+    }
+    band.rows.push_back(row);
+  }
+  std::map<std::tuple<int, int, int>, int> linkRow;
+  for (const auto& m : t.messages) linkRow.emplace(std::make_tuple(m.boundary, m.forward ? 0 : 1, m.replica), 0);
+  for (auto& [key, row] : linkRow) {
+    row = int(band.rows.size());
+    band.rows.push_back({linkName(std::get<0>(key), std::get<1>(key) == 0, std::get<2>(key), t.replicas), {}});
+  }
+  for (size_t k = 0; k < t.messages.size(); ++k) {
+    const auto& m = t.messages[k];
+    const auto [leave, arrive] = flight[k];
+    if (leave < 0 || arrive < 0) continue;
+    auto& row = band.rows[size_t(linkRow[std::make_tuple(m.boundary, m.forward ? 0 : 1, m.replica)])];
+    GanttBar bar{leave, std::max(leave, arrive), kWire};
+    bar.tip = row.name + QStringLiteral(": %1 %2, %3 bytes\nsent %4, decoded from %5")
+                             .arg(m.forward ? QStringLiteral("activation") : QStringLiteral("gradient"))
+                             .arg(m.microbatch)
+                             .arg(m.bytes)
+                             .arg(ms(leave), ms(arrive));
+    row.bars.push_back(bar);
+    band.arrows.push_back({int(m.from), int(m.to), leave, std::max(leave, arrive)});
+  }
+  return band;
+}
+
 QString describe(const char* title, const Timeline& t) {
   const StepDecomposition d = decompose(t);
   QString out = QStringLiteral("%1 (%2): step %3; bubble %4 (ideal %5 for %6 stages, %7 micro-batches); critical path: %8")
@@ -154,6 +199,10 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   arrows_ = new QCheckBox(tr("Messages"));
   arrows_->setChecked(true);
   arrows_->setToolTip(tr("An arrow per message, from the sender's encode to the receiver's decode"));
+  wall_ = new QCheckBox(tr("Wall clock"));
+  wall_->setToolTip(
+      tr("Where each stage really ran each event on this machine, instead of the emulated clock of the "
+         "link model (what if applies to the emulated clock only)"));
   network_controls_ = new NetworkControls;
   network_controls_->setToolTip(tr("What if: the same step on another network, drawn beneath the recorded one"));
   codec_ = new QDoubleSpinBox;
@@ -176,6 +225,7 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   controls->addWidget(step_);
   controls->addWidget(latest_);
   controls->addWidget(arrows_);
+  controls->addWidget(wall_);
   controls->addSpacing(12);
   controls->addWidget(new QLabel(tr("What if:")));
   controls->addWidget(network_controls_);
@@ -208,6 +258,11 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
     if (on) rebuild();
   });
   connect(arrows_, &QCheckBox::toggled, chart_, &GanttWidget::setArrowsShown);
+  connect(wall_, &QCheckBox::toggled, this, [this](bool on) {
+    network_controls_->setEnabled(!on);
+    codec_->setEnabled(!on);
+    rebuild();
+  });
   connect(network_controls_, &NetworkControls::networkChanged, this, [this] {
     network_ = network_controls_->network();
     rebuild();
@@ -229,6 +284,10 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
 }
 
 TimelineView::~TimelineView() = default;
+
+void TimelineView::setWallClock(bool wall) {
+  wall_->setChecked(wall);
+}
 
 void TimelineView::setTraces(int64_t runId, std::vector<TraceRow> traces) {
   runId_ = runId;
@@ -324,10 +383,18 @@ void TimelineView::rebuild() {
   try {
     const auto trace = traceOf(want);
     recorded_ = timelineOf(*trace);
-    std::vector<GanttBand> bands{bandOf(*recorded_, tr("Step %1 as recorded (%2): %3")
-                                                         .arg(want)
-                                                         .arg(networkText(recorded_->model), ms(recorded_->step_s)))};
-    if (!network_.empty() || codecScale_ != 1) {
+    std::vector<GanttBand> bands;
+    if (wall_->isChecked() && recorded_->wall_s > 0)
+      bands.push_back(wallBandOf(*recorded_, tr("Step %1 on this machine's wall clock: %2 (emulated: %3)")
+                                                 .arg(want)
+                                                 .arg(ms(recorded_->wall_s), ms(recorded_->step_s))));
+    else
+      bands.push_back(
+          bandOf(*recorded_, tr("Step %1 as recorded (%2): %3%4")
+                                 .arg(want)
+                                 .arg(networkText(recorded_->model), ms(recorded_->step_s))
+                                 .arg(wall_->isChecked() ? tr(" (saved without wall-clock times)") : QString())));
+    if (!wall_->isChecked() && (!network_.empty() || codecScale_ != 1)) {
       whatIf_ = timelineOf(*trace, network_.applyTo(trace->model), CodecScale{codecScale_, codecScale_});
       bands.push_back(bandOf(*whatIf_, tr("What if (%1%2): %3")
                                            .arg(networkText(whatIf_->model))

@@ -46,6 +46,8 @@ class TimelineView : public QWidget {
   int64_t step() const;                // the step shown (0: none)
   void showStep(int64_t step);         // unticks "latest" unless it is the newest
   void setWhatIf(const RetimeNetwork& network, double codecScale);
+  // Draws where each stage really ran each event on this machine instead of the emulated clock (what-if off).
+  void setWallClock(bool wall);
 
   const std::optional<Timeline>& recorded() const { return recorded_; }
   const std::optional<Timeline>& whatIf() const { return whatIf_; }
@@ -77,6 +79,7 @@ class TimelineView : public QWidget {
   QSpinBox* step_;
   QCheckBox* latest_;
   QCheckBox* arrows_;
+  QCheckBox* wall_;
   NetworkControls* network_controls_;
   QDoubleSpinBox* codec_;
   QPushButton* export_;

@@ -107,6 +107,16 @@ json timelineJson(const Timeline& t, bool bars) {
       by[b.kind == TimelineBar::Idle ? std::string("idle/") + barCauseName(b.cause) : barKindName(b.kind)] +=
           b.end - b.start;
     json lane{{"stage", l.stage}, {"replica", l.replica}, {"busy_until", l.busy_until}, {"seconds", by}};
+    if (bars && !l.wall.empty()) {  // where each event really ran
+      json list = json::array();
+      for (const auto& b : l.wall) {
+        json bar{{"kind", barKindName(b.kind)}, {"start", b.start}, {"end", b.end}};
+        if (b.microbatch >= 0) bar["microbatch"] = b.microbatch;
+        if (b.message >= 0) bar["message"] = b.message;
+        list.push_back(bar);
+      }
+      lane["wall_bars"] = list;
+    }
     if (bars) {
       json list = json::array();
       for (const auto& b : l.bars) {
@@ -136,6 +146,7 @@ json timelineJson(const Timeline& t, bool bars) {
          {"replicas", t.replicas},
          {"microbatches", t.microbatches},
          {"step_seconds", t.step_s},
+         {"wall_seconds", t.wall_s},
          {"pipeline_seconds", d.pipeline_s},
          {"bubble", d.bubble},
          {"ideal_bubble", d.ideal_bubble},
@@ -156,8 +167,19 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
   checkScale(o.codec.encode, "encode");
   checkScale(o.codec.decode, "decode");
   if (rows.empty()) throw TraceError("run " + std::to_string(runId) + " has no step traces to export");
-  // Where each step starts on the emulated clock (under the network asked for): the steps before it, end to end.
+  // Where each step starts: the steps before it end to end, on the emulated clock (under the network asked for) or,
+  // with `wall`, as long as each took its slowest stage on this machine.
   const RetimedRun times = retimeTraces(runId, rows, o.network);
+  std::vector<double> wallEnds;
+  if (o.wall) {
+    double sum = 0;
+    for (const auto& row : rows) {
+      double longest = 0;
+      for (const auto& lane : decodeStep(runId, row).lanes)
+        for (const auto& e : lane.events) longest = std::max(longest, e.wall + e.seconds);
+      wallEnds.push_back(sum += longest);
+    }
+  }
   std::vector<size_t> chosen;
   if (o.first || o.last) {
     const int64_t a = o.first.value_or(rows.front().step), b = o.last.value_or(rows.back().step);
@@ -180,7 +202,8 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
     out << (firstEvent ? "\n" : ",\n") << e.dump();
     firstEvent = false;
   };
-  out << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"run\":" << runId << ",\"clock\":\"emulated\"},\"traceEvents\":[";
+  out << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"run\":" << runId << ",\"clock\":\""
+      << (o.wall ? "wall" : "emulated") << "\"},\"traceEvents\":[";
   constexpr int kNetwork = 1, kCompute = 1, kCodec = 2, kWaits = 3;
   std::map<std::string, int> linkThreads;
   int64_t flow = 0;
@@ -188,7 +211,12 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
   for (size_t i : chosen) {
     const StepTrace trace = decodeStep(runId, rows[i]);
     const Timeline t = timelineOf(trace, o.network.applyTo(trace.model), o.codec);
-    const double at = (times.cumulative[i].emulated_s - t.step_s) * 1e6;  // the step's start, in µs
+    if (o.wall && t.wall_s <= 0)
+      throw TraceError("run " + std::to_string(runId) + ", step " + std::to_string(rows[i].step) +
+                       " was saved without wall-clock times (by a PipeSqueeze that did not keep them); export it on "
+                       "the emulated clock");
+    const double length = o.wall ? t.wall_s : t.step_s;
+    const double at = ((o.wall ? wallEnds[i] : times.cumulative[i].emulated_s) - length) * 1e6;  // its start, in µs
     const auto us = [&](double s) { return at + s * 1e6; };
     if (!named) {  // names and order of the processes and threads, once
       emit({{"ph", "M"}, {"name", "process_name"}, {"pid", kNetwork}, {"tid", 0}, {"args", {{"name", "network"}}}});
@@ -203,10 +231,15 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
       }
       named = true;
     }
-    emit({{"ph", "i"}, {"name", "step " + std::to_string(rows[i].step)}, {"s", "g"}, {"pid", kNetwork}, {"tid", 0},
-          {"ts", us(0)}, {"args", {{"step_ms", t.step_s * 1e3}}}});
+    emit({{"ph", "i"},
+          {"name", "step " + std::to_string(rows[i].step)},
+          {"s", "g"},
+          {"pid", kNetwork},
+          {"tid", 0},
+          {"ts", us(0)},
+          {"args", {{"step_ms", length * 1e3}}}});
     for (size_t l = 0; l < t.lanes.size(); ++l) {
-      for (const auto& b : t.lanes[l].bars) {
+      for (const auto& b : o.wall ? t.lanes[l].wall : t.lanes[l].bars) {
         const bool codec = b.kind == TimelineBar::Encode || b.kind == TimelineBar::Decode;
         const int tid = b.kind == TimelineBar::Idle ? kWaits : codec ? kCodec : kCompute;
         std::string name = b.kind == TimelineBar::Idle ? std::string("wait: ") + barCauseName(b.cause)
@@ -218,36 +251,77 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
               {"ts", us(b.start)}, {"dur", (b.end - b.start) * 1e6}, {"args", args}});
       }
     }
-    // Where each message's encode and decode slices start (its flow's ends).
-    std::vector<std::pair<double, double>> codecStart(t.messages.size());
-    for (size_t k = 0; k < t.messages.size(); ++k) codecStart[k] = {t.messages[k].ready, t.messages[k].arrival};
+    // Each message's encode start, its time in flight (from leaving to arriving) and its decode start: the flow's
+    // ends. On the wall clock it is in flight from the end of its encode to the start of its decode.
+    struct Flight {
+      double encode = 0, leave = 0, arrival = 0, decode = 0;
+    };
+    std::vector<Flight> flights(t.messages.size());
+    for (size_t k = 0; k < t.messages.size(); ++k) {
+      const auto& m = t.messages[k];
+      flights[k] = {m.ready, m.leave, m.arrival, m.arrival};
+    }
     for (const auto& lane : t.lanes)
-      for (const auto& b : lane.bars)
-        if (b.message >= 0 && b.kind == TimelineBar::Encode) codecStart[size_t(b.message)].first = b.start;
-        else if (b.message >= 0 && b.kind == TimelineBar::Decode) codecStart[size_t(b.message)].second = b.start;
+      for (const auto& b : o.wall ? lane.wall : lane.bars) {
+        if (b.message < 0) continue;
+        Flight& f = flights[size_t(b.message)];
+        if (b.kind == TimelineBar::Encode) f.encode = b.start, f.leave = o.wall ? b.end : f.leave;
+        if (b.kind == TimelineBar::Decode) f.decode = b.start, f.arrival = o.wall ? b.start : f.arrival;
+      }
     for (const auto& m : t.messages) {
+      const Flight& f = flights[size_t(&m - t.messages.data())];
       const std::string link = linkName(m, t.replicas);
       auto [it, fresh] = linkThreads.emplace(link, int(linkThreads.size()) + 1);
       if (fresh)
         emit({{"ph", "M"}, {"name", "thread_name"}, {"pid", kNetwork}, {"tid", it->second}, {"args", {{"name", link}}}});
       const std::string name = (m.forward ? "activation " : "gradient ") + std::to_string(m.microbatch);
-      emit({{"ph", "X"}, {"name", name}, {"cat", "wire"}, {"pid", kNetwork}, {"tid", it->second}, {"ts", us(m.leave)},
-            {"dur", (m.arrival - m.leave) * 1e6},
-            {"args", {{"bytes", m.bytes}, {"float32_bytes", m.dense}, {"queued_ms", (m.leave - m.ready) * 1e3}}}});
-      emit({{"ph", "C"}, {"name", "bytes in flight, " + link}, {"pid", kNetwork}, {"tid", 0}, {"ts", us(m.leave)},
+      const double arrival = std::max(f.arrival, f.leave);  // lanes' wall clocks start their steps apart
+      json args{{"bytes", m.bytes}, {"float32_bytes", m.dense}};
+      if (!o.wall) args["queued_ms"] = (m.leave - m.ready) * 1e3;
+      emit({{"ph", "X"},
+            {"name", name},
+            {"cat", "wire"},
+            {"pid", kNetwork},
+            {"tid", it->second},
+            {"ts", us(f.leave)},
+            {"dur", (arrival - f.leave) * 1e6},
+            {"args", args}});
+      emit({{"ph", "C"},
+            {"name", "bytes in flight, " + link},
+            {"pid", kNetwork},
+            {"tid", 0},
+            {"ts", us(f.leave)},
             {"args", {{"bytes", m.bytes}}}});
-      emit({{"ph", "C"}, {"name", "bytes in flight, " + link}, {"pid", kNetwork}, {"tid", 0}, {"ts", us(m.arrival)},
+      emit({{"ph", "C"},
+            {"name", "bytes in flight, " + link},
+            {"pid", kNetwork},
+            {"tid", 0},
+            {"ts", us(arrival)},
             {"args", {{"bytes", 0}}}});
       // Sender's encode, then the wire, then the receiver's decode: each at the start of its slice.
-      const size_t index = size_t(&m - t.messages.data());
       const int64_t id = ++flow;
-      emit({{"ph", "s"}, {"name", name}, {"cat", "message"}, {"id", id}, {"pid", int(m.from) + 2}, {"tid", kCodec},
-            {"ts", us(codecStart[index].first)}});
-      emit({{"ph", "t"}, {"name", name}, {"cat", "message"}, {"id", id}, {"pid", kNetwork}, {"tid", it->second},
-            {"ts", us(m.leave)}});
-      const double decodeAt = codecStart[index].second;
-      emit({{"ph", "f"}, {"bp", "e"}, {"name", name}, {"cat", "message"}, {"id", id}, {"pid", int(m.to) + 2},
-            {"tid", kCodec}, {"ts", us(decodeAt)}});
+      emit({{"ph", "s"},
+            {"name", name},
+            {"cat", "message"},
+            {"id", id},
+            {"pid", int(m.from) + 2},
+            {"tid", kCodec},
+            {"ts", us(f.encode)}});
+      emit({{"ph", "t"},
+            {"name", name},
+            {"cat", "message"},
+            {"id", id},
+            {"pid", kNetwork},
+            {"tid", it->second},
+            {"ts", us(f.leave)}});
+      emit({{"ph", "f"},
+            {"bp", "e"},
+            {"name", name},
+            {"cat", "message"},
+            {"id", id},
+            {"pid", int(m.to) + 2},
+            {"tid", kCodec},
+            {"ts", us(std::max(f.decode, f.leave))}});
     }
   }
   out << "\n]}\n";

@@ -184,6 +184,40 @@ TEST(TimelineCli, ATraceFileIsWellFormedAndItsSlicesAddUpToTheSteps) {
     for (int pid = 2; pid < 6; ++pid)
       EXPECT_NEAR(busy[std::make_pair(pid, step)], seconds * 1e6, 1e-3) << "stage " << pid - 2 << ", step " << step;
   }
+  // On the wall clock: each stage's events where they really ran, one after another within the step.
+  const std::string wallFile = store + ".wall.json";
+  auto wall = runCli({"runs", "export", "1", "--store", store, "--trace", wallFile, "--steps", "3", "--clock", "wall"});
+  ASSERT_EQ(wall.exitCode, 0) << wall.err;
+  std::ifstream wallIn(wallFile);
+  const json w = json::parse(wallIn);
+  EXPECT_EQ(w["otherData"]["clock"], "wall");
+  const json three = timeline(store, {"--step", "3"})["recorded"];
+  ASSERT_GT(three["wall_seconds"].get<double>(), 0);
+  for (const auto& lane : three["lanes"]) {
+    ASSERT_TRUE(lane.contains("wall_bars")) << "stage " << lane["stage"];
+    double end = 0;
+    for (const auto& b : lane["wall_bars"]) {
+      EXPECT_GE(b["start"].get<double>() + 1e-6, end) << "events of one stage overlap on its wall clock";
+      end = b["end"].get<double>();
+    }
+    EXPECT_LE(end, three["wall_seconds"].get<double>() + 1e-9);
+  }
+  size_t slices = 0;
+  double start = -1;  // the step's instant: where it began, after the steps before it
+  for (const auto& e : w["traceEvents"])
+    if (e["ph"] == "i") start = e["ts"].get<double>();
+  ASSERT_GT(start, 0);
+  for (const auto& e : w["traceEvents"])
+    if (e["ph"] == "X" && e["pid"].get<int>() >= 2) {
+      ++slices;
+      EXPECT_GE(e["ts"].get<double>(), start);
+      EXPECT_LE(e["ts"].get<double>() + e["dur"].get<double>(), start + three["wall_seconds"].get<double>() * 1e6 + 1);
+    }
+  EXPECT_GT(slices, 4u * 8);
+  auto mixed =
+      runCli({"runs", "export", "1", "--store", store, "--trace", wallFile, "--clock", "wall", "--bandwidth", "10"});
+  EXPECT_NE(mixed.err.find("--clock wall shows what happened"), std::string::npos) << mixed.err;
+
   // Without a range a few steps spread over the run; a file that is there is replaced whole.
   auto sampled = runCli({"runs", "export", "1", "--store", store, "--trace", file});
   ASSERT_EQ(sampled.exitCode, 0) << sampled.err;

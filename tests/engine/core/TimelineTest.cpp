@@ -250,8 +250,18 @@ TEST(Timeline, ReplicasWaitForEachOtherAtTheExchangeAndTheSlowerIsOnThePath) {
 
 TEST(Timeline, RolesAndFloat32SizesAreStoredAndOlderTracesStillGiveATimeline) {
   Shape s;
-  const StepTrace trace = pipelineTrace(s);
+  StepTrace trace = pipelineTrace(s);
+  double at = 0;
+  for (auto& e : trace.lanes[1].events) e.wall = at, at += 0.0015;  // where stage 1 really ran them
   const StepTrace back = decodeTrace(encodeTrace(trace));
+  EXPECT_EQ(back.lanes[0].events[0].wall, -1) << "not recorded stays unknown";
+  EXPECT_NEAR(back.lanes[1].events[3].wall, 0.0045, 1e-9) << "kept to the microsecond";
+  const Timeline withWall = timelineOf(back);
+  EXPECT_TRUE(withWall.lanes[0].wall.empty());
+  ASSERT_EQ(withWall.lanes[1].wall.size(), back.lanes[1].events.size());
+  EXPECT_NEAR(withWall.lanes[1].wall[1].start, 0.0015, 1e-9);
+  EXPECT_EQ(withWall.lanes[1].wall[1].kind, TimelineBar::Forward);
+  EXPECT_NEAR(withWall.wall_s, back.lanes[1].events.back().wall + s.update, 1e-9);
   EXPECT_EQ(back.lanes[1].events[1].role, TraceEvent::Forward);
   EXPECT_EQ(back.lanes[1].events[2].dense, 4000u);
   EXPECT_EQ(back.lanes[1].events.back().role, TraceEvent::Update);

@@ -99,6 +99,38 @@ class TimelineViewTest : public QObject {
     QVERIFY(!QFile::exists(none));
   }
 
+  // On the wall clock: the events where they ran (waits are gaps), what-if off; a trace without wall times says so.
+  void theWallClockShowsWhereEventsRan() {
+    ps::test::TestStore t;
+    const int64_t id = t.addRun("r", ps::test::runConfig(0.1), 1);
+    t.addTraces(id, 1);
+    ps::StepTrace trace = ps::decodeTrace(t.store->traces(id).front().trace);
+    trace.lanes[0].events[0].wall = 0, trace.lanes[0].events[1].wall = 0.13;    // compute, send
+    trace.lanes[1].events[0].wall = 0.2, trace.lanes[1].events[1].wall = 0.21;  // decode after the wait, compute
+    TimelineView view;
+    view.show();
+    view.addTrace(1, std::make_shared<const ps::StepTrace>(trace));
+    ps::RetimeNetwork slower;
+    slower.bandwidth_mbps = 50;
+    view.setWhatIf(slower, 1);
+    view.setWallClock(true);
+    QVERIFY(!view.whatIf());
+    const auto& bands = view.chart()->bands();
+    QCOMPARE(bands.size(), size_t(1));
+    QVERIFY2(bands[0].title.contains(QStringLiteral("wall clock")), qPrintable(bands[0].title));
+    QCOMPARE(bands[0].rows[0].bars.size(), size_t(2));
+    QCOMPARE(bands[0].rows[1].bars[1].start, 0.21);
+    QCOMPARE(bands[0].rows[2].bars.size(), size_t(1));  // the message in flight, from its encode to its decode
+    QCOMPARE(bands[0].rows[2].bars[0].end, 0.2);
+    QVERIFY(bands[0].rows[1].bars[1].tip.contains(QStringLiteral("on this machine")));
+    view.setWallClock(false);
+    QVERIFY(view.whatIf());
+    // A saved trace without wall times stays on the emulated clock and says why.
+    view.setTraces(id, t.store->traces(id));
+    view.setWallClock(true);
+    QVERIFY(view.chart()->bands()[0].title.contains(QStringLiteral("saved without wall-clock times")));
+  }
+
   void aLiveRunFollowsItsNewestStepUntilOneIsPicked() {
     ps::test::TestStore t;
     const int64_t id = t.addRun("r", ps::test::runConfig(0.1), 4);
