@@ -15,6 +15,7 @@
 // Torch-free: the run store, the CLI and the app read traces without the engine.
 #include <chrono>
 #include <cstdint>
+#include <ctime>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -38,6 +39,34 @@ using TraceClock = std::chrono::steady_clock;
 inline double tracedSince(TraceClock::time_point t0) {
   return tracedSeconds(std::chrono::duration<double>(TraceClock::now() - t0).count());
 }
+
+// How a stage's thread measures the durations its emulated clock adds (compute, encode, decode). The emulated clock
+// models stages on devices of their own; on this machine they share its cores, and a stage whose thread waits for a
+// core while others compute would measure that wait as its own work: a pass slows down whenever its neighbours
+// run, and unequal slow-downs show up as pipeline bubbles no real pipeline would have. A stage that computes on its
+// thread alone (a CPU stage with one intra-op thread) therefore measures its thread's CPU time, which the waits for
+// a core leave out; any other (several intra-op threads, a GPU) measures wall time. Set per thread, by the stage
+// worker.
+class TraceStopwatch {
+ public:
+  static void measureThreadCpuTime(bool on) { threadCpu() = on; }
+  static bool measuresThreadCpuTime() { return threadCpu(); }
+  TraceStopwatch() : wall_(TraceClock::now()), cpu_(threadCpu() ? cpuNow() : 0) {}
+  double seconds() const { return threadCpu() ? tracedSeconds(cpuNow() - cpu_) : tracedSince(wall_); }
+
+ private:
+  static bool& threadCpu() {
+    thread_local bool on = false;
+    return on;
+  }
+  static double cpuNow() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+  }
+  TraceClock::time_point wall_;
+  double cpu_;
+};
 
 struct TraceEvent {
   enum Kind : uint8_t {

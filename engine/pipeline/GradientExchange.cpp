@@ -251,16 +251,16 @@ void GradientExchange::decodeFrom(int replica, const std::vector<uint8_t>& bytes
 
 torch::Tensor GradientExchange::reduceCompressed(const std::vector<torch::Tensor>& params, int64_t n, double& clock,
                                                  std::vector<TraceEvent>* trace) {
-  const auto t0 = Clock::now();
+  const TraceStopwatch t0;
   GradientMessageWriter writer;
   encodeAll(params, writer);
-  const double encode = tracedSince(t0);
+  const double encode = t0.seconds();
   encode_s_ += encode;
   clock += encode;
   const auto message = writer.finish(clock);  // stamped with the clock once encoding is done
   const uint64_t sent = message.size();
   const auto all = cluster_->allGatherReplicas(message, GradientMessage::maxBytes(uint64_t(n), uint32_t(params.size())));
-  const auto t1 = Clock::now();
+  const TraceStopwatch t1;
   double start = clock;
   size_t largest = 0;
   sum_.zero_();
@@ -271,7 +271,7 @@ torch::Tensor GradientExchange::reduceCompressed(const std::vector<torch::Tensor
   }
   const double r = double(replicas);
   auto mean = sum_.div_(r);
-  const double decode = tracedSince(t1);
+  const double decode = t1.seconds();
   const double modelled = model_.allGatherSeconds(largest, replicas);
   wire_ += uint64_t(replicas - 1) * sent;
   modelled_s_ += modelled;

@@ -82,7 +82,7 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
   if (histogramBins_ > 0 && !s.histogram)
     s.histogram = histogramOf({x}, histogramBins_,
                               metric::linkKey(boundary_, d, metric::leaf::kValues), histogramStep_);
-  const auto t0 = Clock::now();
+  const TraceStopwatch t0;
   Message m;
   // The compensator measures the error of what the receiver will use on its copy of the payload.
   m.payload = s.adaptive ? s.adaptive->send(x, meta, s.report) : s.sender->send(x, meta, s.report);
@@ -91,7 +91,7 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
     s.report.reset.clear();
   }
   if (s.measureNorm) s.normSquared += x.square().sum().item<double>();
-  const double encode = tracedSince(t0);
+  const double encode = t0.seconds();
   const uint64_t bytes = m.payload.size();
   s.raw += uint64_t(x.numel()) * sizeof(float);
   s.wire += bytes;
@@ -122,9 +122,9 @@ torch::Tensor Link::receive(Direction d, const torch::Device& device, double& cl
                             std::vector<TraceEvent>* trace) {
   Side& s = side(d);
   Message m = s.channel.pop(meta.shape ? maxPayloadBytes(*meta.shape) : UINT64_MAX);
-  const auto t0 = Clock::now();
+  const TraceStopwatch t0;
   auto x = s.receiver->receive(m.payload, device, meta);
-  const double decode = tracedSince(t0);
+  const double decode = t0.seconds();
   s.decode_s += decode;
   if (trace)
     trace->push_back({d == Direction::Forward ? TraceEvent::ReceiveForward : TraceEvent::ReceiveBackward, decode});

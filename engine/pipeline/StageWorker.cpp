@@ -61,6 +61,8 @@ StageWorker::~StageWorker() {
 
 void StageWorker::loop(int threads) {
   at::set_num_threads(threads);  // per thread under OpenMP: each stage gets its share of the cores
+  // Computing on this thread alone, a CPU stage measures its thread's CPU time (engine/core/StepTrace.h).
+  TraceStopwatch::measureThreadCpuTime(device_.is_cpu() && threads == 1);
   for (;;) {
     std::function<void()> task;
     {
@@ -149,6 +151,7 @@ void StageWorker::forward(int microbatch, const StepWork& work, InFlight& f, Sta
     stampWall(r.trace.events, before, called, sinceStep());
   }
   const auto t0 = Clock::now();
+  const TraceStopwatch watch;
   auto out = module_->forward(f.input);
   if (last) {
     const auto& target = work.targets[mb].to(device_);
@@ -159,7 +162,7 @@ void StageWorker::forward(int microbatch, const StepWork& work, InFlight& f, Sta
   } else {
     f.output = out;
   }
-  const double compute = tracedSince(t0);
+  const double compute = watch.seconds();
   r.compute_s += compute;
   r.clock += compute;
   r.trace.events.push_back({TraceEvent::Compute, compute, 0, 0, TraceEvent::Forward, 0, sinceStep(t0)});
@@ -186,9 +189,10 @@ void StageWorker::backward(int microbatch, const StepWork& work, InFlight& f, St
     stampWall(r.trace.events, before, called, sinceStep());
   }
   const auto t0 = Clock::now();
+  const TraceStopwatch watch;
   if (last) f.output.backward();
   else torch::autograd::backward({f.output}, {grad});
-  const double compute = tracedSince(t0);
+  const double compute = watch.seconds();
   r.compute_s += compute;
   r.clock += compute;
   r.trace.events.push_back({TraceEvent::Compute, compute, 0, 0, TraceEvent::Backward, 0, sinceStep(t0)});
@@ -203,6 +207,7 @@ void StageWorker::backward(int microbatch, const StepWork& work, InFlight& f, St
 // The optimizer step, with the gradient histogram taken first when this step records one.
 void StageWorker::update(const StepWork& work, StageStepResult& r) {
   const auto t0 = Clock::now();
+  const TraceStopwatch watch;
   if (work.histogram_bins > 0) {
     std::vector<torch::Tensor> grads;
     for (const auto& p : module_->parameters()) grads.push_back(p.grad());
@@ -210,7 +215,7 @@ void StageWorker::update(const StepWork& work, StageStepResult& r) {
   }
   optimizer_->step();
   optimizer_->zero_grad();
-  const double update = tracedSince(t0);
+  const double update = watch.seconds();
   r.compute_s += update;
   r.clock += update;
   r.trace.events.push_back({TraceEvent::Compute, update, 0, 0, TraceEvent::Update, 0, sinceStep(t0)});

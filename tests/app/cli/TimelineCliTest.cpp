@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -16,15 +17,39 @@ using nlohmann::json;
 
 const std::string kSmokePreset = std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets/smoke.json";
 
-// Four stages of two equal dense layers each (the first and last with the input and the head besides), eight
+// Four stages of four equal dense layers each (the first and last with the input and the head besides), eight
 // micro-batches of 64 rows 384 wide: 96 KiB activations.
 std::string fourStages(const std::string& name, const std::string& schedule, double mbps) {
   const auto store = freshStoreIn("pipesqueeze-timeline-test", name);
-  auto r = runCli({"train", "--preset", kSmokePreset, "--store", store, "--set", "train.max_steps=6", "--set",
-                   "eval.every_steps=100", "--set", "pipeline.stages=4", "--set", "pipeline.microbatches=8", "--set",
-                   "pipeline.schedule=" + schedule, "--set", "model.width=384", "--set", "model.depth=9", "--set",
-                   "pipeline.balance=explicit", "--set", "pipeline.cuts=[3,5,7]", "--set", "train.batch_size=512",
-                   "--set", "link.bandwidth_mbps=" + json(mbps).dump(), "--set", "link.latency_ms=0"});
+  auto r = runCli({"train",
+                   "--preset",
+                   kSmokePreset,
+                   "--store",
+                   store,
+                   "--set",
+                   "train.max_steps=6",
+                   "--set",
+                   "eval.every_steps=100",
+                   "--set",
+                   "pipeline.stages=4",
+                   "--set",
+                   "pipeline.microbatches=8",
+                   "--set",
+                   "pipeline.schedule=" + schedule,
+                   "--set",
+                   "model.width=384",
+                   "--set",
+                   "model.depth=17",
+                   "--set",
+                   "pipeline.balance=explicit",
+                   "--set",
+                   "pipeline.cuts=[5,9,13]",
+                   "--set",
+                   "train.batch_size=512",
+                   "--set",
+                   "link.bandwidth_mbps=" + json(mbps).dump(),
+                   "--set",
+                   "link.latency_ms=0"});
   EXPECT_EQ(r.exitCode, 0) << r.err;
   return store;
 }
@@ -62,10 +87,15 @@ TEST(TimelineCli, FourStagePipelinesDecomposeAndTheirOwnNetworkReproducesThem) {
     EXPECT_EQ(r["stages"], 4);
     EXPECT_EQ(r["microbatches"], 8);
     EXPECT_DOUBLE_EQ(r["ideal_bubble"].get<double>(), 3.0 / 11);
-    // Measured passes on a shared machine are never quite equal, so the bubble is at least the ideal's, give or take
-    // the noise of measuring, and far from all idle.
-    EXPECT_GT(r["bubble"].get<double>(), 0.9 * 3.0 / 11) << schedule;
-    EXPECT_LT(r["bubble"].get<double>(), 0.75) << schedule;
+    // Equal stages at free links have the schedule's ideal bubble, for the jitter of measured passes: every late
+    // pass delays the ones waiting for it, so the measured bubble lies a little above the ideal (on the 2-core
+    // development machine the median of steps 2-6 was 30.6% for GPipe and 28.7% for 1F1B against 27.3%). The
+    // first step, which warms the allocator up, is left out.
+    std::vector<double> bubbles;
+    for (int step = 2; step <= 6; ++step)
+      bubbles.push_back(timeline(store, {"--step", std::to_string(step)})["recorded"]["bubble"].get<double>());
+    std::sort(bubbles.begin(), bubbles.end());
+    EXPECT_NEAR(bubbles[2], 3.0 / 11, 0.2 * 3.0 / 11) << schedule << ": the median bubble of steps 2-6";
     expectTiled(r);
     ASSERT_EQ(r["messages"].size(), 2u * 3 * 8);
     for (const auto& m : r["messages"]) EXPECT_EQ(m["float32_bytes"], 64 * 384 * 4);
