@@ -47,7 +47,9 @@ void printDecomposition(const char* title, const Timeline& t) {
   std::cout << "  bubble " << percent(d.bubble) << " of " << t.lanes.size() << " lanes x " << ms(d.pipeline_s)
             << " (ideal for " << t.stages << " stages, " << t.microbatches << " micro-batches: "
             << percent(d.ideal_bubble) << ")\n";
-  std::cout << "  critical path: " << (d.critical_summary.empty() ? "-" : d.critical_summary) << "\n";
+  std::cout << "  critical path (links " << percent(d.critical_links_share) << ", stages "
+            << percent(d.critical.empty() ? 0 : 1 - d.critical_links_share)
+            << "): " << (d.critical_summary.empty() ? "-" : d.critical_summary) << "\n";
   for (const auto& l : t.lanes) {
     double kinds[8] = {};
     for (const auto& b : l.bars) kinds[b.kind] += b.end - b.start;

@@ -109,6 +109,7 @@ struct StepDecomposition {
   // The critical path, from the step's end back to 0, summed per stage and per link direction, longest first.
   std::vector<Segment> critical;
   std::string critical_summary;  // "stage 3 (42%), link 2 bwd (30%), …"
+  double critical_links_share = 0;  // the links' part of the critical path, all directions together (0 to 1)
   struct LinkCost {
     int boundary = 0;
     bool forward = true;

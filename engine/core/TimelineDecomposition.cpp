@@ -112,7 +112,13 @@ StepDecomposition decompose(const Timeline& t) {
       at = b.start;
     }
   }
-  for (auto& [what, s] : path) d.critical.push_back(s);
+  double onPath = 0, onLinks = 0;
+  for (auto& [what, s] : path) {
+    d.critical.push_back(s);
+    onPath += s.seconds;
+    if (s.stage < 0) onLinks += s.seconds;
+  }
+  d.critical_links_share = onPath > 0 ? onLinks / onPath : 0;
   std::sort(d.critical.begin(), d.critical.end(),
             [](const auto& a, const auto& b) { return a.seconds != b.seconds ? a.seconds > b.seconds : a.what < b.what; });
   for (size_t i = 0; i < d.critical.size() && i < 3; ++i) {

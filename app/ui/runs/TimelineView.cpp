@@ -157,12 +157,14 @@ GanttBand wallBandOf(const Timeline& t, const QString& title) {
 
 QString describe(const char* title, const Timeline& t) {
   const StepDecomposition d = decompose(t);
-  QString out = QStringLiteral("%1 (%2): step %3; bubble %4 (ideal %5 for %6 stages, %7 micro-batches); critical path: %8")
-                    .arg(QString::fromLatin1(title), networkText(t.model), ms(t.step_s), pct(d.bubble),
-                         pct(d.ideal_bubble))
-                    .arg(t.stages)
-                    .arg(t.microbatches)
-                    .arg(QString::fromStdString(d.critical_summary));
+  QString out =
+      QStringLiteral(
+          "%1 (%2): step %3; bubble %4 (ideal %5 for %6 stages, %7 micro-batches); critical "
+          "path (links %8): %9")
+          .arg(QString::fromLatin1(title), networkText(t.model), ms(t.step_s), pct(d.bubble), pct(d.ideal_bubble))
+          .arg(t.stages)
+          .arg(t.microbatches)
+          .arg(pct(d.critical_links_share), QString::fromStdString(d.critical_summary));
   for (const auto& c : d.links) {
     out += QStringLiteral("\n  link %1 %2: codec %3 against %4 of wire saved")
                .arg(c.boundary)

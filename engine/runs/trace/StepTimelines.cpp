@@ -152,6 +152,7 @@ json timelineJson(const Timeline& t, bool bars) {
          {"ideal_bubble", d.ideal_bubble},
          {"critical_path", critical},
          {"critical_summary", d.critical_summary},
+         {"critical_links_share", d.critical_links_share},
          {"links", links},
          {"lanes", lanes}};
   if (bars) j["messages"] = messages;

@@ -127,7 +127,8 @@ TEST(TimelineCli, AtOneHundredMegabitsTheLinksSetTheStepAndAFasterNetworkShorten
   // The plain table says the same.
   auto text = runCli({"runs", "timeline", "1", "--store", store, "--bandwidth", "10000"});
   ASSERT_EQ(text.exitCode, 0) << text.err;
-  EXPECT_NE(text.out.find("critical path: link "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("): link "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("critical path (links "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("what if (10000 Mbit/s"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("the codec costs more than it saves"), std::string::npos) << text.out;
   // Bad requests name what is wrong.

@@ -146,6 +146,7 @@ TEST(Timeline, ASlowLinkSetsTheCriticalPathAndIsNamed) {
   double onPath = 0;
   for (const auto& seg : d.critical) onPath += seg.seconds;
   EXPECT_NEAR(onPath, t.step_s, 1e-9) << "the path does not account for the step";
+  EXPECT_GT(d.critical_links_share, 0.5);
   bool linkWait = false;
   for (const auto& lane : t.lanes)
     for (const auto& b : lane.bars) linkWait |= b.cause == TimelineBar::Link;

@@ -38,7 +38,8 @@ class TimelineViewTest : public QObject {
     QCOMPARE(bands[0].rows.size(), size_t(3));  // two stages and the link's forward direction
     QCOMPARE(bands[0].rows[2].name, QStringLiteral("link 0 fwd"));
     QCOMPARE(bands[0].arrows.size(), size_t(1));
-    QVERIFY2(view.decompositionText().contains(QStringLiteral("critical path: stage 0")), qPrintable(view.decompositionText()));
+    QVERIFY2(view.decompositionText().contains(QStringLiteral("critical path (links 40.0%): stage 0")),
+             qPrintable(view.decompositionText()));
     view.showStep(3);
     QCOMPARE(view.step(), int64_t(3));
     QVERIFY(view.chart()->bands()[0].title.startsWith(QStringLiteral("Step 3 as recorded")));
