@@ -48,6 +48,18 @@ std::string linkName(const TimelineMessage& m, int replicas) {
          (replicas > 1 ? " replica " + std::to_string(m.replica) : "");
 }
 
+json barsJson(const std::vector<TimelineBar>& bars) {
+  json list = json::array();
+  for (const auto& b : bars) {
+    json bar{{"kind", barKindName(b.kind)}, {"start", b.start}, {"end", b.end}};
+    if (b.kind == TimelineBar::Idle) bar["cause"] = barCauseName(b.cause);
+    if (b.microbatch >= 0) bar["microbatch"] = b.microbatch;
+    if (b.message >= 0) bar["message"] = b.message;
+    list.push_back(bar);
+  }
+  return list;
+}
+
 }  // namespace
 
 StepTimelines stepTimelines(const RunStore& store, int64_t runId, std::optional<int64_t> step,
@@ -107,27 +119,8 @@ json timelineJson(const Timeline& t, bool bars) {
       by[b.kind == TimelineBar::Idle ? std::string("idle/") + barCauseName(b.cause) : barKindName(b.kind)] +=
           b.end - b.start;
     json lane{{"stage", l.stage}, {"replica", l.replica}, {"busy_until", l.busy_until}, {"seconds", by}};
-    if (bars && !l.wall.empty()) {  // where each event really ran
-      json list = json::array();
-      for (const auto& b : l.wall) {
-        json bar{{"kind", barKindName(b.kind)}, {"start", b.start}, {"end", b.end}};
-        if (b.microbatch >= 0) bar["microbatch"] = b.microbatch;
-        if (b.message >= 0) bar["message"] = b.message;
-        list.push_back(bar);
-      }
-      lane["wall_bars"] = list;
-    }
-    if (bars) {
-      json list = json::array();
-      for (const auto& b : l.bars) {
-        json bar{{"kind", barKindName(b.kind)}, {"start", b.start}, {"end", b.end}};
-        if (b.kind == TimelineBar::Idle) bar["cause"] = barCauseName(b.cause);
-        if (b.microbatch >= 0) bar["microbatch"] = b.microbatch;
-        if (b.message >= 0) bar["message"] = b.message;
-        list.push_back(bar);
-      }
-      lane["bars"] = list;
-    }
+    if (bars && !l.wall.empty()) lane["wall_bars"] = barsJson(l.wall);  // where each event really ran
+    if (bars) lane["bars"] = barsJson(l.bars);
     lanes.push_back(lane);
   }
   if (bars)

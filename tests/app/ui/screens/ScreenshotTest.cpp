@@ -24,6 +24,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <set>
 
 using namespace ps::ui;
@@ -47,6 +48,21 @@ MainWindowOptions optionsIn(const QTemporaryDir& dir, const QString& presetPath)
   return options;
 }
 
+// The 4-stage TopK preset as a short run of `steps` steps (an evaluation at the end, on two batches), written into
+// `dir` with `change` applied; returns its path.
+QString topKPreset(const QTemporaryDir& dir, int steps, const std::function<void(nlohmann::json&)>& change) {
+  std::ifstream in(PIPESQUEEZE_SOURCE_DIR "/presets/fashion-mnist-topk10.json");
+  nlohmann::json preset = nlohmann::json::parse(in);
+  preset["train"]["epochs"] = 0;
+  preset["train"]["max_steps"] = steps;
+  preset["eval"]["every_steps"] = steps;
+  preset["eval"]["max_batches"] = 2;
+  change(preset);
+  const QString path = dir.filePath("shot.json");
+  std::ofstream(path.toStdString()) << preset.dump(2);
+  return path;
+}
+
 }  // namespace
 
 class ScreenshotTest : public QObject {
@@ -55,15 +71,10 @@ class ScreenshotTest : public QObject {
   void mainWindowAndCompareView() {
     QStandardPaths::setTestModeEnabled(true);
     QTemporaryDir dir;
-    std::ifstream in(PIPESQUEEZE_SOURCE_DIR "/presets/fashion-mnist-topk10.json");
-    nlohmann::json preset = nlohmann::json::parse(in);
-    preset["train"]["epochs"] = 0;
-    preset["train"]["max_steps"] = 120;
-    preset["eval"]["every_steps"] = 40;
-    preset["eval"]["max_batches"] = 2;
-    preset["telemetry"]["histogram_every"] = 10;
-    const QString presetPath = dir.filePath("shot.json");
-    std::ofstream(presetPath.toStdString()) << preset.dump(2);
+    const QString presetPath = topKPreset(dir, 120, [](nlohmann::json& preset) {
+      preset["eval"]["every_steps"] = 40;
+      preset["telemetry"]["histogram_every"] = 10;
+    });
 
     MainWindow w(optionsIn(dir, presetPath));
     w.resize(1600, 1000);
@@ -113,15 +124,8 @@ class ScreenshotTest : public QObject {
   void timelineOfATopKRunAndItsWhatIf() {
     QStandardPaths::setTestModeEnabled(true);
     QTemporaryDir dir;
-    std::ifstream in(PIPESQUEEZE_SOURCE_DIR "/presets/fashion-mnist-topk10.json");
-    nlohmann::json preset = nlohmann::json::parse(in);
-    preset["train"]["epochs"] = 0;
-    preset["train"]["max_steps"] = 30;
-    preset["eval"]["every_steps"] = 30;
-    preset["eval"]["max_batches"] = 2;
-    preset["link"]["bandwidth_mbps"] = 100;
-    const QString presetPath = dir.filePath("timeline.json");
-    std::ofstream(presetPath.toStdString()) << preset.dump(2);
+    const QString presetPath =
+        topKPreset(dir, 30, [](nlohmann::json& preset) { preset["link"]["bandwidth_mbps"] = 100; });
     MainWindow w(optionsIn(dir, presetPath));
     w.resize(1600, 1000);
     w.show();
