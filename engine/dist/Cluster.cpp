@@ -28,10 +28,6 @@ at::Tensor bytesTensor(void* data, int64_t n) {
   return torch::from_blob(data, {n}, torch::TensorOptions().dtype(torch::kUInt8));
 }
 
-bool timedOut(const std::string& what) {
-  return what.find("imed out") != std::string::npos || what.find("imeout") != std::string::npos;
-}
-
 }  // namespace
 
 struct Cluster::Impl {
@@ -224,7 +220,7 @@ std::vector<uint8_t> Cluster::receive(int peer, int tag, double* stamp, int64_t*
   // writes into a buffer this function has already given up on.
   auto fail = [&](const std::exception& e) -> ClusterError {
     const std::string what = e.what();
-    if (timedOut(what))
+    if (glooTimedOut(what))
       return ClusterError(describe(peer) + " sent nothing for " + std::to_string(int(options_.timeout_s)) +
                           " s (parallel.timeout_s): it hangs or stopped; seen by " + describe(rank()));
     return ClusterError(describe(peer) + " closed its connection (it stopped or crashed); seen by " +
@@ -273,9 +269,10 @@ void Cluster::flushSends() {
       for (auto& chunk : s->body) chunk->wait();
     } catch (const std::exception& e) {
       const std::string what = e.what();
-      throw ClusterError(describe(s->peer) + (timedOut(what) ? " took nothing for " + std::to_string(int(options_.timeout_s)) +
-                                                                   " s (parallel.timeout_s): it hangs or stopped"
-                                                             : " closed its connection (it stopped or crashed)") +
+      throw ClusterError(describe(s->peer) +
+                         (glooTimedOut(what) ? " took nothing for " + std::to_string(int(options_.timeout_s)) +
+                                                   " s (parallel.timeout_s): it hangs or stopped"
+                                             : " closed its connection (it stopped or crashed)") +
                          "; seen by " + describe(rank()));
     }
   }

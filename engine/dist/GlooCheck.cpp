@@ -20,6 +20,10 @@ uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
 
 }  // namespace
 
+bool glooTimedOut(const std::string& what) {
+  return what.find("imed out") != std::string::npos || what.find("imeout") != std::string::npos;
+}
+
 uint64_t glooCheckWord(const std::string& token, int attempt, int from, int to) {
   uint64_t h = fnv1a(14695981039346656037ull, token.data(), token.size());
   const int32_t fields[] = {attempt, from, to};
@@ -56,7 +60,7 @@ bool glooGroupAnswers(c10d::ProcessGroupGloo& group, int rank, int world, const 
       receives[at]->wait(left());
     } catch (const std::exception& e) {
       const std::string what = e.what();
-      const bool silent = what.find("imed out") != std::string::npos || what.find("imeout") != std::string::npos;
+      const bool silent = glooTimedOut(what);
       if (failure.empty())
         failure = "rank " + std::to_string(peer) +
                   (silent ? " did not answer the group's check within " + std::to_string(wait.count()) + " ms"

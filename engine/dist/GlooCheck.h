@@ -15,6 +15,9 @@ class ProcessGroupGloo;
 
 namespace ps {
 
+// Whether a Gloo error's text says it waited out its timeout (rather than losing its connection).
+bool glooTimedOut(const std::string& what);
+
 // The word rank `from` sends rank `to` for a group's `attempt`.
 uint64_t glooCheckWord(const std::string& token, int attempt, int from, int to);
 
