@@ -13,15 +13,8 @@ constexpr uint8_t kVersion = 4;
 constexpr uint64_t kMostBytes = uint64_t(1) << 48;  // a message (or a dense exchange's values) larger is not one
 constexpr uint32_t kMostLanes = 1u << 16;           // stages x replicas of any run
 
-bool sends(TraceEvent::Kind k) {
-  return k == TraceEvent::SendForward || k == TraceEvent::SendBackward;
-}
 bool exchanges(TraceEvent::Kind k) {
   return k == TraceEvent::ExchangeDense || k == TraceEvent::ExchangeCompressed;
-}
-
-std::string laneName(const TraceLane& lane) {
-  return "stage " + std::to_string(lane.stage) + " (replica " + std::to_string(lane.replica) + ")";
 }
 
 class Writer {
@@ -90,8 +83,8 @@ void writeLane(Writer& w, const TraceLane& lane) {
     w.raw(uint8_t(e.kind | (e.kind == TraceEvent::Compute ? e.role << 4 : 0)));
     w.raw(float(e.seconds));
     if (e.kind == TraceEvent::ExchangeCompressed) w.raw(float(e.decode));
-    if (sends(e.kind) || exchanges(e.kind)) w.varint(e.bytes);
-    if (sends(e.kind)) w.varint(e.dense);
+    if (isSend(e.kind) || exchanges(e.kind)) w.varint(e.bytes);
+    if (isSend(e.kind)) w.varint(e.dense);
     w.varint(e.wall < 0 ? 0 : uint64_t(std::llround(e.wall * 1e6)) + 1);
   }
 }
@@ -103,7 +96,7 @@ TraceLane readLane(Reader& r, size_t& budget, uint8_t version) {
   const uint32_t count = r.raw<uint32_t>("a lane's event count");
   constexpr size_t kSmallestEvent = 5;  // kind + seconds (+ a wall byte from version 4)
   if (count > budget || size_t(count) * kSmallestEvent > r.left())
-    throw TraceError("step trace: " + laneName(lane) + " claims " + std::to_string(count) + " events, more than " +
+    throw TraceError("step trace: " + traceLaneName(lane) + " claims " + std::to_string(count) + " events, more than " +
                      (count > budget ? "the " + std::to_string(budget) + " a trace may hold" : "its bytes can hold"));
   budget -= count;
   lane.events.resize(count);
@@ -111,30 +104,30 @@ TraceLane readLane(Reader& r, size_t& budget, uint8_t version) {
     const uint8_t byte = r.raw<uint8_t>("an event's kind");
     const uint8_t kind = version >= 4 ? byte & 0x0f : byte, role = version >= 4 ? byte >> 4 : 0;
     if (kind > TraceEvent::ExchangeCompressed)
-      throw TraceError("step trace: " + laneName(lane) + " has an event of unknown kind " + std::to_string(kind));
+      throw TraceError("step trace: " + traceLaneName(lane) + " has an event of unknown kind " + std::to_string(kind));
     if (role > TraceEvent::Update || (role && kind != TraceEvent::Compute))
-      throw TraceError("step trace: " + laneName(lane) + " has an event of unknown role " + std::to_string(role));
+      throw TraceError("step trace: " + traceLaneName(lane) + " has an event of unknown role " + std::to_string(role));
     e.kind = TraceEvent::Kind(kind);
     e.role = TraceEvent::Role(role);
     e.seconds = r.seconds("an event's seconds");
     if (e.kind == TraceEvent::ExchangeCompressed) e.decode = r.seconds("an exchange's decode seconds");
-    if (sends(e.kind) || exchanges(e.kind)) {
+    if (isSend(e.kind) || exchanges(e.kind)) {
       e.bytes = r.varint("a message's bytes");
       if (e.bytes > kMostBytes)
-        throw TraceError("step trace: " + laneName(lane) + " has a message of " + std::to_string(e.bytes) +
+        throw TraceError("step trace: " + traceLaneName(lane) + " has a message of " + std::to_string(e.bytes) +
                          " bytes, more than any step sends");
     }
-    if (sends(e.kind) && version >= 4) {
+    if (isSend(e.kind) && version >= 4) {
       e.dense = r.varint("a message's float32 bytes");
       if (e.dense > kMostBytes)
-        throw TraceError("step trace: " + laneName(lane) + " has a message of " + std::to_string(e.dense) +
+        throw TraceError("step trace: " + traceLaneName(lane) + " has a message of " + std::to_string(e.dense) +
                          " float32 bytes, more than any step sends");
     }
     if (version >= 4) {
       const uint64_t wall = r.varint("an event's wall-clock start");
       constexpr uint64_t kMostMicroseconds = uint64_t(1) << 40;  // 12 days into one step
       if (wall > kMostMicroseconds)
-        throw TraceError("step trace: " + laneName(lane) + " has an event starting " + std::to_string(wall) +
+        throw TraceError("step trace: " + traceLaneName(lane) + " has an event starting " + std::to_string(wall) +
                          " us into its step, later than any step lasts");
       e.wall = wall == 0 ? -1 : double(wall - 1) * 1e-6;
     }

@@ -94,11 +94,22 @@ struct TraceEvent {
   double wall = -1;
 };
 
+inline bool isSend(TraceEvent::Kind k) {
+  return k == TraceEvent::SendForward || k == TraceEvent::SendBackward;
+}
+inline bool isReceive(TraceEvent::Kind k) {
+  return k == TraceEvent::ReceiveForward || k == TraceEvent::ReceiveBackward;
+}
+
 // One stage of one replica.
 struct TraceLane {
   int stage = 0, replica = 0;
   std::vector<TraceEvent> events;
 };
+// "stage 2 (replica 1)", as errors about a trace name its lanes.
+inline std::string traceLaneName(const TraceLane& lane) {
+  return "stage " + std::to_string(lane.stage) + " (replica " + std::to_string(lane.replica) + ")";
+}
 
 struct StepTrace {
   LinkModel model;  // the link the step ran under (its `throttled` flag is not kept)

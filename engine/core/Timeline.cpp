@@ -10,12 +10,6 @@
 namespace ps {
 namespace {
 
-bool sends(TraceEvent::Kind k) {
-  return k == TraceEvent::SendForward || k == TraceEvent::SendBackward;
-}
-bool receives(TraceEvent::Kind k) {
-  return k == TraceEvent::ReceiveForward || k == TraceEvent::ReceiveBackward;
-}
 bool forwardMessage(TraceEvent::Kind k) {
   return k == TraceEvent::SendForward || k == TraceEvent::ReceiveForward;
 }
@@ -33,10 +27,6 @@ std::tuple<int, int, int> linkOf(const TraceLane& lane, TraceEvent::Kind k) {
     default:
       return {lane.stage, 1, lane.replica};  // ReceiveBackward
   }
-}
-
-std::string laneName(const TraceLane& lane) {
-  return "stage " + std::to_string(lane.stage) + " (replica " + std::to_string(lane.replica) + ")";
 }
 
 void addBar(Timeline* out, size_t lane, TimelineBar bar) {
@@ -74,7 +64,7 @@ double simulate(const StepTrace& trace, const LinkModel& model, const CodecScale
     std::set<std::pair<int, int>> seen;
     for (const auto& l : lanes)
       if (!seen.insert({l.stage, l.replica}).second)
-        throw TraceError("the step's trace has two lanes for " + laneName(l));
+        throw TraceError("the step's trace has two lanes for " + traceLaneName(l));
   }
   if (out) {
     out->model = model;
@@ -140,7 +130,7 @@ double simulate(const StepTrace& trace, const LinkModel& model, const CodecScale
           addBar(out, i, {kind, TimelineBar::None, before, s.clock, mb});
           addWallBar(out, i, e, kind, mb);
         }
-      } else if (sends(e.kind)) {
+      } else if (isSend(e.kind)) {
         LinkSide& l = links[linkOf(lane, e.kind)];
         s.clock += e.seconds * codec.encode;
         double& wire = model.shared_egress ? s.egress : l.busy_until;
@@ -162,7 +152,7 @@ double simulate(const StepTrace& trace, const LinkModel& model, const CodecScale
         l.arrivals.push_back({arrival, index});
         for (size_t w : l.receivers) runnable.push_back(w);
         l.receivers.clear();
-      } else if (receives(e.kind)) {
+      } else if (isReceive(e.kind)) {
         LinkSide& l = links[linkOf(lane, e.kind)];
         if (l.arrivals.empty()) {  // its sender has not got there yet: woken by the send
           l.receivers.push_back(i);
@@ -206,7 +196,8 @@ double simulate(const StepTrace& trace, const LinkModel& model, const CodecScale
   size_t waiting = 0;
   for (size_t i = 0; i < lanes.size(); ++i)
     if (state[i].next < lanes[i].events.size() && ++waiting <= 4)
-      stuck += (stuck.empty() ? "" : ", ") + laneName(lanes[i]) + " waits at event " + std::to_string(state[i].next);
+      stuck +=
+          (stuck.empty() ? "" : ", ") + traceLaneName(lanes[i]) + " waits at event " + std::to_string(state[i].next);
   if (waiting > 4) stuck += " and " + std::to_string(waiting - 4) + " more";
   if (!stuck.empty())
     throw TraceError("the step's trace does not fit together: " + stuck +
@@ -244,10 +235,10 @@ StepTrace withCodecOf(const StepTrace& step, const StepTrace& other) {
   std::map<std::pair<int, int>, Mean> means;  // (boundary, direction) over every replica
   for (const auto& lane : other.lanes)
     for (const auto& e : lane.events) {
-      if (!sends(e.kind) && !receives(e.kind)) continue;
+      if (!isSend(e.kind) && !isReceive(e.kind)) continue;
       const auto [boundary, direction, replica] = linkOf(lane, e.kind);
       Mean& m = means[{boundary, direction}];
-      if (sends(e.kind))
+      if (isSend(e.kind))
         m.encode += e.seconds, m.bytes += double(e.bytes), m.sent += 1;
       else
         m.decode += e.seconds, m.received += 1;
@@ -255,15 +246,15 @@ StepTrace withCodecOf(const StepTrace& step, const StepTrace& other) {
   StepTrace out = step;
   for (auto& lane : out.lanes)
     for (auto& e : lane.events) {
-      if (!sends(e.kind) && !receives(e.kind)) continue;
+      if (!isSend(e.kind) && !isReceive(e.kind)) continue;
       const auto [boundary, direction, replica] = linkOf(lane, e.kind);
       const auto it = means.find({boundary, direction});
       if (it == means.end()) continue;
       const Mean& m = it->second;
-      if (sends(e.kind) && m.sent > 0) {
+      if (isSend(e.kind) && m.sent > 0) {
         e.seconds = m.encode / m.sent;
         e.bytes = uint64_t(std::llround(m.bytes / m.sent));
-      } else if (receives(e.kind) && m.received > 0) {
+      } else if (isReceive(e.kind) && m.received > 0) {
         e.seconds = m.decode / m.received;
       }
     }

@@ -163,9 +163,11 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
   if (rows.empty()) throw TraceError("run " + std::to_string(runId) + " has no step traces to export");
   // Where each step starts: the steps before it end to end, on the emulated clock (under the network asked for) or,
   // with `wall`, as long as each took its slowest stage on this machine.
-  const RetimedRun times = retimeTraces(runId, rows, o.network);
+  std::optional<RetimedRun> times;
   std::vector<double> wallEnds;
-  if (o.wall) {
+  if (!o.wall) {
+    times = retimeTraces(runId, rows, o.network);
+  } else {
     double sum = 0;
     for (const auto& row : rows) {
       double longest = 0;
@@ -210,7 +212,7 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
                        " was saved without wall-clock times (by a PipeSqueeze that did not keep them); export it on "
                        "the emulated clock");
     const double length = o.wall ? t.wall_s : t.step_s;
-    const double at = ((o.wall ? wallEnds[i] : times.cumulative[i].emulated_s) - length) * 1e6;  // its start, in µs
+    const double at = ((o.wall ? wallEnds[i] : times->cumulative[i].emulated_s) - length) * 1e6;  // its start, in µs
     const auto us = [&](double s) { return at + s * 1e6; };
     if (!named) {  // names and order of the processes and threads, once
       emit({{"ph", "M"}, {"name", "process_name"}, {"pid", kNetwork}, {"tid", 0}, {"args", {{"name", "network"}}}});
