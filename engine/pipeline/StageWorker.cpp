@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <type_traits>
 
 namespace ps {
 namespace {
@@ -36,6 +37,20 @@ void stampWall(std::vector<TraceEvent>& events, size_t from, double called, doub
 }
 
 }  // namespace
+
+template <typename Call>
+auto StageWorker::stamped(std::vector<TraceEvent>& events, Call&& call) {
+  const size_t before = events.size();
+  const double called = sinceStep();
+  if constexpr (std::is_void_v<decltype(call())>) {
+    call();
+    stampWall(events, before, called, sinceStep());
+  } else {
+    auto out = call();
+    stampWall(events, before, called, sinceStep());
+    return out;
+  }
+}
 
 // Saved per micro-batch between its forward and backward pass.
 struct StageWorker::InFlight {
@@ -125,10 +140,7 @@ StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const S
     }
   }
   if (beforeUpdate_) {  // advances r.clock by the exchange; its time is not compute
-    const size_t before = r.trace.events.size();
-    const double called = sinceStep();
-    beforeUpdate_(r);
-    stampWall(r.trace.events, before, called, sinceStep());
+    stamped(r.trace.events, [&] { beforeUpdate_(r); });
   }
   update(work, r);
   return r;
@@ -145,10 +157,9 @@ void StageWorker::forward(int microbatch, const StepWork& work, InFlight& f, Sta
     auto meta = work.meta(microbatch);
     const auto expected = work.activationShape(index_ - 1, microbatch);
     if (!expected.empty()) meta.shape = &expected;
-    const size_t before = r.trace.events.size();
-    const double called = sinceStep();
-    f.input = previous_->receive(Direction::Forward, device_, r.clock, meta, &r.trace.events).requires_grad_(true);
-    stampWall(r.trace.events, before, called, sinceStep());
+    f.input = stamped(r.trace.events, [&] {
+      return previous_->receive(Direction::Forward, device_, r.clock, meta, &r.trace.events).requires_grad_(true);
+    });
   }
   const auto t0 = Clock::now();
   const TraceStopwatch watch;
@@ -167,10 +178,9 @@ void StageWorker::forward(int microbatch, const StepWork& work, InFlight& f, Sta
   r.clock += compute;
   r.trace.events.push_back({TraceEvent::Compute, compute, 0, 0, TraceEvent::Forward, 0, sinceStep(t0)});
   if (!last) {
-    const size_t before = r.trace.events.size();
-    const double called = sinceStep();
-    r.clock = next_->send(Direction::Forward, out.detach(), r.clock, work.meta(microbatch), &r.trace.events);
-    stampWall(r.trace.events, before, called, sinceStep());
+    r.clock = stamped(r.trace.events, [&] {
+      return next_->send(Direction::Forward, out.detach(), r.clock, work.meta(microbatch), &r.trace.events);
+    });
   }
 }
 
@@ -183,10 +193,8 @@ void StageWorker::backward(int microbatch, const StepWork& work, InFlight& f, St
     auto meta = work.meta(microbatch);
     const auto expected = f.output.sizes().vec();
     meta.shape = &expected;
-    const size_t before = r.trace.events.size();
-    const double called = sinceStep();
-    grad = next_->receive(Direction::Backward, device_, r.clock, meta, &r.trace.events);
-    stampWall(r.trace.events, before, called, sinceStep());
+    grad = stamped(r.trace.events,
+                   [&] { return next_->receive(Direction::Backward, device_, r.clock, meta, &r.trace.events); });
   }
   const auto t0 = Clock::now();
   const TraceStopwatch watch;
@@ -197,10 +205,9 @@ void StageWorker::backward(int microbatch, const StepWork& work, InFlight& f, St
   r.clock += compute;
   r.trace.events.push_back({TraceEvent::Compute, compute, 0, 0, TraceEvent::Backward, 0, sinceStep(t0)});
   if (!first) {
-    const size_t before = r.trace.events.size();
-    const double called = sinceStep();
-    r.clock = previous_->send(Direction::Backward, f.input.grad(), r.clock, work.meta(microbatch), &r.trace.events);
-    stampWall(r.trace.events, before, called, sinceStep());
+    r.clock = stamped(r.trace.events, [&] {
+      return previous_->send(Direction::Backward, f.input.grad(), r.clock, work.meta(microbatch), &r.trace.events);
+    });
   }
 }
 

@@ -92,6 +92,10 @@ class StageWorker {
   void post(std::function<void()> task);
   void loop(int threads);
 
+  // Runs `call` (a link's send or receive, the gradient exchange) and stamps the trace events it appended with where
+  // they began on the wall clock; returns what the call returns.
+  template <typename Call>
+  auto stamped(std::vector<TraceEvent>& events, Call&& call);
   // Seconds since this step began on the stage's wall clock (at `t`, or now): where its trace events began.
   double sinceStep(TraceClock::time_point t = TraceClock::now()) const {
     return std::chrono::duration<double>(t - stepStart_).count();
