@@ -116,6 +116,19 @@ struct StepTrace {
   std::vector<TraceLane> lanes;
 };
 
+// Whether any event of the step knows when it ran on the wall clock; forgetWallTimes() drops them (steps that
+// telemetry.timeline_every does not sample keep only what the emulated clock needs).
+inline bool hasWallTimes(const StepTrace& trace) {
+  for (const auto& lane : trace.lanes)
+    for (const auto& e : lane.events)
+      if (e.wall >= 0) return true;
+  return false;
+}
+inline void forgetWallTimes(StepTrace& trace) {
+  for (auto& lane : trace.lanes)
+    for (auto& e : lane.events) e.wall = -1;
+}
+
 // The step's emulated time under `model`: the largest clock any lane ends with. Throws TraceError when the events
 // cannot have come from one step (a receive with no matching send, an exchange some replica never joins).
 // (Its intervals, not only its clocks: timelineOf() in engine/core/Timeline.h, which shares its arithmetic.)

@@ -208,6 +208,10 @@ bool Session::trainStep(RunProgress& p, const std::vector<int64_t>& order, int64
   rec.emulated_step_s = r.emulated_s;
   if (ranks_.active()) rec.control_s = commandSeconds_ + r.control_s;
   rec.links = std::move(r.traffic);
+  // Wall-clock times are kept on the steps telemetry.timeline_every samples; every step keeps the emulated trace
+  // that re-timing needs.
+  const int64_t timelineEvery = config_.telemetry.timeline_every;
+  if (timelineEvery <= 0 || (step % timelineEvery != 0 && step != 1)) forgetWallTimes(r.trace);
   rec.trace = std::make_shared<const StepTrace>(std::move(r.trace));
   publishStep(std::move(rec), std::move(r.histograms), p);
   if (std::isfinite(r.loss)) return true;

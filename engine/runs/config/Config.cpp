@@ -209,7 +209,7 @@ Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
                 j["parallel"]["transport"]};
   const Json& e = j["eval"];
   c.eval = {e["every_steps"], e["batch_size"], e["max_batches"]};
-  c.telemetry = {j["telemetry"]["histogram_every"], j["telemetry"]["histogram_bins"]};
+  c.telemetry = {j["telemetry"]["histogram_every"], j["telemetry"]["histogram_bins"], j["telemetry"]["timeline_every"]};
   crossCheck(c, source);
   return c;
 }

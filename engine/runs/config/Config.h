@@ -72,6 +72,7 @@ struct Config {
   } eval;
   struct Telemetry {
     int64_t histogram_every = 50, histogram_bins = 64;
+    int64_t timeline_every = 1;  // wall-clock times in the step trace every N steps (0: never)
   } telemetry;
 
   // Validates `user` (a partial or full config): unknown keys, wrong types and out-of-range values raise

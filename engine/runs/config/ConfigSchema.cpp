@@ -193,6 +193,9 @@ void addEvalKeys(std::vector<KeySpec>& k) {
 
   k.push_back(integer("telemetry.histogram_every", 50, 0, 1e9, "histograms every N steps (0: never)"));
   k.push_back(integer("telemetry.histogram_bins", 64, 4, 1024, "bins per histogram"));
+  k.push_back(integer("telemetry.timeline_every", 1, 0, 1e9,
+                      "the timeline's wall-clock times every N steps (0: never; the emulated timeline is kept for "
+                      "every step)"));
 }
 
 }  // namespace

@@ -162,33 +162,49 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
   checkScale(o.codec.decode, "decode");
   if (rows.empty()) throw TraceError("run " + std::to_string(runId) + " has no step traces to export");
   // Where each step starts: the steps before it end to end, on the emulated clock (under the network asked for) or,
-  // with `wall`, as long as each took its slowest stage on this machine.
-  std::optional<RetimedRun> times;
+  // with `wall`, as long as each took its slowest stage on this machine (a step without wall-clock times, which
+  // telemetry.timeline_every did not sample, as long as it took on the emulated clock).
+  const RetimedRun times = retimeTraces(runId, rows, o.wall ? RetimeNetwork{} : o.network);
   std::vector<double> wallEnds;
-  if (!o.wall) {
-    times = retimeTraces(runId, rows, o.network);
-  } else {
-    double sum = 0;
-    for (const auto& row : rows) {
-      double longest = 0;
-      for (const auto& lane : decodeStep(runId, row).lanes)
-        for (const auto& e : lane.events) longest = std::max(longest, e.wall + e.seconds);
-      wallEnds.push_back(sum += longest);
+  std::vector<size_t> candidates;  // the steps that can be written
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!o.wall) {
+      candidates.push_back(i);
+      continue;
     }
+    const StepTrace trace = decodeStep(runId, rows[i]);
+    double length = times.cumulative[i].recorded_emulated_s - (i ? times.cumulative[i - 1].recorded_emulated_s : 0);
+    if (hasWallTimes(trace)) {
+      length = 0;
+      for (const auto& lane : trace.lanes)
+        for (const auto& e : lane.events) length = std::max(length, e.wall + e.seconds);
+      candidates.push_back(i);
+    }
+    wallEnds.push_back((wallEnds.empty() ? 0 : wallEnds.back()) + length);
   }
+  const auto noWallTimes = [&](const std::string& where) {
+    return TraceError("run " + std::to_string(runId) + " kept no wall-clock times " + where +
+                      " (telemetry.timeline_every sets the steps that keep them; runs saved before they were kept "
+                      "have none); export it on the emulated clock");
+  };
+  if (candidates.empty()) throw noWallTimes("for any step");
   std::vector<size_t> chosen;
   if (o.first || o.last) {
     const int64_t a = o.first.value_or(rows.front().step), b = o.last.value_or(rows.back().step);
     if (a > b) throw TraceError("the steps " + std::to_string(a) + ":" + std::to_string(b) + " are not a range");
-    for (size_t i = 0; i < rows.size(); ++i)
-      if (rows[i].step >= a && rows[i].step <= b) chosen.push_back(i);
-    if (chosen.empty())
+    bool saved = false;
+    for (size_t i = 0; i < rows.size(); ++i) saved = saved || (rows[i].step >= a && rows[i].step <= b);
+    if (!saved)
       throw TraceError("run " + std::to_string(runId) + " saved no step in " + std::to_string(a) + ":" +
                        std::to_string(b) + "; it saved steps " + std::to_string(rows.front().step) + " to " +
                        std::to_string(rows.back().step));
+    for (size_t i : candidates)
+      if (rows[i].step >= a && rows[i].step <= b) chosen.push_back(i);
+    if (chosen.empty()) throw noWallTimes("for steps " + std::to_string(a) + ":" + std::to_string(b));
   } else {
-    const size_t n = std::min(std::max<size_t>(o.sampled, 1), rows.size());
-    for (size_t k = 0; k < n; ++k) chosen.push_back(n == 1 ? rows.size() - 1 : k * (rows.size() - 1) / (n - 1));
+    const size_t n = std::min(std::max<size_t>(o.sampled, 1), candidates.size());
+    for (size_t k = 0; k < n; ++k)
+      chosen.push_back(candidates[n == 1 ? candidates.size() - 1 : k * (candidates.size() - 1) / (n - 1)]);
     chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
   }
 
@@ -207,12 +223,8 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
   for (size_t i : chosen) {
     const StepTrace trace = decodeStep(runId, rows[i]);
     const Timeline t = timelineOf(trace, o.network.applyTo(trace.model), o.codec);
-    if (o.wall && t.wall_s <= 0)
-      throw TraceError("run " + std::to_string(runId) + ", step " + std::to_string(rows[i].step) +
-                       " was saved without wall-clock times (by a PipeSqueeze that did not keep them); export it on "
-                       "the emulated clock");
     const double length = o.wall ? t.wall_s : t.step_s;
-    const double at = ((o.wall ? wallEnds[i] : times->cumulative[i].emulated_s) - length) * 1e6;  // its start, in µs
+    const double at = ((o.wall ? wallEnds[i] : times.cumulative[i].emulated_s) - length) * 1e6;  // its start, in µs
     const auto us = [&](double s) { return at + s * 1e6; };
     if (!named) {  // names and order of the processes and threads, once
       emit({{"ph", "M"}, {"name", "process_name"}, {"pid", kNetwork}, {"tid", 0}, {"args", {{"name", "network"}}}});

@@ -269,7 +269,46 @@ TEST(TimelineCli, ATraceFileIsWellFormedAndItsSlicesAddUpToTheSteps) {
   EXPECT_NE(bad.exitCode, 0);
   EXPECT_NE(bad.err.find("saved no step in 7:9"), std::string::npos) << bad.err;
   std::ifstream again(file);
-  EXPECT_NO_THROW((void)json::parse(again)) << "a failed export left the earlier file damaged";
+  EXPECT_NO_THROW({ const json j = json::parse(again); }) << "a failed export left the earlier file damaged";
+}
+
+// telemetry.timeline_every keeps wall-clock times on every Nth step (and the first); every step keeps its emulated
+// trace, and a wall-clock export takes the steps that have them.
+TEST(TimelineCli, WallClockTimesAreKeptOnTheStepsTimelineEverySamples) {
+  const auto store = freshStoreIn("pipesqueeze-timeline-test", "every");
+  for (const std::string every : {"3", "0"}) {
+    auto r = runCli({"train", "--preset", kSmokePreset, "--store", store, "--set", "train.max_steps=7", "--set",
+                     "eval.every_steps=100", "--set", "telemetry.timeline_every=" + every});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+  }
+  for (int step = 1; step <= 7; ++step) {
+    const json t = timeline(store, {"--step", std::to_string(step)});
+    EXPECT_EQ(t["recorded"]["wall_seconds"].get<double>() > 0, step == 1 || step % 3 == 0) << "step " << step;
+    EXPECT_GT(t["recorded"]["step_seconds"].get<double>(), 0) << "step " << step;
+  }
+  const std::string file = store + ".wall.json";
+  auto sampled = runCli({"runs", "export", "1", "--store", store, "--trace", file, "--clock", "wall"});
+  ASSERT_EQ(sampled.exitCode, 0) << sampled.err;
+  EXPECT_NE(sampled.out.find("wrote 3 steps"), std::string::npos) << sampled.out;
+  std::ifstream in(file);
+  const json written = json::parse(in);
+  std::set<std::string> steps;
+  for (const auto& e : written["traceEvents"])
+    if (e["ph"] == "i") steps.insert(e["name"].get<std::string>());
+  EXPECT_EQ(steps, (std::set<std::string>{"step 1", "step 3", "step 6"}));
+  auto unsampled =
+      runCli({"runs", "export", "1", "--store", store, "--trace", file, "--clock", "wall", "--steps", "4:5"});
+  EXPECT_NE(unsampled.exitCode, 0);
+  EXPECT_NE(unsampled.err.find("kept no wall-clock times for steps 4:5 (telemetry.timeline_every"), std::string::npos)
+      << unsampled.err;
+  auto never = runCli({"runs", "export", "2", "--store", store, "--trace", file, "--clock", "wall"});
+  EXPECT_NE(never.exitCode, 0);
+  EXPECT_NE(never.err.find("kept no wall-clock times for any step"), std::string::npos) << never.err;
+  auto emulated = runCli({"runs", "export", "2", "--store", store, "--trace", file, "--steps", "4:5"});
+  EXPECT_EQ(emulated.exitCode, 0) << emulated.err;
+  // Fewer bytes stored where the wall clock was not kept.
+  RunStore saved(store, StoreAccess::ReadOnly);
+  EXPECT_LT(saved.traces(2)[3].trace.size(), saved.traces(1)[2].trace.size());
 }
 
 }  // namespace
