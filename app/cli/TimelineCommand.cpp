@@ -45,8 +45,11 @@ void printDecomposition(const char* title, const Timeline& t) {
   const StepDecomposition d = decompose(t);
   std::cout << title << " (" << networkText(t.model) << "): step " << ms(t.step_s) << "\n";
   std::cout << "  bubble " << percent(d.bubble) << " of " << t.lanes.size() << " lanes x " << ms(d.pipeline_s)
-            << " (ideal for " << t.stages << " stages, " << t.microbatches << " micro-batches: "
-            << percent(d.ideal_bubble) << ")\n";
+            << " (ideal for " << t.stages << " stages, " << t.microbatches
+            << " micro-batches: " << percent(d.ideal_bubble)
+            << (d.stages_bubble >= 0 ? "; for these stages' mean passes on free links: " + percent(d.stages_bubble)
+                                     : std::string())
+            << ")\n";
   std::cout << "  critical path (links " << percent(d.critical_links_share) << ", stages "
             << percent(d.critical.empty() ? 0 : 1 - d.critical_links_share)
             << "): " << (d.critical_summary.empty() ? "-" : d.critical_summary) << "\n";

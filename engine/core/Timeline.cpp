@@ -224,7 +224,31 @@ double replay(const StepTrace& trace, const LinkModel& model) {
 Timeline timelineOf(const StepTrace& trace, const LinkModel& model, const CodecScale& codec) {
   Timeline t;
   simulate(trace, model, codec, &t);
+  if (const auto even = evenPasses(trace)) {
+    LinkModel free;
+    free.bandwidth_mbps = 1e12;
+    Timeline ideal;
+    simulate(*even, free, {}, &ideal);
+    t.stages_bubble = bubbleOf(ideal);
+  }
   return t;
+}
+
+std::optional<StepTrace> evenPasses(const StepTrace& step) {
+  StepTrace out = step;
+  for (auto& lane : out.lanes) {
+    double sum[4] = {}, count[4] = {};
+    for (const auto& e : lane.events) {
+      if (e.kind != TraceEvent::Compute) continue;
+      if (e.role == TraceEvent::Unknown) return std::nullopt;
+      sum[e.role] += e.seconds, count[e.role] += 1;
+    }
+    for (auto& e : lane.events) {
+      if (e.kind == TraceEvent::Compute && e.role != TraceEvent::Update) e.seconds = sum[e.role] / count[e.role];
+      if (e.kind != TraceEvent::Compute) e.seconds = 0, e.decode = 0;  // codec time
+    }
+  }
+  return out;
 }
 
 StepTrace withCodecOf(const StepTrace& step, const StepTrace& other) {

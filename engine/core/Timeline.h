@@ -13,6 +13,7 @@
 #include "engine/core/StepTrace.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,10 @@ struct Timeline {
   std::vector<TimelineLane> lanes;  // in the trace's order
   std::vector<TimelineMessage> messages;
   double wall_s = 0;  // the latest end of a wall bar (0: no wall times)
+  // The bubble the schedule alone makes of these stages: every pass at its stage's mean (forward and backward
+  // apart), no codec time, free links (evenPasses). Against `bubble` it tells unequal stages (here) from waits for
+  // links and passes that ran late (not here). -1 where the trace does not say which compute was which pass.
+  double stages_bubble = -1;
 };
 
 // Scales a step's codec times (encode, decode, the exchange's codec) for a cheaper or dearer codec.
@@ -85,6 +90,14 @@ struct CodecScale {
 // of a direction takes the other step's mean encode and decode time and mean size there (its float32 size stays).
 // Directions the other step does not have keep their own codec.
 StepTrace withCodecOf(const StepTrace& step, const StepTrace& other);
+
+// The step as the schedule alone would run it: each pass at its stage's (and replica's) mean forward or backward
+// time, every codec time 0. Nothing where the trace does not say which compute was which pass (nullopt).
+std::optional<StepTrace> evenPasses(const StepTrace& step);
+
+// The share of lanes x the pipeline's window (from 0 to the end of the last micro-batch's work anywhere) in which a
+// lane does no micro-batch work; `window` (if given) receives the window.
+double bubbleOf(const Timeline& t, double* window = nullptr);
 
 // The timeline of a step under `model`. Throws TraceError as replay() does.
 Timeline timelineOf(const StepTrace& trace, const LinkModel& model, const CodecScale& codec = {});
@@ -99,6 +112,7 @@ struct StepDecomposition {
   // anywhere) in which a lane does no micro-batch work (passes and their messages' codec); the ideal is a schedule's
   // with equal stages and free links, (S - 1) / (M + S - 1) for GPipe and 1F1B.
   double pipeline_s = 0, bubble = 0, ideal_bubble = 0;
+  double stages_bubble = -1;  // the timeline's stages_bubble: the ideal for these stages as they measured
   struct Segment {
     std::string what;  // "stage 2 backward", "link 1 fwd (replica 0)"
     int stage = -1;    // a lane's segment; -1 for a link's

@@ -38,31 +38,29 @@ int barEndingAt(const TimelineLane& lane, double t) {
 
 }  // namespace
 
-StepDecomposition decompose(const Timeline& t) {
-  StepDecomposition d;
-  d.step_s = t.step_s;
-
-  // The bubble: the share of lanes x the pipeline's window in which a lane is not working on a micro-batch (idle, or
-  // already at its exchange or optimizer step while others still pass micro-batches on).
+double bubbleOf(const Timeline& t, double* window) {
+  // Idle, or already at the exchange or the optimizer step while others still pass micro-batches on.
   std::vector<int> lastCompute(t.lanes.size(), -1);
+  for (size_t l = 0; l < t.lanes.size(); ++l)
+    for (int i = 0; i < int(t.lanes[l].bars.size()); ++i)
+      if (t.lanes[l].bars[size_t(i)].kind == TimelineBar::Compute) lastCompute[l] = i;
+  double pipeline = 0, work = 0;
   for (size_t l = 0; l < t.lanes.size(); ++l)
     for (int i = 0; i < int(t.lanes[l].bars.size()); ++i) {
       const auto& b = t.lanes[l].bars[size_t(i)];
-      if (b.kind == TimelineBar::Compute) lastCompute[l] = i;
+      if (!pipelineWork(b, i == lastCompute[l])) continue;
+      pipeline = std::max(pipeline, b.end);
+      work += b.end - b.start;  // all of it lies in the window
     }
-  for (size_t l = 0; l < t.lanes.size(); ++l)
-    for (int i = 0; i < int(t.lanes[l].bars.size()); ++i)
-      if (pipelineWork(t.lanes[l].bars[size_t(i)], i == lastCompute[l]))
-        d.pipeline_s = std::max(d.pipeline_s, t.lanes[l].bars[size_t(i)].end);
-  if (d.pipeline_s > 0 && !t.lanes.empty()) {
-    double work = 0;
-    for (size_t l = 0; l < t.lanes.size(); ++l)
-      for (int i = 0; i < int(t.lanes[l].bars.size()); ++i) {
-        const auto& b = t.lanes[l].bars[size_t(i)];
-        if (pipelineWork(b, i == lastCompute[l])) work += b.end - b.start;  // all of it lies in the window
-      }
-    d.bubble = 1.0 - work / (double(t.lanes.size()) * d.pipeline_s);
-  }
+  if (window) *window = pipeline;
+  return pipeline > 0 && !t.lanes.empty() ? 1.0 - work / (double(t.lanes.size()) * pipeline) : 0.0;
+}
+
+StepDecomposition decompose(const Timeline& t) {
+  StepDecomposition d;
+  d.step_s = t.step_s;
+  d.bubble = bubbleOf(t, &d.pipeline_s);
+  d.stages_bubble = t.stages_bubble;
   if (t.stages > 0 && t.microbatches > 0)
     d.ideal_bubble = double(t.stages - 1) / double(t.microbatches + t.stages - 1);
 

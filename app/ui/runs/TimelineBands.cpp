@@ -146,13 +146,16 @@ GanttBand wallBand(const Timeline& t, const QString& title) {
 QString describeTimeline(const char* title, const Timeline& t) {
   const StepDecomposition d = decompose(t);
   QString out = QStringLiteral(
-                    "%1 (%2): step %3; bubble %4 (ideal %5 for %6 stages, %7 micro-batches); critical "
+                    "%1 (%2): step %3; bubble %4 (ideal %5 for %6 stages, %7 micro-batches%10); critical "
                     "path (links %8): %9")
                     .arg(QString::fromLatin1(title), describeNetwork(t.model), formatMs(t.step_s),
                          formatShare(d.bubble), formatShare(d.ideal_bubble))
                     .arg(t.stages)
                     .arg(t.microbatches)
-                    .arg(formatShare(d.critical_links_share), QString::fromStdString(d.critical_summary));
+                    .arg(formatShare(d.critical_links_share), QString::fromStdString(d.critical_summary))
+                    .arg(d.stages_bubble >= 0
+                             ? QStringLiteral("; %1 for these stages' mean passes").arg(formatShare(d.stages_bubble))
+                             : QString());
   for (const auto& c : d.links) {
     out +=
         QStringLiteral("\n  link %1 %2: codec %3 against %4 of wire saved")

@@ -143,6 +143,7 @@ json timelineJson(const Timeline& t, bool bars) {
          {"pipeline_seconds", d.pipeline_s},
          {"bubble", d.bubble},
          {"ideal_bubble", d.ideal_bubble},
+         {"stages_bubble", d.stages_bubble < 0 ? json(nullptr) : json(d.stages_bubble)},
          {"critical_path", critical},
          {"critical_summary", d.critical_summary},
          {"critical_links_share", d.critical_links_share},

@@ -102,10 +102,11 @@ TEST(TimelineCli, FourStagePipelinesDecomposeAndTheirOwnNetworkReproducesThem) {
   }
 }
 
-// Equal stages at free links have the schedule's ideal bubble, for the jitter of measured passes: every late pass
-// delays the ones waiting for it, so the measured bubble lies a little above the ideal (on the 2-core development
-// machine the median of steps 2-6 was 30.6% for GPipe and 28.7% for 1F1B against 27.3%). The first step, which warms
-// the allocator up, is left out.
+// Four stages of equal layers at free links: the recorded bubble is the schedule's for the stages as they ran (each
+// pass at its stage's mean) to within 10%, what is left being passes that ran late. The stages themselves are not
+// quite equal here: with four stages on two cores the end stages' passes measure up to a quarter longer, which the
+// stages' own bubble holds and the textbook ideal (3/11) does not. The first step, which warms the allocator up, is
+// left out.
 TEST(TimelineCli, EqualStagesMeasureABubbleNearTheSchedulesIdeal) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "a sanitized build measures its passes with the instrumentation's jitter (35% here); the plain "
@@ -113,11 +114,19 @@ TEST(TimelineCli, EqualStagesMeasureABubbleNearTheSchedulesIdeal) {
 #endif
   for (const std::string schedule : {"gpipe", "1f1b"}) {
     const auto store = fourStages("bubble-" + schedule, schedule, 1e6);
-    std::vector<double> bubbles;
-    for (int step = 2; step <= 6; ++step)
-      bubbles.push_back(timeline(store, {"--step", std::to_string(step)})["recorded"]["bubble"].get<double>());
+    std::vector<double> bubbles, stages;
+    for (int step = 2; step <= 6; ++step) {
+      const json r = timeline(store, {"--step", std::to_string(step)})["recorded"];
+      bubbles.push_back(r["bubble"].get<double>());
+      stages.push_back(r["stages_bubble"].get<double>());
+    }
     std::sort(bubbles.begin(), bubbles.end());
-    EXPECT_NEAR(bubbles[2], 3.0 / 11, 0.2 * 3.0 / 11) << schedule << ": the median bubble of steps 2-6";
+    std::sort(stages.begin(), stages.end());
+    EXPECT_NEAR(bubbles[2], stages[2], 0.1 * stages[2]) << schedule << ": the median bubble of steps 2-6";
+    EXPECT_NEAR(stages[2], 3.0 / 11, 0.25 * 3.0 / 11) << schedule << ": the stages' own, against (S-1)/(M+S-1)";
+    std::printf("%s: median bubble %.3f, for the stages' mean passes %.3f, ideal %.3f\n", schedule.c_str(), bubbles[2],
+                stages[2], 3.0 / 11);
+    std::fflush(stdout);  // before the next child process inherits the buffer
   }
 }
 

@@ -133,6 +133,36 @@ TEST(Timeline, EqualStagesAtFreeLinksHaveTheSchedulesIdealBubble) {
   }
 }
 
+// Passes that run late lengthen the recorded bubble; the stages' own bubble (each pass at its stage's mean, free
+// links, no codec) keeps the schedule's ideal while the stages are equal on average, and names the cost of unequal
+// stages when they are not.
+TEST(Timeline, TheStagesOwnBubbleTellsUnequalStagesFromLatePassesAndLinks) {
+  for (bool oneFOneB : {false, true}) {
+    Shape s;
+    s.oneFOneB = oneFOneB;
+    s.encode = s.decode = 0.25 / 1024;
+    s.model = LinkModel{100, 0.5};  // slow links besides
+    StepTrace jittered = pipelineTrace(s);
+    int seen = 0;  // stage 1's first forward runs late, its second as early: the mean stays
+    for (auto& e : jittered.lanes[1].events)
+      if (e.kind == TraceEvent::Compute && e.role == TraceEvent::Forward && seen < 2)
+        e.seconds *= seen++ == 0 ? 1.75 : 0.25;
+    const StepDecomposition d = decompose(timelineOf(jittered));
+    EXPECT_GT(d.bubble, d.ideal_bubble + 0.05) << (oneFOneB ? "1f1b" : "gpipe");
+    EXPECT_NEAR(d.stages_bubble, 3.0 / 11, 1e-6) << (oneFOneB ? "1f1b" : "gpipe");
+
+    StepTrace heavy = pipelineTrace(s);  // the last stage's passes take twice as long
+    for (auto& e : heavy.lanes[3].events)
+      if (e.kind == TraceEvent::Compute && e.role != TraceEvent::Update) e.seconds *= 2;
+    EXPECT_GT(decompose(timelineOf(heavy)).stages_bubble, 3.0 / 11 + 0.1);
+  }
+  StepTrace old = pipelineTrace(Shape{});  // traces that do not say which compute was which: unknown
+  for (auto& lane : old.lanes)
+    for (auto& e : lane.events) e.role = TraceEvent::Unknown;
+  EXPECT_FALSE(evenPasses(old));
+  EXPECT_EQ(decompose(timelineOf(old)).stages_bubble, -1);
+}
+
 TEST(Timeline, ASlowLinkSetsTheCriticalPathAndIsNamed) {
   Shape s;
   s.model = LinkModel{100, 0};
