@@ -197,6 +197,12 @@ QString LivePanel::showStoredRun(const RunStore& store, int64_t id) {
     if (marksCharts(eventKindOf(e.kind))) pendingMarkers_.push_back(Marker{double(e.step), settingLabel(e.kind, e.detail_json)});
   try {
     timeline_->setTraces(id, store.traces(id));
+    // What if this run's links had used another run's codec: the store's other runs, their traces read when picked.
+    std::vector<std::pair<int64_t, QString>> others;
+    for (const auto& r : store.listRuns())
+      others.emplace_back(r.id, tr("run %1 (%2)").arg(r.id).arg(QString::fromStdString(r.name)));
+    timeline_->setCodecRuns(
+        others, [path = store.path()](int64_t run) { return RunStore(path, StoreAccess::ReadOnly).traces(run); });
   } catch (const std::exception&) {  // the charts still show; the timeline says it has no traces
     timeline_->setTraces(id, {});
   }

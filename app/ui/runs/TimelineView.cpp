@@ -7,6 +7,7 @@
 #include "engine/runs/trace/StepTimelines.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -45,6 +46,12 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   codec_->setSingleStep(0.25);
   codec_->setKeyboardTracking(false);
   codec_->setToolTip(tr("What if encoding and decoding took this many times as long (0.5: a codec twice as fast)"));
+  codecRuns_ = new QComboBox;
+  codecRuns_->addItem(tr("its own codec"), QVariant::fromValue<qlonglong>(0));
+  codecRuns_->setToolTip(
+      tr("What if the links had used another saved run's codec: its message sizes and its "
+         "encode and decode times, link direction by link direction"));
+  codecRuns_->setVisible(false);  // a saved run's view offers the store's other runs
   export_ = new QPushButton(tr("Export trace..."));
   export_->setToolTip(tr("Saved steps as a Chrome/Perfetto trace file (ui.perfetto.dev, chrome://tracing)"));
   chart_ = new GanttWidget;
@@ -63,6 +70,7 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   controls->addWidget(new QLabel(tr("What if:")));
   controls->addWidget(network_controls_);
   controls->addWidget(codec_);
+  controls->addWidget(codecRuns_);
   controls->addStretch();
   controls->addWidget(export_);
   auto* scroll = new QScrollArea;
@@ -94,6 +102,7 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   connect(wall_, &QCheckBox::toggled, this, [this](bool on) {
     network_controls_->setEnabled(!on);
     codec_->setEnabled(!on);
+    codecRuns_->setEnabled(!on);
     rebuild();
   });
   connect(network_controls_, &NetworkControls::networkChanged, this, [this] {
@@ -103,6 +112,9 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   connect(codec_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
     codecScale_ = v;
     rebuild();
+  });
+  connect(codecRuns_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    if (!rebuilding_) setCodecRun(codecRuns_->itemData(index).toLongLong());
   });
   connect(export_, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getSaveFileName(
@@ -126,6 +138,7 @@ void TimelineView::setTraces(int64_t runId, std::vector<TraceRow> traces) {
   runId_ = runId;
   saved_ = std::move(traces);
   live_.clear();
+  forgetCodecRuns();
   latest_->setChecked(true);
   rebuild();
 }
@@ -154,6 +167,7 @@ void TimelineView::clear() {
   saved_.clear();
   live_.clear();
   runId_ = 0;
+  forgetCodecRuns();
   latest_->setChecked(true);
   rebuild();
 }
@@ -182,6 +196,51 @@ void TimelineView::setWhatIf(const RetimeNetwork& network, double codecScale) {
   codec_->setValue(codecScale);
   codecScale_ = codecScale;
   rebuild();
+}
+
+void TimelineView::setCodecRuns(const std::vector<std::pair<int64_t, QString>>& runs, TraceLoader load) {
+  forgetCodecRuns();
+  loadTraces_ = std::move(load);
+  const bool was = rebuilding_;
+  rebuilding_ = true;
+  for (const auto& [id, label] : runs)
+    if (id != runId_) codecRuns_->addItem(tr("codec of %1").arg(label), QVariant::fromValue<qlonglong>(id));
+  codecRuns_->setVisible(codecRuns_->count() > 1 && loadTraces_);
+  rebuilding_ = was;
+  rebuild();
+}
+
+void TimelineView::forgetCodecRuns() {  // another run's view: the caller offers its runs again
+  const bool was = rebuilding_;
+  rebuilding_ = true;
+  codecRuns_->clear();
+  codecRuns_->addItem(tr("its own codec"), QVariant::fromValue<qlonglong>(0));
+  codecRuns_->setVisible(false);
+  rebuilding_ = was;
+  loadTraces_ = nullptr;
+  codecRunId_ = 0;
+  codecTraces_.clear();
+}
+
+void TimelineView::setCodecRun(int64_t runId) {
+  codecRunId_ = 0;
+  codecTraces_.clear();
+  const int index = codecRuns_->findData(QVariant::fromValue<qlonglong>(runId));
+  if (runId != 0 && index > 0 && loadTraces_) {
+    try {
+      codecTraces_ = loadTraces_(runId);
+      if (!codecTraces_.empty()) codecRunId_ = runId;
+    } catch (const std::exception&) {  // said below: the run offers no codec to try
+    }
+  }
+  const bool was = rebuilding_;
+  rebuilding_ = true;
+  codecRuns_->setCurrentIndex(codecRunId_ ? index : 0);
+  rebuilding_ = was;
+  rebuild();
+  if (runId != 0 && codecRunId_ == 0)
+    summary_->setText(tr("Run %1 saved no step traces, so its codec cannot be tried here.").arg(runId) +
+                      QStringLiteral("<br><br>") + summary_->text());
 }
 
 std::shared_ptr<const StepTrace> TimelineView::traceOf(int64_t step) const {
@@ -222,18 +281,25 @@ void TimelineView::rebuild() {
                                                .arg(want)
                                                .arg(formatMs(recorded_->wall_s), formatMs(recorded_->step_s))));
     else
-      bands.push_back(
-          emulatedBand(*recorded_, tr("Step %1 as recorded (%2): %3%4")
-                                       .arg(want)
-                                       .arg(describeNetwork(recorded_->model), formatMs(recorded_->step_s))
-                                       .arg(wall_->isChecked() ? tr(" (saved without wall-clock times)") : QString())));
-    if (!wall_->isChecked() && (!network_.empty() || codecScale_ != 1)) {
-      whatIf_ = timelineOf(*trace, network_.applyTo(trace->model), CodecScale{codecScale_, codecScale_});
-      bands.push_back(
-          emulatedBand(*whatIf_, tr("What if (%1%2): %3")
-                                     .arg(describeNetwork(whatIf_->model))
-                                     .arg(codecScale_ != 1 ? tr(", codec time x%1").arg(codecScale_) : QString())
-                                     .arg(formatMs(whatIf_->step_s))));
+      bands.push_back(emulatedBand(
+          *recorded_, tr("Step %1 as recorded (%2): %3%4")
+                          .arg(want)
+                          .arg(describeNetwork(recorded_->model), formatMs(recorded_->step_s))
+                          .arg(wall_->isChecked() ? tr(" (no wall-clock times kept for this step: "
+                                                       "telemetry.timeline_every sets which steps keep them)")
+                                                  : QString())));
+    if (!wall_->isChecked() && (!network_.empty() || codecScale_ != 1 || codecRunId_)) {
+      QString codec = codecScale_ != 1 ? tr(", codec time x%1").arg(codecScale_) : QString();
+      StepTrace swapped = *trace;
+      if (codecRunId_) {
+        const TraceRow& other = codecStepFor(codecTraces_, want);
+        swapped = withCodecOf(*trace, decodeTrace(other.trace));
+        codec += tr(", the codec of run %1 at step %2").arg(codecRunId_).arg(other.step);
+      }
+      whatIf_ = timelineOf(swapped, network_.applyTo(trace->model), CodecScale{codecScale_, codecScale_});
+      bands.push_back(emulatedBand(
+          *whatIf_,
+          tr("What if (%1%2): %3").arg(describeNetwork(whatIf_->model)).arg(codec).arg(formatMs(whatIf_->step_s))));
     }
     chart_->setBands(std::move(bands));
     summary_->setText(decompositionHtml(decompositionText()));

@@ -16,10 +16,12 @@
 #include <QWidget>
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 
 class QCheckBox;
+class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QPushButton;
@@ -46,6 +48,13 @@ class TimelineView : public QWidget {
   int64_t step() const;                // the step shown (0: none)
   void showStep(int64_t step);         // unticks "latest" unless it is the newest
   void setWhatIf(const RetimeNetwork& network, double codecScale);
+  // What if the step's links had used another saved run's codec (its message sizes and encode and decode times,
+  // link direction by link direction, at the same step or its last): the runs offered, and how to read a run's step
+  // traces when one is picked. setCodecRun(0) goes back to the run's own codec.
+  using TraceLoader = std::function<std::vector<TraceRow>(int64_t runId)>;
+  void setCodecRuns(const std::vector<std::pair<int64_t, QString>>& runs, TraceLoader load);
+  void setCodecRun(int64_t runId);
+  int64_t codecRun() const { return codecRunId_; }
   // Draws where each stage really ran each event on this machine instead of the emulated clock (what-if off).
   void setWallClock(bool wall);
 
@@ -64,6 +73,7 @@ class TimelineView : public QWidget {
 
  private:
   void rebuild();
+  void forgetCodecRuns();
   std::shared_ptr<const StepTrace> traceOf(int64_t step) const;
 
   int64_t runId_ = 0;
@@ -73,6 +83,9 @@ class TimelineView : public QWidget {
   QString error_;
   RetimeNetwork network_;
   double codecScale_ = 1;
+  int64_t codecRunId_ = 0;  // the run whose codec the what-if takes (0: this run's own)
+  std::vector<TraceRow> codecTraces_;
+  TraceLoader loadTraces_;
   bool rebuilding_ = false;
   bool stale_ = false;  // steps came while hidden
 
@@ -82,6 +95,7 @@ class TimelineView : public QWidget {
   QCheckBox* wall_;
   NetworkControls* network_controls_;
   QDoubleSpinBox* codec_;
+  QComboBox* codecRuns_;
   QPushButton* export_;
   GanttWidget* chart_;
   QLabel* summary_;

@@ -84,8 +84,7 @@ StepTimelines stepTimelines(const RunStore& store, int64_t runId, std::optional<
   StepTrace whatIf = trace;
   if (codecFrom) {  // the other run's codec, at the same step where it saved one
     const auto others = tracesOf(store, *codecFrom);
-    auto it = std::find_if(others.begin(), others.end(), [&](const TraceRow& r) { return r.step == row->step; });
-    const TraceRow& other = it == others.end() ? others.back() : *it;
+    const TraceRow& other = codecStepFor(others, row->step);
     whatIf = withCodecOf(trace, decodeStep(*codecFrom, other));
     out.codec_run = *codecFrom, out.codec_step = other.step;
   }
@@ -151,6 +150,12 @@ json timelineJson(const Timeline& t, bool bars) {
          {"lanes", lanes}};
   if (bars) j["messages"] = messages;
   return j;
+}
+
+const TraceRow& codecStepFor(const std::vector<TraceRow>& other, int64_t step) {
+  if (other.empty()) throw TraceError("the run whose codec is asked for saved no step traces");
+  auto it = std::find_if(other.begin(), other.end(), [&](const TraceRow& r) { return r.step == step; });
+  return it == other.end() ? other.back() : *it;
 }
 
 size_t writeChromeTrace(const RunStore& store, int64_t runId, const TraceExport& o, std::ostream& out) {

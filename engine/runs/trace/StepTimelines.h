@@ -32,6 +32,10 @@ StepTimelines stepTimelines(const RunStore& store, int64_t runId, std::optional<
                             const RetimeNetwork& network, const CodecScale& codec,
                             std::optional<int64_t> codecFrom = std::nullopt);
 
+// The saved step of another run whose codec a what-if takes for `step`: the same step number where it saved one, else
+// its last saved step. TraceError when it saved none.
+const TraceRow& codecStepFor(const std::vector<TraceRow>& other, int64_t step);
+
 // Everything about a timeline a reader needs: its step time, bubble, critical path and link costs, and (with
 // `bars`) every bar and message.
 nlohmann::json timelineJson(const Timeline& t, bool bars);

@@ -67,6 +67,22 @@ class SavedRunsTest : public QObject {
     QCOMPARE(panel.views()->count(), 2);
     QCOMPARE(panel.views()->tabText(1), QStringLiteral("Timeline"));
     QCOMPARE(panel.timeline()->step(), int64_t(3));
+    // What if its link had used another saved run's codec: read from the store when picked.
+    const int64_t compressed = t.addRun("compressed", ps::test::runConfig(0.1), 2);
+    t.addCompressedTraces(compressed, 2);
+    QCOMPARE(panel.showStoredRun(*t.store, traced), QString());
+    QVERIFY(!panel.timeline()->whatIf());
+    panel.timeline()->setCodecRun(compressed);
+    QCOMPARE(panel.timeline()->codecRun(), compressed);
+    QVERIFY(panel.timeline()->whatIf());
+    QVERIFY2(std::abs(panel.timeline()->whatIf()->step_s - 0.172) < 1e-6,
+             qPrintable(QString::number(panel.timeline()->whatIf()->step_s)));
+    QVERIFY2(panel.timeline()->chart()->bands()[1].title.contains(
+                 QStringLiteral("the codec of run %1 at step 2").arg(compressed)),
+             qPrintable(panel.timeline()->chart()->bands()[1].title));
+    panel.timeline()->setCodecRun(bare);  // no traces: nothing to try, and it says so
+    QCOMPARE(panel.timeline()->codecRun(), int64_t(0));
+    QVERIFY(!panel.timeline()->whatIf());
     QCOMPARE(panel.showStoredRun(*t.store, bare), QString());
     QCOMPARE(panel.timeline()->step(), int64_t(0));
     QVERIFY(panel.timeline()->steps().empty());

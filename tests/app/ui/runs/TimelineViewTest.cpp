@@ -129,7 +129,7 @@ class TimelineViewTest : public QObject {
     // A saved trace without wall times stays on the emulated clock and says why.
     view.setTraces(id, t.store->traces(id));
     view.setWallClock(true);
-    QVERIFY(view.chart()->bands()[0].title.contains(QStringLiteral("saved without wall-clock times")));
+    QVERIFY(view.chart()->bands()[0].title.contains(QStringLiteral("no wall-clock times kept for this step")));
   }
 
   void aLiveRunFollowsItsNewestStepUntilOneIsPicked() {
