@@ -36,11 +36,17 @@ void widenDegenerate(double& lo, double& hi) {
 struct DataBounds {
   bool empty = true;
   double xMin = kInf, xMax = -kInf, minPositive = kInf;
+  double xMinPositive = kInf, xMaxPositive = -kInf;  // for a log x axis (found only for one)
   bool anyScatter = false, anyBars = false;
 };
 
-DataBounds boundsOf(const std::vector<PlotSeries>& series) {
+DataBounds boundsOf(const std::vector<PlotSeries>& series, bool logX) {
   DataBounds d;
+  if (logX)  // a log axis' charts hold few points: scanned here rather than kept on every append
+    for (const PlotSeries& s : series)
+      for (const QPointF& p : s.points)
+        if (p.x() > 0 && std::isfinite(p.x()) && std::isfinite(p.y()))
+          d.xMinPositive = std::min(d.xMinPositive, p.x()), d.xMaxPositive = std::max(d.xMaxPositive, p.x());
   for (const PlotSeries& s : series) {
     if (!s.any) continue;
     d.empty = false;
@@ -63,12 +69,21 @@ void chooseXRange(PlotFrame& f, const DataBounds& d, const std::optional<std::pa
   } else if (categories > 0) {
     f.x0 = -0.6;  // with room for half a bar either side
     f.x1 = double(categories) - 0.4;
+  } else if (!d.empty && f.logX) {  // the positive x, with the scatter margin in decades
+    const double pad = d.anyScatter ? std::pow(10.0, 0.03 * std::log10(d.xMaxPositive / d.xMinPositive)) : 1;
+    f.x0 = d.xMinPositive / pad;
+    f.x1 = d.xMaxPositive * pad;
   } else if (!d.empty) {
     const double pad = d.anyScatter ? (d.xMax - d.xMin) * 0.03 : 0;
     f.x0 = d.xMin - pad;
     f.x1 = d.xMax + pad;
   }
-  widenDegenerate(f.x0, f.x1);
+  if (!f.logX) {
+    widenDegenerate(f.x0, f.x1);
+    return;
+  }
+  if (!(f.x0 > 0 && std::isfinite(f.x0))) f.x0 = f.x1 > 0 && std::isfinite(f.x1) ? f.x1 / 10 : 1;
+  if (!(f.x1 > f.x0 * (1 + 1e-9))) f.x0 /= 2, f.x1 = f.x0 * 4;  // one point: a factor of two either side
 }
 
 // The y range of the visible values (transformed), padded by 5%; one decade either side for a constant log plot.
@@ -141,8 +156,16 @@ void placeXTicks(PlotFrame& f, const QStringList& categories) {
     f.xTickLabels << categories[i];
   }
   if (!categories.isEmpty()) return;
+  const int target = std::max(2, static_cast<int>(f.plot.width() / 100));
+  if (f.logX) {
+    for (double v : axis::logTicks(f.x0, f.x1, target)) {
+      f.xTicks.push_back(v);
+      f.xTickLabels << axis::formatTick(v, v);
+    }
+    return;
+  }
   double step = 1;
-  f.xTicks = axis::linearTicks(f.x0, f.x1, std::max(2, static_cast<int>(f.plot.width() / 100)), &step);
+  f.xTicks = axis::linearTicks(f.x0, f.x1, target, &step);
   for (double v : f.xTicks) f.xTickLabels << axis::formatTick(v, step);
 }
 
@@ -241,11 +264,12 @@ std::vector<QRectF> flowRows(const std::vector<double>& widths, double width, do
 PlotFrame layOutPlot(PlotData& chart, QSize size, const QFont& font) {
   PlotFrame f;
   f.logY = chart.logY;
+  f.logX = chart.logX && chart.categories.isEmpty();
   const QFontMetricsF fm(font);
   const double lineH = fm.height();
 
   // 1. The x range and the log floor, from the zoom or the data.
-  const DataBounds data = boundsOf(chart.series);
+  const DataBounds data = boundsOf(chart.series, f.logX);
   f.empty = data.empty;
   f.logFloor = std::isfinite(data.minPositive) ? data.minPositive / 10 : 1e-12;
   chooseXRange(f, data, chart.xRange, chart.categories.size());
@@ -279,7 +303,7 @@ PlotFrame layOutPlot(PlotData& chart, QSize size, const QFont& font) {
       continue;
     }
     s.ensureSorted();
-    f.lines[i] = decimate(s.points, f.x0, f.x1, columns);
+    f.lines[i] = f.logX ? s.points : decimate(s.points, f.x0, f.x1, columns);
     collect(f.lines[i], false);
   }
 

@@ -310,12 +310,12 @@ void PlotPainter::paintRubberBand(const Painting& g, const QColor& highlight) co
 // What the crosshair lists at data x: for every listed line series that has data there (within a few pixels of its
 // first and last points: no evaluation before the first one), its nearest point, highest first.
 std::vector<CrosshairReading> crosshairReadings(PlotData& chart, const PlotFrame& f, double x) {
-  const double slack = 4 * (f.x1 - f.x0) / std::max(1.0, f.plot.width());
   std::vector<CrosshairReading> readings;
   for (PlotSeries& s : chart.series) {
     if (!s.style.legend || s.style.scatter || s.style.bars) continue;  // scatter points are unordered in x
     s.ensureSorted();
-    if (s.points.empty() || x < s.points.front().x() - slack || x > s.points.back().x() + slack) continue;
+    if (s.points.empty() || f.px(x) < f.px(s.points.front().x()) - 4 || f.px(x) > f.px(s.points.back().x()) + 4)
+      continue;
     const QPointF* q = nearestByX(s.points, x);
     if (q) readings.push_back({*q, s.label, s.style.color});
   }

@@ -96,6 +96,17 @@ bool PlotWidget::logY() const {
   return d_->logY;
 }
 
+void PlotWidget::setLogX(bool on) {
+  if (d_->logX == on) return;
+  d_->logX = on;
+  d_->changed();
+  update();
+}
+
+bool PlotWidget::logX() const {
+  return d_->logX;
+}
+
 void PlotWidget::setCategories(const QStringList& names) {
   d_->categories = names;
   d_->changed();

@@ -67,6 +67,9 @@ class PlotWidget : public QWidget {
   void setAxisLabels(const QString& x, const QString& y);
   void setLogY(bool on);
   bool logY() const;
+  // A log x axis (decades, or 1-2-5 over a narrow range): for positive x, as bandwidths; not for category axes.
+  void setLogX(bool on);
+  bool logX() const;
   void setIgnoreOutliers(bool on);  // on by default
   bool ignoreOutliers() const;
   // A category axis: x = 0, 1, ... are labelled with these names (bar charts); empty: a numeric x axis.

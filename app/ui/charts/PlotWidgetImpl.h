@@ -63,7 +63,8 @@ struct PlotFrame {
   bool empty = true;  // no finite point in any series
   QRectF plot;        // the plot area in widget pixels
   double titleHeight = 0;
-  double x0 = 0, x1 = 1;  // visible x range, data units
+  double x0 = 0, x1 = 1;  // visible x range, data units (positive on a log axis)
+  bool logX = false;
   double y0 = 0, y1 = 1;  // visible y range, transformed units (log10 of the value on a log axis)
   bool logY = false;
   double logFloor = 1e-12;                  // what values <= 0 are drawn as on a log axis
@@ -76,9 +77,14 @@ struct PlotFrame {
 
   double ty(double y) const { return logY ? std::log10(y > 0 ? y : logFloor) : y; }
   double fromTy(double t) const { return logY ? std::pow(10.0, t) : t; }
-  double px(double x) const { return plot.left() + (x - x0) / (x1 - x0) * plot.width(); }
+  // x on the axis's scale: log10 of it on a log axis (where 0 and below sit at the range's far left).
+  double tx(double x) const { return logX ? std::log10(x > 0 ? x : x0 * 1e-3) : x; }
+  double fromTx(double t) const { return logX ? std::pow(10.0, t) : t; }
+  double px(double x) const { return plot.left() + (tx(x) - tx(x0)) / (tx(x1) - tx(x0)) * plot.width(); }
   double py(double t) const { return plot.bottom() - (t - y0) / (y1 - y0) * plot.height(); }
-  double dataX(double pixelX) const { return x0 + (pixelX - plot.left()) / plot.width() * (x1 - x0); }
+  double dataX(double pixelX) const {
+    return fromTx(tx(x0) + (pixelX - plot.left()) / plot.width() * (tx(x1) - tx(x0)));
+  }
 };
 
 // The size a chart is laid out at when it has none worth the name yet (never shown, or squeezed): its own once shown
@@ -89,6 +95,7 @@ QSize effectiveSize(const QWidget* w);
 struct PlotData {
   QString title, xLabel, yLabel;
   bool logY = false;
+  bool logX = false;               // a log x axis: for positive x only; lines there are not decimated (few points)
   bool legendShown = true;         // off where the chart's series are named elsewhere (a shared legend)
   bool ignoreOutliers = true;      // the y range trims a dense series' outliers (marked at the edge)
   QStringList categories;          // a category x axis when not empty

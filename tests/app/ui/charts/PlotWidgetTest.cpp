@@ -430,6 +430,31 @@ class PlotWidgetTest : public QObject {
     QVERIFY2(later[1].startsWith(QStringLiteral("eval: ")), qPrintable(later.join(" | ")));  // highest first
   }
 
+  // A log x axis spaces decades evenly: bandwidths from 1 to 10000 Mbit/s put 100 in the middle, where the
+  // crosshair reads it and a marker there is drawn; zero and negative x are left off the range.
+  void aLogXAxisSpacesDecadesEvenly() {
+    PlotWidget w("Break-even");
+    w.resize(640, 400);
+    w.setAxisLabels(QStringLiteral("Mbit/s"), QStringLiteral("s"));
+    w.setLogX(true);
+    QVERIFY(w.logX());
+    w.setSeries("a", "a", {{0, 9}, {1, 5}, {10, 4}, {100, 3}, {1000, 2}, {10000, 1}}, SeriesStyle{});
+    w.addMarker({100, QStringLiteral("crossing")});
+    const QRectF plot = w.plotArea();
+    const auto pixelOf = [&](double x) { return plot.left() + std::log10(x) / 4 * plot.width(); };
+    QCOMPARE(w.crosshairLines(pixelOf(100)).first(), QStringLiteral("Mbit/s: 100"));
+    QCOMPARE(w.crosshairLines(pixelOf(1000)).first(), QStringLiteral("Mbit/s: 1k"));
+    QVERIFY2(w.crosshairLines(pixelOf(10)).contains(QStringLiteral("a: 4")),
+             qPrintable(w.crosshairLines(pixelOf(10)).join(" | ")));
+    const auto labels = w.markerLabelBoxes();
+    QCOMPARE(labels.size(), size_t(1));
+    QVERIFY2(std::abs(labels[0].left() - 2 - (plot.left() + plot.width() / 2)) < 1,
+             qPrintable(QString::number(labels[0].left())));
+    QVERIFY(!w.grab().isNull());
+    w.setLogX(false);  // back to linear: 100 is near the left
+    QVERIFY(w.crosshairLines(plot.left() + plot.width() / 2).first().startsWith(QStringLiteral("Mbit/s: 5")));
+  }
+
   // PNG exports render at the scale chosen (2x the screen until one is): the same chart in twice the pixels, its
   // text and lines scaled with it; export dialogs open in the folder the last export of their kind went to.
   void pngExportsAtTheChosenScaleAndDialogsRememberTheirFolder() {
