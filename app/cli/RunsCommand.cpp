@@ -1,4 +1,5 @@
 #include "app/cli/RunsCommand.h"
+#include "app/cli/BreakevenCommand.h"
 #include "app/cli/TimelineCommand.h"
 #include "engine/core/AtomicFile.h"
 #include "engine/core/RunSummary.h"
@@ -173,19 +174,7 @@ void retag(RunStore& store, const RunInfo& run, const std::vector<std::string>& 
 void exportTensorBoard(const RunStore& store, const RunsOptions& o) {
   if (o.csv || !o.output.empty())
     throw std::runtime_error("runs export --tensorboard writes one file per run under its folder; drop --csv and -o");
-  std::vector<int64_t> ids{o.id};
-  for (const auto& v : o.values) {
-    size_t used = 0;
-    int64_t id = 0;
-    try {
-      id = std::stoll(v, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != v.size() || id <= 0)
-      throw std::runtime_error("runs export --tensorboard takes run ids; '" + v + "' is not one");
-    ids.push_back(id);
-  }
+  const std::vector<int64_t> ids = runIds(o, "runs export --tensorboard");
   for (int64_t id : ids) require(store, id);
   for (int64_t id : ids) std::cout << tensorboard::exportRun(store, id, o.tensorboard) << "\n";
 }
@@ -250,17 +239,35 @@ void retime(const RunStore& store, const RunsOptions& o) {
 
 }  // namespace
 
+std::vector<int64_t> runIds(const RunsOptions& o, const std::string& command) {
+  std::vector<int64_t> ids{o.id};
+  for (const auto& v : o.values) {
+    size_t used = 0;
+    int64_t id = 0;
+    try {
+      id = std::stoll(v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != v.size() || id <= 0) throw std::runtime_error(command + " takes run ids; '" + v + "' is not one");
+    ids.push_back(id);
+  }
+  return ids;
+}
+
 void addRunsCommand(CLI::App& app, RunsOptions& o) {
   auto* cmd = app.add_subcommand("runs", "List, show, export, tag, annotate, re-time recorded runs and show their steps' timelines");
-  cmd->add_option("action", o.action, "list | show | export | tag | untag | note | retime | timeline")
+  cmd->add_option("action", o.action, "list | show | export | tag | untag | note | retime | timeline | breakeven")
       ->required()
-      ->check(CLI::IsMember({"list", "show", "export", "tag", "untag", "note", "retime", "timeline"}));
+      ->check(CLI::IsMember({"list", "show", "export", "tag", "untag", "note", "retime", "timeline", "breakeven"}));
   cmd->add_option("id", o.id, "run id (all but list)");
-  cmd->add_option("values", o.values,
-                  "tag, untag: the tags; note: the note (an empty one clears it); export --tensorboard: more run ids");
+  cmd->add_option(
+      "values", o.values,
+      "tag, untag: the tags; note: the note (an empty one clears it); export --tensorboard, breakeven: more "
+      "run ids");
   cmd->add_option("--store", o.store, "run store file");
   cmd->add_flag("--csv", o.csv, "export as CSV (one row per step)");
-  cmd->add_flag("--json", o.json, "list, retime, timeline: as JSON");
+  cmd->add_flag("--json", o.json, "list, retime, timeline, breakeven: as JSON");
   cmd->add_option("--filter,-f", o.filter,
                   "list: only the runs this filter holds for, as in the app's runs table: words, field:value, "
                   "field<value (status:finished k<0.05 tag:suite-1 accuracy>=85%); a wrong field lists them all");
@@ -280,6 +287,15 @@ void addRunsCommand(CLI::App& app, RunsOptions& o) {
                   "alike, as a host with one network card) or link (a wire per link direction; default: what each "
                   "step ran with)")
       ->check(CLI::IsMember({"link", "stage"}));
+  cmd->add_option("--bandwidths", o.bandwidths,
+                  "breakeven: the bandwidths in Mbit/s to re-time the runs for, comma separated (default: "
+                  "1,3,10,30,100,300,1000,3000,10000)");
+  cmd->add_option("--target", o.target,
+                  "breakeven: the accuracy (a fraction: 0.85) or, for language models, the perplexity to time the "
+                  "runs to");
+  cmd->add_option("--target-fraction", o.target_fraction,
+                  "breakeven: the target as this share of the uncompressed run's final accuracy (perplexity: divided "
+                  "by it; default 0.98)");
   cmd->add_option("--step", o.step, "timeline: the saved step to show (default: the last)");
   cmd->add_option("--encode-scale", o.encode_scale,
                   "timeline, export --trace: what if encoding took this times as long (0.5: a codec twice as fast)");
@@ -302,7 +318,7 @@ int runRuns(const RunsOptions& o) {
   if (!std::filesystem::exists(path))
     throw std::runtime_error("no run store at " + path + "; train a run first or pass --store FILE");
   RunStore store(path, accessFor(path, o.action));
-  const bool takesValues = o.action == "tag" || o.action == "untag" || o.action == "note" ||
+  const bool takesValues = o.action == "tag" || o.action == "untag" || o.action == "note" || o.action == "breakeven" ||
                            (o.action == "export" && !o.tensorboard.empty());
   if (!takesValues && !o.values.empty())
     throw std::runtime_error("runs " + o.action + " takes " + (o.action == "list" ? "no run id" : "one run id") +
@@ -314,19 +330,26 @@ int runRuns(const RunsOptions& o) {
   if (!o.filter.empty()) throw std::runtime_error("--filter is for runs list; runs " + o.action + " takes a run id");
   const bool exportsTrace = o.action == "export" && !o.trace.empty();
   if ((o.bandwidth_mbps || o.latency_ms || !o.framing.empty() || !o.egress.empty()) && o.action != "retime" &&
-      o.action != "timeline" && !exportsTrace)
+      o.action != "timeline" && !exportsTrace && !(o.action == "breakeven" && !o.bandwidth_mbps))
     throw std::runtime_error(
-        "--bandwidth, --latency, --framing and --egress are for runs retime, timeline and export --trace, not runs " +
+        "--bandwidth, --latency, --framing and --egress are for runs retime, timeline and export --trace (and "
+        "--latency for breakeven, whose bandwidths are --bandwidths), not runs " +
         o.action);
   if ((o.encode_scale || o.decode_scale) && o.action != "timeline" && !exportsTrace)
     throw std::runtime_error("--encode-scale and --decode-scale are for runs timeline and export --trace");
   if (o.step && o.action != "timeline") throw std::runtime_error("--step is for runs timeline");
   if (o.codec_from && o.action != "timeline") throw std::runtime_error("--codec-from is for runs timeline");
+  if ((!o.bandwidths.empty() || o.target || o.target_fraction) && o.action != "breakeven")
+    throw std::runtime_error("--bandwidths, --target and --target-fraction are for runs breakeven");
   if (!o.steps.empty() && !exportsTrace) throw std::runtime_error("--steps is for runs export --trace FILE");
   if (!o.clock.empty() && !exportsTrace) throw std::runtime_error("--clock is for runs export --trace FILE");
   if (o.id <= 0) throw std::runtime_error("runs " + o.action + " needs a run id; see: pipesqueeze-cli runs list");
   if (o.action == "show") {
     show(store, o.id);
+    return 0;
+  }
+  if (o.action == "breakeven") {
+    printBreakeven(store, o);
     return 0;
   }
   if (o.action == "retime") {

@@ -26,7 +26,14 @@ struct RunsOptions {
   std::string trace;  // export: a Chrome/Perfetto trace file to write
   std::string steps;  // export --trace: "A:B", "A:", ":B" or "N" (default: sampled steps)
   std::string clock;  // export --trace: "emulated" (default) or "wall"
+  // breakeven: the bandwidths to map (Mbit/s, comma separated) and the target (an accuracy fraction or a perplexity,
+  // or a share of the uncompressed run's final value).
+  std::string bandwidths;
+  std::optional<double> target, target_fraction;
 };
+
+// The run ids a command was given: `id` and then every one of `values`. Throws naming a value that is not an id.
+std::vector<int64_t> runIds(const RunsOptions& options, const std::string& command);
 
 void addRunsCommand(CLI::App& app, RunsOptions& options);
 int runRuns(const RunsOptions& options);
