@@ -3,6 +3,7 @@
 #include "app/ui/charts/ExportSettings.h"
 #include "app/ui/charts/Palette.h"
 #include "app/ui/charts/PlotWidget.h"
+#include "app/ui/runs/BreakevenChart.h"
 #include "app/ui/runs/CompareControls.h"
 #include "app/ui/runs/CompareGrid.h"
 #include "app/ui/runs/NetworkControls.h"
@@ -35,7 +36,8 @@ CompareView::CompareView(QWidget* parent)
       runList_(new RunChecklist(this)),
       grid_(new CompareGrid(this)),
       diff_(new SettingsDiffView(this)),
-      target_(new TargetTable(this)) {
+      target_(new TargetTable(this)),
+      breakeven_(new BreakevenChart(this)) {
   layOut();
   connectControls();
 }
@@ -51,6 +53,7 @@ void CompareView::layOut() {
   details_ = new QTabWidget(this);
   details_->addTab(diff_, tr("Settings that differ"));
   details_->addTab(target_, tr("Time to target"));
+  details_->addTab(breakeven_, tr("Break-even"));
   detailsToggle_ = new QToolButton(details_);
   detailsToggle_->setAutoRaise(true);
   detailsToggle_->setObjectName(QStringLiteral("detailsToggle"));
@@ -114,7 +117,10 @@ void CompareView::connectControls() {
     redraw();
     Q_EMIT timeTargetChanged();
   });
-  connect(target_, &TargetTable::targetChanged, this, &CompareView::timeTargetChanged);
+  connect(target_, &TargetTable::targetChanged, this, [this] {
+    mapBreakeven();
+    Q_EMIT timeTargetChanged();
+  });
   connect(runList_, &RunChecklist::runToggled, this, &CompareView::setRunVisible);
 }
 
@@ -190,6 +196,12 @@ void CompareView::redraw() {
   const auto runs = visibleRuns();
   grid_->draw(runs, options_, names_);
   target_->setRuns(runs, names_);
+  mapBreakeven();
+}
+
+void CompareView::mapBreakeven() {
+  breakeven_->setRuns(store_, visibleRuns(), names_, target_->target(), target_->languageModels(), network(),
+                      options_.groupSeeds);
 }
 
 // ---- the charts

@@ -24,6 +24,7 @@ class QToolButton;
 
 namespace ps::ui {
 
+class BreakevenChart;
 class CompareControls;
 class CompareGrid;
 class NetworkControls;
@@ -81,6 +82,7 @@ class CompareView : public QWidget {
 
   SettingsDiffModel* diffModel() const;
   TargetTable* targetTable() const { return target_; }
+  BreakevenChart* breakevenChart() const { return breakeven_; }
   int diffRowCount() const;
   void setShowAllSettings(bool all);
 
@@ -114,6 +116,7 @@ class CompareView : public QWidget {
   bool choose(T CompareOptions::*option, T value);
   std::vector<const RunSeries*> visibleRuns() const;
   void retimeRuns();  // every run at the chosen network
+  void mapBreakeven();  // the break-even chart for the visible runs, target and network
 
   std::shared_ptr<ps::RunStore> store_;
   QList<qint64> ids_;
@@ -129,6 +132,7 @@ class CompareView : public QWidget {
   CompareGrid* grid_;
   SettingsDiffView* diff_;
   TargetTable* target_;  // time and bytes to a target accuracy, per visible run
+  BreakevenChart* breakeven_;  // time to that target over a range of bandwidths
   QSplitter* body_ = nullptr;
   QTabWidget* details_ = nullptr;  // the diff and the target table
   QToolButton* detailsToggle_ = nullptr;
