@@ -243,10 +243,8 @@ std::optional<StepTrace> evenPasses(const StepTrace& step) {
       if (e.role == TraceEvent::Unknown) return std::nullopt;
       sum[e.role] += e.seconds, count[e.role] += 1;
     }
-    for (auto& e : lane.events) {
+    for (auto& e : lane.events)
       if (e.kind == TraceEvent::Compute && e.role != TraceEvent::Update) e.seconds = sum[e.role] / count[e.role];
-      if (e.kind != TraceEvent::Compute) e.seconds = 0, e.decode = 0;  // codec time
-    }
   }
   return out;
 }

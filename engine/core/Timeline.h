@@ -76,8 +76,8 @@ struct Timeline {
   std::vector<TimelineMessage> messages;
   double wall_s = 0;  // the latest end of a wall bar (0: no wall times)
   // The bubble the schedule alone makes of these stages: every pass at its stage's mean (forward and backward
-  // apart), no codec time, free links (evenPasses). Against `bubble` it tells unequal stages (here) from waits for
-  // links and passes that ran late (not here). -1 where the trace does not say which compute was which pass.
+  // apart), the codec as measured, free links (evenPasses). Against `bubble` it tells unequal stages (here) from waits
+  // for links and passes that ran late (not here). -1 where the trace does not say which compute was which pass.
   double stages_bubble = -1;
 };
 
@@ -92,7 +92,7 @@ struct CodecScale {
 StepTrace withCodecOf(const StepTrace& step, const StepTrace& other);
 
 // The step as the schedule alone would run it: each pass at its stage's (and replica's) mean forward or backward
-// time, every codec time 0. Nothing where the trace does not say which compute was which pass (nullopt).
+// time, everything else as measured. Nothing where the trace does not say which compute was which pass (nullopt).
 std::optional<StepTrace> evenPasses(const StepTrace& step);
 
 // The share of lanes x the pipeline's window (from 0 to the end of the last micro-batch's work anywhere) in which a

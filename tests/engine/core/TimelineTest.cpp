@@ -134,13 +134,12 @@ TEST(Timeline, EqualStagesAtFreeLinksHaveTheSchedulesIdealBubble) {
 }
 
 // Passes that run late lengthen the recorded bubble; the stages' own bubble (each pass at its stage's mean, free
-// links, no codec) keeps the schedule's ideal while the stages are equal on average, and names the cost of unequal
+// links) keeps the schedule's ideal while the stages are equal on average, and names the cost of unequal
 // stages when they are not.
 TEST(Timeline, TheStagesOwnBubbleTellsUnequalStagesFromLatePassesAndLinks) {
   for (bool oneFOneB : {false, true}) {
     Shape s;
     s.oneFOneB = oneFOneB;
-    s.encode = s.decode = 0.25 / 1024;
     s.model = LinkModel{100, 0.5};  // slow links besides
     StepTrace jittered = pipelineTrace(s);
     int seen = 0;  // stage 1's first forward runs late, its second as early: the mean stays
