@@ -41,6 +41,12 @@ class Fields {
     if (required && v->get<std::string>().empty()) fail("must not be empty", field);
     return v->get<std::string>();
   }
+  bool flag(const std::string& field, bool fallback) {
+    const json* v = find(field);
+    if (!v) return fallback;
+    if (!v->is_boolean()) fail("must be true or false, not " + v->dump(), field);
+    return v->get<bool>();
+  }
   double number(const std::string& field, double fallback) {
     const json* v = find(field);
     if (!v) return fallback;
@@ -241,6 +247,7 @@ Suite Suite::fromJson(const json& j, const std::string& name, const std::string&
   s.citation = f.text("citation", true);
   s.scale = f.text("scale", true);
   s.notes = f.text("notes", false);
+  s.timed = f.flag("timed", false);
   s.base = f.text("base", true);
   s.sets = f.strings("set");
   checkSets(s.sets, f, "set");

@@ -68,6 +68,10 @@ struct Suite {
   std::string citation;            // authors, title, venue, year
   std::string scale;               // what a full run measures ("Fashion-MNIST, residual CNN, 4 stages, 3 epochs")
   std::string notes;               // anything a reader must know to interpret the verdicts
+  // Whether its runs are meant to be timed (one at a time on a quiet machine): its report then maps where compression
+  // pays over bandwidths (engine/runs/trace/Breakeven.h). Suites judged on accuracy alone may run beside other work,
+  // and a map of their inflated times would mislead.
+  bool timed = false;
   std::string base;                // preset name or path
   std::vector<std::string> sets;   // for every variant
   std::vector<std::string> quick;  // added by --quick: a small version for a first look and for CI

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -157,6 +158,69 @@ Facts factsOf(const SuiteResults& r) {
   return f;
 }
 
+// The break-even section: a timed suite's first seed re-timed over bandwidths, as a table (a row per bandwidth, a
+// column per variant) and a line per compressed variant against an uncompressed one; or why there is none.
+struct BreakevenSection {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> lines;
+  std::string note;
+};
+
+BreakevenSection breakevenSection(const SuiteResults& r, const Facts& f) {
+  BreakevenSection b;
+  if (!r.suite.timed) {
+    b.note =
+        "Not mapped: this suite is judged on accuracy, and its runs may have been timed with other work beside "
+        "them, so a map of their times over bandwidths would mislead. Timed suites (\"timed\": true) are mapped.";
+    return b;
+  }
+  if (!r.breakeven) {
+    b.note = "Not mapped: " + r.breakeven_why + ".";
+    return b;
+  }
+  const BreakevenMap& m = *r.breakeven;
+  std::map<int64_t, std::string> label;
+  for (const auto& v : f.variants)
+    for (int64_t id : v.runs) label[id] = v.label;
+  const auto nameOf = [&](int64_t id) { return label.count(id) ? label[id] : "run " + std::to_string(id); };
+  b.note = "Seed " + std::to_string(r.seeds.front()) + "'s runs re-timed for each bandwidth from their step traces " +
+           "(each step's own latency), to " + m.metric + " " + format("%.4g", m.target) +
+           "; the fastest variant per bandwidth in bold. Timed suites run one run at a time on a quiet machine.";
+  b.header.push_back("Mbit/s");
+  for (const auto& run : m.runs) {
+    const std::string name = nameOf(run.id);
+    b.header.push_back(name + (run.dense && name.find("uncompressed") == std::string::npos ? " (uncompressed)" : ""));
+  }
+  std::map<int64_t, bool> reaches;
+  for (const auto& run : m.runs) reaches[run.id] = !run.seconds.empty() && run.seconds.front().has_value();
+  for (size_t i = 0; i < m.bandwidths.size(); ++i) {
+    std::vector<std::string> row{format("%g", m.bandwidths[i])};
+    for (size_t k = 0; k < m.runs.size(); ++k) {
+      const auto& t = m.runs[k].seconds[i];
+      const std::string cell = t ? format(*t < 100 ? "%.2f s" : "%.0f s", *t) : "not reached";
+      row.push_back(int(k) == m.winner[i] ? "**" + cell + "**" : cell);
+    }
+    b.rows.push_back(std::move(row));
+  }
+  for (const auto& p : m.pairs) {
+    const std::string a = nameOf(p.method), d = nameOf(p.dense);
+    if (!reaches[p.method])
+      b.lines.push_back(a + " never reaches the target");
+    else if (p.everywhere)
+      b.lines.push_back(a + " is faster than " + d + " at every bandwidth mapped");
+    else if (p.nowhere)
+      b.lines.push_back(a + " is faster than " + d + " at no bandwidth mapped");
+    else if (p.wins_below && p.crossings.size() == 1)
+      b.lines.push_back(a + " is faster than " + d + " below " + format("%.4g", *p.wins_below) + " Mbit/s");
+    else
+      for (double c : p.crossings)
+        b.lines.push_back(a + " and " + d + " trade places at " + format("%.4g", c) + " Mbit/s");
+  }
+  if (m.pairs.empty()) b.lines.push_back("No variant is uncompressed, so there is no break-even bandwidth to find.");
+  return b;
+}
+
 std::string targetText(const SuiteResults& r) {
   const SuiteTarget& t = r.suite.target;
   const SuiteMetricInfo& m = infoOf(t.metric);
@@ -202,6 +266,22 @@ void writeMarkdown(const SuiteResults& r, const std::vector<Verdict>& verdicts, 
     out << "| " << cell(v.label) << " | " << v.final << " | " << v.wire << " | " << v.emulated << " | " << v.target << " | "
         << v.codec << " | " << (runs.empty() ? "not run" : runs) << " |\n";
   }
+  const BreakevenSection map = breakevenSection(r, f);
+  out << "\n## Break-even\n\n" << map.note << "\n";
+  if (!map.rows.empty()) {
+    out << "\n|";
+    for (const auto& h : map.header) out << " " << cell(h) << " |";
+    out << "\n|";
+    for (size_t i = 0; i < map.header.size(); ++i) out << "---|";
+    out << "\n";
+    for (const auto& row : map.rows) {
+      out << "|";
+      for (const auto& c : row) out << " " << c << " |";
+      out << "\n";
+    }
+  }
+  if (!map.lines.empty()) out << "\n";
+  for (const auto& l : map.lines) out << "- " << l << "\n";
   out << "\n## Charts\n\n";
   for (size_t i = 0; i < charts.size(); ++i) {
     out << "### " << charts[i].title << "\n\n";
@@ -265,7 +345,29 @@ void writeHtml(const SuiteResults& r, const std::vector<Verdict>& verdicts, cons
     out << "<tr><td>" << html(v.label) << "</td><td>" << html(v.final) << "</td><td>" << html(v.wire) << "</td><td>"
         << html(v.emulated) << "</td><td>" << html(v.target) << "</td><td>" << html(v.codec) << "</td><td>"
         << (v.runs.empty() ? "not run" : runLinks(v.runs)) << "</td></tr>\n";
-  out << "</table>\n<h2>Charts</h2>\n";
+  out << "</table>\n";
+  const BreakevenSection map = breakevenSection(r, f);
+  out << "<h2>Break-even</h2>\n<p class=\"why\">" << html(map.note) << "</p>\n";
+  if (!map.rows.empty()) {
+    out << "<table><tr>";
+    for (const auto& h : map.header) out << "<th>" << html(h) << "</th>";
+    out << "</tr>\n";
+    for (const auto& row : map.rows) {
+      out << "<tr>";
+      for (const auto& c : row) {
+        const bool bold = c.size() > 4 && c.rfind("**", 0) == 0;
+        out << "<td>" << (bold ? "<b>" + html(c.substr(2, c.size() - 4)) + "</b>" : html(c)) << "</td>";
+      }
+      out << "</tr>\n";
+    }
+    out << "</table>\n";
+  }
+  if (!map.lines.empty()) {
+    out << "<ul>";
+    for (const auto& l : map.lines) out << "<li>" << html(l) << "</li>";
+    out << "</ul>\n";
+  }
+  out << "<h2>Charts</h2>\n";
   for (size_t i = 0; i < charts.size(); ++i) {
     out << "<h3>" << html(charts[i].title) << "</h3>\n";
     if (drawn[i])

@@ -31,6 +31,29 @@ SuiteResults collectSuiteResults(const RunStore& store, const Suite& suite, int 
     const auto it = finished.find(p.identity);
     if (it != finished.end()) r.runs[p.variant][p.seed] = loadRunFigures(store, it->second);
   }
+  if (suite.timed && !r.seeds.empty()) {  // the first seed's runs, in the order of the variants
+    const uint64_t seed = r.seeds.front();
+    std::vector<int64_t> ids;
+    for (const auto& v : suite.variants) {
+      const auto runs = r.runs.find(v.name);
+      if (runs == r.runs.end()) continue;
+      const auto run = runs->second.find(seed);
+      if (run != runs->second.end()) ids.push_back(run->second.run_id);
+    }
+    const auto target = r.target(seed);
+    if (ids.empty() || !target) {
+      r.breakeven_why = "seed " + std::to_string(seed) + " has no finished run of " +
+                        (ids.empty() ? std::string("any variant") : suite.targetOf() + ", which sets the target");
+    } else {
+      BreakevenOptions o;
+      o.target = *target;
+      try {
+        r.breakeven = breakevenMap(store, ids, o);
+      } catch (const std::exception& e) {  // a run without traces: the report says so and stands without the map
+        r.breakeven_why = e.what();
+      }
+    }
+  }
   return r;
 }
 

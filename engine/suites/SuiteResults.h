@@ -2,6 +2,7 @@
 // A suite's runs as the store has them: for every variant and seed, the latest finished run whose configuration is
 // the planned one (name, tags and notes aside), with its figures; and the rule values read from them.
 #include "engine/runs/store/RunStore.h"
+#include "engine/runs/trace/Breakeven.h"
 #include "engine/suites/SuiteMetrics.h"
 #include "engine/suites/SuitePlan.h"
 #include "engine/suites/Verdict.h"
@@ -21,6 +22,10 @@ struct SuiteResults {
   std::vector<uint64_t> seeds;
   std::vector<PlannedRun> plan;
   std::map<std::string, std::map<uint64_t, RunFigures>> runs;  // variant -> seed -> figures (finished or diverged)
+  // A timed suite's first seed, its runs re-timed over bandwidths to the suite's target (unset for other suites, or
+  // with `breakeven_why` saying why it could not be made).
+  std::optional<BreakevenMap> breakeven;
+  std::string breakeven_why;
 
   // The value of a suite metric for one run, targets resolved against the same seed's reference variant.
   std::optional<double> value(const std::string& variant, uint64_t seed, const std::string& metric) const;

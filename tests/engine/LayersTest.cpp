@@ -36,7 +36,7 @@ const std::map<std::string, Layer>& layers() {
       {"engine/runs/trace", {{"engine/runs/store"}, true}},
       {"engine/data", {{"engine/core", "engine/errors"}, true}},
       {"engine/telemetry", {{"engine/core"}, true}},
-      {"engine/suites", {{"engine/runs/store"}, true}},
+      {"engine/suites", {{"engine/runs/store", "engine/runs/trace"}, true}},
       {"engine/tensorboard", {{"engine/runs/store"}, true}},
       {"engine/dist/nccl", {{}, true}},
       {"engine/tensors", {{"engine/core"}, false}},

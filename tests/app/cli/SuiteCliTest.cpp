@@ -87,6 +87,25 @@ TEST(SuiteCli, RunResumesAndTheReportHasEveryChart) {
   }
   EXPECT_NE(html.find("Verdicts"), std::string::npos);
   EXPECT_NE(slurp(out / "report.md").find("quick scale"), std::string::npos);
+  // Judged on accuracy, the smoke suite's report says why it maps no break-even; the same suite marked as timed maps
+  // its first seed's runs over bandwidths, the fastest in bold, and where TopK stops paying against dense.
+  EXPECT_NE(slurp(out / "report.md").find("## Break-even\n\nNot mapped: this suite is judged on accuracy"),
+            std::string::npos);
+  json timed = json::parse(slurp(fs::path(PIPESQUEEZE_SOURCE_DIR) / "presets/suites/smoke.json"));
+  timed["timed"] = true;
+  fs::create_directories(dir / "timed");
+  std::ofstream(dir / "timed" / "smoke.json") << timed.dump(2);
+  const auto mapped = dir / "mapped";
+  auto again = runCli(
+      {"suite", "report", (dir / "timed" / "smoke.json").string(), "--quick", "--store", store, "-o", mapped.string()});
+  ASSERT_EQ(again.exitCode, 0) << again.err;
+  const std::string md = slurp(mapped / "report.md");
+  EXPECT_NE(md.find("Seed 1's runs re-timed for each bandwidth"), std::string::npos) << md;
+  EXPECT_NE(md.find("| Mbit/s | uncompressed | TopK 10% + EF |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 10000 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("**"), std::string::npos) << "the fastest per bandwidth in bold";
+  EXPECT_NE(md.find("- TopK 10% + EF "), std::string::npos) << md;
+  EXPECT_NE(slurp(mapped / "report.html").find("<h2>Break-even</h2>"), std::string::npos);
 }
 
 TEST(SuiteCli, RunsOfOtherCodeAreNotTakenForThisCodesResults) {
