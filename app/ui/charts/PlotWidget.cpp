@@ -86,10 +86,7 @@ void PlotWidget::setAxisLabels(const QString& x, const QString& y) {
 }
 
 void PlotWidget::setLogY(bool on) {
-  if (d_->logY == on) return;
-  d_->logY = on;
-  d_->changed();
-  update();
+  if (d_->set(&PlotData::logY, on)) update();
 }
 
 bool PlotWidget::logY() const {
@@ -97,10 +94,7 @@ bool PlotWidget::logY() const {
 }
 
 void PlotWidget::setLogX(bool on) {
-  if (d_->logX == on) return;
-  d_->logX = on;
-  d_->changed();
-  update();
+  if (d_->set(&PlotData::logX, on)) update();
 }
 
 bool PlotWidget::logX() const {
@@ -198,10 +192,7 @@ std::vector<LegendItem> PlotWidget::legendItems() const {
 }
 
 void PlotWidget::setLegendVisible(bool on) {
-  if (d_->legendShown == on) return;
-  d_->legendShown = on;
-  d_->changed();
-  update();
+  if (d_->set(&PlotData::legendShown, on)) update();
 }
 
 bool PlotWidget::legendVisible() const {
@@ -280,10 +271,7 @@ QSize effectiveSize(const QWidget* w) {
 }
 
 void PlotWidget::setIgnoreOutliers(bool on) {
-  if (d_->ignoreOutliers == on) return;
-  d_->ignoreOutliers = on;
-  d_->changed();
-  update();
+  if (d_->set(&PlotData::ignoreOutliers, on)) update();
 }
 
 bool PlotWidget::ignoreOutliers() const {

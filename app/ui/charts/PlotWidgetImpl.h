@@ -196,6 +196,13 @@ struct PlotWidget::Impl : PlotData, PlotPointer {
   PlotFrame cached;
 
   const PlotFrame& frame(QSize size, const QFont& font);  // cached layOutPlot
+  // Sets one of the chart's switches (log axes, the legend, outlier trimming); whether it changed.
+  bool set(bool PlotData::*option, bool on) {
+    if (this->*option == on) return false;
+    this->*option = on;
+    changed();
+    return true;
+  }
 };
 
 }  // namespace ps::ui
