@@ -2,6 +2,7 @@
 #include "engine/core/AtomicFile.h"
 #include "engine/core/RunSummary.h"
 
+#include "engine/suites/ReportBreakeven.h"
 #include "engine/suites/ReportText.h"
 
 #include <chrono>
@@ -158,67 +159,12 @@ Facts factsOf(const SuiteResults& r) {
   return f;
 }
 
-// The break-even section: a timed suite's first seed re-timed over bandwidths, as a table (a row per bandwidth, a
-// column per variant) and a line per compressed variant against an uncompressed one; or why there is none.
-struct BreakevenSection {
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> lines;
-  std::string note;
-};
-
-BreakevenSection breakevenSection(const SuiteResults& r, const Facts& f) {
-  BreakevenSection b;
-  if (!r.suite.timed) {
-    b.note =
-        "Not mapped: this suite is judged on accuracy, and its runs may have been timed with other work beside "
-        "them, so a map of their times over bandwidths would mislead. Timed suites (\"timed\": true) are mapped.";
-    return b;
-  }
-  if (!r.breakeven) {
-    b.note = "Not mapped: " + r.breakeven_why + ".";
-    return b;
-  }
-  const BreakevenMap& m = *r.breakeven;
-  std::map<int64_t, std::string> label;
+// Each run named by its variant's label.
+std::map<int64_t, std::string> labelsOf(const Facts& f) {
+  std::map<int64_t, std::string> labels;
   for (const auto& v : f.variants)
-    for (int64_t id : v.runs) label[id] = v.label;
-  const auto nameOf = [&](int64_t id) { return label.count(id) ? label[id] : "run " + std::to_string(id); };
-  b.note = "Seed " + std::to_string(r.seeds.front()) + "'s runs re-timed for each bandwidth from their step traces " +
-           "(each step's own latency), to " + m.metric + " " + format("%.4g", m.target) +
-           "; the fastest variant per bandwidth in bold. Timed suites run one run at a time on a quiet machine.";
-  b.header.push_back("Mbit/s");
-  for (const auto& run : m.runs) {
-    const std::string name = nameOf(run.id);
-    b.header.push_back(name + (run.dense && name.find("uncompressed") == std::string::npos ? " (uncompressed)" : ""));
-  }
-  std::map<int64_t, bool> reaches;
-  for (const auto& run : m.runs) reaches[run.id] = !run.seconds.empty() && run.seconds.front().has_value();
-  for (size_t i = 0; i < m.bandwidths.size(); ++i) {
-    std::vector<std::string> row{format("%g", m.bandwidths[i])};
-    for (size_t k = 0; k < m.runs.size(); ++k) {
-      const auto& t = m.runs[k].seconds[i];
-      const std::string cell = t ? format(*t < 100 ? "%.2f s" : "%.0f s", *t) : "not reached";
-      row.push_back(int(k) == m.winner[i] ? "**" + cell + "**" : cell);
-    }
-    b.rows.push_back(std::move(row));
-  }
-  for (const auto& p : m.pairs) {
-    const std::string a = nameOf(p.method), d = nameOf(p.dense);
-    if (!reaches[p.method])
-      b.lines.push_back(a + " never reaches the target");
-    else if (p.everywhere)
-      b.lines.push_back(a + " is faster than " + d + " at every bandwidth mapped");
-    else if (p.nowhere)
-      b.lines.push_back(a + " is faster than " + d + " at no bandwidth mapped");
-    else if (p.wins_below && p.crossings.size() == 1)
-      b.lines.push_back(a + " is faster than " + d + " below " + format("%.4g", *p.wins_below) + " Mbit/s");
-    else
-      for (double c : p.crossings)
-        b.lines.push_back(a + " and " + d + " trade places at " + format("%.4g", c) + " Mbit/s");
-  }
-  if (m.pairs.empty()) b.lines.push_back("No variant is uncompressed, so there is no break-even bandwidth to find.");
-  return b;
+    for (int64_t id : v.runs) labels[id] = v.label;
+  return labels;
 }
 
 std::string targetText(const SuiteResults& r) {
@@ -266,7 +212,7 @@ void writeMarkdown(const SuiteResults& r, const std::vector<Verdict>& verdicts, 
     out << "| " << cell(v.label) << " | " << v.final << " | " << v.wire << " | " << v.emulated << " | " << v.target << " | "
         << v.codec << " | " << (runs.empty() ? "not run" : runs) << " |\n";
   }
-  const BreakevenSection map = breakevenSection(r, f);
+  const BreakevenSection map = breakevenSection(r, labelsOf(f));
   out << "\n## Break-even\n\n" << map.note << "\n";
   if (!map.rows.empty()) {
     out << "\n|";
@@ -346,7 +292,7 @@ void writeHtml(const SuiteResults& r, const std::vector<Verdict>& verdicts, cons
         << html(v.emulated) << "</td><td>" << html(v.target) << "</td><td>" << html(v.codec) << "</td><td>"
         << (v.runs.empty() ? "not run" : runLinks(v.runs)) << "</td></tr>\n";
   out << "</table>\n";
-  const BreakevenSection map = breakevenSection(r, f);
+  const BreakevenSection map = breakevenSection(r, labelsOf(f));
   out << "<h2>Break-even</h2>\n<p class=\"why\">" << html(map.note) << "</p>\n";
   if (!map.rows.empty()) {
     out << "<table><tr>";

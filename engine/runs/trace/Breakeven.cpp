@@ -101,6 +101,18 @@ double lead(const Loaded& method, const Loaded& dense, double target, bool highe
 
 }  // namespace
 
+std::string describePair(const BreakevenPair& p, const std::vector<double>& bandwidths,
+                         const std::function<std::string(int64_t)>& nameOf) {
+  const std::string a = nameOf(p.method), b = nameOf(p.dense);
+  if (p.everywhere)
+    return a + " beats " + b + " at every bandwidth mapped (up to " + figure(bandwidths.back()) + " Mbit/s)";
+  if (p.nowhere) return a + " beats " + b + " at no bandwidth mapped (from " + figure(bandwidths.front()) + " Mbit/s)";
+  if (p.wins_below && p.crossings.size() == 1) return a + " beats " + b + " below " + figure(*p.wins_below) + " Mbit/s";
+  std::string out = a + " and " + b + " trade places at";
+  for (double c : p.crossings) out += " " + figure(c);
+  return out + " Mbit/s";
+}
+
 bool compressesNothing(const std::string& configJson) {
   json config;
   try {
@@ -218,19 +230,7 @@ BreakevenMap breakevenMap(const RunStore& store, const std::vector<int64_t>& run
         p.crossings.push_back(std::exp(0.5 * (lo + hi)));
         if (lowWins) p.wins_below = p.crossings.back();
       }
-      const std::string a = "run " + std::to_string(p.method), b = "run " + std::to_string(p.dense);
-      if (p.everywhere)
-        p.summary =
-            a + " beats " + b + " at every bandwidth mapped (up to " + figure(map.bandwidths.back()) + " Mbit/s)";
-      else if (p.nowhere)
-        p.summary = a + " beats " + b + " at no bandwidth mapped (from " + figure(map.bandwidths.front()) + " Mbit/s)";
-      else if (p.wins_below && p.crossings.size() == 1)
-        p.summary = a + " beats " + b + " below " + figure(*p.wins_below) + " Mbit/s";
-      else {
-        p.summary = a + " and " + b + " trade places at";
-        for (double c : p.crossings) p.summary += " " + figure(c);
-        p.summary += " Mbit/s";
-      }
+      p.summary = describePair(p, map.bandwidths, [](int64_t id) { return "run " + std::to_string(id); });
       map.pairs.push_back(std::move(p));
     }
   }

@@ -6,6 +6,7 @@
 #include "engine/runs/trace/Retime.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,6 +62,11 @@ struct BreakevenMap {
 // trace, a bandwidth that is not a positive number, or runs of different tasks (accuracy and perplexity do not
 // share a target); naming what is wrong.
 BreakevenMap breakevenMap(const RunStore& store, const std::vector<int64_t>& runIds, const BreakevenOptions& options);
+
+// The pair in one line, each run named by `nameOf`: "A beats B below 412 Mbit/s", at every or at no bandwidth of
+// `bandwidths` (the map's), or where the two trade places. What BreakevenPair::summary says with "run N" names.
+std::string describePair(const BreakevenPair& pair, const std::vector<double>& bandwidths,
+                         const std::function<std::string(int64_t)>& nameOf);
 
 // Whether a run's settings (its config JSON) compress nothing: every link direction, boundary override and the
 // replicas' gradients at method "none".
