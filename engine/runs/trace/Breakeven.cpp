@@ -84,7 +84,7 @@ Loaded load(const RunStore& store, int64_t id) {
 
 std::string figure(double v) {
   char b[32];
-  std::snprintf(b, sizeof b, "%.4g", v);
+  std::snprintf(b, sizeof b, v >= 1e4 && v < 1e9 ? "%.0f" : "%.4g", v);  // 10000, not 1e+04
   return b;
 }
 

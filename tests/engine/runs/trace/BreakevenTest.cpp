@@ -83,6 +83,16 @@ TEST(Breakeven, TheCrossingIsFoundExactlyAndEachWinnerAgreesWithRetimingByHand) 
   ASSERT_TRUE(p.wins_below);
   EXPECT_EQ(p.summary.rfind("run 2 beats run 1 below 20", 0), 0u) << p.summary;
   EXPECT_TRUE(map.pairs[1].nowhere) << map.pairs[1].summary;
+  BreakevenOptions fast = o;  // a grid that ends below the crossing, and one that starts above it
+  fast.bandwidths = {1, 10, 100};
+  EXPECT_EQ(breakevenMap(store, {dense, topk}, fast).pairs[0].summary,
+            "run 2 beats run 1 at every bandwidth mapped (up to 100 Mbit/s)");
+  fast.bandwidths = {1000, 10000};
+  EXPECT_EQ(breakevenMap(store, {dense, topk}, fast).pairs[0].summary,
+            "run 2 beats run 1 at no bandwidth mapped (from 1000 Mbit/s)");
+  fast.bandwidths = {10000, 30000};  // written out, not as 1e+04
+  EXPECT_EQ(breakevenMap(store, {dense, topk}, fast).pairs[0].summary,
+            "run 2 beats run 1 at no bandwidth mapped (from 10000 Mbit/s)");
 }
 
 TEST(Breakeven, TheTargetIsAShareOfTheUncompressedRunsFinalValue) {
