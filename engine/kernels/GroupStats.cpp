@@ -15,17 +15,38 @@ namespace ps::kernels {
 
 namespace {
 
-// max |x| over [b, e), NaN if the range holds a NaN (maxps ignores NaN, so a separate unordered test tracks it).
+// The reductions run on the floats' bit patterns as integers: compilers vectorise integer min/max reductions
+// everywhere, while a float one under `omp simd` is left scalar by some (Clang 14 keeps NaN semantics and gives up).
+// Without its sign bit, a float's pattern orders as its magnitude, and every NaN's lies above infinity's.
+constexpr uint32_t kMagnitude = 0x7fffffffu, kInfinity = 0x7f800000u;
+
+inline uint32_t bitsOf(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  return b;
+}
+
+inline float floatOf(uint32_t b) {
+  float v;
+  std::memcpy(&v, &b, 4);
+  return v;
+}
+
+// A signed key that orders as the float does (negatives flipped below zero; -0 just below +0); its own inverse.
+inline int32_t orderKey(uint32_t b) {
+  const auto s = static_cast<int32_t>(b);
+  return s ^ ((s >> 31) & static_cast<int32_t>(kMagnitude));
+}
+
+// max |x| over [b, e), NaN if the range holds a NaN.
 PS_SIMD_CLONES float maxAbs(const float* x, size_t b, size_t e) {
-  float m = 0.f;
-  int nan = 0;
-#pragma omp simd reduction(max : m) reduction(| : nan)
+  uint32_t m = 0;
+#pragma omp simd reduction(max : m)
   for (size_t i = b; i < e; ++i) {
-    const float a = std::fabs(x[i]);
+    const uint32_t a = bitsOf(x[i]) & kMagnitude;
     m = a > m ? a : m;
-    nan |= a != a;
   }
-  return nan ? NAN : m;
+  return m > kInfinity ? NAN : floatOf(m);
 }
 
 struct MinMax {
@@ -34,16 +55,18 @@ struct MinMax {
 };
 
 PS_SIMD_CLONES MinMax minMax(const float* x, size_t b, size_t e) {
-  float lo = std::numeric_limits<float>::infinity(), hi = -lo;
-  int nan = 0;
+  int32_t lo = orderKey(kInfinity), hi = orderKey(kInfinity | ~kMagnitude);  // +inf and -inf: an empty range
+  uint32_t nan = 0;
 #pragma omp simd reduction(min : lo) reduction(max : hi) reduction(| : nan)
   for (size_t i = b; i < e; ++i) {
-    const float v = x[i];
-    lo = v < lo ? v : lo;
-    hi = v > hi ? v : hi;
-    nan |= v != v;
+    const uint32_t bits = bitsOf(x[i]);
+    const int32_t k = orderKey(bits);
+    lo = k < lo ? k : lo;
+    hi = k > hi ? k : hi;
+    nan |= uint32_t((bits & kMagnitude) > kInfinity);
   }
-  return {lo, hi, nan != 0};
+  return {floatOf(static_cast<uint32_t>(orderKey(static_cast<uint32_t>(lo)))),
+          floatOf(static_cast<uint32_t>(orderKey(static_cast<uint32_t>(hi)))), nan != 0};
 }
 
 // + 0.f turns a -0 into +0: which zero a vector min/max keeps depends on the lane order, and the range travels in the
