@@ -64,7 +64,7 @@ class HeatmapWidgetTest : public QObject {
     w.addHistogram(0, 0, 1, {});
     QCOMPARE(w.columnCount(), 0);
     w.addHistogram(1, 0, 1, {0, 0, 0});  // all zero: a column, drawn empty
-    w.addHistogram(2, 0, 1, {1, nan, -3, 2});
+    w.addHistogram(2, 0, 1, {1, std::numeric_limits<float>::quiet_NaN(), -3, 2});
     QCOMPARE(w.columnCount(), 2);
     QImage image(400, 300, QImage::Format_ARGB32);
     w.resize(400, 300);
