@@ -1,5 +1,6 @@
 #include "engine/kernels/GroupStats.h"
 
+#include "engine/kernels/FloatBits.h"
 #include "engine/kernels/KernelError.h"
 #include "engine/kernels/Parallel.h"
 #include "engine/kernels/Simd.h"
@@ -19,18 +20,6 @@ namespace {
 // everywhere, while a float one under `omp simd` is left scalar by some (Clang 14 keeps NaN semantics and gives up).
 // Without its sign bit, a float's pattern orders as its magnitude, and every NaN's lies above infinity's.
 constexpr uint32_t kMagnitude = 0x7fffffffu, kInfinity = 0x7f800000u;
-
-inline uint32_t bitsOf(float v) {
-  uint32_t b;
-  std::memcpy(&b, &v, 4);
-  return b;
-}
-
-inline float floatOf(uint32_t b) {
-  float v;
-  std::memcpy(&v, &b, 4);
-  return v;
-}
 
 // A signed key that orders as the float does (negatives flipped below zero; -0 just below +0); its own inverse.
 inline int32_t orderKey(uint32_t b) {

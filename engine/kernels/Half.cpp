@@ -1,5 +1,6 @@
 #include "engine/kernels/Half.h"
 
+#include "engine/kernels/FloatBits.h"
 #include "engine/kernels/KernelError.h"
 #include "engine/kernels/Parallel.h"
 
@@ -14,17 +15,6 @@
 namespace ps::kernels {
 
 namespace {
-
-inline uint32_t bitsOf(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-inline float floatOf(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 
 // All-ones when c, else 0. Selecting with masks (not ?:) keeps GCC from turning the float operations below into
 // branches it then may not vectorise (they could trap, as far as it knows).
