@@ -6,9 +6,17 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 namespace ps {
+namespace {
+// Idle OpenMP workers sleep instead of spinning. The driver thread's team (evaluation, set-up) otherwise spins on
+// sched_yield for LLVM's default 200 ms after every parallel region while the stage threads compute beside it:
+// a third of a 4-stage CPU run's processor time went there. Set before any runtime reads it (they read it at their
+// first OpenMP call), and only where the user has not chosen.
+const bool kPassiveOpenMp = [] { return setenv("OMP_WAIT_POLICY", "passive", 0) == 0; }();
+}  // namespace
 
 void tuneAllocator() {
   static const bool once = [] {
