@@ -221,9 +221,10 @@ double replay(const StepTrace& trace, const LinkModel& model) {
   return simulate(trace, model, CodecScale{}, nullptr);
 }
 
-Timeline timelineOf(const StepTrace& trace, const LinkModel& model, const CodecScale& codec) {
+Timeline timelineOf(const StepTrace& trace, const LinkModel& model, const CodecScale& codec, bool stagesBubble) {
   Timeline t;
   simulate(trace, model, codec, &t);
+  if (!stagesBubble) return t;
   if (const auto even = evenPasses(trace)) {
     LinkModel free;
     free.bandwidth_mbps = 1e12;
@@ -249,35 +250,48 @@ std::optional<StepTrace> evenPasses(const StepTrace& step) {
   return out;
 }
 
-StepTrace withCodecOf(const StepTrace& step, const StepTrace& other) {
-  struct Mean {
-    double encode = 0, decode = 0, bytes = 0;
+std::string linkDirectionName(const LinkDirection& d) {
+  return "boundary " + std::to_string(d.boundary) + (d.forward ? " fwd" : " bwd");
+}
+
+std::map<LinkDirection, MessageCost> meanMessageCosts(const StepTrace& step) {
+  struct Sum {
+    MessageCost cost;
     int sent = 0, received = 0;
   };
-  std::map<std::pair<int, int>, Mean> means;  // (boundary, direction) over every replica
-  for (const auto& lane : other.lanes)
+  std::map<LinkDirection, Sum> sums;
+  for (const auto& lane : step.lanes)
     for (const auto& e : lane.events) {
       if (!isSend(e.kind) && !isReceive(e.kind)) continue;
       const auto [boundary, direction, replica] = linkOf(lane, e.kind);
-      Mean& m = means[{boundary, direction}];
+      Sum& s = sums[{boundary, direction == 0}];
       if (isSend(e.kind))
-        m.encode += e.seconds, m.bytes += double(e.bytes), m.sent += 1;
+        s.cost.encode_s += e.seconds, s.cost.bytes += double(e.bytes), s.sent += 1;
       else
-        m.decode += e.seconds, m.received += 1;
+        s.cost.decode_s += e.seconds, s.received += 1;
     }
+  std::map<LinkDirection, MessageCost> out;
+  for (auto& [d, s] : sums) {
+    if (s.sent) s.cost.encode_s /= s.sent, s.cost.bytes /= s.sent;
+    if (s.received) s.cost.decode_s /= s.received;
+    out[d] = s.cost;
+  }
+  return out;
+}
+
+StepTrace withMessageCosts(const StepTrace& step, const std::map<LinkDirection, MessageCost>& costs) {
   StepTrace out = step;
   for (auto& lane : out.lanes)
     for (auto& e : lane.events) {
       if (!isSend(e.kind) && !isReceive(e.kind)) continue;
       const auto [boundary, direction, replica] = linkOf(lane, e.kind);
-      const auto it = means.find({boundary, direction});
-      if (it == means.end()) continue;
-      const Mean& m = it->second;
-      if (isSend(e.kind) && m.sent > 0) {
-        e.seconds = m.encode / m.sent;
-        e.bytes = uint64_t(std::llround(m.bytes / m.sent));
-      } else if (isReceive(e.kind) && m.received > 0) {
-        e.seconds = m.decode / m.received;
+      const auto it = costs.find({boundary, direction == 0});
+      if (it == costs.end()) continue;
+      if (isSend(e.kind)) {
+        e.seconds = it->second.encode_s;
+        e.bytes = uint64_t(std::llround(it->second.bytes));
+      } else {
+        e.seconds = it->second.decode_s;
       }
     }
   return out;

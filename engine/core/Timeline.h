@@ -13,6 +13,7 @@
 #include "engine/core/StepTrace.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,10 +87,36 @@ struct CodecScale {
   double encode = 1, decode = 1;
 };
 
+// A link direction: activations across boundary `boundary` (between stage `boundary` and `boundary + 1`), or the
+// activation gradients coming back across it.
+struct LinkDirection {
+  int boundary = 0;
+  bool forward = true;
+  bool operator<(const LinkDirection& o) const {
+    return boundary != o.boundary ? boundary < o.boundary : forward > o.forward;  // forward first
+  }
+  bool operator==(const LinkDirection& o) const { return boundary == o.boundary && forward == o.forward; }
+};
+std::string linkDirectionName(const LinkDirection& d);  // "boundary 1 fwd"
+
+// What one message of a link direction costs: encode and decode seconds and bytes on the wire.
+struct MessageCost {
+  double encode_s = 0, decode_s = 0, bytes = 0;
+};
+
+// Per link direction the step's messages use (every replica's together), what one costs on average.
+std::map<LinkDirection, MessageCost> meanMessageCosts(const StepTrace& step);
+
+// The step with every message of each listed direction costing what `costs` says; other directions keep their own,
+// and float32 sizes stay.
+StepTrace withMessageCosts(const StepTrace& step, const std::map<LinkDirection, MessageCost>& costs);
+
 // The step with each link direction's codec swapped for the one another step (of another run) used: every message
 // of a direction takes the other step's mean encode and decode time and mean size there (its float32 size stays).
 // Directions the other step does not have keep their own codec.
-StepTrace withCodecOf(const StepTrace& step, const StepTrace& other);
+inline StepTrace withCodecOf(const StepTrace& step, const StepTrace& other) {
+  return withMessageCosts(step, meanMessageCosts(other));
+}
 
 // The step as the schedule alone would run it: each pass at its stage's (and replica's) mean forward or backward
 // time, everything else as measured. Nothing where the trace does not say which compute was which pass (nullopt).
@@ -99,8 +126,10 @@ std::optional<StepTrace> evenPasses(const StepTrace& step);
 // lane does no micro-batch work; `window` (if given) receives the window.
 double bubbleOf(const Timeline& t, double* window = nullptr);
 
-// The timeline of a step under `model`. Throws TraceError as replay() does.
-Timeline timelineOf(const StepTrace& trace, const LinkModel& model, const CodecScale& codec = {});
+// The timeline of a step under `model`. Throws TraceError as replay() does. `stagesBubble`: also replay the step with
+// even passes for Timeline::stages_bubble (a second replay; readers that never show it, like trace files, skip it).
+Timeline timelineOf(const StepTrace& trace, const LinkModel& model, const CodecScale& codec = {},
+                    bool stagesBubble = true);
 inline Timeline timelineOf(const StepTrace& trace) {
   return timelineOf(trace, trace.model);
 }

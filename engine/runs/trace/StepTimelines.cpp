@@ -228,7 +228,7 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
   bool named = false;
   for (size_t i : chosen) {
     const StepTrace trace = decodeStep(runId, rows[i]);
-    const Timeline t = timelineOf(trace, o.network.applyTo(trace.model), o.codec);
+    const Timeline t = timelineOf(trace, o.network.applyTo(trace.model), o.codec, /*stagesBubble=*/false);
     const double length = o.wall ? t.wall_s : t.step_s;
     const double at = ((o.wall ? wallEnds[i] : times.cumulative[i].emulated_s) - length) * 1e6;  // its start, in µs
     const auto us = [&](double s) { return at + s * 1e6; };
