@@ -38,6 +38,7 @@ const std::map<std::string, Layer>& layers() {
       {"engine/telemetry", {{"engine/core"}, true}},
       {"engine/suites", {{"engine/runs/store", "engine/runs/trace"}, true}},
       {"engine/tensorboard", {{"engine/runs/store"}, true}},
+      {"engine/plan", {{"engine/runs/store"}, true}},
       {"engine/dist/nccl", {{}, true}},
       {"engine/tensors", {{"engine/core"}, false}},
       {"engine/compress",

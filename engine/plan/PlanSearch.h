@@ -1,0 +1,74 @@
+#pragma once
+// The compression planner's cost model and search: which codec setting each link direction of a pipeline should use
+// on a given network.
+//
+// Cost model. A profiled step (the preset's, run uncompressed) is replayed with each link direction's messages
+// costing what a candidate setting costs there: its mean encode and decode time and its wire size, measured on that
+// direction's own tensors. The replay is the one that re-times saved runs (engine/core/StepTrace.h), so pipelining,
+// a shared egress, TCP framing and latency all count, and the profiled network gives the profiled step to the bit.
+//
+// Objective. The time to a target: the predicted step time x the steps the settings need relative to dense. A
+// setting's steps factor and accuracy cost come from the caller's evidence (finished runs, or the measured error
+// where there are none). How settings on several directions combine is an assumption stated here once: the assignment
+// needs the steps of its slowest-converging choice (the largest factor), and its accuracy costs add up (a
+// conservative bound). An assignment is feasible when its accuracy cost stays within the budget.
+//
+// Search. Every assignment (searchExhaustive: the reference), or branch and bound (search): options another option of
+// the same direction beats in every respect are dropped, and partial assignments are bounded below by replaying the
+// open directions at their cheapest costs, which no completion can beat because the replay is monotone in every
+// message's times and size. It is exact unless it reaches its replay limit, and says which. Both are deterministic:
+// ties keep the earlier option.
+//
+// Torch-free: the planner's measurements happen elsewhere; this is arithmetic on a trace.
+#include "engine/core/Timeline.h"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace ps::plan {
+
+// The link directions a step's messages use, by boundary, forward before backward.
+std::vector<LinkDirection> directionsOf(const StepTrace& step);
+
+struct Option {
+  std::string setting;       // what the plan writes for the direction, e.g. "quantize bits=4"
+  MessageCost cost;          // per message, measured on the direction's tensors (engine/core/Timeline.h)
+  double steps_factor = 1;   // steps to the target relative to dense
+  double accuracy_cost = 0;  // points of final accuracy lost against dense
+};
+
+struct Problem {
+  StepTrace profiled;  // the step whose schedule and compute the plan keeps
+  LinkModel network;   // where the plan will run
+  std::vector<LinkDirection> directions;
+  std::vector<std::vector<Option>> options;  // per direction, at least one each
+  double accuracy_budget = 1;                // points
+  // Throws std::invalid_argument naming what is wrong (no directions, a direction without options, sizes that
+  // differ, a direction the step does not use, a negative or non-finite figure).
+  void check() const;
+};
+
+struct Plan {
+  std::vector<size_t> choice;  // per direction: an index into its options
+  double step_s = 0;           // predicted
+  double steps_factor = 1;
+  double accuracy_cost = 0;
+  bool feasible = false;  // accuracy_cost within the budget
+  bool optimal = false;   // the search proved no feasible assignment has less time to target
+  size_t evaluated = 0;   // replays the search made (assignments and bounds)
+  double time_factor() const { return step_s * steps_factor; }  // the objective: time to target / dense's steps
+};
+
+// One assignment, replayed.
+Plan evaluate(const Problem& problem, const std::vector<size_t>& choice);
+
+// The feasible assignment with the least time to target, trying every one; throws std::invalid_argument when there
+// are more than `limit` or none is feasible.
+Plan searchExhaustive(const Problem& problem, size_t limit = 1000000);
+
+// The same by branch and bound, within `limit` replays: the optimum (Plan::optimal), or the best plan found when the
+// limit stops it first; throws std::invalid_argument when no feasible assignment is found.
+Plan search(const Problem& problem, size_t limit = 2000000);
+
+}  // namespace ps::plan
