@@ -1,7 +1,7 @@
 // The planner's search on a problem the size of a real one: a 4-stage 1F1B step of 8 micro-batches (6 link
 // directions) and per direction a grid of settings like the catalogue's (TopK and RandK at six densities with and
 // without error feedback, quantization at five widths in two scale modes, PowerSGD at four ranks, half precision
-// and float32: 34 options, 1.5e9 assignments). Costs, steps factors and accuracy costs are synthetic but shaped as
+// and float32: 40 options, 4.1e9 assignments). Costs, steps factors and accuracy costs are synthetic but shaped as
 // measured ones are (encode time grows with what a codec keeps, error shrinks with it); the search does not care
 // where they come from. Baseline: enumerating every assignment, projected from the time of one replay measured in
 // the same run. Printed per network and accuracy budget: replays, seconds, whether the plan is proved optimal, and
