@@ -82,6 +82,7 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
   if (histogramBins_ > 0 && !s.histogram)
     s.histogram = histogramOf({x}, histogramBins_,
                               metric::linkKey(boundary_, d, metric::leaf::kValues), histogramStep_);
+  if (int(s.samples.size()) < samplesWanted_) s.samples.push_back(x.detach().to(torch::kCPU, torch::kFloat).clone());
   const TraceStopwatch t0;
   Message m;
   // The compensator measures the error of what the receiver will use on its copy of the payload.
@@ -169,6 +170,16 @@ std::vector<HistogramRecord> Link::takeHistograms() {
         h->reset();
       }
   histogramBins_ = 0;
+  return out;
+}
+
+void Link::armSamples(int messages) {
+  samplesWanted_ = std::max(0, messages);
+}
+
+std::vector<torch::Tensor> Link::takeSamples(Direction d) {
+  std::vector<torch::Tensor> out = std::move(side(d).samples);
+  side(d).samples.clear();
   return out;
 }
 

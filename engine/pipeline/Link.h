@@ -46,6 +46,10 @@ class Link {
   // Asks for a histogram of the values of the next step's first message in each direction.
   void armHistograms(int bins, int64_t step);
   std::vector<HistogramRecord> takeHistograms();
+  // Keeps a float32 copy, on the CPU, of each direction's next `messages` inputs before compression (what the
+  // compression planner measures candidate codecs on), until armSamples(0); takeSamples hands a direction's over.
+  void armSamples(int messages);
+  std::vector<torch::Tensor> takeSamples(Direction d);
   LinkTraffic takeTraffic(Direction d);
   // Adaptive compression (engine/compress/Adaptive.h), between steps only. A direction whose controller keeps
   // compressors of its own sends through the sender its registry entry makes (GraVAC: its measurements are in
@@ -100,6 +104,7 @@ class Link {
     std::shared_ptr<Egress> stageEgress;       // its sending stage's interface (shared_egress)
     std::optional<HistogramRecord> histogram;  // values before compression (sender thread)
     std::optional<HistogramRecord> decoded;    // what the receiver uses (receiver thread)
+    std::vector<torch::Tensor> samples;        // inputs kept for armSamples (sender thread)
     bool measureNorm = false;  // Accordion (sender thread)
     double normSquared = 0;
     // Written by the receiver thread only.
@@ -117,6 +122,7 @@ class Link {
   Settings settings_;
   int histogramBins_ = 0;
   int64_t histogramStep_ = 0;
+  int samplesWanted_ = 0;
   std::array<Side, 2> sides_;
 };
 

@@ -1,0 +1,90 @@
+#include "engine/session/PlanProfile.h"
+
+#include "engine/pipeline/Link.h"
+#include "engine/session/RankCoordinator.h"
+#include "engine/session/RunBuilder.h"
+
+#include <torch/torch.h>
+
+#include <stdexcept>
+
+namespace ps {
+
+Config withoutCompression(const Config& config) {
+  nlohmann::json j = config.json;  // the settings and their JSON stay one: runs are told apart by the JSON
+  for (const char* key : {"forward", "backward", "boundaries"}) j["compression"].erase(key);
+  return Config::fromJson(j, "the configuration without compression");
+}
+
+LinkProfile profileLinks(Config config, int steps, int samples) {
+  if (steps < 1) throw std::invalid_argument("profile: at least 1 step, not " + std::to_string(steps));
+  if (samples < 1)
+    throw std::invalid_argument("profile: at least 1 message per link direction, not " + std::to_string(samples));
+  config.parallel.replicas = 1;
+  config.parallel.mode = "threads";
+  config.run.checkpoint_file.clear(), config.run.save_checkpoint = false;
+  RankCoordinator ranks;
+  ranks.setOptions(ClusterOptions{});  // this process alone, whatever the environment says
+  BuiltRun built = buildRun(config, ranks);
+  Pipeline& pipeline = *built.pipeline;
+  const int64_t batch = config.train.batch_size, n = built.data.trainSize();
+  pipeline.setLearningRate(config.train.lr);
+  LinkProfile out;
+  for (int step = 1; step <= steps; ++step) {
+    const bool last = step == steps;
+    if (last)
+      for (int b = 0; b + 1 < pipeline.stages(); ++b) pipeline.link(b).armSamples(samples);
+    const auto index = torch::arange(int64_t(step - 1) * batch, int64_t(step) * batch, torch::kInt64).remainder(n);
+    StepResult r = pipeline.step(built.data.train_x.index_select(0, index), built.data.train_y.index_select(0, index),
+                                 step, 0, index);
+    if (last) out.step = std::move(r.trace);
+  }
+  for (int b = 0; b + 1 < pipeline.stages(); ++b) {
+    Link& link = pipeline.link(b);
+    out.tensors[{b, true}] = link.takeSamples(Direction::Forward);
+    out.tensors[{b, false}] = link.takeSamples(Direction::Backward);
+    link.armSamples(0);
+  }
+  return out;
+}
+
+CandidateMeasure measureCandidate(const CompressionOptions& options, const LinkDirection& direction,
+                                  const std::vector<torch::Tensor>& tensors, int rounds) {
+  if (rounds < 2)
+    throw std::invalid_argument("candidate: at least 2 rounds (one warms up), not " + std::to_string(rounds));
+  if (tensors.empty()) throw std::invalid_argument("candidate: no tensors of " + linkDirectionName(direction));
+  if (options.feedback == "aqsgd")
+    throw std::invalid_argument(
+        "candidate: AQ-SGD keeps a buffer per training sample, so it is measured over "
+        "training steps, not on captured tensors");
+  Link::Settings settings;
+  (direction.forward ? settings.forward : settings.backward) = options;
+  settings.context.seed = 1;
+  Link link(direction.boundary, LinkModel{}, settings);
+  const Direction d = direction.forward ? Direction::Forward : Direction::Backward;
+  CandidateMeasure out;
+  double messages = 0;
+  for (int round = 0; round < rounds; ++round) {
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      std::vector<TraceEvent> trace;
+      const std::vector<int64_t> shape = tensors[i].sizes().vec();
+      MessageMeta meta;
+      meta.slot = int(i);
+      double clock = 0;
+      clock = link.send(d, tensors[i], clock, meta, &trace);
+      meta.shape = &shape;
+      (void)link.receive(d, torch::kCPU, clock, meta, &trace);
+      if (round == 0) continue;
+      out.cost.encode_s += trace.at(0).seconds;
+      out.cost.bytes += double(trace.at(0).bytes);
+      out.cost.decode_s += trace.at(1).seconds;
+      messages += 1;
+    }
+    const LinkTraffic traffic = link.takeTraffic(d);
+    out.relative_error = traffic.rel_error;
+  }
+  out.cost.encode_s /= messages, out.cost.decode_s /= messages, out.cost.bytes /= messages;
+  return out;
+}
+
+}  // namespace ps
