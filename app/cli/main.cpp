@@ -1,6 +1,7 @@
 // pipesqueeze-cli: the headless face of the engine.
 #include "app/cli/CodecCommand.h"
 #include "app/cli/NamesCommand.h"
+#include "app/cli/PlanCommand.h"
 #include "app/cli/PresetsCommand.h"
 #include "app/cli/RunsCommand.h"
 #include "app/cli/SuiteCommand.h"
@@ -34,6 +35,8 @@ int main(int argc, char** argv) {
   ps::cli::addPresetsCommand(app, presets);
   ps::cli::NamesOptions names;
   ps::cli::addNamesCommand(app, names);
+  ps::cli::PlanOptions plan;
+  ps::cli::addPlanCommand(app, plan);
   app.add_subcommand("keys", "Print every configuration key as a Markdown table");
   try {
     app.parse(argc, argv);
@@ -46,6 +49,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("codec")) return ps::cli::runCodec(codec);
     if (app.got_subcommand("presets")) return ps::cli::runPresets(presets);
     if (app.got_subcommand("names")) return ps::cli::runNames(names);
+    if (app.got_subcommand("plan")) return ps::cli::runPlan(plan);
     if (app.got_subcommand("keys")) {
       std::cout << ps::ConfigSchema::instance().markdown();
       return 0;

@@ -54,7 +54,7 @@ const std::map<std::string, Layer>& layers() {
       {"app/report", {{"app/ui/charts", "engine/suites"}, true}},
       {"app/ui/runs", {{"app/ui/charts", "engine/runs/trace", "engine/telemetry", "engine/tensorboard"}, true}},
       {"app/ui", {{"app/ui/runs", "app/report", "engine/session", "engine/tensorboard"}, false}},
-      {"app/cli", {{"app/report", "engine/session", "engine/tensorboard"}, false}},
+      {"app/cli", {{"app/report", "engine/session", "engine/tensorboard", "engine/plan"}, false}},
       {"app/gui", {{"app/ui"}, false}},
   };
   return table;
