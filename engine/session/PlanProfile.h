@@ -17,7 +17,8 @@ struct LinkProfile {
   std::map<LinkDirection, std::vector<torch::Tensor>> tensors;  // per link direction, that step's first messages
 };
 
-// `config` with nothing compressed on any link direction: what the planner profiles.
+// `config` with nothing compressed on any link direction: what the planner profiles. Built from config.json, the
+// settings the configuration was made from (a field changed without it is not kept).
 Config withoutCompression(const Config& config);
 
 // Trains `config` for `steps` steps in this process, as one replica (its compression, link model, schedule, balance
