@@ -137,6 +137,12 @@ inline double replay(const StepTrace& trace) {
   return replay(trace, trace.model);
 }
 
+// Of several steps of one run, the one a profile should stand on: the median of their replays under each step's
+// own network (the lower middle of an even count), so that a step slowed by something else on the machine, or an
+// unusually quick one, is not taken for the run's step. Throws std::invalid_argument for no steps, TraceError as
+// replay() does.
+const StepTrace& medianStep(const std::vector<StepTrace>& steps);
+
 // The stored form (little-endian, versioned). decodeTrace() reads untrusted bytes: anything malformed is a
 // TraceError naming what is wrong; at most `maxEvents` events in all are accepted.
 std::vector<uint8_t> encodeTrace(const StepTrace& trace);

@@ -221,6 +221,15 @@ double replay(const StepTrace& trace, const LinkModel& model) {
   return simulate(trace, model, CodecScale{}, nullptr);
 }
 
+const StepTrace& medianStep(const std::vector<StepTrace>& steps) {
+  if (steps.empty()) throw std::invalid_argument("median step: no steps");
+  std::vector<std::pair<double, size_t>> times;
+  for (size_t i = 0; i < steps.size(); ++i) times.push_back({replay(steps[i]), i});
+  const auto middle = times.begin() + (times.size() - 1) / 2;
+  std::nth_element(times.begin(), middle, times.end());
+  return steps[middle->second];
+}
+
 Timeline timelineOf(const StepTrace& trace, const LinkModel& model, const CodecScale& codec, bool stagesBubble) {
   Timeline t;
   simulate(trace, model, codec, &t);

@@ -265,4 +265,26 @@ TEST(Timeline, RolesAndFloat32SizesAreStoredAndOlderTracesStillGiveATimeline) {
   for (const auto& c : decompose(t).links) EXPECT_FALSE(c.costs_more()) << "nothing to weigh without float32 sizes";
 }
 
+// A profile stands on its run's median step: a step slowed by something else on the machine is not taken for the
+// run's step, nor is an unusually quick one.
+TEST(MedianStep, TheMiddleOfTheStepsReplayedUnderTheirOwnNetwork) {
+  std::vector<StepTrace> steps;
+  for (double forward : {3.0, 1.0, 9.0, 2.0, 4.0}) {  // milliseconds per forward pass
+    Shape s;
+    s.forward = forward / 1000;
+    steps.push_back(pipelineTrace(s));
+  }
+  EXPECT_EQ(replay(medianStep(steps)), replay(steps[0])) << "3 ms passes: the middle of 1, 2, 3, 4, 9";
+  EXPECT_EQ(&medianStep(steps), &steps[0]) << "the step itself, not a copy";
+  steps.pop_back();  // 1, 2, 3, 9: the lower middle
+  EXPECT_EQ(&medianStep(steps), &steps[3]);
+  steps.resize(1);
+  EXPECT_EQ(&medianStep(steps), &steps[0]);
+  EXPECT_THROW(medianStep({}), std::invalid_argument);
+  // Each step is replayed under its own network: a slow link makes a step slow as slow passes do.
+  std::vector<StepTrace> links(3, pipelineTrace(Shape{}));
+  links[0].model.bandwidth_mbps = 1, links[1].model.bandwidth_mbps = 10;
+  EXPECT_EQ(&medianStep(links), &links[1]);
+}
+
 }  // namespace
