@@ -55,6 +55,9 @@ std::vector<Setting> gridFor(bool forward) {
   return out;
 }
 
+// Steps of each setting's short run: one warms up, the median of the other five is the setting's step.
+constexpr int kSettingSteps = 6;
+
 // One number through a printf format: "%g" Mbit/s, "%.2f ms".
 std::string printed(const char* format, double v) {
   char b[48];
@@ -133,6 +136,19 @@ int runPlan(const PlanOptions& o) {
     evidence = plan::gatherEvidence(store, dense.json);
   }
 
+  // Codec times where a run pays them (measureSetting()): a short run per setting, every boundary's activations and
+  // gradients at once; on activations the setting is taken without its error feedback (the grid has none there).
+  std::map<std::string, std::map<LinkDirection, MessageCost>> inRun;  // by the gradients' setting
+  for (const auto& setting : gridFor(false)) {
+    if (setting.options.method == "none") {
+      inRun[setting.name] = meanMessageCosts(profile.step);
+      continue;
+    }
+    json forward = setting.spec;
+    forward.erase("feedback");
+    inRun[setting.name] = measureSetting(dense, CompressionOptions::fromJson(forward), setting.options, kSettingSteps);
+  }
+
   plan::Problem problem;
   problem.profiled = profile.step;
   problem.network = config.link;
@@ -145,7 +161,8 @@ int runPlan(const PlanOptions& o) {
     std::vector<Candidate> kept;
     std::vector<plan::Option> options;
     for (const auto& setting : gridFor(direction.forward)) {
-      Candidate c{setting, measureCandidate(setting.options, direction, tensors), nullptr};
+      Candidate c{setting, measureCandidate(setting.options, direction, tensors, profile.threads_per_stage), nullptr};
+      c.measure.cost = inRun.at(setting.name).at(direction);  // the same bytes; the times a run has
       // The setting as a run of the whole preset would have it: that traffic compressed on every boundary.
       json asRun = dense.json;
       asRun["compression"][direction.forward ? "forward" : "backward"] = setting.options.toJson();

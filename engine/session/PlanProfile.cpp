@@ -30,6 +30,8 @@ LinkProfile profileLinks(Config config, int steps, int samples) {
   const int64_t batch = config.train.batch_size, n = built.data.trainSize();
   pipeline.setLearningRate(config.train.lr);
   LinkProfile out;
+  out.threads_per_stage = built.threadsPerStage;
+  std::vector<StepTrace> traces;  // the first step warms up (allocations, caches, a new thread's first pass)
   for (int step = 1; step <= steps; ++step) {
     const bool last = step == steps;
     if (last)
@@ -37,8 +39,9 @@ LinkProfile profileLinks(Config config, int steps, int samples) {
     const auto index = torch::arange(int64_t(step - 1) * batch, int64_t(step) * batch, torch::kInt64).remainder(n);
     StepResult r = pipeline.step(built.data.train_x.index_select(0, index), built.data.train_y.index_select(0, index),
                                  step, 0, index);
-    if (last) out.step = std::move(r.trace);
+    if (step > 1 || steps == 1) traces.push_back(std::move(r.trace));
   }
+  out.step = medianStep(traces);
   for (int b = 0; b + 1 < pipeline.stages(); ++b) {
     Link& link = pipeline.link(b);
     out.tensors[{b, true}] = link.takeSamples(Direction::Forward);
@@ -48,10 +51,19 @@ LinkProfile profileLinks(Config config, int steps, int samples) {
   return out;
 }
 
+std::map<LinkDirection, MessageCost> measureSetting(const Config& config, const CompressionOptions& forward,
+                                                    const CompressionOptions& backward, int steps) {
+  nlohmann::json j = withoutCompression(config).json;
+  j["compression"]["forward"] = forward.toJson();
+  j["compression"]["backward"] = backward.toJson();
+  return meanMessageCosts(profileLinks(Config::fromJson(j, "the setting measured"), steps, 1).step);
+}
+
 CandidateMeasure measureCandidate(const CompressionOptions& options, const LinkDirection& direction,
-                                  const std::vector<torch::Tensor>& tensors, int rounds) {
+                                  const std::vector<torch::Tensor>& tensors, int threads, int rounds) {
   if (rounds < 2)
     throw std::invalid_argument("candidate: at least 2 rounds (one warms up), not " + std::to_string(rounds));
+  if (threads < 1) throw std::invalid_argument("candidate: at least 1 thread, not " + std::to_string(threads));
   if (tensors.empty()) throw std::invalid_argument("candidate: no tensors of " + linkDirectionName(direction));
   if (options.feedback == "aqsgd")
     throw std::invalid_argument(
@@ -61,6 +73,12 @@ CandidateMeasure measureCandidate(const CompressionOptions& options, const LinkD
   (direction.forward ? settings.forward : settings.backward) = options;
   settings.context.seed = 1;
   Link link(direction.boundary, LinkModel{}, settings);
+  // A codec that splits its work over every core here would be credited with cores its stage worker never has.
+  struct ThreadsFor {
+    int before = at::get_num_threads();
+    explicit ThreadsFor(int n) { at::set_num_threads(n); }
+    ~ThreadsFor() { at::set_num_threads(before); }
+  } stageThreads(threads);
   const Direction d = direction.forward ? Direction::Forward : Direction::Backward;
   CandidateMeasure out;
   double messages = 0;

@@ -13,8 +13,9 @@
 namespace ps {
 
 struct LinkProfile {
-  StepTrace step;  // the last profiled step: every stage's events, each message sent as float32
+  StepTrace step;  // the median profiled step (medianStep(), the first left out): every stage's events, as float32
   std::map<LinkDirection, std::vector<torch::Tensor>> tensors;  // per link direction, that step's first messages
+  int threads_per_stage = 1;  // the intra-op threads each stage worker ran with: what its codecs compute on
 };
 
 // `config` with nothing compressed on any link direction: what the planner profiles. Built from config.json, the
@@ -22,10 +23,21 @@ struct LinkProfile {
 Config withoutCompression(const Config& config);
 
 // Trains `config` for `steps` steps in this process, as one replica (its compression, link model, schedule, balance
-// and threads as configured), and keeps the last step's trace and the first `samples` messages of every link
-// direction in that step (the tensors before compression), as float32 on the CPU. Throws ConfigError for a run that
+// and threads as configured), and keeps the median step's trace (of the steps after the first, which warms up) and
+// the first `samples` messages of every link direction in the last step (the tensors before compression), as float32
+// on the CPU. Throws ConfigError for a run that
 // cannot be built, std::invalid_argument for steps or samples below 1.
 LinkProfile profileLinks(Config config, int steps, int samples);
+
+// What a setting's messages cost where a run pays them: `config` with `forward` on every boundary's activations and
+// `backward` on every boundary's gradients (per-boundary settings dropped), trained for `steps` steps as
+// profileLinks() trains, and its median step's mean encode and decode seconds and wire bytes per link direction.
+// A codec measured alone on a few messages runs on warm caches and an idle core; between the passes of a run its
+// encode took twice and its decode five times as long here, enough to move a step by 5-8% at 100 Mbit/s, so the
+// planner's times come from here and measureCandidate() gives the error. Throws as profileLinks() does, and
+// ConfigError for settings the catalogue refuses.
+std::map<LinkDirection, MessageCost> measureSetting(const Config& config, const CompressionOptions& forward,
+                                                    const CompressionOptions& backward, int steps);
 
 struct CandidateMeasure {
   MessageCost cost;           // per message: mean encode and decode seconds and bytes on the wire
@@ -33,11 +45,12 @@ struct CandidateMeasure {
 };
 
 // `options` on one link direction's tensors, through a link of its own as a run sends them (its compensation state
-// included): the tensors are sent in order `rounds` times; the first round warms the state and the caches up and
-// the figures are the other rounds'. Throws ConfigError for options the catalogue refuses, std::invalid_argument
-// for fewer than 2 rounds, no tensors, or AQ-SGD (its buffers are per training sample: measured over training steps,
-// not here).
+// included) and on the intra-op threads a stage worker has (`threads`, LinkProfile::threads_per_stage; the calling
+// thread's own count is restored after): the tensors are sent in order `rounds` times; the first round warms the
+// state and the caches up and the figures are the other rounds'. Throws ConfigError for options the catalogue
+// refuses, std::invalid_argument for fewer than 2 rounds or 1 thread, no tensors, or AQ-SGD (its buffers are per
+// training sample: measured over training steps, not here).
 CandidateMeasure measureCandidate(const CompressionOptions& options, const LinkDirection& direction,
-                                  const std::vector<torch::Tensor>& tensors, int rounds = 3);
+                                  const std::vector<torch::Tensor>& tensors, int threads, int rounds = 3);
 
 }  // namespace ps

@@ -8,8 +8,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <functional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace ps {
 namespace {
@@ -23,10 +24,11 @@ CompressionOptions method(const std::string& name, nlohmann::json options = nloh
   return CompressionOptions::fromJson(options);
 }
 
-TEST(PlanProfile, AProfileKeepsTheLastStepAndEachDirectionsFirstMessages) {
+TEST(PlanProfile, AProfileKeepsItsMedianStepAndEachDirectionsFirstMessages) {
   Config c = smoke();
   c.compression.forward = method("topk");
   c.compression.boundary_forward.assign(1, method("topk"));
+  c.train.threads = 2;
   const LinkProfile p = profileLinks(withoutCompression(c), 3, 2);
   ASSERT_EQ(p.tensors.size(), 2u);  // 2 stages: boundary 0, both ways
   for (const auto& [direction, tensors] : p.tensors) {
@@ -37,6 +39,7 @@ TEST(PlanProfile, AProfileKeepsTheLastStepAndEachDirectionsFirstMessages) {
       EXPECT_GT(t.abs().sum().item<double>(), 0.0);
     }
   }
+  EXPECT_EQ(p.threads_per_stage, 1) << "2 threads for 2 stages";
   const auto costs = meanMessageCosts(p.step);
   EXPECT_EQ(costs.size(), 2u);
   EXPECT_GE(costs.at({0, true}).bytes, 8.0 * 32 * 4) << "sent as float32";
@@ -48,25 +51,39 @@ TEST(PlanProfile, AProfileKeepsTheLastStepAndEachDirectionsFirstMessages) {
 TEST(PlanProfile, CandidatesAreMeasuredOnTheTensorsForBytesTimeAndError) {
   const LinkProfile p = profileLinks(withoutCompression(smoke()), 2, 4);
   const auto& activations = p.tensors.at({0, true});
-  const auto none = measureCandidate(method("none"), {0, true}, activations);
+  const auto none = measureCandidate(method("none"), {0, true}, activations, p.threads_per_stage);
   EXPECT_GE(none.cost.bytes, 8.0 * 32 * 4);
   EXPECT_EQ(none.relative_error, 0.0);
-  const auto topk = measureCandidate(method("topk", {{"k", 0.1}}), {0, true}, activations);
+  const auto topk = measureCandidate(method("topk", {{"k", 0.1}}), {0, true}, activations, p.threads_per_stage);
   EXPECT_LT(topk.cost.bytes, 0.3 * none.cost.bytes);
   EXPECT_GT(topk.relative_error, 0.0);
   EXPECT_LT(topk.relative_error, 1.0);
   EXPECT_GT(topk.cost.encode_s, 0.0);
   EXPECT_GT(topk.cost.decode_s, 0.0);
-  const auto q8 = measureCandidate(method("quantize", {{"bits", 8}}), {0, true}, activations);
+  const auto q8 = measureCandidate(method("quantize", {{"bits", 8}}), {0, true}, activations, p.threads_per_stage);
   EXPECT_LT(q8.cost.bytes, 0.3 * none.cost.bytes);
   EXPECT_LT(q8.relative_error, topk.relative_error) << "8-bit values against a tenth of them";
   nlohmann::json ef = {{"k", 0.1}, {"feedback", "ef"}};
-  const auto withEf = measureCandidate(method("topk", ef), {0, false}, p.tensors.at({0, false}));
+  const auto withEf = measureCandidate(method("topk", ef), {0, false}, p.tensors.at({0, false}), p.threads_per_stage);
   EXPECT_GT(withEf.relative_error, 0.0);
-  EXPECT_THROW(measureCandidate(method("topk"), {0, true}, activations, 1), std::invalid_argument);
-  EXPECT_THROW(measureCandidate(method("topk"), {0, true}, {}), std::invalid_argument);
+  // The same codecs in a run of the setting: the same bytes (they depend on the messages' shape alone), and times.
+  const auto inRun = measureSetting(smoke(), method("topk", {{"k", 0.1}}), method("quantize", {{"bits", 8}}), 3);
+  ASSERT_EQ(inRun.size(), 2u);
+  EXPECT_EQ(inRun.at({0, true}).bytes, topk.cost.bytes);
+  EXPECT_EQ(inRun.at({0, false}).bytes, q8.cost.bytes);
+  for (const auto& [direction, cost] : inRun) {
+    EXPECT_GT(cost.encode_s, 0.0) << linkDirectionName(direction);
+    EXPECT_GT(cost.decode_s, 0.0) << linkDirectionName(direction);
+  }
+  // The codec computes on a stage worker's threads, and the caller keeps its own.
+  at::set_num_threads(2);
+  (void)measureCandidate(method("topk"), {0, true}, activations, 1);
+  EXPECT_EQ(at::get_num_threads(), 2);
+  EXPECT_THROW(measureCandidate(method("topk"), {0, true}, activations, 1, 1), std::invalid_argument);
+  EXPECT_THROW(measureCandidate(method("topk"), {0, true}, activations, 0), std::invalid_argument);
+  EXPECT_THROW(measureCandidate(method("topk"), {0, true}, {}, 1), std::invalid_argument);
   nlohmann::json aq = {{"feedback", "aqsgd"}};
-  EXPECT_THROW(measureCandidate(method("quantize", aq), {0, true}, activations), std::invalid_argument);
+  EXPECT_THROW(measureCandidate(method("quantize", aq), {0, true}, activations, 1), std::invalid_argument);
 }
 
 // The smoke preset with `changes` merged into its JSON (what a Config is built from).
@@ -76,40 +93,68 @@ Config smokeWith(const nlohmann::json& changes) {
   return Config::fromJson(j);
 }
 
-double median5(const std::function<double()>& f) {
-  std::array<double, 5> v{f(), f(), f(), f(), f()};
+double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  return v[2];
+  return v[(v.size() - 1) / 2];
 }
 
-// The cost model against runs: each setting's step time predicted from the dense profile and the setting's measured
-// costs, against the same steps trained with the setting (their recorded emulated time), at 10 and 100 Mbit/s. The
-// model is 512 wide so that its 16 KiB messages, not its microseconds of compute, make most of a step; each side is
-// the median of five profiles, as single steps of compute measured on a busy machine wander by a fifth.
+// The cost model against runs. Six settings of the planner's grid (TopK with error feedback on gradients, as the
+// planner offers it, and quantization) on 2 and 4 stages, at 10 and 100 Mbit/s: each setting's step time predicted
+// from the dense profile and the setting's message costs (measureSetting()), against other runs of the setting.
+// The model is 512 wide so that its 16 KiB messages, not its microseconds of compute, make most of a step. Each side
+// is the median of five runs, each run's step the median of five (medianStep()), and the runs alternate between dense
+// and compressed, as single steps of compute measured on a busy machine wander by a fifth. The emulated clock never
+// waits, so a run's step at 10 Mbit/s is its trace replayed at 10 (the re-timing tests hold that to the recorded time).
 TEST(PlanProfile, TheCostModelPredictsACompressedRunsStepFromTheDenseProfile) {
 #ifdef PIPESQUEEZE_SANITIZED
   GTEST_SKIP() << "a sanitized build computes several times slower, so compute, not the links, sets its steps; the "
                   "plain build checks the prediction";
 #endif
-  for (double mbps : {10.0, 100.0})
-    for (const auto& options : {method("topk", {{"k", 0.1}}), method("quantize", {{"bits", 4}})}) {
-      const Config dense = smokeWith({{"model", {{"width", 512}}}, {"link", {{"bandwidth_mbps", mbps}}}});
-      const double predicted = median5([&] {
-        const LinkProfile p = profileLinks(dense, 4, 4);
-        std::map<LinkDirection, MessageCost> costs;
-        for (const auto& [direction, tensors] : p.tensors)
-          costs[direction] = measureCandidate(options, direction, tensors).cost;
-        return replay(withMessageCosts(p.step, costs), dense.link);
-      });
-      const Config compressed =
-          smokeWith({{"model", {{"width", 512}}},
-                     {"link", {{"bandwidth_mbps", mbps}}},
-                     {"compression", {{"forward", options.toJson()}, {"backward", options.toJson()}}}});
-      const double measured = median5([&] { return replay(profileLinks(compressed, 4, 1).step); });
-      EXPECT_NEAR(predicted, measured, 0.1 * measured) << options.method << " at " << mbps << " Mbit/s";
-      std::printf("%s at %g Mbit/s: predicted %.3f ms, measured %.3f ms\n", options.method.c_str(), mbps,
-                  1000 * predicted, 1000 * measured);
+  struct Setting {
+    std::string name;
+    CompressionOptions forward, backward;
+  };
+  std::vector<Setting> settings;
+  for (int bits : {2, 4, 8})
+    settings.push_back({"quantize bits=" + std::to_string(bits), method("quantize", {{"bits", bits}}),
+                        method("quantize", {{"bits", bits}})});
+  for (double k : {0.01, 0.1, 0.3})
+    settings.push_back({"topk k=" + nlohmann::json(k).dump() + " (backward feedback=ef)", method("topk", {{"k", k}}),
+                        method("topk", {{"k", k}, {"feedback", "ef"}})});
+  const std::vector<double> bandwidths{10.0, 100.0};
+  constexpr int kRuns = 5, kSteps = 6;
+  for (int stages : {2, 4}) {
+    const nlohmann::json shape = {{"model", {{"width", 512}, {"depth", 4}}}, {"pipeline", {{"stages", stages}}}};
+    const Config dense = smokeWith(shape);
+    // [setting][bandwidth][run]
+    std::vector<std::vector<std::vector<double>>> predicted(settings.size(), std::vector<std::vector<double>>(2));
+    auto measured = predicted;
+    for (int run = 0; run < kRuns; ++run) {
+      const LinkProfile p = profileLinks(dense, kSteps, 4);
+      for (size_t s = 0; s < settings.size(); ++s) {
+        const StepTrace planned =
+            withMessageCosts(p.step, measureSetting(dense, settings[s].forward, settings[s].backward, kSteps));
+        nlohmann::json changes = shape;
+        changes["compression"] = {{"forward", settings[s].forward.toJson()},
+                                  {"backward", settings[s].backward.toJson()}};
+        const StepTrace trained = profileLinks(smokeWith(changes), kSteps, 1).step;
+        for (size_t b = 0; b < bandwidths.size(); ++b) {
+          LinkModel link = dense.link;
+          link.bandwidth_mbps = bandwidths[b];
+          predicted[s][b].push_back(replay(planned, link));
+          measured[s][b].push_back(replay(trained, link));
+        }
+      }
     }
+    for (size_t s = 0; s < settings.size(); ++s)
+      for (size_t b = 0; b < bandwidths.size(); ++b) {
+        const double want = median(measured[s][b]), got = median(predicted[s][b]);
+        const char* name = settings[s].name.c_str();
+        EXPECT_NEAR(got, want, 0.1 * want) << name << ", " << stages << " stages at " << bandwidths[b] << " Mbit/s";
+        std::printf("%d stages, %5g Mbit/s, %-36s predicted %7.3f ms, measured %7.3f ms (%+.1f%%)\n", stages,
+                    bandwidths[b], name, 1000 * got, 1000 * want, 100 * (got / want - 1));
+      }
+  }
 }
 
 }  // namespace
