@@ -186,21 +186,7 @@ int runPlan(const PlanOptions& o) {
   }
   const plan::Plan best = plan::search(problem);
   const plan::Plan denseTime = plan::evaluate(problem, std::vector<size_t>(problem.directions.size(), 0));
-  std::optional<plan::Plan> uniform;  // the best setting used on every direction
-  for (size_t i = 0; i < problem.options[0].size(); ++i) {
-    std::vector<size_t> choice(problem.directions.size());
-    bool everywhere = true;
-    for (size_t d = 0; d < choice.size() && everywhere; ++d) {
-      const auto& opts = problem.options[d];
-      const auto it = std::find_if(opts.begin(), opts.end(),
-                                   [&](const plan::Option& x) { return x.setting == problem.options[0][i].setting; });
-      everywhere = it != opts.end();
-      if (everywhere) choice[d] = size_t(it - opts.begin());
-    }
-    if (!everywhere) continue;
-    const plan::Plan p = plan::evaluate(problem, choice);
-    if (p.feasible && (!uniform || p.time_factor() < uniform->time_factor())) uniform = p;
-  }
+  const std::optional<plan::Plan> uniform = plan::bestUniform(problem);  // the best setting on every direction
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   // The planned preset: the given one (with the command line's settings) with a setting per boundary and direction.

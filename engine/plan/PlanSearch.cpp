@@ -183,6 +183,32 @@ class BranchAndBound {
 
 }  // namespace
 
+std::vector<std::vector<size_t>> uniformChoices(const Problem& problem) {
+  std::vector<std::vector<size_t>> out;
+  if (problem.options.empty()) return out;
+  for (const Option& first : problem.options[0]) {
+    std::vector<size_t> choice(problem.options.size());
+    bool everywhere = true;
+    for (size_t d = 0; d < choice.size() && everywhere; ++d) {
+      const auto& o = problem.options[d];
+      const auto it = std::find_if(o.begin(), o.end(), [&](const Option& x) { return x.setting == first.setting; });
+      everywhere = it != o.end();
+      if (everywhere) choice[d] = size_t(it - o.begin());
+    }
+    if (everywhere) out.push_back(std::move(choice));
+  }
+  return out;
+}
+
+std::optional<Plan> bestUniform(const Problem& problem) {
+  std::optional<Plan> best;
+  for (const auto& choice : uniformChoices(problem)) {
+    Plan p = evaluate(problem, choice);
+    if (p.feasible && (!best || p.time_factor() < best->time_factor())) best = std::move(p);
+  }
+  return best;
+}
+
 Plan search(const Problem& problem, size_t limit) {
   problem.check();
   const size_t n = problem.directions.size();
@@ -207,16 +233,7 @@ Plan search(const Problem& problem, size_t limit) {
     });
   Plan best = evaluate(problem, careful);
   ++evaluated;
-  for (const Option& first : problem.options[0]) {
-    std::vector<size_t> uniform(n);
-    bool everywhere = true;
-    for (size_t d = 0; d < n && everywhere; ++d) {
-      const auto& o = problem.options[d];
-      const auto it = std::find_if(o.begin(), o.end(), [&](const Option& x) { return x.setting == first.setting; });
-      everywhere = it != o.end();
-      if (everywhere) uniform[d] = size_t(it - o.begin());
-    }
-    if (!everywhere) continue;
+  for (const auto& uniform : uniformChoices(problem)) {
     const Plan p = evaluate(problem, uniform);
     ++evaluated;
     if (better(p, best)) best = p;

@@ -23,6 +23,7 @@
 #include "engine/core/Timeline.h"
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,13 @@ struct Plan {
 
 // One assignment, replayed.
 Plan evaluate(const Problem& problem, const std::vector<size_t>& choice);
+
+// The assignments that give every direction one same setting (options matched by their names): one per setting the
+// first direction has that every direction has, in the first direction's order.
+std::vector<std::vector<size_t>> uniformChoices(const Problem& problem);
+
+// The feasible one of those with the least time to target (what a plan is held against), or none.
+std::optional<Plan> bestUniform(const Problem& problem);
 
 // The feasible assignment with the least time to target, trying every one; throws std::invalid_argument when there
 // are more than `limit` or none is feasible.

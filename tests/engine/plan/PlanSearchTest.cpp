@@ -77,6 +77,27 @@ TEST(PlanSearch, ACheaperDirectionShortensTheStepOnlyWhereItsLinkMatters) {
   EXPECT_FALSE(mixed.feasible) << "over the 1-point budget";
 }
 
+// A plan is held against the best setting used everywhere: only settings every direction offers, matched by name.
+TEST(PlanSearch, TheBestUniformSettingIsOneEveryDirectionOffers) {
+  Problem p = problemAt(10);
+  p.options[3] = {topk(), dense()};  // int8 missing on one direction; the others in another order there
+  const auto uniform = uniformChoices(p);
+  ASSERT_EQ(uniform.size(), 2u);
+  EXPECT_EQ(uniform[0], (std::vector<size_t>{0, 0, 0, 1, 0, 0})) << "dense, found at its place in each direction";
+  EXPECT_EQ(uniform[1], (std::vector<size_t>{2, 2, 2, 0, 2, 2}));
+  p.accuracy_budget = 10;
+  const auto best = bestUniform(p);
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->choice, uniform[1]) << "TopK everywhere is fastest at 10 Mbit/s";
+  EXPECT_LT(best->time_factor(), evaluate(p, uniform[0]).time_factor());
+  p.accuracy_budget = 1;  // 6 x 0.75 points: TopK everywhere is over it, dense is what is left
+  EXPECT_EQ(bestUniform(p)->choice, uniform[0]);
+  p.options[3] = {topk()};
+  p.options[4] = {dense()};
+  EXPECT_TRUE(uniformChoices(p).empty());
+  EXPECT_FALSE(bestUniform(p));
+}
+
 // Every assignment of 3 options to 6 directions (729), enumerated here by hand: the exhaustive search returns the
 // best feasible one, and branch and bound finds the same time with fewer replays.
 TEST(PlanSearch, TheSearchesReturnTheOptimumOfEveryAssignment) {
