@@ -3,6 +3,7 @@
 
 #include "app/ui/ControlPanel.h"
 #include "app/ui/LivePanel.h"
+#include "app/ui/PlanDialog.h"
 #include "app/ui/ReproduceDialog.h"
 #include "app/ui/SessionBridge.h"
 #include "app/ui/runs/CompareView.h"
@@ -117,6 +118,9 @@ void MainWindow::buildActions() {
   reproduce_ = make(tr("&Reproduce a Claim…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R),
                     tr("Run a paper's claim as a suite of runs and get a report with verdicts"),
                     [this] { openReproduce(); });
+  plan_ = make(tr("Plan for This &Network…"), QKeySequence(),
+               tr("Find what each link should send on a network to reach the target soonest, from the current settings"),
+               [this] { openPlanner(); });
   compareSelected_ = make(tr("&Compare Selected Runs"), QKeySequence(Qt::CTRL | Qt::Key_D),
                           tr("Overlay the runs selected in the runs table"),
                           [this] { showError(compareRuns(runs_->selectedRunIds())); });
@@ -142,6 +146,8 @@ void MainWindow::buildMenus() {
   file->addAction(quit_);
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addActions({start_, pause_, resume_, stop_});
+  run->addSeparator();
+  run->addAction(plan_);
   QMenu* runsMenu = menuBar()->addMenu(tr("R&uns"));
   runsMenu->addAction(compareSelected_);
   runsMenu->addAction(runs_->openAction());
@@ -255,6 +261,8 @@ QString MainWindow::startRun() {
         .arg(QString::fromStdString(store_->path()));
   if (reproduceDialog_ && reproduceDialog_->running())
     return tr("A claim suite is running (Runs ▸ Reproduce a Claim…); cancel it or let it finish first.");
+  if (planDialog_ && planDialog_->running())
+    return tr("The planner is measuring (Run ▸ Plan for This Network…); cancel it or let it finish first.");
   const QString error = bridge_->start(controls_->runConfig());
   if (!error.isEmpty()) return error;
   runs_->model()->setStarting(bridge_->config());  // a row for it until the store has its record
@@ -317,6 +325,7 @@ void MainWindow::updateActions() {
   closeTab_->setEnabled(tabs_->currentWidget() != live_ && tabs_->currentWidget() != compare_);
   openPreset_->setEnabled(!running);
   openStore_->setEnabled(!running);
+  plan_->setEnabled(!running);
 }
 
 void MainWindow::showError(const QString& message) {

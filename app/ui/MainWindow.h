@@ -23,6 +23,7 @@ namespace ps::ui {
 class CompareView;
 class ControlPanel;
 class LivePanel;
+class PlanDialog;
 class ReproduceDialog;
 class RunsPanel;
 class SessionBridge;
@@ -61,6 +62,9 @@ class MainWindow : public QMainWindow {
   QString openStore(const QString& path);
   // Runs ▸ Reproduce…: the claim suites dialog (made on first use, kept for the window's life).
   ReproduceDialog* openReproduce();
+  // Run ▸ Plan for This Network…: the planner on the current settings (made anew each time, for those settings);
+  // what it plans is loaded into the settings panel when asked. Refused while a run or a suite is going.
+  PlanDialog* openPlanner();
 
   ControlPanel* controls() const { return controls_; }
   LivePanel* live() const { return live_; }
@@ -112,7 +116,8 @@ class MainWindow : public QMainWindow {
   QString reportDir_;
   bool openReports_ = true;
   ReproduceDialog* reproduceDialog_ = nullptr;
-  QAction *reproduce_, *start_, *pause_, *resume_, *stop_, *openPreset_, *openStore_, *savePreset_, *exportPng_,
+  PlanDialog* planDialog_ = nullptr;
+  QAction *reproduce_, *plan_, *start_, *pause_, *resume_, *stop_, *openPreset_, *openStore_, *savePreset_, *exportPng_,
       *compareSelected_, *closeTab_, *quit_, *about_;
 };
 

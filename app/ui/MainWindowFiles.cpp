@@ -4,6 +4,7 @@
 
 #include "app/ui/ControlPanel.h"
 #include "app/ui/LivePanel.h"
+#include "app/ui/PlanDialog.h"
 #include "app/ui/PresetLibrary.h"
 #include "app/ui/ReproduceDialog.h"
 #include "app/ui/SessionBridge.h"
@@ -11,6 +12,7 @@
 #include "app/ui/runs/CompareView.h"
 #include "app/ui/runs/RunsPanel.h"
 #include "engine/core/UserFolders.h"
+#include "engine/runs/config/Config.h"
 
 #include <QDir>
 #include <QFileDialog>
@@ -35,6 +37,35 @@ QString MainWindow::openPreset(const QString& path) {
   const QString error = controls_->loadPresetFile(path);
   if (error.isEmpty()) statusBar()->showMessage(tr("Loaded %1").arg(path), 4000);
   return error;
+}
+
+PlanDialog* MainWindow::openPlanner() {
+  if (planDialog_ && planDialog_->running()) {
+    planDialog_->raise();
+    return planDialog_;
+  }
+  delete planDialog_;
+  planDialog_ = new PlanDialog(controls_->config(), QString::fromStdString(store_->path()), this);
+  planDialog_->setStartCheck([this] {
+    if (bridge_->running())
+      return tr("A run is training in this window; stop it first (the planner's profile would share the cores with "
+                "it, and its timings would be wrong).");
+    if (reproduceDialog_ && reproduceDialog_->running())
+      return tr("A claim suite is running (Runs ▸ Reproduce a Claim…); cancel it or let it finish first.");
+    return QString();
+  });
+  connect(planDialog_, &PlanDialog::planFinished, this, [this] { updateActions(); });
+  connect(planDialog_, &PlanDialog::loadRequested, this, [this](const nlohmann::json& planned) {
+    try {
+      controls_->loadConfig(Config::fromJson(planned, "the planned settings").json);
+      statusBar()->showMessage(tr("The plan is in the settings panel; Start runs it."), 8000);
+    } catch (const std::exception& e) {
+      showError(QString::fromStdString(e.what()));
+    }
+  });
+  planDialog_->show();
+  planDialog_->raise();
+  return planDialog_;
 }
 
 ReproduceDialog* MainWindow::openReproduce() {

@@ -49,12 +49,13 @@ const std::map<std::string, Layer>& layers() {
        {{"engine/compress", "engine/models", "engine/dist", "engine/dist/nccl", "engine/tensors", "engine/telemetry"},
         false}},
       {"engine/session",
-       {{"engine/pipeline", "engine/data", "engine/runs/trace", "engine/suites", "engine/telemetry"}, false}},
+       {{"engine/pipeline", "engine/data", "engine/runs/trace", "engine/suites", "engine/telemetry", "engine/plan"},
+        false}},
       {"app/ui/charts", {{}, true}},
       {"app/report", {{"app/ui/charts", "engine/suites"}, true}},
       {"app/ui/runs", {{"app/ui/charts", "engine/runs/trace", "engine/telemetry", "engine/tensorboard"}, true}},
       {"app/ui", {{"app/ui/runs", "app/report", "engine/session", "engine/tensorboard"}, false}},
-      {"app/cli", {{"app/report", "engine/session", "engine/tensorboard", "engine/plan"}, false}},
+      {"app/cli", {{"app/report", "engine/session", "engine/tensorboard"}, false}},
       {"app/gui", {{"app/ui"}, false}},
   };
   return table;
