@@ -16,7 +16,9 @@
 // (--epochs, default 3) of the first N training samples (--train-limit, default 9600; 0: all 60000) with dense, TopK
 // 10%, 4-bit activations + 8-bit gradients and AQ-SGD (its preset: 4-bit activations after a dense first epoch): the
 // training wall time until the evaluation reaches 90% of dense's final accuracy (evaluations left out; the time with
-// them is printed beside it), and the speed-up over dense.
+// them is printed beside it), and the speed-up over dense. --methods picks others: quant8 (8-bit both ways) and
+// planned (what `pipesqueeze-cli plan` chooses per link direction for that network, from an empty store; its
+// prediction is printed beside the measurement).
 #include "engine/runs/store/RunStore.h"
 #include "tests/bench/BenchArgs.h"
 
@@ -59,6 +61,10 @@ const std::map<std::string, std::vector<std::string>> kMethods = {
     {"quant4-8",
      {"compression.forward.method=quantize", "compression.forward.bits=4", "compression.backward.method=quantize",
       "compression.backward.bits=8"}},
+    {"quant8",
+     {"compression.forward.method=quantize", "compression.forward.bits=8", "compression.backward.method=quantize",
+      "compression.backward.bits=8"}},
+    {"planned", {}},  // what `pipesqueeze-cli plan` chooses per link direction for the network (--time-to-accuracy)
 };
 
 int shell(const std::string& command, std::string* out = nullptr) {
@@ -152,29 +158,58 @@ double timeTo(const std::vector<std::pair<double, double>>& curve, double target
   return -1;
 }
 
+// The planner's plan for the test hosts' network (their stages share one interface each), from an empty store (so
+// every choice rests on measured error alone): the planned preset's path and what `plan --json` printed.
+bool planFor(const std::string& bandwidth, const std::string& latency, const std::string& sets, std::string* preset,
+             json* plan) {
+  *preset = freshStore("planned") + ".json";
+  fs::remove(*preset);
+  std::string log;
+  std::fprintf(stderr, "bench_links: planning for %s Mbit/s, %s ms ...\n", bandwidth.c_str(), latency.c_str());
+  if (shell(std::string(PIPESQUEEZE_CLI) + " plan --preset " + kPreset + " --bandwidth " + bandwidth + " --latency " +
+                latency + " --egress stage --store " + freshStore("plan-evidence") + sets + " -o " + *preset +
+                " --json 2>/dev/null",
+            &log) != 0) {
+    std::printf("planning failed: %s\n", log.substr(log.size() > 300 ? log.size() - 300 : 0).c_str());
+    return false;
+  }
+  const size_t line = log.rfind("\n{");  // the JSON is the last line
+  *plan = json::parse(line == std::string::npos ? log : log.substr(line + 1), nullptr, false);
+  if (plan->is_discarded() || !plan->contains("directions")) {
+    std::printf("planning printed no plan: %s\n", log.substr(log.size() > 300 ? log.size() - 300 : 0).c_str());
+    return false;
+  }
+  return true;
+}
+
 int timeToAccuracy(const std::string& bandwidth, const std::string& latency, const std::string& epochs,
-                   const std::string& trainLimit, const std::string& extra, const std::string& jsonPath) {
+                   const std::string& trainLimit, const std::string& extra, const std::vector<std::string>& methods,
+                   const std::string& jsonPath) {
   const std::string cli = PIPESQUEEZE_CLI;
   json out = json::array();
   std::map<std::string, Curves> curves;
-  const std::vector<std::string> methods{"dense", "topk10", "quant4-8", "aqsgd"};
+  std::map<std::string, double> steps;  // median training step, s
+  json plan;
+  const std::string shared =
+      " --set pipeline.stages=4 --set train.epochs=" + epochs + " --set data.train_limit=" + trainLimit +
+      " --set data.eval_limit=2000 --set eval.every_steps=50 --set telemetry.histogram_every=0" + extra;
   for (const auto& m : methods) {
-    std::string sets = " --set pipeline.stages=4 --set train.epochs=" + epochs +
-                       " --set data.train_limit=" + trainLimit +
-                       " --set data.eval_limit=2000 --set eval.every_steps=50 --set telemetry.histogram_every=0 --set "
-                       "link.bandwidth_mbps=" +
-                       bandwidth + " --set link.latency_ms=" + latency + " --set link.mode=accounted" + extra;
+    std::string preset = kPreset;
+    if (m == "planned" && !planFor(bandwidth, latency, shared, &preset, &plan)) continue;
+    std::string sets = shared + " --set link.bandwidth_mbps=" + bandwidth + " --set link.latency_ms=" + latency +
+                       " --set link.mode=accounted";
     for (const auto& set : kMethods.at(m)) sets += " --set " + set;
     const auto store = freshStore("tta-" + m);
     std::fprintf(stderr, "bench_links: time to accuracy, %s ...\n", m.c_str());
     std::string log;
     if (shell(kScript + " run --hosts 4 --bandwidth " + bandwidth + " --latency " + latency + " --prefix psbl -- " +
-                  cli + " train --preset " + kPreset + " --store " + store + sets,
+                  cli + " train --preset " + preset + " --store " + store + sets,
               &log) != 0) {
       std::printf("%s failed: %s\n", m.c_str(), log.substr(log.size() > 300 ? log.size() - 300 : 0).c_str());
       continue;
     }
     curves[m] = accuracyOverTime(store);
+    steps[m] = medianOf(store, "time/step_s", 5);
   }
   if (curves["dense"].training.empty()) {
     std::printf("bench_links: the dense run failed; nothing to compare against\n");
@@ -189,15 +224,15 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& latency, con
       "wall time, evaluations included\n",
       100 * target, 100 * final, bandwidth.c_str(), latency.c_str(), epochs.c_str(),
       trainLimit == "0" ? "all" : trainLimit.c_str());
-  std::printf("%-10s %14s %10s %18s %10s %14s\n", "method", "training", "speed-up", "with evaluations", "speed-up",
-              "final accuracy");
+  std::printf("%-10s %14s %10s %18s %10s %14s %10s\n", "method", "training", "speed-up", "with evaluations", "speed-up",
+              "final accuracy", "step");
   for (const auto& m : methods) {
     if (curves[m].training.empty()) continue;
     const double t = timeTo(curves[m].training, target), wall = timeTo(curves[m].wall, target);
     const double speedup = t > 0 && dense > 0 ? dense / t : 0.0;
     const double wallSpeedup = wall > 0 && denseWall > 0 ? denseWall / wall : 0.0;
-    std::printf("%-10s %12.1f s %9.2fx %16.1f s %9.2fx %13.2f%%\n", m.c_str(), t, speedup, wall, wallSpeedup,
-                100 * curves[m].training.back().second);
+    std::printf("%-10s %12.1f s %9.2fx %16.1f s %9.2fx %13.2f%% %7.1f ms\n", m.c_str(), t, speedup, wall, wallSpeedup,
+                100 * curves[m].training.back().second, 1000 * steps[m]);
     out.push_back({{"method", m},
                    {"time_to_target_s", t},
                    {"speedup_over_dense", speedup},
@@ -206,7 +241,26 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& latency, con
                    {"final_accuracy", curves[m].training.back().second},
                    {"target", target},
                    {"bandwidth_mbps", std::stod(bandwidth)},
-                   {"latency_ms", std::stod(latency)}});
+                   {"latency_ms", std::stod(latency)},
+                   {"median_step_s", steps[m]}});
+  }
+  if (!plan.is_null()) {
+    // The planner's prediction beside the measurement: its model of the hosts' step, and time to target over dense
+    // (no run evidence in its store, so it takes the planned settings to need dense's steps).
+    std::printf("\nplanned: ");
+    for (const auto& d : plan["directions"])
+      std::printf("%s %s; ", d["direction"].get<std::string>().c_str(), d["setting"].get<std::string>().c_str());
+    std::printf(
+        "\npredicted step %.1f ms against dense %.1f ms: %.2fx dense's time to target, %.3fx the best uniform "
+        "setting (%s)\n",
+        1000 * plan["step_s"].get<double>(), 1000 * plan["dense_step_s"].get<double>(),
+        1 / plan["time_to_target_vs_dense"].get<double>(),
+        plan["time_to_target_vs_best_uniform"].is_null() ? 0.0 : plan["time_to_target_vs_best_uniform"].get<double>(),
+        plan["best_uniform"].is_null() ? "none" : plan["best_uniform"].get<std::string>().c_str());
+    if (steps.count("planned") && steps.count("dense"))
+      std::printf("measured step %.1f ms against dense %.1f ms (%.2fx)\n", 1000 * steps["planned"],
+                  1000 * steps["dense"], steps["dense"] / steps["planned"]);
+    out.push_back({{"plan", plan}});
   }
   std::printf("%s\n", out.dump().c_str());
   if (!jsonPath.empty()) std::ofstream(jsonPath) << out.dump(2) << "\n";
@@ -228,7 +282,8 @@ int main(int argc, char** argv) {
   ps::bench::addList(app, "--stages", stages, "pipeline stages");
   ps::bench::addList(app, "--bandwidths", bandwidths, "link bandwidths, Mbit/s");
   ps::bench::addList(app, "--latencies", latencies, "link latencies, ms");
-  ps::bench::addList(app, "--methods", methods, "dense, topk10, quant4-8, aqsgd");
+  ps::bench::addList(app, "--methods", methods,
+                     "dense, topk10, quant4-8, quant8, aqsgd; planned with --time-to-accuracy");
   app.add_option("--set", sets, "KEY=VALUE for every run (repeatable)");
   app.add_option("--json", jsonPath, "also write the numbers to this file");
   app.add_flag("--time-to-accuracy", timeToTarget, "train to an accuracy instead of timing steps");
@@ -238,9 +293,14 @@ int main(int argc, char** argv) {
   for (const auto& s : sets) extra += " --set '" + s + "'";
   for (const auto& m : methods)
     if (!kMethods.count(m)) {
-      std::fprintf(stderr, "bench_links: unknown method '%s' (dense, topk10, quant4-8)\n", m.c_str());
+      std::fprintf(stderr, "bench_links: unknown method '%s' (dense, topk10, quant4-8, quant8, aqsgd, planned)\n",
+                   m.c_str());
       return 2;
     }
+  if (!timeToTarget && std::count(methods.begin(), methods.end(), "planned")) {
+    std::fprintf(stderr, "bench_links: 'planned' is planned for one network: use it with --time-to-accuracy\n");
+    return 2;
+  }
   std::string why;
   if (::geteuid() != 0 || shell("ip netns add psbenchprobe && ip netns del psbenchprobe", &why) != 0) {
     std::printf("bench_links: skipped: test hosts need network namespaces (root, iproute2)%s%s\n",
@@ -257,7 +317,11 @@ int main(int argc, char** argv) {
       }
     }
   if (timeToTarget)
-    return timeToAccuracy(bandwidths.front(), latencies.front(), epochs, trainLimit, extra, jsonPath);
+    return timeToAccuracy(bandwidths.front(), latencies.front(), epochs, trainLimit, extra,
+                          app.get_option("--methods")->count()
+                              ? methods
+                              : std::vector<std::string>{"dense", "topk10", "quant4-8", "aqsgd"},
+                          jsonPath);
 
   const std::string cli = PIPESQUEEZE_CLI;
   json out = json::array();
