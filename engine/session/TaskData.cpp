@@ -14,10 +14,20 @@ namespace {
 
 int64_t limited(int64_t available, int64_t limit) { return limit > 0 ? std::min(available, limit) : available; }
 
-// Images as float [N, 1, H, W], standardised with Fashion-MNIST's global statistics.
-void imagesToTensors(const data::ImageSet& set, int64_t limit, torch::Tensor& x, torch::Tensor& y) {
+// Images as float [N, 1, H, W], standardised with Fashion-MNIST's global statistics; with `side` > 0, padded with
+// background (black, before standardising) to side x side, the image centred (any odd pixel goes right and below).
+void imagesToTensors(const data::ImageSet& set, int64_t limit, int64_t side, torch::Tensor& x, torch::Tensor& y) {
   const int64_t n = limited(set.count, limit);
   auto pixels = torch::from_blob(const_cast<uint8_t*>(set.pixels.data()), {n, 1, set.rows, set.cols}, torch::kUInt8);
+  if (side > 0) {
+    if (side < set.rows || side < set.cols)
+      throw ConfigError("data.image_size = " + std::to_string(side) + " is smaller than the images (" +
+                        std::to_string(set.rows) + "x" + std::to_string(set.cols) +
+                        "), which are padded, never cropped; use 0 or at least " +
+                        std::to_string(std::max(set.rows, set.cols)));
+    const int64_t top = (side - set.rows) / 2, left = (side - set.cols) / 2;
+    pixels = torch::constant_pad_nd(pixels, {left, side - set.cols - left, top, side - set.rows - top}, 0);
+  }
   x = (pixels.to(torch::kFloat32) / 255.0 - 0.2860) / 0.3530;
   y = torch::from_blob(const_cast<uint8_t*>(set.labels.data()), {n}, torch::kUInt8).to(torch::kInt64);
 }
@@ -40,8 +50,8 @@ void windowsToTensors(const std::vector<int32_t>& tokens, int64_t context, int64
 TaskData fashion(const Config& c) {
   const std::string root = c.data.root.empty() ? data::FashionMnist::defaultRoot() : c.data.root;
   TaskData d;
-  imagesToTensors(data::FashionMnist::load(root, true), c.data.train_limit, d.train_x, d.train_y);
-  imagesToTensors(data::FashionMnist::load(root, false), c.data.eval_limit, d.eval_x, d.eval_y);
+  imagesToTensors(data::FashionMnist::load(root, true), c.data.train_limit, c.data.image_size, d.train_x, d.train_y);
+  imagesToTensors(data::FashionMnist::load(root, false), c.data.eval_limit, c.data.image_size, d.eval_x, d.eval_y);
   d.shape.kind = TaskKind::Classifier;
   d.shape.outputs = data::FashionMnist::kClasses;
   d.shape.input_channels = 1;

@@ -193,8 +193,9 @@ Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
            j["run"]["save_checkpoint"]};
   c.train = trainOf(j["train"]);
   const Json& d = j["data"];
-  c.data = {d["root"], d["genres"], d["eval_genres"], d["train_limit"], d["eval_limit"], d["context"],
-            d["synthetic_samples"], d["eval_fraction"]};
+  c.data = {d["root"],       d["genres"],  d["eval_genres"],       d["train_limit"],
+            d["eval_limit"], d["context"], d["synthetic_samples"], d["eval_fraction"],
+            d["image_size"]};
   const Json& m = j["model"];
   c.model = {m["width"], m["depth"], m["heads"], m["init_checkpoint"]};
   c.pipeline = pipelineOf(j["pipeline"]);

@@ -33,6 +33,7 @@ struct Config {
     std::string root, genres, eval_genres;
     int64_t train_limit = 0, eval_limit = 0, context = 64, synthetic_samples = 1024;
     double eval_fraction = 0.1;
+    int64_t image_size = 0;  // Fashion-MNIST images padded to this side (0: their own 28)
   } data;
   struct Model {
     int64_t width = 32, depth = 4, heads = 4;

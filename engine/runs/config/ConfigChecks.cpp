@@ -124,6 +124,9 @@ void crossCheck(const Config& c, const std::string& source) {
     if (g < 'a' || g > 'r')
       throw ConfigError(source + ": data.genres/data.eval_genres contain '" + std::string(1, g) +
                         "'; Brown genres are the letters a..r");
+  if (c.data.image_size != 0 && c.task != "fashion_mnist")
+    throw ConfigError(source + ": data.image_size = " + std::to_string(c.data.image_size) + " pads images, and task " +
+                      c.task + " has none; remove it or set 0");
   checkCompression(c, source);
 }
 

@@ -127,6 +127,8 @@ void addDataAndModelKeys(std::vector<KeySpec>& k) {
   k.push_back(real("data.eval_fraction", 0.1, 0.01, 0.5, "share of Brown documents held out for evaluation"));
   k.push_back(integer("data.context", 64, 4, 2048, "language-model context length in characters"));
   k.push_back(integer("data.synthetic_samples", 1024, 16, 1e7, "samples of the synthetic task"));
+  k.push_back(integer("data.image_size", 0, 0, 512,
+                      "Fashion-MNIST: side the 28x28 images are padded to, centred on black (0: 28, as stored)"));
 
   k.push_back(integer("model.width", 32, 4, 4096, "channels (CNN) or model dimension (LM)"));
   k.push_back(integer("model.depth", 4, 1, 64, "residual or transformer blocks"));

@@ -98,6 +98,9 @@ TEST(Config, CrossFieldRulesAreChecked) {
                  {"pipeline.stages = 5", "has 4 blocks", "at most 4 stages", "model.depth"});
   EXPECT_NO_THROW(Config::fromJson({{"task", "synthetic"}, {"model", {{"depth", 3}}}, {"pipeline", {{"stages", 4}}}}));
   expectRejected({{"data", {{"genres", "az"}}}}, {"'z'", "a..r"});
+  // Padding is for images: a language model has none to pad.
+  expectRejected({{"task", "brown_lm"}, {"data", {{"image_size", 32}}}}, {"data.image_size = 32", "brown_lm", "set 0"});
+  EXPECT_NO_THROW(Config::fromJson({{"task", "fashion_mnist"}, {"data", {{"image_size", 32}}}}));
   expectRejected({{"pipeline", {{"stages", 2}}}, {"compression", {{"boundaries", {{"3", {{"forward", {{"method", "none"}}}}}}}}}},
                  {"compression.boundaries.3", "boundaries are 0..0"});
   expectRejected({{"compression", {{"backward", {{"method", "topk"}, {"adapt", "gravac"}, {"feedback", "ef21"}}}}}},
