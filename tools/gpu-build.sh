@@ -5,15 +5,17 @@
 #   tools/gpu-build.sh prepare   on a Debian machine: unpacks the small dependencies (nlohmann-json, CLI11, SQLite,
 #                                zlib, GoogleTest, Gloo's headers), Fashion-MNIST and the Brown corpus into .devdeps/
 #                                (ignored)
-#   tools/gpu-build.sh check [kernels,codecs,train,accuracy]
+#   tools/gpu-build.sh check [kernels,codecs,train,accuracy,throughput]
 #                                on the GPU machine, with .devdeps/ copied beside the sources: configures against
 #                                python3's torch (torch.utils.cmake_prefix_path), builds, and runs the parts in the
 #                                order given: kernels (the CUDA kernel and NCCL tests, bench_cuda_kernels), codecs (the
 #                                DeviceCodecs and PayloadTails tests, bench_device_codecs), train (pipeline.device=cuda
 #                                training runs, threads and processes, beside the same run on the CPU) and accuracy (a
-#                                whole epoch with 4 and 2 stages and AQ-SGD, on the GPU and on the CPU); logs to $OUT
+#                                whole epoch with 4 and 2 stages and AQ-SGD, on the GPU and on the CPU), throughput
+#                                (bench_pipeline --device cuda on the small and the GPU-scale presets: the engine
+#                                against a plain loop on the GPU and against itself on the CPU); logs to $OUT
 #                                or . Configuring and building take about 2.5 minutes on 16 cores, the kernels and
-#                                codecs parts under a minute each, train 2 and accuracy 4: more than one 10-minute
+#                                codecs parts under a minute each, train 2, accuracy 4, throughput about 4: more than one 10-minute
 #                                call holds, so split the parts over two calls. Exits 1 when a step failed; the
 #                                log's last line names the parts it was in.
 #   tools/gpu-build.sh suite     there too: builds everything but the GUI and runs the whole test suite (ctest).
@@ -42,9 +44,9 @@ case "${1:-}" in
     IFS=, read -r -a parts <<<"${2:-kernels,codecs,train}"
     for part in "${parts[@]}"; do
       case $part in
-        kernels | codecs | train | accuracy) ;;
+        kernels | codecs | train | accuracy | throughput) ;;
         *)
-          echo "unknown part '$part': kernels, codecs, train or accuracy, comma-separated without spaces" >&2
+          echo "unknown part '$part': kernels, codecs, train, accuracy or throughput, comma-separated without spaces" >&2
           exit 2
           ;;
       esac
@@ -155,6 +157,16 @@ case "${1:-}" in
         step "fashion-mnist-aqsgd on $device, 2 epochs of 12000 samples" 150 $cli train --preset fashion-mnist-aqsgd \
           --set pipeline.device=$device --set train.epochs=2 --set data.train_limit=12000 \
           --json | tail -c 600 || part_failed=1
+      done
+    }
+    throughput() {  # samples per second: the engine against a plain loop on the GPU, and against itself on the CPU
+      build bench_pipeline || return
+      local bench=build-gpu/tests/bench/bench_pipeline
+      step "bench_pipeline fashion-mnist-4stage on cuda" 120 $bench --device cuda --steps 60 --rounds 1
+      # The GPU-scale presets: few CPU steps (a step of the transformer takes seconds on 16 cores).
+      for preset in fashion-mnist-gpu-resnet brown-lm-gpu-transformer; do
+        step "bench_pipeline $preset on cuda" 150 $bench --preset $preset --device cuda --stages 1,4 --steps 20 \
+          --cpu-steps 3 --rounds 1
       done
     }
     failed=()
