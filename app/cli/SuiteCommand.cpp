@@ -124,17 +124,18 @@ int list(const SuiteOptions& o) {
                      {"variants", s.variants.size()},
                      {"seeds", s.seeds.size()},
                      {"rules", s.rules.size()},
+                     {"gpu", !s.gpu.empty()},
                      {"path", file}});
       continue;
     }
     std::cout << s.name << "  (" << s.variants.size() << " variants x " << s.seeds.size() << " seed"
-              << (s.seeds.size() == 1 ? "" : "s") << ")\n  " << s.title << "\n  \"" << s.claim << "\"\n  " << s.citation
-              << "\n\n";
+              << (s.seeds.size() == 1 ? "" : "s") << (s.gpu.empty() ? "" : ", GPU scale") << ")\n  " << s.title
+              << "\n  \"" << s.claim << "\"\n  " << s.citation << "\n\n";
   }
   if (o.json)
     std::cout << out.dump() << "\n";
   else
-    std::cout << "Run one with: pipesqueeze-cli suite run NAME [--seeds N] [--quick]\n";
+    std::cout << "Run one with: pipesqueeze-cli suite run NAME [--seeds N] [--quick] [--gpu]\n";
   return 0;
 }
 
@@ -173,7 +174,7 @@ SuiteOutcome runMissing(SuiteRunner& runner, const Suite& suite, int seeds, cons
     ~Active() { activeRunner = nullptr; }
   } active(&runner);
   StopOnSignal interrupt(cancelActiveRunner);
-  return runner.run(suite, seeds, o.quick, printRunEvent, onSession);
+  return runner.run(suite, seeds, o.scale(), printRunEvent, onSession);
 }
 
 void printOutcome(const Suite& suite, int seeds, const SuiteOptions& o, const SuiteOutcome& outcome,
@@ -195,7 +196,7 @@ void printOutcome(const Suite& suite, int seeds, const SuiteOptions& o, const Su
             << (results.missing() ? ", " + std::to_string(results.missing()) + " still missing" : "") << "\n";
   printVerdicts(results);
   std::cout << "Report: pipesqueeze-cli suite report " << suite.name
-            << (o.seeds > 0 ? " --seeds " + std::to_string(seeds) : "") << (o.quick ? " --quick" : "") << " -o DIR\n";
+            << (o.seeds > 0 ? " --seeds " + std::to_string(seeds) : "") << o.scale().flags() << " -o DIR\n";
 }
 
 // The suite with only the variants asked for (all when none are), each checked against the suite's own.
@@ -220,11 +221,11 @@ int run(const SuiteOptions& o) {
   const Suite suite = Suite::load(resolveSuite(o.names.at(0)));
   const Suite toRun = onlyVariants(suite, o.variants);
   const int seeds = seedsOf(o, suite);
-  planSuite(toRun, seeds, o.quick);  // every configuration checked before the store is touched
+  planSuite(toRun, seeds, o.scale());  // every configuration checked before the store is touched
   auto store = openStore(o);
   SuiteRunner runner(store);
   const SuiteOutcome outcome = runMissing(runner, toRun, seeds, o);
-  printOutcome(suite, seeds, o, outcome, collectSuiteResults(*store, suite, seeds, o.quick));
+  printOutcome(suite, seeds, o, outcome, collectSuiteResults(*store, suite, seeds, o.scale()));
   if (outcome.cancelled) {
     std::cerr << "suite stopped; what finished is kept: run the same command again to continue\n";
     return 1;
@@ -236,7 +237,7 @@ int report(const SuiteOptions& o) {
   const Suite suite = Suite::load(resolveSuite(o.names.at(0)));
   const int seeds = seedsOf(o, suite);
   auto store = openStore(o);
-  const SuiteResults results = collectSuiteResults(*store, suite, seeds, o.quick);
+  const SuiteResults results = collectSuiteResults(*store, suite, seeds, o.scale());
   std::vector<bool> drawn;
   const std::string path = writeReportFiles(results, o.output, drawn);
   if (o.json) {
@@ -253,7 +254,7 @@ int report(const SuiteOptions& o) {
   printVerdicts(results);
   if (results.missing())
     std::cout << results.missing() << " planned runs are missing: pipesqueeze-cli suite run " << suite.name
-              << " --seeds " << seeds << (o.quick ? " --quick" : "") << "\n";
+              << " --seeds " << seeds << o.scale().flags() << "\n";
   return 0;
 }
 
@@ -269,6 +270,9 @@ void addSuiteCommand(CLI::App& app, SuiteOptions& o) {
     cmd->add_option("--seeds", o.seeds, "seeds per variant (default: as many as the suite lists)")
         ->check(CLI::Range(1, 100));
     cmd->add_flag("--quick", o.quick, "the suite's quick scale: a first look, and what CI runs");
+    cmd->add_flag(
+        "--gpu", o.gpu,
+        "the suite's GPU scale: its claim on models at the size GPUs are for (with --quick: for a few steps)");
     cmd->add_option("--store", o.store, "run store file (default: $XDG_DATA_HOME/pipesqueeze/runs.sqlite)");
     cmd->add_flag("--json", o.json, "print the outcome as one JSON object on the last line of stdout");
   };

@@ -1,4 +1,6 @@
 #pragma once
+#include "engine/suites/Suite.h"
+
 #include <CLI/App.hpp>
 
 #include <string>
@@ -11,7 +13,8 @@ struct SuiteOptions {
   std::vector<std::string> names;  // run / report: the suite; list: ignored
   int seeds = 0;                   // 0: as many as the suite lists
   std::vector<std::string> variants;  // run: only these variants (empty: all)
-  bool quick = false, json = false, anyVersion = false;
+  bool quick = false, gpu = false, json = false, anyVersion = false;
+  SuiteScale scale() const { return {quick, gpu}; }
 };
 
 // pipesqueeze-cli suite list | run NAME | report NAME -o DIR

@@ -94,6 +94,8 @@ ReproduceDialog::ReproduceDialog(std::shared_ptr<RunStore> store, QString report
   seeds_->setRange(1, 20);
   seeds_->setToolTip(tr("Runs per variant, each with its own seed; a verdict needs at least two"));
   quick_ = new QCheckBox(tr("Quick scale (a first look in minutes, not the paper's scale)"));
+  gpu_ = new QCheckBox(tr("GPU scale (the claim on GPU-sized models; they run on a GPU where there is one)"));
+  gpu_->setToolTip(tr("Only suites with GPU settings offer it"));
   progress_ = new QProgressBar;
   progress_->setRange(0, 1);
   progress_->setValue(0);
@@ -122,11 +124,13 @@ ReproduceDialog::ReproduceDialog(std::shared_ptr<RunStore> store, QString report
   connect(list_, &QListWidget::currentRowChanged, this, [this] { showSelected(); });
   connect(seeds_, &QSpinBox::valueChanged, this, [this] { showPlan(); });
   connect(quick_, &QCheckBox::toggled, this, [this] { showPlan(); });
+  connect(gpu_, &QCheckBox::toggled, this, [this] { showPlan(); });
 
   auto* options = new QFormLayout;
   options->setFieldGrowthPolicy(QFormLayout::FieldsStayAtSizeHint);
   options->addRow(tr("Seeds:"), seeds_);
   options->addRow(QString(), quick_);
+  options->addRow(QString(), gpu_);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(split, 1);
   layout->addLayout(options);
@@ -168,12 +172,15 @@ void ReproduceDialog::showPlan() {
   try {
     const Suite s = Suite::load(item->data(Qt::UserRole).toString().toStdString());
     const int seeds = seeds_->value(), runs = int(s.variants.size()) * seeds;
-    status_->setText(tr("%1: %2 variants × %3 seed(s) = %4 runs at %5 scale; runs already in the store are reused.")
-                         .arg(QString::fromStdString(s.name))
-                         .arg(s.variants.size())
-                         .arg(seeds)
-                         .arg(runs)
-                         .arg(quick_->isChecked() ? tr("quick") : tr("full")));
+    gpu_->setEnabled(!s.gpu.empty());
+    if (s.gpu.empty()) gpu_->setChecked(false);
+    status_->setText(
+        tr("%1: %2 variants × %3 seed(s) = %4 runs at %5 scale; runs already in the store are reused.")
+            .arg(QString::fromStdString(s.name))
+            .arg(s.variants.size())
+            .arg(seeds)
+            .arg(runs)
+            .arg((gpu_->isChecked() ? tr("GPU, ") : QString()) + (quick_->isChecked() ? tr("quick") : tr("full"))));
   } catch (const std::exception& e) {
     status_->setText(QString::fromStdString(e.what()));
   }
@@ -236,6 +243,11 @@ void ReproduceDialog::updateButtons() {
   list_->setEnabled(!busy);
   seeds_->setEnabled(!busy);
   quick_->setEnabled(!busy);
+  if (busy) gpu_->setEnabled(false);
+}
+
+SuiteScale ReproduceDialog::scale() const {
+  return {quick_->isChecked(), gpu_->isChecked()};
 }
 
 QString ReproduceDialog::start() {
@@ -247,7 +259,7 @@ QString ReproduceDialog::start() {
   Suite suite;
   try {
     suite = Suite::load(item->data(Qt::UserRole).toString().toStdString());
-    planSuite(suite, seeds_->value(), quick_->isChecked());  // every configuration checked before anything runs
+    planSuite(suite, seeds_->value(), scale());  // every configuration checked before anything runs
   } catch (const std::exception& e) {
     return QString::fromStdString(e.what());
   }
@@ -257,11 +269,11 @@ QString ReproduceDialog::start() {
   progress_->setValue(0);
   status_->setText(tr("Starting %1…").arg(QString::fromStdString(suite.name)));
   const int seeds = seeds_->value();
-  const bool quick = quick_->isChecked();
-  worker_ = std::thread([this, suite, seeds, quick] {
+  const SuiteScale scale = this->scale();
+  worker_ = std::thread([this, suite, seeds, scale] {
     QString status = QStringLiteral("finished");
     try {
-      const auto outcome = runner_->run(suite, seeds, quick, [this](const SuiteRunEvent& e) {
+      const auto outcome = runner_->run(suite, seeds, scale, [this](const SuiteRunEvent& e) {
         QMetaObject::invokeMethod(
             this, [this, e] { onEvent(e); }, Qt::QueuedConnection);
       });
@@ -341,9 +353,8 @@ QString ReproduceDialog::writeReport(QString* error) {
   try {
     if (!item) throw std::runtime_error("no suite selected");
     const Suite suite = Suite::load(item->data(Qt::UserRole).toString().toStdString());
-    const SuiteResults results = collectSuiteResults(*store_, suite, seeds_->value(), quick_->isChecked());
-    const QString dir =
-        QDir(reportRoot_).filePath(QString::fromStdString(suite.name) + (quick_->isChecked() ? "-quick" : ""));
+    const SuiteResults results = collectSuiteResults(*store_, suite, seeds_->value(), scale());
+    const QString dir = QDir(reportRoot_).filePath(QString::fromStdString(suite.name + scale().suffix()));
     const QString path = QString::fromStdString(report::writeReport(results, dir.toStdString()));
     showVerdicts(suite, results.verdicts());
     Q_EMIT reportWritten(path);

@@ -1,8 +1,8 @@
 #pragma once
-// Runs ▸ Reproduce…: the bundled claim suites (full titles and ids) with their claims; runs one (seeds, quick scale)
-// on a worker thread with a progress bar and a cancel button, then writes its report (report.html and report.md,
-// charts drawn by the chart adapter), shows its verdicts in the dialog's Verdicts tab and opens the report in a
-// browser when one can be started (saying so when none can). The suite's runs go into the app's store like any
+// Runs ▸ Reproduce…: the bundled claim suites (full titles and ids) with their claims; runs one (seeds, quick and GPU
+// scales) on a worker thread with a progress bar and a cancel button, then writes its report (report.html and
+// report.md, charts drawn by the chart adapter), shows its verdicts in the dialog's Verdicts tab and opens the report
+// in a browser when one can be started (saying so when none can). The suite's runs go into the app's store like any
 // others and show in the runs table.
 #include <QDialog>
 
@@ -26,6 +26,7 @@ class RunStore;
 class SuiteRunner;
 struct Suite;
 struct SuiteRunEvent;
+struct SuiteScale;
 struct Verdict;
 }  // namespace ps
 
@@ -41,6 +42,7 @@ class ReproduceDialog : public QDialog {
   QListWidget* suites() const { return list_; }
   QSpinBox* seeds() const { return seeds_; }
   QCheckBox* quick() const { return quick_; }
+  QCheckBox* gpu() const { return gpu_; }
   bool running() const { return worker_.joinable(); }
   // Starts the selected suite; an error text (bad suite, already running, another run training), empty when started.
   QString start();
@@ -74,6 +76,7 @@ class ReproduceDialog : public QDialog {
   void onEvent(const SuiteRunEvent& e);
   void onDone(const QString& status);
   void updateButtons();
+  SuiteScale scale() const;  // what the quick and GPU boxes ask for
   void showPlan();  // what Run would do with the suite, seeds and scale chosen
   void showVerdicts(const Suite& suite, const std::vector<Verdict>& verdicts);
   QString afterReport(const QString& path);  // opens it if asked; the words for the status line
@@ -87,6 +90,7 @@ class ReproduceDialog : public QDialog {
   QTableWidget* verdicts_;
   QSpinBox* seeds_;
   QCheckBox* quick_;
+  QCheckBox* gpu_;  // enabled for suites with a GPU scale
   QProgressBar* progress_;
   QLabel* status_;
   QPushButton *run_, *cancel_, *report_;

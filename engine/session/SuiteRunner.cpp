@@ -82,13 +82,13 @@ bool SuiteRunner::reuse(const PlannedRun& p, SuiteRunEvent& e) {
   return false;
 }
 
-SuiteOutcome SuiteRunner::run(const Suite& suite, int seeds, bool quick, const Listener& listener,
+SuiteOutcome SuiteRunner::run(const Suite& suite, int seeds, const SuiteScale& scale, const Listener& listener,
                               const std::function<void(Session&)>& onSession) {
-  const auto plan = planSuite(suite, seeds, quick);  // every configuration is checked before anything runs
+  const auto plan = planSuite(suite, seeds, scale);  // every configuration is checked before anything runs
   const Listener notify = [&](const SuiteRunEvent& e) {
     if (listener) listener(e);
   };
-  prepare(suite, quick, notify, onSession);
+  prepare(suite, scale.quick, notify, onSession);
   SuiteOutcome out;
   for (size_t i = 0; i < plan.size() && !cancelled(); ++i) {
     const PlannedRun& p = plan[i];

@@ -34,7 +34,7 @@ class SuiteRunner {
   explicit SuiteRunner(std::shared_ptr<RunStore> store) : store_(std::move(store)) {}
   using Listener = std::function<void(const SuiteRunEvent&)>;
   // `onSession` sees every session before it runs (to attach telemetry sinks).
-  SuiteOutcome run(const Suite& suite, int seeds, bool quick, const Listener& listener,
+  SuiteOutcome run(const Suite& suite, int seeds, const SuiteScale& scale, const Listener& listener,
                    const std::function<void(Session&)>& onSession = {});
   // From any thread or a signal handler: the current run stops at its next step and no other starts.
   void cancel() { cancelled_.store(true); }

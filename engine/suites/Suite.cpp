@@ -253,6 +253,8 @@ Suite Suite::fromJson(const json& j, const std::string& name, const std::string&
   checkSets(s.sets, f, "set");
   s.quick = f.strings("quick");
   checkSets(s.quick, f, "quick");
+  s.gpu = f.strings("gpu");
+  checkSets(s.gpu, f, "gpu");
   s.curve = f.text("curve", false, s.curve);
   if (s.curve.rfind("eval/", 0) != 0) f.fail("must name an evaluation metric such as eval/accuracy", "curve");
   if (const json* seeds = f.find("seeds")) s.seeds = readSeeds(*seeds, f);
@@ -269,6 +271,12 @@ Suite Suite::fromJson(const json& j, const std::string& name, const std::string&
     if (!prepare->is_array()) f.fail("must be a list", "prepare");
     for (size_t i = 0; i < prepare->size(); ++i)
       s.prepare.push_back(readPrepare((*prepare)[i], "prepare[" + std::to_string(i) + "]", source));
+    // A prepare step runs at the CPU scale: runs at --gpu's would start from a checkpoint of another model.
+    if (!s.prepare.empty() && !s.gpu.empty())
+      f.fail(
+          "cannot go with prepare steps: the runs they prepare are at the CPU scale, and --gpu's models would not "
+          "load their checkpoints; drop the gpu list or the prepare steps",
+          "gpu");
   }
   f.done();
   return s;

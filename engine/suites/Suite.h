@@ -53,6 +53,17 @@ struct SuitePrepare {
   const std::string& output(bool quick) const { return quick && !quick_creates.empty() ? quick_creates : creates; }
 };
 
+// The scale a suite runs at: as written (the paper's scale, sized for a CPU), --quick's first look, --gpu's models at
+// the size GPUs are for, or both (the GPU models for --quick's few steps).
+struct SuiteScale {
+  bool quick = false;
+  bool gpu = false;
+  std::string tags() const { return std::string(gpu ? ",gpu" : "") + (quick ? ",quick" : ""); }
+  std::string flags() const { return std::string(gpu ? " --gpu" : "") + (quick ? " --quick" : ""); }
+  // Where a report of this scale goes beside the full one's: NAME, NAME-quick, NAME-gpu, NAME-gpu-quick.
+  std::string suffix() const { return std::string(gpu ? "-gpu" : "") + (quick ? "-quick" : ""); }
+};
+
 // How big a suite may be: a file of a few megabytes could otherwise ask for millions of runs (and the checks and plans
 // over them would take minutes and gigabytes before the first run). Far beyond any claim's grid.
 inline constexpr size_t kMaxSuiteSeeds = 1000;
@@ -75,6 +86,9 @@ struct Suite {
   std::string base;                // preset name or path
   std::vector<std::string> sets;   // for every variant
   std::vector<std::string> quick;  // added by --quick: a small version for a first look and for CI
+  // Added by --gpu (before --quick's): the claim on models at the size GPUs are for (the GPU-scale presets' models and
+  // batches). Empty: the suite has no GPU scale, and --gpu is refused.
+  std::vector<std::string> gpu;
   std::vector<uint64_t> seeds = {1};
   std::vector<SuiteVariant> variants;
   std::vector<SuiteRule> rules;

@@ -34,11 +34,15 @@ std::string configIdentity(const json& config) {
   return j.dump();
 }
 
-std::string suiteTags(const Suite& suite, const std::string& variant, uint64_t seed, bool quick) {
-  return "suite:" + suite.name + ",variant:" + variant + ",seed:" + std::to_string(seed) + (quick ? ",quick" : "");
+std::string suiteTags(const Suite& suite, const std::string& variant, uint64_t seed, const SuiteScale& scale) {
+  return "suite:" + suite.name + ",variant:" + variant + ",seed:" + std::to_string(seed) + scale.tags();
 }
 
-std::vector<PlannedRun> planSuite(const Suite& suite, int seeds, bool quick) {
+std::vector<PlannedRun> planSuite(const Suite& suite, int seeds, const SuiteScale& scale) {
+  if (scale.gpu && suite.gpu.empty())
+    throw ConfigError("suite " + suite.name + (suite.path.empty() ? "" : " (" + suite.path + ")") +
+                      " has no GPU scale (no \"gpu\" list of settings); run it without --gpu, or add one naming the "
+                      "GPU-scale model and batch");
   if (seeds < 1 || size_t(seeds) > kMaxSuiteSeeds)
     throw ConfigError(suite.path + ": " + std::to_string(seeds) + " seeds asked for; a suite runs 1 to " +
                       std::to_string(kMaxSuiteSeeds) + " seeds");
@@ -54,16 +58,18 @@ std::vector<PlannedRun> planSuite(const Suite& suite, int seeds, bool quick) {
       json j = base;
       try {
         for (const auto& s : suite.sets) applyOverride(j, s);
-        if (quick)
+        if (scale.gpu)
+          for (const auto& s : suite.gpu) applyOverride(j, s);
+        if (scale.quick)
           for (const auto& s : suite.quick) applyOverride(j, s);
         for (const auto& s : v.sets) applyOverride(j, s);
       } catch (const ConfigError& e) {
         throw ConfigError(source + ": " + e.what());
       }
       j["train"]["seed"] = seed;
-      j["run"]["name"] =
-          suite.title + ": " + v.label + " (seed " + std::to_string(seed) + (quick ? ", quick" : "") + ")";
-      j["run"]["tags"] = suiteTags(suite, v.name, seed, quick);
+      j["run"]["name"] = suite.title + ": " + v.label + " (seed " + std::to_string(seed) + (scale.gpu ? ", gpu" : "") +
+                         (scale.quick ? ", quick" : "") + ")";
+      j["run"]["tags"] = suiteTags(suite, v.name, seed, scale);
       j["run"]["notes"] = "claim suite " + suite.name + " (" + suite.citation + ")";
       PlannedRun r;
       r.variant = v.name;

@@ -109,14 +109,19 @@ Facts factsOf(const SuiteResults& r) {
   const std::string length = train.at("epochs").get<int64_t>() > 0
                                  ? std::to_string(train.at("epochs").get<int64_t>()) + " epochs"
                                  : std::to_string(train.at("max_steps").get<int64_t>()) + " steps";
-  f.scale = r.quick ? "quick scale (--quick: " +
-                          [&] {
-                            std::string q;
-                            for (const auto& x : s.quick) q += (q.empty() ? "" : ", ") + x;
-                            return q;
-                          }() +
-                          "), " + length + " per run — a first look, not the scale of the claim (" + s.scale + ")"
-                    : s.scale + " (" + length + " per run)";
+  const auto listed = [](const std::vector<std::string>& sets) {
+    std::string q;
+    for (const auto& x : sets) q += (q.empty() ? "" : ", ") + x;
+    return q;
+  };
+  const std::string gpu = r.scale.gpu ? "GPU scale (--gpu: " + listed(s.gpu) + ")" : "";
+  if (r.scale.quick)
+    f.scale = (gpu.empty() ? "" : gpu + " at ") + "quick scale (--quick: " + listed(s.quick) + "), " + length +
+              " per run — a first look, not the scale of the claim (" + s.scale + ")";
+  else if (r.scale.gpu)
+    f.scale = gpu + ", " + length + " per run; the claim was written for " + s.scale;
+  else
+    f.scale = s.scale + " (" + length + " per run)";
   const std::time_t now = std::time(nullptr);
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
@@ -155,7 +160,7 @@ Facts factsOf(const SuiteResults& r) {
   if (const int missing = r.missing())
     f.missing = std::to_string(missing) + " of " + std::to_string(r.plan.size()) +
                 " planned runs are missing; `pipesqueeze-cli suite run " + s.name + " --seeds " +
-                std::to_string(r.seeds.size()) + (r.quick ? " --quick" : "") + "` completes them.";
+                std::to_string(r.seeds.size()) + r.scale.flags() + "` completes them.";
   return f;
 }
 

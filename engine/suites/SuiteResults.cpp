@@ -20,11 +20,11 @@ std::map<std::string, RunInfo> finishedRunsByIdentity(const RunStore& store, con
   return out;
 }
 
-SuiteResults collectSuiteResults(const RunStore& store, const Suite& suite, int seeds, bool quick) {
+SuiteResults collectSuiteResults(const RunStore& store, const Suite& suite, int seeds, const SuiteScale& scale) {
   SuiteResults r;
   r.suite = suite;
-  r.quick = quick;
-  r.plan = planSuite(suite, seeds, quick);  // refuses an oversized grid before anything is made of it
+  r.scale = scale;
+  r.plan = planSuite(suite, seeds, scale);  // refuses an oversized grid before anything is made of it
   r.seeds = suite.seedList(seeds);
   const auto finished = finishedRunsByIdentity(store);
   for (const auto& p : r.plan) {

@@ -18,7 +18,7 @@ std::map<std::string, RunInfo> finishedRunsByIdentity(const RunStore& store, con
 
 struct SuiteResults {
   Suite suite;
-  bool quick = false;
+  SuiteScale scale;
   std::vector<uint64_t> seeds;
   std::vector<PlannedRun> plan;
   std::map<std::string, std::map<uint64_t, RunFigures>> runs;  // variant -> seed -> figures (finished or diverged)
@@ -38,6 +38,6 @@ struct SuiteResults {
 
 // The latest result of every planned run, whatever code made it (the report lists the code versions and warns when
 // they differ).
-SuiteResults collectSuiteResults(const RunStore& store, const Suite& suite, int seeds, bool quick);
+SuiteResults collectSuiteResults(const RunStore& store, const Suite& suite, int seeds, const SuiteScale& scale);
 
 }  // namespace ps

@@ -44,6 +44,39 @@ TEST(SuiteCli, ListsTheBundledSuitesWithTheirClaims) {
   EXPECT_NE(r.out.find("gradients-milder"), std::string::npos);
 }
 
+// --gpu runs a suite's GPU settings (on the CPU here, the device being auto), as runs of their own beside the other
+// scales' and a report that says which scale it holds; a suite without GPU settings refuses it, naming the fix.
+TEST(SuiteCli, TheGpuScaleRunsAsRunsOfItsOwnAndASuiteWithoutOneSaysSo) {
+  const auto dir = suiteDir("gpu");
+  const std::string store = (dir / "runs.sqlite").string();
+  auto r =
+      runCli({"suite", "run", "smoke", "--gpu", "--quick", "--seeds", "1", "--variants", "dense", "--store", store});
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("--gpu --quick -o DIR"), std::string::npos) << "the report command keeps the scale:\n" << r.out;
+  RunStore s(store);
+  const auto runs = s.listRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_NE(runs[0].tags.find(",gpu,quick"), std::string::npos) << runs[0].tags;
+  // The same variant at the quick CPU scale is another run.
+  r = runCli({"suite", "run", "smoke", "--quick", "--seeds", "1", "--variants", "dense", "--store", store, "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(json::parse(r.lastLine())["ran"], 1);
+  const auto out = dir / "report";
+  r = runCli({"suite", "report", "smoke", "--gpu", "--quick", "--seeds", "1", "--store", store, "-o", out.string()});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(slurp(out / "report.md").find("GPU scale (--gpu: model.width=256"), std::string::npos);
+  r = runCli({"suite", "run", "brown-topk", "--gpu", "--store", store});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("suite brown-topk"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("has no GPU scale"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("without --gpu"), std::string::npos) << r.err;
+  r = runCli({"suite", "list", "--json"});
+  ASSERT_EQ(r.exitCode, 0);
+  for (const auto& suite : json::parse(r.lastLine()))
+    if (suite["name"] == "topk-k-sweep" || suite["name"] == "brown-topk")
+      EXPECT_EQ(suite["gpu"], suite["name"] == "topk-k-sweep") << suite["name"];
+}
+
 TEST(SuiteCli, RunResumesAndTheReportHasEveryChart) {
   const auto dir = suiteDir("resume");
   const std::string store = (dir / "runs.sqlite").string();

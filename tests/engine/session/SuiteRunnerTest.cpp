@@ -54,8 +54,8 @@ TEST(SuiteRunner, APrepareStepCreatesItsFileOnlyWhenItsRunFinished) {
   const auto creates = dir / "ckpt.pt";
   SuiteRunner runner(store);
   std::vector<SuiteRunEvent::Kind> kinds;
-  const auto out =
-      runner.run(suiteWithPrepare("ckpt.pt", 3), 1, false, [&](const SuiteRunEvent& e) { kinds.push_back(e.kind); });
+  const auto out = runner.run(suiteWithPrepare("ckpt.pt", 3), 1, SuiteScale{},
+                              [&](const SuiteRunEvent& e) { kinds.push_back(e.kind); });
   EXPECT_EQ(out.ran, 2);
   EXPECT_FALSE(out.cancelled);
   EXPECT_TRUE(fs::exists(creates));
@@ -64,10 +64,11 @@ TEST(SuiteRunner, APrepareStepCreatesItsFileOnlyWhenItsRunFinished) {
   EXPECT_EQ(kinds[0], SuiteRunEvent::Kind::Prepare);
   // Done stays done: the next run skips the prepare step and both variants.
   kinds.clear();
-  EXPECT_EQ(
-      runner.run(suiteWithPrepare("ckpt.pt", 3), 1, false, [&](const SuiteRunEvent& e) { kinds.push_back(e.kind); })
-          .skipped,
-      2);
+  EXPECT_EQ(runner
+                .run(suiteWithPrepare("ckpt.pt", 3), 1, SuiteScale{},
+                     [&](const SuiteRunEvent& e) { kinds.push_back(e.kind); })
+                .skipped,
+            2);
   EXPECT_EQ(kinds, std::vector<SuiteRunEvent::Kind>(2, SuiteRunEvent::Kind::Skip));
 }
 
@@ -78,7 +79,7 @@ TEST(SuiteRunner, ACancelledPrepareStepLeavesNoFileBehindAndRunsNothingElse) {
   const auto creates = dir / "ckpt.pt";
   SuiteRunner runner(store);
   SuiteOutcome out;
-  std::thread worker([&] { out = runner.run(suiteWithPrepare("ckpt.pt", 1000000), 1, false, {}); });
+  std::thread worker([&] { out = runner.run(suiteWithPrepare("ckpt.pt", 1000000), 1, SuiteScale{}, {}); });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   runner.cancel();
   worker.join();

@@ -45,14 +45,14 @@ TEST(SuiteReport, PrintsSpreadsWithTwoDigitsAndBytesInAReadableUnit) {
   const auto dir = tempDir("spread");
   RunStore store((dir / "runs.sqlite").string());
   const Suite suite = Suite::load(resolveSuite("smoke"));
-  const auto plan = planSuite(suite, 2, true);
+  const auto plan = planSuite(suite, 2, SuiteScale{true});
   // TopK 10% with EF ends 3 points above its line in seed 1 and 3 + sqrt(2) in seed 2: a spread of exactly 1 point.
   for (const PlannedRun& p : plan) {
     const double extra = p.variant == "topk10-ef" && p.seed == 2 ? std::sqrt(2.0) / 100 : 0;
     const double wire = p.variant == "dense" ? 12.76e9 + 0.02e9 * (p.seed - 1) : 0;  // 12.76 and 12.78 GB
     record(store, p, (p.variant == "dense" ? 0.95 : p.variant == "topk10-ef" ? 0.93 : 0.80) + extra, "finished", wire);
   }
-  const SuiteResults r = collectSuiteResults(store, suite, 2, true);
+  const SuiteResults r = collectSuiteResults(store, suite, 2, SuiteScale{true});
   writeSuiteReport(r, suiteCharts(r), {false, false, false}, "x", (dir / "out").string());
   const std::string md = slurp(dir / "out" / "report.md");
   EXPECT_NE(md.find("; margin +3.71 ± 1.0 points (2 seeds)"), std::string::npos) << md;
@@ -65,30 +65,30 @@ TEST(SuiteReport, CollectsTheStoresRunsByConfigurationAndWritesBothDocuments) {
   const auto dir = tempDir("report");
   RunStore store((dir / "runs.sqlite").string());
   const Suite suite = Suite::load(resolveSuite("smoke"));
-  const auto plan = planSuite(suite, 3, true);
+  const auto plan = planSuite(suite, 3, SuiteScale{true});
   ASSERT_EQ(plan.size(), 9u);  // 3 variants x 3 seeds
   std::map<std::string, double> accuracy = {{"dense", 0.95}, {"topk10-ef", 0.93}, {"topk1", 0.80}};
   for (size_t i = 0; i + 1 < plan.size(); ++i) record(store, plan[i], accuracy[plan[i].variant] + 0.001 * plan[i].seed);
   record(store, plan.back(), 0.5, "failed");   // not a result: the last planned run is still missing
   record(store, plan.back(), 0.5, "stopped");  // neither
-  const SuiteResults r = collectSuiteResults(store, suite, 3, true);
+  const SuiteResults r = collectSuiteResults(store, suite, 3, SuiteScale{true});
   EXPECT_EQ(r.missing(), 1);
   EXPECT_EQ(r.runs.at("dense").size(), 3u);
   EXPECT_EQ(r.runs.at("topk1").size(), 2u);
-  EXPECT_EQ(collectSuiteResults(store, suite, 3, false).missing(), 9) << "full-scale runs are other runs";
+  EXPECT_EQ(collectSuiteResults(store, suite, 3, SuiteScale{}).missing(), 9) << "full-scale runs are other runs";
   const auto verdicts = r.verdicts();
   ASSERT_EQ(verdicts.size(), 2u);
   EXPECT_EQ(verdicts[0].kind, VerdictKind::Holds) << verdicts[0].why;  // 0.93 >= 0.95 - 0.05 in every seed
   EXPECT_EQ(verdicts[1].kind, VerdictKind::Holds) << verdicts[1].why;  // 4 kB <= 0.5 x 40 kB
   EXPECT_EQ(verdicts[0].holmP, 0.0) << "no spread: p = 0, and so is its Holm adjustment";
   // With two of the three seeds the same margins are no verdict: a t-test decides from three.
-  EXPECT_EQ(collectSuiteResults(store, suite, 2, true).verdicts()[0].kind, VerdictKind::Inconclusive);
+  EXPECT_EQ(collectSuiteResults(store, suite, 2, SuiteScale{true}).verdicts()[0].kind, VerdictKind::Inconclusive);
 
   // A diverged run is a result, and its quality figures are the worst there are (not the last evaluation before
   // the loss blew up).
   RunStore other((dir / "diverged.sqlite").string());
   record(other, plan[2], 0.7, "diverged");
-  const SuiteResults d = collectSuiteResults(other, suite, 1, true);
+  const SuiteResults d = collectSuiteResults(other, suite, 1, SuiteScale{true});
   EXPECT_EQ(d.value("topk1", 1, "eval_accuracy"), 0.0);
   EXPECT_TRUE(std::isinf(*d.value("topk1", 1, "eval_loss")));
   EXPECT_EQ(d.value("topk1", 1, "bytes_wire"), 4e3);
@@ -132,7 +132,8 @@ TEST(SuiteReport, CollectsTheStoresRunsByConfigurationAndWritesBothDocuments) {
   record(mixed, plan[0], 0.9);
   const int64_t id = mixed.createRun("r", plan[1].config.dump(), "test-2", "");
   mixed.finishRun(id, "finished", "", R"({"eval_accuracy":0.9})");
-  writeSuiteReport(collectSuiteResults(mixed, suite, 1, true), charts, {false, false, false}, "x", (dir / "m").string());
+  writeSuiteReport(collectSuiteResults(mixed, suite, 1, SuiteScale{true}), charts, {false, false, false}, "x",
+                   (dir / "m").string());
   EXPECT_NE(slurp(dir / "m" / "report.md").find("more than one version of the code"), std::string::npos);
 }
 

@@ -40,8 +40,11 @@ TEST(Suite, EveryBundledSuiteLoadsAndPlansValidConfigurations) {
   for (const auto& f : files) {
     SCOPED_TRACE(f);
     const Suite s = Suite::load(f);
-    for (bool quick : {false, true}) {
-      const auto plan = planSuite(s, 2, quick);
+    // Every scale the suite offers: as written, --quick, and --gpu with and without --quick where it has GPU settings.
+    std::vector<SuiteScale> scales = {SuiteScale{}, SuiteScale{true}};
+    if (!s.gpu.empty()) scales.insert(scales.end(), {SuiteScale{false, true}, SuiteScale{true, true}});
+    for (const SuiteScale& scale : scales) {
+      const auto plan = planSuite(s, 2, scale);
       EXPECT_EQ(plan.size(), 2 * s.variants.size());
       for (const auto& p : plan) {
         EXPECT_EQ(p.config["train"]["seed"], p.seed);
@@ -130,12 +133,12 @@ TEST(Suite, AnOversizedGridIsRefusedWithItsSize) {
   j["rules"] = {{{"text", "x"}, {"paper", "y"}, {"metric", "eval_accuracy"}, {"lhs", "v1"}, {"rhs", "v0"}}};
   const Suite wide = Suite::fromJson(j, "wide", "suites/wide.json");
   try {
-    planSuite(wide, 1000, false);
+    planSuite(wide, 1000, SuiteScale{});
     FAIL() << "a million runs planned";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("1000000 runs"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(planSuite(Suite::fromJson(minimal(), "s", "x"), 1000000, false), ConfigError);
+  EXPECT_THROW(planSuite(Suite::fromJson(minimal(), "s", "x"), 1000000, SuiteScale{}), ConfigError);
 }
 
 // A shared suite file cannot make its prepare step create a file, or its runs save checkpoints, outside the folder it
@@ -149,7 +152,7 @@ TEST(Suite, NothingASuiteWritesLeavesItsFolder) {
   j = minimal();
   j["variants"][1]["set"] = {"run.checkpoint_dir=/tmp/elsewhere"};
   try {
-    planSuite(Suite::fromJson(j, "bad", "suites/bad.json"), 1, false);
+    planSuite(Suite::fromJson(j, "bad", "suites/bad.json"), 1, SuiteScale{});
     FAIL() << "a suite's set moved the checkpoint out";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("run.checkpoint_dir"), std::string::npos) << e.what();
@@ -161,7 +164,7 @@ TEST(Suite, AConfigurationErrorNamesTheSuiteAndTheVariant) {
   j["variants"][1]["set"] = {"compression.forward.k=7"};
   const Suite s = Suite::fromJson(j, "bad", "suites/bad.json");
   try {
-    planSuite(s, 1, false);
+    planSuite(s, 1, SuiteScale{});
     FAIL();
   } catch (const ConfigError& e) {
     const std::string m = e.what();
@@ -170,7 +173,7 @@ TEST(Suite, AConfigurationErrorNamesTheSuiteAndTheVariant) {
   }
   j = minimal();
   j["base"] = "no-such-preset";
-  EXPECT_THROW(planSuite(Suite::fromJson(j, "bad", "x"), 1, false), ConfigError);
+  EXPECT_THROW(planSuite(Suite::fromJson(j, "bad", "x"), 1, SuiteScale{}), ConfigError);
 }
 
 TEST(Suite, PlansSeedBySeedWithTheOverridesInOrder) {
@@ -180,7 +183,7 @@ TEST(Suite, PlansSeedBySeedWithTheOverridesInOrder) {
   j["variants"][1]["set"] = {"compression.forward.method=topk", "compression.forward.k=0.25"};
   j["seeds"] = {5, 9};
   const Suite s = Suite::fromJson(j, "ok", "suites/ok.json");
-  const auto plan = planSuite(s, 3, true);
+  const auto plan = planSuite(s, 3, SuiteScale{true});
   ASSERT_EQ(plan.size(), 6u);
   EXPECT_EQ(plan[0].variant, "dense");
   EXPECT_EQ(plan[1].variant, "topk");
@@ -194,12 +197,53 @@ TEST(Suite, PlansSeedBySeedWithTheOverridesInOrder) {
   json renamed = plan[0].config;
   renamed["run"]["name"] = "something else";
   EXPECT_EQ(configIdentity(renamed), plan[0].identity);
-  EXPECT_NE(plan[0].identity, planSuite(s, 1, false)[0].identity) << "quick runs are other runs";
+  EXPECT_NE(plan[0].identity, planSuite(s, 1, SuiteScale{})[0].identity) << "quick runs are other runs";
+}
+
+// --gpu adds the suite's GPU settings after its own and before --quick's, and its runs are other runs, tagged so.
+TEST(Suite, TheGpuScaleAddsItsSettingsBeforeQuicksAndIsRefusedWhereASuiteHasNone) {
+  json j = minimal();
+  j["set"] = {"train.max_steps=40", "train.batch_size=32"};
+  j["gpu"] = {"train.batch_size=64", "train.max_steps=400"};
+  j["quick"] = {"train.max_steps=7"};
+  const Suite s = Suite::fromJson(j, "ok", "suites/ok.json");
+  ASSERT_EQ(s.gpu.size(), 2u);
+  const auto gpu = planSuite(s, 1, SuiteScale{false, true});
+  EXPECT_EQ(gpu[0].config["train"]["batch_size"], 64);
+  EXPECT_EQ(gpu[0].config["train"]["max_steps"], 400);
+  EXPECT_EQ(gpu[0].config["run"]["tags"], "suite:ok,variant:dense,seed:1,gpu");
+  EXPECT_NE(gpu[0].config["run"]["name"].get<std::string>().find("gpu"), std::string::npos);
+  const auto both = planSuite(s, 1, SuiteScale{true, true});
+  EXPECT_EQ(both[0].config["train"]["batch_size"], 64);
+  EXPECT_EQ(both[0].config["train"]["max_steps"], 7) << "quick comes after the GPU settings";
+  EXPECT_EQ(both[0].config["run"]["tags"], "suite:ok,variant:dense,seed:1,gpu,quick");
+  EXPECT_NE(gpu[0].identity, planSuite(s, 1, SuiteScale{})[0].identity) << "GPU runs are other runs";
+  EXPECT_EQ(planSuite(s, 1, SuiteScale{true})[0].config["run"]["tags"], "suite:ok,variant:dense,seed:1,quick")
+      << "the tags of runs at the other scales are as they were";
+  // A suite without GPU settings says so instead of running its CPU scale under the GPU's name.
+  try {
+    planSuite(Suite::fromJson(minimal(), "plain", "suites/plain.json"), 1, SuiteScale{false, true});
+    FAIL() << "--gpu was accepted by a suite without GPU settings";
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("suite plain"), std::string::npos) << m;
+    EXPECT_NE(m.find("no GPU scale"), std::string::npos) << m;
+    EXPECT_NE(m.find("without --gpu"), std::string::npos) << m;
+  }
+  // The GPU settings are checked like the others (a misspelt key when planned, naming it), and cannot go with
+  // prepare steps (CPU-scale checkpoints).
+  j["gpu"] = {"model.widht=64"};
+  EXPECT_THROW(planSuite(Suite::fromJson(j, "bad", "suites/bad.json"), 1, SuiteScale{false, true}), ConfigError);
+  j["gpu"] = {"model.width"};
+  expectRejected(j, {"gpu", "not key=value"});
+  j["gpu"] = {"model.width=64"};
+  j["prepare"] = {{{"preset", "smoke"}, {"creates", "x.pt"}}};
+  expectRejected(j, {"gpu", "prepare steps"});
 }
 
 TEST(Suite, IdentityIgnoresKeysAtTheirDefaultSoOlderStoredRunsAreFound) {
   const Suite s = Suite::fromJson(minimal(), "ok", "suites/ok.json");
-  const json planned = planSuite(s, 1, false)[0].config;
+  const json planned = planSuite(s, 1, SuiteScale{})[0].config;
   // A run stored before an option existed has no such key; the planned configuration holds its default.
   json older = planned;
   ASSERT_TRUE(older["compression"]["forward"].contains("rank"));

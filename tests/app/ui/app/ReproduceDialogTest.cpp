@@ -1,6 +1,7 @@
-// Runs ▸ Reproduce… as a user drives it, offscreen: the suites are listed with their claims, the smoke suite runs
-// at quick scale with progress, its runs show in the runs table, the report is written with every chart, and a
-// second run of the same suite resumes (runs nothing). Cancelling stops the running suite.
+// Runs ▸ Reproduce… as a user drives it, offscreen: the suites are listed with their claims (the GPU scale offered
+// where a suite has one), the smoke suite runs at quick scale with progress, its runs show in the runs table, the
+// report is written with every chart, and a second run of the same suite resumes (runs nothing). Cancelling stops the
+// running suite.
 #include "app/ui/MainWindow.h"
 #include "app/ui/ReproduceDialog.h"
 #include "app/ui/runs/RunsModel.h"
@@ -93,6 +94,17 @@ class ReproduceDialogTest : public QObject {
     d.quick()->setChecked(true);
     QVERIFY2(d.statusText().contains(QStringLiteral("smoke: 3 variants × 1 seed(s) = 3 runs at quick scale")),
              qPrintable(d.statusText()));
+    // The GPU scale is offered by suites that have one, and says so in the plan; a suite without one unticks it.
+    QVERIFY(d.gpu()->isEnabled());
+    d.gpu()->setChecked(true);
+    QVERIFY2(d.statusText().contains(QStringLiteral("3 runs at GPU, quick scale")), qPrintable(d.statusText()));
+    const auto brown = d.suites()->findItems(QStringLiteral("brown-topk"), Qt::MatchEndsWith);
+    QCOMPARE(brown.size(), 1);
+    d.suites()->setCurrentItem(brown.first());
+    QVERIFY(!d.gpu()->isEnabled());
+    QVERIFY(!d.gpu()->isChecked());
+    d.suites()->setCurrentItem(smoke.first());
+    QVERIFY(d.gpu()->isEnabled());
     int asked = 0;
     d.setReportOpener([&](const QUrl& url) {
       ++asked;
