@@ -172,8 +172,9 @@ void ReproduceDialog::showPlan() {
   try {
     const Suite s = Suite::load(item->data(Qt::UserRole).toString().toStdString());
     const int seeds = seeds_->value(), runs = int(s.variants.size()) * seeds;
-    gpu_->setEnabled(!s.gpu.empty());
-    if (s.gpu.empty()) gpu_->setChecked(false);
+    gpuOffered_ = !s.gpu.empty();
+    if (!gpuOffered_) gpu_->setChecked(false);
+    updateButtons();
     status_->setText(
         tr("%1: %2 variants × %3 seed(s) = %4 runs at %5 scale; runs already in the store are reused.")
             .arg(QString::fromStdString(s.name))
@@ -243,7 +244,7 @@ void ReproduceDialog::updateButtons() {
   list_->setEnabled(!busy);
   seeds_->setEnabled(!busy);
   quick_->setEnabled(!busy);
-  if (busy) gpu_->setEnabled(false);
+  gpu_->setEnabled(!busy && valid && gpuOffered_);
 }
 
 SuiteScale ReproduceDialog::scale() const {

@@ -90,7 +90,8 @@ class ReproduceDialog : public QDialog {
   QTableWidget* verdicts_;
   QSpinBox* seeds_;
   QCheckBox* quick_;
-  QCheckBox* gpu_;  // enabled for suites with a GPU scale
+  QCheckBox* gpu_;           // enabled for suites with a GPU scale
+  bool gpuOffered_ = false;  // the selected suite has one
   QProgressBar* progress_;
   QLabel* status_;
   QPushButton *run_, *cancel_, *report_;

@@ -53,6 +53,7 @@ class ReproduceDialogTest : public QObject {
     QVERIFY(done.wait(120000));
     QCOMPARE(done.first().at(0).toString(), QString("finished"));
     QCOMPARE(runs.size(), 3);
+    QVERIFY(d->gpu()->isEnabled());  // offered again once the suite is done, as before it ran
     QCOMPARE(report.size(), 1);
     const QString html = report.first().at(0).toString();
     QVERIFY(QFile::exists(html));
