@@ -58,10 +58,14 @@ struct SuitePrepare {
 struct SuiteScale {
   bool quick = false;
   bool gpu = false;
-  std::string tags() const { return std::string(gpu ? ",gpu" : "") + (quick ? ",quick" : ""); }
-  std::string flags() const { return std::string(gpu ? " --gpu" : "") + (quick ? " --quick" : ""); }
+  // The scale as words, GPU first: spelled(",gpu", ",quick") is ",gpu,quick" for both, "" for neither.
+  std::string spelled(const char* asGpu, const char* asQuick) const {
+    return std::string(gpu ? asGpu : "") + (quick ? asQuick : "");
+  }
+  std::string tags() const { return spelled(",gpu", ",quick"); }
+  std::string flags() const { return spelled(" --gpu", " --quick"); }
   // Where a report of this scale goes beside the full one's: NAME, NAME-quick, NAME-gpu, NAME-gpu-quick.
-  std::string suffix() const { return std::string(gpu ? "-gpu" : "") + (quick ? "-quick" : ""); }
+  std::string suffix() const { return spelled("-gpu", "-quick"); }
 };
 
 // How big a suite may be: a file of a few megabytes could otherwise ask for millions of runs (and the checks and plans

@@ -67,8 +67,8 @@ std::vector<PlannedRun> planSuite(const Suite& suite, int seeds, const SuiteScal
         throw ConfigError(source + ": " + e.what());
       }
       j["train"]["seed"] = seed;
-      j["run"]["name"] = suite.title + ": " + v.label + " (seed " + std::to_string(seed) + (scale.gpu ? ", gpu" : "") +
-                         (scale.quick ? ", quick" : "") + ")";
+      j["run"]["name"] =
+          suite.title + ": " + v.label + " (seed " + std::to_string(seed) + scale.spelled(", gpu", ", quick") + ")";
       j["run"]["tags"] = suiteTags(suite, v.name, seed, scale);
       j["run"]["notes"] = "claim suite " + suite.name + " (" + suite.citation + ")";
       PlannedRun r;
