@@ -11,8 +11,15 @@ StageModule::StageModule(const BlockModel& model, size_t first, size_t last) : f
   }
 }
 
+void StageModule::attach(const std::shared_ptr<Bottleneck>& in, const std::shared_ptr<Bottleneck>& out) {
+  if (in) decoder_ = register_module(in->decoderName(), in->decoder);
+  if (out) encoder_ = register_module(out->encoderName(), out->encoder);
+}
+
 torch::Tensor StageModule::forward(torch::Tensor x) {
+  if (decoder_) x = decoder_->forward(x);
   for (auto& block : blocks_) x = block.forward<torch::Tensor>(x);
+  if (encoder_) x = encoder_->forward(x);
   return x;
 }
 

@@ -1,15 +1,20 @@
 #pragma once
 #include "engine/models/BlockModel.h"
+#include "engine/models/CodeBottleneck.h"
 
 #include <torch/nn/module.h>
 
 namespace ps {
 
 // Blocks [first, last) of a BlockModel, run in order. Submodules are named by their global block index
-// ("b3"), so checkpoints and parameter comparisons line up whatever the cut.
+// ("b3"), so checkpoints and parameter comparisons line up whatever the cut. A learned bottleneck on a boundary adds
+// its decoder before the first block of the stage after it and its encoder after the last block of the stage before
+// it, named by the boundary ("code1_dec", "code1_enc").
 class StageModule : public torch::nn::Module {
  public:
   StageModule(const BlockModel& model, size_t first, size_t last);
+  // The decoder of the bottleneck on the boundary into this stage, and the encoder of the one out of it.
+  void attach(const std::shared_ptr<Bottleneck>& in, const std::shared_ptr<Bottleneck>& out);
   torch::Tensor forward(torch::Tensor x);
   size_t first() const { return first_; }
   size_t last() const { return last_; }
@@ -17,6 +22,7 @@ class StageModule : public torch::nn::Module {
  private:
   size_t first_, last_;
   std::vector<torch::nn::AnyModule> blocks_;
+  CodeProjection decoder_{nullptr}, encoder_{nullptr};
 };
 
 }  // namespace ps

@@ -94,7 +94,8 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
   if (s.measureNorm) s.normSquared += x.square().sum().item<double>();
   const double encode = t0.seconds();
   const uint64_t bytes = m.payload.size();
-  s.raw += uint64_t(x.numel()) * sizeof(float);
+  const uint64_t raw = uint64_t(double(x.numel()) * rawScale_ + 0.5) * sizeof(float);
+  s.raw += raw;
   s.wire += bytes;
   s.elements += uint64_t(x.numel());
   s.messages += 1;
@@ -102,7 +103,7 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
   // Emulated network: the wire (this direction's own, or its sending stage's interface) serialises transfers.
   if (trace)
     trace->push_back({d == Direction::Forward ? TraceEvent::SendForward : TraceEvent::SendBackward, encode, 0, bytes,
-                      TraceEvent::Unknown, uint64_t(x.numel()) * sizeof(float)});
+                      TraceEvent::Unknown, raw});
   clock += encode;
   Egress& wire = model_.shared_egress && s.stageEgress ? *s.stageEgress : s.own;
   m.emulated_arrival = model_.queue(clock, bytes, wire.busy_until);

@@ -75,6 +75,10 @@ class Link {
   void shareEgress(Direction d, std::shared_ptr<Egress> egress) { side(d).stageEgress = std::move(egress); }
   const LinkModel& model() const { return model_; }
   int boundary() const { return boundary_; }
+  // How many values of the uncompressed link each value crossing stands for, in both directions: features / width
+  // where a learned bottleneck's code crosses instead of the activation (raw bytes count what the link would carry
+  // without it). Set once, before the first step.
+  void setRawScale(double scale) { rawScale_ = scale; }
   bool lossless() const;
 
   // Multi-process runs: a direction whose other end lives in another process exchanges its messages there.
@@ -123,6 +127,7 @@ class Link {
   int histogramBins_ = 0;
   int64_t histogramStep_ = 0;
   int samplesWanted_ = 0;
+  double rawScale_ = 1;
   std::array<Side, 2> sides_;
 };
 

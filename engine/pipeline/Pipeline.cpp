@@ -70,6 +70,7 @@ Pipeline::Pipeline(BlockModel model, PipelineOptions options)
     settings.context.seed = options_.seed;
     settings.aqsgd = options_.aqsgd;
     links_.push_back(std::make_unique<Link>(b, options_.link, settings));
+    if (auto code = bottleneck(b)) links_.back()->setRawScale(double(code->features) / double(code->width));
   }
   // Stage s sends forward on link s and backward on link s - 1: one interface for both where the model shares it.
   for (int s = 0; s < stages; ++s) {
@@ -86,8 +87,10 @@ Pipeline::Pipeline(BlockModel model, PipelineOptions options)
     const size_t first = options_.starts[size_t(s)];
     const size_t last = s + 1 < stages ? options_.starts[size_t(s) + 1] : model_.size();
     auto device = s < int(options_.devices.size()) ? options_.devices[size_t(s)] : torch::Device(torch::kCPU);
-    workers_.push_back(std::make_unique<StageWorker>(s, stages, std::make_shared<StageModule>(model_, first, last),
-                                                     device, options_.optimizer, options_.threads_per_stage));
+    auto module = std::make_shared<StageModule>(model_, first, last);
+    module->attach(bottleneck(s - 1), bottleneck(s));
+    workers_.push_back(std::make_unique<StageWorker>(s, stages, std::move(module), device, options_.optimizer,
+                                                     options_.threads_per_stage));
   }
   for (int s = 0; s < stages; ++s)
     if (local(s))
@@ -140,8 +143,10 @@ const std::vector<std::vector<int64_t>>& Pipeline::boundarySamples(const torch::
   torch::NoGradGuard noGrad;
   boundarySamples_.clear();
   torch::Tensor h = x.narrow(0, 0, 1);
+  const auto project = [&](CodeProjection p) { h = p->forward(h.to(p->weight().device())); };
   for (int s = 0; s + 1 < stages(); ++s) {
     const size_t first = options_.starts[size_t(s)], last = options_.starts[size_t(s) + 1];
+    if (auto in = bottleneck(s - 1)) project(in->decoder);
     for (size_t b = first; b < last; ++b) {
       auto module = model_.blocks[b].ptr();
       const bool training = module->is_training();
@@ -151,6 +156,7 @@ const std::vector<std::vector<int64_t>>& Pipeline::boundarySamples(const torch::
       h = model_.blocks[b].forward(h);
       module->train(training);
     }
+    if (auto out = bottleneck(s)) project(out->encoder);
     auto shape = h.sizes().vec();
     shape.erase(shape.begin());
     boundarySamples_.push_back(std::move(shape));

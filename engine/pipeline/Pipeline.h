@@ -37,6 +37,9 @@ struct PipelineOptions {
   CompressionOptions gradients;      // the replicas' weight-gradient exchange (replicas > 1)
   bool nccl = false;                 // dense all-reduce of CUDA gradients through NCCL instead of the streams
   bool nccl_links = false;           // payloads between CUDA stages of different processes through NCCL
+  // Per boundary: the learned bottleneck whose layers end the stage before it and begin the stage after it (null where
+  // there is none); engine/models/CodeBottleneck.h.
+  std::vector<std::shared_ptr<Bottleneck>> bottlenecks;
   // Payloads between stages of different processes (not on NCCL) through Gloo's point-to-point messages instead of
   // a TCP stream per link direction (parallel.transport).
   bool gloo_links = false;
@@ -111,6 +114,10 @@ class Pipeline {
   const std::vector<std::vector<int64_t>>& boundarySamples(const torch::Tensor& x);
 
   bool local(int stage) const { return workers_[size_t(stage)] != nullptr; }
+  std::shared_ptr<Bottleneck> bottleneck(int boundary) const {
+    return boundary >= 0 && size_t(boundary) < options_.bottlenecks.size() ? options_.bottlenecks[size_t(boundary)]
+                                                                           : nullptr;
+  }
   std::shared_ptr<StepWork> makeWork(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins,
                                      const torch::Tensor& samples, int64_t epoch);
   StepResult distributedStep(const torch::Tensor& x, const torch::Tensor& y, int64_t step, int histogramBins,

@@ -70,6 +70,28 @@ void loadCheckpoint(const std::string& path, BlockModel& model) {
   }
 }
 
+void loadCheckpoint(const std::string& path, const std::vector<std::shared_ptr<Bottleneck>>& bottlenecks) {
+  bool any = false;
+  for (const auto& b : bottlenecks) any = any || (b && b->init != "random");
+  if (!any) return;  // nothing trained to restore: a fixed random projection is drawn again from the seed
+  auto archive = openArchive(path);
+  torch::NoGradGuard noGrad;
+  for (const auto& b : bottlenecks) {
+    if (!b || b->init == "random") continue;
+    for (const auto& [half, module] :
+         {std::pair{b->encoderName(), b->encoder}, std::pair{b->decoderName(), b->decoder}}) {
+      const std::string name = half + ".weight";
+      torch::Tensor stored;
+      if (!archive.try_read(key(name), stored)) continue;
+      if (stored.sizes() != module->weight().sizes())
+        throw checkpointError(path, "parameter " + name + " has shape " + c10::str(stored.sizes()) +
+                                        " but the bottleneck expects " + c10::str(module->weight().sizes()) +
+                                        " (check compression.forward.code_width and the cuts)");
+      module->weight().copy_(stored);
+    }
+  }
+}
+
 std::string checkpointPath(const Config::Run& run, const std::string& storePath, int64_t runId) {
   namespace fs = std::filesystem;
   const fs::path dir = !run.checkpoint_dir.empty() ? fs::path(run.checkpoint_dir)

@@ -1,6 +1,7 @@
 #include "engine/session/RunBuilder.h"
 
 #include "engine/compress/Compensation.h"
+#include "engine/compress/spec/Catalogue.h"
 #include "engine/models/StageCutter.h"
 #include "engine/session/Checkpoint.h"
 
@@ -34,6 +35,7 @@ class Builder {
   };
   std::vector<RankPlace> rankPlaces(const PipelineOptions& o) const;
   json checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& starts);
+  std::vector<std::shared_ptr<Bottleneck>> makeBottlenecks(BlockModel& model, const std::vector<size_t>& starts);
 
   const Config& config_;
   RankCoordinator& ranks_;
@@ -90,6 +92,8 @@ BuiltRun Builder::build() {
   o.seed = config_.train.seed;
   o.aqsgd = {config_.compression.aqsgd_warmup_epochs, data_.trainSize()};
   o.threads_per_stage = run.threadsPerStage;
+  o.bottlenecks = makeBottlenecks(model, o.starts);
+  if (!init.empty()) loadCheckpoint(init, o.bottlenecks);
   placeStages(o);
   run.aqsgdNote = checkAqsgdMemory(model, o.starts);
   run.pipeline = std::make_unique<Pipeline>(std::move(model), std::move(o));
@@ -173,6 +177,42 @@ std::vector<Builder::RankPlace> Builder::rankPlaces(const PipelineOptions& o) co
       throw ClusterError("rank " + std::to_string(out.size()) + " sent a malformed report of where it runs");
     out.push_back({std::string(bytes.begin() + 1, bytes.end()), bytes[0] == '1'});
   }
+  return out;
+}
+
+// The learned bottlenecks the boundaries' forward options ask for, sized by the activations that reach them: the
+// first batch of the training set in the data's order passes through the model (every block in evaluation mode, so no
+// running statistics move), and a bottleneck that starts from principal components takes them from what reaches it.
+// Every rank and replica builds the same ones from the same data.
+std::vector<std::shared_ptr<Bottleneck>> Builder::makeBottlenecks(BlockModel& model,
+                                                                  const std::vector<size_t>& starts) {
+  const auto& forward = config_.compression.boundary_forward;
+  const auto layered = [&](size_t s) {
+    const MethodSpec* codec = catalogue::codec(forward[s].method);
+    return codec && codec->layers;
+  };
+  bool any = false;
+  for (size_t s = 0; s + 1 < starts.size(); ++s) any = any || layered(s);
+  if (!any) return {};
+  torch::NoGradGuard noGrad;
+  std::vector<bool> training;
+  for (auto& block : model.blocks) {
+    training.push_back(block.ptr()->is_training());
+    block.ptr()->eval();
+  }
+  const int64_t rows = std::min<int64_t>({data_.trainSize(), std::max<int64_t>(1, config_.train.batch_size), 1024});
+  torch::Tensor h = data_.train_x.slice(0, 0, rows);
+  std::vector<std::shared_ptr<Bottleneck>> out(starts.size() - 1);
+  for (size_t s = 0; s + 1 < starts.size(); ++s) {
+    for (size_t b = starts[s]; b < starts[s + 1]; ++b) h = model.blocks[b].forward<torch::Tensor>(h);
+    if (!layered(s)) continue;
+    auto sample = h.sizes().vec();
+    sample.erase(sample.begin());
+    out[s] = makeBottleneck(forward[s], int(s), sample, config_.train.seed);
+    if (out[s]->init == "pca") initFromPrincipalComponents(*out[s], h);
+    h = out[s]->decoder->forward(out[s]->encoder->forward(h));
+  }
+  for (size_t b = 0; b < model.size(); ++b) model.blocks[b].ptr()->train(training[b]);
   return out;
 }
 

@@ -26,6 +26,30 @@ bool changeableMidRun(const std::string& key) {
   return key.rfind("compression.", 0) == 0 || key.rfind("link.", 0) == 0 || key == "train.lr";
 }
 
+namespace {
+
+// Why `after` cannot replace `before` during a run because of a learned bottleneck ("" when it can): its layers are
+// built with the run, so a boundary may not gain one, lose one or change its code's width or start mid-run; the bits
+// its code travels in may change like any codec's.
+std::string bottleneckChange(const Config::Compression& before, const Config::Compression& after) {
+  for (size_t b = 0; b < before.boundary_forward.size() && b < after.boundary_forward.size(); ++b) {
+    const CompressionOptions &was = before.boundary_forward[b], &is = after.boundary_forward[b];
+    const MethodSpec *old = catalogue::codec(was.method), *now = catalogue::codec(is.method);
+    const bool had = old && old->layers, has = now && now->layers;
+    if (!had && !has) continue;
+    const std::string at = "boundary " + std::to_string(b);
+    if (had != has)
+      return std::string("a learned bottleneck's layers are built when a run starts, and this would ") +
+             (has ? "add one at " : "remove the one at ") + at;
+    for (const char* option : {"code_width", "code_init"})
+      if (was.value(option) != is.value(option))
+        return std::string("the learned bottleneck at ") + at + " is built with its " + option + " when the run starts";
+  }
+  return "";
+}
+
+}  // namespace
+
 Session::Session(Config config, std::shared_ptr<RunStore> store) : config_(std::move(config)), store_(std::move(store)) {}
 
 Session::~Session() { bus_.drain(); }
@@ -49,7 +73,10 @@ void Session::post(Command command) {
     json probe = config_.json;
     for (const Command& queued : queuedSets_) setConfigValue(probe, queued.key, queued.value);
     setConfigValue(probe, command.key, command.value);
-    Config::fromJson(probe, "setting");
+    const Config next = Config::fromJson(probe, "setting");
+    if (const std::string why = bottleneckChange(config_.compression, next.compression); !why.empty())
+      throw ConfigError(command.key + " cannot change during a run: " + why + "; start a new run with " + command.key +
+                        "=" + (command.value.is_string() ? command.value.get<std::string>() : command.value.dump()));
     queuedSets_.push_back(command);
     commands_.push(std::move(command));
     return;

@@ -39,7 +39,7 @@ std::vector<OptionSpec> makeShared() {
       choiceOption("range", "maxabs", {"maxabs", "minmax"}, "Range", "symmetric max-abs or asymmetric min-max"),
       intOption("levels", 16, 1, 127, "Levels", "QSGD levels s"),
       intOption("value_bits", 32, 1, 32, "Value bits",
-                "bits of a sparsifier's values (32: float32, 16: fp16, 1..8: quantized again)"),
+                "bits of a sparsifier's values or a bottleneck's code (32: float32, 16: fp16, 1..8: quantized again)"),
       boolOption("trim", false, "Trim", "GaussianK: trim the survivors to exactly k"),
       boolOption("scaled", false, "Scaled", "RandK: scale the kept values by n/k (unbiased)"),
       realOption("sample", 0.01, 1e-4, 1, "Sample", "sampled threshold: fraction of the elements sampled"),
@@ -50,7 +50,8 @@ std::vector<OptionSpec> makeShared() {
         return a;
       }(),
       realOption("p", 0.1, 0, 1, "Dense probability p", "Rand-DIANA: probability of sending uncompressed"),
-      realOption("theta_min", 0.1, 1e-6, 1, "Mildest factor", "adaptive K: the mildest factor (Accordion's mild factor)"),
+      realOption("theta_min", 0.1, 1e-6, 1, "Mildest factor",
+                 "adaptive K: the mildest factor (Accordion's mild factor)"),
       realOption("theta_max", 1e-4, 1e-6, 1, "Strongest factor", "GraVAC: the most aggressive factor"),
       choiceOption("adapt_policy", "geometric", {"geometric", "exponential"}, "Candidates",
                    "GraVAC candidates: x0.5 each (geometric) or a step that squares each time (exponential)"),

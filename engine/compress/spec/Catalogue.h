@@ -52,6 +52,9 @@ struct MethodSpec {
   // Sparsifiers: the options that act only when value_bits quantizes the kept values again (at most 8 bits).
   std::vector<std::string> requantizing;
   bool forwardOnly = false;          // compensations: activations only (AQ-SGD keeps per-sample buffers)
+  // Codecs whose encoder and decoder are layers of the stages on either side of a boundary (the bottleneck): set on
+  // a boundary's forward direction only; its backward direction then carries the gradient of the code.
+  bool layers = false;
   // Compensations: why it cannot be switched on during a run ("" when it can), as a refusal gives it.
   std::string onlyAtStart;
   // Codecs: the id their payloads' header carries (engine/compress/Payload.h). Codecs share one only when they

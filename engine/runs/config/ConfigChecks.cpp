@@ -89,6 +89,12 @@ void checkDirection(const CompressionOptions& o, const std::string& where, bool 
   if (o.value_bits > 8 && o.value_bits != 16 && o.value_bits != 32)
     throw ConfigError(source + ": " + where + ".value_bits = " + std::to_string(o.value_bits) +
                       " is not allowed: use 1..8, 16 (fp16) or 32 (float32)");
+  const MethodSpec* codec = catalogue::codec(o.method);
+  if (codec && codec->layers && !forward)
+    throw ConfigError(source + ": " + where + ".method = " + o.method + " is a pair of layers around a pipeline " +
+                      "boundary and is set on its forward direction (compression.forward or " +
+                      "compression.boundaries.N.forward); what goes back is then the gradient of the code, which " +
+                      "none or another codec compresses. Use another codec here");
   const MethodSpec* compensation = catalogue::compensation(o.feedback);
   if (compensation && compensation->forwardOnly && !forward)
     throw ConfigError(source + ": " + where + ".feedback = " + o.feedback + " applies to forward activations only; " +

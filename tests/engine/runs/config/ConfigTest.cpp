@@ -105,6 +105,19 @@ TEST(Config, CrossFieldRulesAreChecked) {
                  {"compression.boundaries.3", "boundaries are 0..0"});
   expectRejected({{"compression", {{"backward", {{"method", "topk"}, {"adapt", "gravac"}, {"feedback", "ef21"}}}}}},
                  {"compression.backward.feedback = ef21", "GraVAC", "use feedback ef"});
+  // A learned bottleneck is a pair of layers around a boundary: set on its forward direction, never on what goes back
+  // (the gradient of its code) nor between replicas.
+  EXPECT_NO_THROW(Config::fromJson(
+      {{"pipeline", {{"stages", 2}}},
+       {"compression",
+        {{"forward", {{"method", "bottleneck"}, {"code_width", 4}}}, {"backward", {{"method", "quantize"}}}}}}));
+  expectRejected({{"compression", {{"backward", {{"method", "bottleneck"}}}}}},
+                 {"compression.backward.method = bottleneck", "forward direction", "gradient of the code"});
+  expectRejected({{"compression", {{"gradients", {{"method", "bottleneck"}}}}}},
+                 {"compression.gradients.method = bottleneck", "Use another codec"});
+  expectRejected({{"pipeline", {{"stages", 3}}},
+                  {"compression", {{"boundaries", {{"1", {{"backward", {{"method", "bottleneck"}}}}}}}}}},
+                 {"compression.boundaries.1.backward.method = bottleneck"});
 }
 
 // A preset (shared, untrusted) names checkpoint paths below the folder the run starts in only; the command line may

@@ -1,0 +1,66 @@
+#include "engine/models/CodeBottleneck.h"
+
+#include "engine/errors/ConfigError.h"
+
+#include <torch/torch.h>
+
+namespace ps {
+
+CodeProjectionImpl::CodeProjectionImpl(torch::Tensor weight, int64_t dim, bool trained) : dim_(dim) {
+  weight_ = trained ? register_parameter("weight", std::move(weight)) : register_buffer("weight", std::move(weight));
+}
+
+// Every form keeps the layout of its input and its gradient (an image's channels through a 1x1 convolution rather than
+// a permuted product), so the blocks around it compute exactly as they would without it.
+torch::Tensor CodeProjectionImpl::forward(torch::Tensor x) {
+  if (dim_ == x.dim() - 1) return torch::matmul(x, weight_.t());
+  if (x.dim() == 4 && dim_ == 1) return torch::conv2d(x, weight_.unsqueeze(-1).unsqueeze(-1));
+  return torch::matmul(x.movedim(dim_, -1), weight_.t()).movedim(-1, dim_).contiguous();
+}
+
+int64_t featureDimension(const std::vector<int64_t>& sample) {
+  return sample.size() == 3 ? 0 : int64_t(sample.size()) - 1;
+}
+
+std::shared_ptr<Bottleneck> makeBottleneck(const CompressionOptions& options, int boundary,
+                                           const std::vector<int64_t>& sample, uint64_t seed) {
+  const std::string where = "compression.forward (boundary " + std::to_string(boundary) + ")";
+  if (sample.empty())
+    throw ConfigError(where +
+                      ".method = bottleneck needs an activation with a feature dimension at the boundary, "
+                      "and the model sends a scalar per sample there; cut the model elsewhere");
+  auto b = std::make_shared<Bottleneck>();
+  b->boundary = boundary;
+  const int64_t dim = featureDimension(sample);
+  b->features = sample[size_t(dim)];
+  b->width = options.value("code_width").get<int64_t>();
+  b->init = options.value("code_init").get<std::string>();
+  if (b->width >= b->features)
+    throw ConfigError(where + ".code_width = " + std::to_string(b->width) + " is no narrower than the " +
+                      std::to_string(b->features) + " " + (sample.size() == 3 ? "channels" : "hidden units") +
+                      " the boundary's activations have, so it would compress nothing; use 1.." +
+                      std::to_string(b->features - 1));
+  // Orthonormal columns: the QR factor of a Gaussian matrix, drawn from the run seed and the boundary alone.
+  auto generator = at::detail::createCPUGenerator(seed * 0x9E3779B97F4A7C15ULL + uint64_t(boundary) + 1);
+  torch::NoGradGuard noGrad;
+  auto gaussian = at::randn({b->features, b->width}, generator, torch::kFloat64);
+  torch::Tensor q = std::get<0>(torch::linalg_qr(gaussian)).to(torch::kFloat32).contiguous();  // LAPACK's is by column
+  const bool trained = b->init != "random";
+  b->encoder = CodeProjection(q.t().contiguous(), dim + 1, trained);
+  b->decoder = CodeProjection(q.clone(), dim + 1, trained);
+  return b;
+}
+
+void initFromPrincipalComponents(Bottleneck& b, const torch::Tensor& activations) {
+  torch::NoGradGuard noGrad;
+  const int64_t dim = b.encoder->dim();
+  auto rows = activations.detach().to(torch::kCPU, torch::kFloat64).movedim(dim, -1).reshape({-1, b.features});
+  // The eigenvectors of the second moment, largest last: without a bias, the uncentred moment is what a linear code
+  // keeps best.
+  auto [values, vectors] = torch::linalg_eigh(torch::matmul(rows.t(), rows));
+  auto top = vectors.narrow(1, b.features - b.width, b.width).flip({1}).to(torch::kFloat32);
+  b.encoder->weight().copy_(top.t());
+  b.decoder->weight().copy_(top);
+}
+
+}  // namespace ps
