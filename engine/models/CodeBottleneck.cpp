@@ -22,6 +22,15 @@ int64_t featureDimension(const std::vector<int64_t>& sample) {
   return sample.size() == 3 ? 0 : int64_t(sample.size()) - 1;
 }
 
+torch::Tensor orthonormalColumns(int64_t features, int64_t width, uint64_t seed, int boundary) {
+  // The QR factor of a Gaussian matrix, drawn from the run seed, the boundary and the width alone.
+  auto generator =
+      at::detail::createCPUGenerator(seed * 0x9E3779B97F4A7C15ULL + uint64_t(boundary) + 1 + (uint64_t(width) << 32));
+  torch::NoGradGuard noGrad;
+  auto gaussian = at::randn({features, width}, generator, torch::kFloat64);
+  return std::get<0>(torch::linalg_qr(gaussian)).to(torch::kFloat32).contiguous();  // LAPACK's is by column
+}
+
 std::shared_ptr<Bottleneck> makeBottleneck(const CompressionOptions& options, int boundary,
                                            const std::vector<int64_t>& sample, uint64_t seed) {
   const std::string where = "compression.forward (boundary " + std::to_string(boundary) + ")";
@@ -40,11 +49,7 @@ std::shared_ptr<Bottleneck> makeBottleneck(const CompressionOptions& options, in
                       std::to_string(b->features) + " " + (sample.size() == 3 ? "channels" : "hidden units") +
                       " the boundary's activations have, so it would compress nothing; use 1.." +
                       std::to_string(b->features - 1));
-  // Orthonormal columns: the QR factor of a Gaussian matrix, drawn from the run seed and the boundary alone.
-  auto generator = at::detail::createCPUGenerator(seed * 0x9E3779B97F4A7C15ULL + uint64_t(boundary) + 1);
-  torch::NoGradGuard noGrad;
-  auto gaussian = at::randn({b->features, b->width}, generator, torch::kFloat64);
-  torch::Tensor q = std::get<0>(torch::linalg_qr(gaussian)).to(torch::kFloat32).contiguous();  // LAPACK's is by column
+  torch::Tensor q = orthonormalColumns(b->features, b->width, seed, boundary);
   const bool trained = b->init != "random";
   b->encoder = CodeProjection(q.t().contiguous(), dim + 1, trained);
   b->decoder = CodeProjection(q.clone(), dim + 1, trained);

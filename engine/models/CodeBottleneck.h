@@ -51,6 +51,9 @@ int64_t featureDimension(const std::vector<int64_t>& sample);
 // narrower than the features it codes, naming the widest code that works.
 std::shared_ptr<Bottleneck> makeBottleneck(const CompressionOptions& options, int boundary,
                                            const std::vector<int64_t>& sample, uint64_t seed);
+// A features x width matrix with orthonormal columns drawn from the run seed, the boundary and the width: the random
+// start of a bottleneck's encoder (its transpose) and decoder.
+torch::Tensor orthonormalColumns(int64_t features, int64_t width, uint64_t seed, int boundary);
 // Sets a bottleneck's projections to the top principal directions of `activations` (a batch as the boundary sees it
 // before the encoder): the encoder takes the `width` directions that keep the most of the activations' second
 // moment, the decoder puts them back (its transpose), the best rank-`width` linear code of that batch.

@@ -19,7 +19,10 @@ void StageModule::attach(const std::shared_ptr<Bottleneck>& in, const std::share
 torch::Tensor StageModule::forward(torch::Tensor x) {
   if (decoder_) x = decoder_->forward(x);
   for (auto& block : blocks_) x = block.forward<torch::Tensor>(x);
-  if (encoder_) x = encoder_->forward(x);
+  if (encoder_) {
+    beforeCode_ = x;
+    x = encoder_->forward(x);
+  }
   return x;
 }
 

@@ -16,6 +16,9 @@ class StageModule : public torch::nn::Module {
   // The decoder of the bottleneck on the boundary into this stage, and the encoder of the one out of it.
   void attach(const std::shared_ptr<Bottleneck>& in, const std::shared_ptr<Bottleneck>& out);
   torch::Tensor forward(torch::Tensor x);
+  // With an encoder: what the last forward pass fed it (the activation its code stands for), until the next pass.
+  const torch::Tensor& beforeCode() const { return beforeCode_; }
+  void forgetBeforeCode() { beforeCode_ = torch::Tensor(); }
   size_t first() const { return first_; }
   size_t last() const { return last_; }
 
@@ -23,6 +26,7 @@ class StageModule : public torch::nn::Module {
   size_t first_, last_;
   std::vector<torch::nn::AnyModule> blocks_;
   CodeProjection decoder_{nullptr}, encoder_{nullptr};
+  torch::Tensor beforeCode_;
 };
 
 }  // namespace ps

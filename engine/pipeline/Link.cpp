@@ -197,7 +197,12 @@ LinkTraffic Link::takeTraffic(Direction d) {
   t.encode_s = s.encode_s;
   t.decode_s = s.decode_s;
   t.modelled_s = s.modelled_s;
-  t.setErrorSums(s.report.err_num, s.report.err_den, s.report.comp_num, s.report.comp_den);
+  if (s.reconstructionRef > 0) {
+    t.setErrorSums(s.reconstructionErr, s.reconstructionRef, s.report.err_num, s.report.err_den);
+    s.reconstructionErr = s.reconstructionRef = 0;
+  } else {
+    t.setErrorSums(s.report.err_num, s.report.err_den, s.report.comp_num, s.report.comp_den);
+  }
   t.method = describe(d);
   if (s.adaptive) s.adaptive->report(t);
   if (s.measureNorm) t.measures[adapt_measure::kSquaredNorm] = s.normSquared;

@@ -79,6 +79,13 @@ class Link {
   // where a learned bottleneck's code crosses instead of the activation (raw bytes count what the link would carry
   // without it). Set once, before the first step.
   void setRawScale(double scale) { rawScale_ = scale; }
+  // Sender thread, after a send: the squared error and squared norm of what the receiving stage continues from against
+  // the activation a learned bottleneck's code stood for, measured on the side. A step's relative error is then theirs
+  // (the codec's own error on the code stays the compensated one).
+  void addReconstruction(Direction d, double errSq, double refSq) {
+    side(d).reconstructionErr += errSq;
+    side(d).reconstructionRef += refSq;
+  }
   bool lossless() const;
 
   // Multi-process runs: a direction whose other end lives in another process exchanges its messages there.
@@ -111,6 +118,7 @@ class Link {
     std::vector<torch::Tensor> samples;        // inputs kept for armSamples (sender thread)
     bool measureNorm = false;  // Accordion (sender thread)
     double normSquared = 0;
+    double reconstructionErr = 0, reconstructionRef = 0;  // a learned bottleneck's (sender thread)
     // Written by the receiver thread only.
     double decode_s = 0;
   };

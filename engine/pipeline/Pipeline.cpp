@@ -1,5 +1,7 @@
 #include "engine/pipeline/Pipeline.h"
 
+#include "engine/errors/ConfigError.h"
+
 #include "engine/compress/Codec.h"
 #include "engine/core/Metrics.h"
 #include "engine/pipeline/RemoteEnds.h"
@@ -92,6 +94,9 @@ Pipeline::Pipeline(BlockModel model, PipelineOptions options)
     workers_.push_back(std::make_unique<StageWorker>(s, stages, std::move(module), device, options_.optimizer,
                                                      options_.threads_per_stage));
   }
+  for (int s = 0; s + 1 < stages; ++s)  // a bottleneck's error is measured where both its halves are
+    if (auto code = bottleneck(s); code && local(s) && local(s + 1))
+      workers_[size_t(s)]->measureReconstructionWith(code->decoder);
   for (int s = 0; s < stages; ++s)
     if (local(s))
       workers_[size_t(s)]->connect(s > 0 ? links_[size_t(s) - 1].get() : nullptr,
@@ -224,6 +229,29 @@ void Pipeline::setLinkModel(const LinkModel& model) {
 void Pipeline::setLearningRate(double lr) {
   for (auto& w : workers_)
     if (w) w->setLearningRate(lr);
+}
+
+bool Pipeline::resizeBottleneck(int boundary, int64_t width) {
+  const auto b = bottleneck(boundary);
+  if (!b || b->width == width) return false;
+  if (width < 1 || width >= b->features)
+    throw ConfigError("compression.forward.code_width = " + std::to_string(width) + " at boundary " +
+                      std::to_string(boundary) + " is not narrower than its " + std::to_string(b->features) +
+                      " features; use 1.." + std::to_string(b->features - 1));
+  const torch::Tensor q = orthonormalColumns(b->features, width, options_.seed, boundary);
+  torch::NoGradGuard noGrad;
+  const std::pair<CodeProjection, torch::Tensor> halves[] = {{b->encoder, q.t().contiguous()}, {b->decoder, q}};
+  for (int side = 0; side < 2; ++side) {
+    const auto& [half, start] = halves[side];
+    const int stage = boundary + side;  // the encoder ends the stage before the boundary, the decoder begins the next
+    if (local(stage)) workers_[size_t(stage)]->forgetOptimizerState(half->weight());
+    half->weight().mutable_grad() = torch::Tensor();  // zeroed, not dropped, by the optimizer: it has the old shape
+    half->weight().set_data(start.to(half->weight().device()));
+  }
+  b->width = width;
+  links_[size_t(boundary)]->setRawScale(double(b->features) / double(width));
+  boundaryInput_.clear();  // the code's shape at the boundary changed: found again at the next step
+  return true;
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> Pipeline::namedParameters() const {

@@ -92,6 +92,20 @@ class Pipeline {
                       const BatchProgress& onBatch = {});
 
   void setLearningRate(double lr);
+  // Between steps: gives the learned bottleneck at `boundary` a code of `width`, both its layers the fresh random start
+  // the run seed draws for that width and its optimizers' state of them dropped; links count raw bytes for the new
+  // width. False when the boundary has no bottleneck or it already has that width.
+  bool resizeBottleneck(int boundary, int64_t width);
+  // The features the bottleneck at `boundary` codes, 0 where there is none (fixed for the run).
+  int64_t bottleneckFeatures(int boundary) const {
+    const auto b = bottleneck(boundary);
+    return b ? b->features : 0;
+  }
+  // The code width of the bottleneck at `boundary`, 0 where there is none.
+  int64_t bottleneckWidth(int boundary) const {
+    const auto b = bottleneck(boundary);
+    return b ? b->width : 0;
+  }
   // Between steps: the network every link and the gradient exchange model from now on.
   void setLinkModel(const LinkModel& model);
   Link& link(int boundary) { return *links_.at(size_t(boundary)); }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <sstream>
 #include <type_traits>
 
 namespace ps {
@@ -117,6 +118,28 @@ std::future<StageStepResult> StageWorker::trainStep(std::vector<PipelineOp> ops,
   return future;
 }
 
+namespace {
+
+// LibTorch keys an optimizer's per-parameter state by the parameter's TensorImpl: as its address printed (1.x) or as
+// the address itself (2.x).
+template <class State>
+void eraseStateOf(State& state, const torch::Tensor& parameter) {
+  using Key = typename State::key_type;
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream key;
+    key << parameter.unsafeGetTensorImpl();
+    state.erase(key.str());
+  } else {
+    state.erase(parameter.unsafeGetTensorImpl());
+  }
+}
+
+}  // namespace
+
+void StageWorker::forgetOptimizerState(const torch::Tensor& parameter) {
+  eraseStateOf(optimizer_->state(), parameter);
+}
+
 void StageWorker::setLearningRate(double lr) {
   for (auto& group : optimizer_->param_groups()) {
     if (auto* adam = dynamic_cast<torch::optim::AdamOptions*>(&group.options())) adam->lr(lr);
@@ -178,10 +201,24 @@ void StageWorker::forward(int microbatch, const StepWork& work, InFlight& f, Sta
   r.clock += compute;
   r.trace.events.push_back({TraceEvent::Compute, compute, 0, 0, TraceEvent::Forward, 0, sinceStep(t0)});
   if (!last) {
+    if (decoder_) measureReconstruction(out);  // before the send: the next stage updates its decoder only after it
     r.clock = stamped(r.trace.events, [&] {
       return next_->send(Direction::Forward, out.detach(), r.clock, work.meta(microbatch), &r.trace.events);
     });
   }
+}
+
+// A learned bottleneck's error, off the clock and outside autograd: the next stage's decoder applied to the code as the
+// link's codec delivers it (its stateless twin, the same format), against the activation the code stands for. The
+// decoder is read while the next stage cannot be changing it: it updates only after this stage's last send of the step.
+void StageWorker::measureReconstruction(const torch::Tensor& code) {
+  torch::NoGradGuard noGrad;
+  const torch::Tensor x = module_->beforeCode().detach();
+  module_->forgetBeforeCode();
+  const torch::Tensor delivered = next_->roundTrip(Direction::Forward, code.detach());
+  const torch::Tensor rebuilt = decoder_->forward(delivered.to(decoder_->weight().device())).to(x.device());
+  next_->addReconstruction(Direction::Forward, (rebuilt - x).square().sum().item<double>(),
+                           x.square().sum().item<double>());
 }
 
 // Receives the gradient of what this stage sent forward (the same shape), runs the backward pass, and sends the

@@ -77,9 +77,15 @@ class StageWorker {
   void connect(Link* previous, Link* next) { previous_ = previous, next_ = next; }
   std::future<StageStepResult> trainStep(std::vector<PipelineOp> ops, std::shared_ptr<const StepWork> work);
   void setLearningRate(double lr);  // between steps only
+  // Between steps only: drops what the optimizer keeps for `parameter` (Adam's moments, SGD's momentum), as after the
+  // parameter was given a new shape and start.
+  void forgetOptimizerState(const torch::Tensor& parameter);
   // Runs on the stage thread after the step's backward passes and before the optimizer (the data-parallel
   // gradient exchange). Set before the first step.
   void setBeforeUpdate(std::function<void(StageStepResult&)> hook) { beforeUpdate_ = std::move(hook); }
+  // In-process runs: the decoder of the learned bottleneck this stage's output feeds (it lives in the next stage), with
+  // which each forward message's reconstruction error is measured on the side. Set before the first step.
+  void measureReconstructionWith(CodeProjection decoder) { decoder_ = std::move(decoder); }
   StageModule& module() { return *module_; }
   const torch::Device& device() const { return device_; }
 
@@ -89,6 +95,7 @@ class StageWorker {
   void forward(int microbatch, const StepWork& work, InFlight& f, StageStepResult& r);
   void backward(int microbatch, const StepWork& work, InFlight& f, StageStepResult& r);
   void update(const StepWork& work, StageStepResult& r);
+  void measureReconstruction(const torch::Tensor& code);
   void post(std::function<void()> task);
   void loop(int threads);
 
@@ -109,6 +116,7 @@ class StageWorker {
   Link* previous_ = nullptr;
   Link* next_ = nullptr;
   std::function<void(StageStepResult&)> beforeUpdate_;
+  CodeProjection decoder_{nullptr};
 
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -29,9 +29,10 @@ bool changeableMidRun(const std::string& key) {
 namespace {
 
 // Why `after` cannot replace `before` during a run because of a learned bottleneck ("" when it can): its layers are
-// built with the run, so a boundary may not gain one, lose one or change its code's width or start mid-run; the bits
-// its code travels in may change like any codec's.
-std::string bottleneckChange(const Config::Compression& before, const Config::Compression& after) {
+// built with the run, so a boundary may not gain one, lose one or change how it starts mid-run. Its code's width may
+// change (both layers start afresh, an event of the run), and the bits its code travels in like any codec's.
+std::string bottleneckChange(const Config::Compression& before, const Config::Compression& after,
+                             const std::vector<int64_t>& features) {
   for (size_t b = 0; b < before.boundary_forward.size() && b < after.boundary_forward.size(); ++b) {
     const CompressionOptions &was = before.boundary_forward[b], &is = after.boundary_forward[b];
     const MethodSpec *old = catalogue::codec(was.method), *now = catalogue::codec(is.method);
@@ -41,9 +42,13 @@ std::string bottleneckChange(const Config::Compression& before, const Config::Co
     if (had != has)
       return std::string("a learned bottleneck's layers are built when a run starts, and this would ") +
              (has ? "add one at " : "remove the one at ") + at;
-    for (const char* option : {"code_width", "code_init"})
-      if (was.value(option) != is.value(option))
-        return std::string("the learned bottleneck at ") + at + " is built with its " + option + " when the run starts";
+    if (was.value("code_init") != is.value("code_init"))
+      return "the learned bottleneck at " + at + " is built with its code_init when the run starts (its code_width " +
+             "may change: the layers then start afresh)";
+    const int64_t width = is.value("code_width").get<int64_t>();
+    if (b < features.size() && features[b] > 0 && width >= features[b])
+      return "code_width = " + std::to_string(width) + " is no narrower than the " + std::to_string(features[b]) +
+             " features the bottleneck at " + at + " codes; use 1.." + std::to_string(features[b] - 1);
   }
   return "";
 }
@@ -74,7 +79,7 @@ void Session::post(Command command) {
     for (const Command& queued : queuedSets_) setConfigValue(probe, queued.key, queued.value);
     setConfigValue(probe, command.key, command.value);
     const Config next = Config::fromJson(probe, "setting");
-    if (const std::string why = bottleneckChange(config_.compression, next.compression); !why.empty())
+    if (const std::string why = bottleneckChange(config_.compression, next.compression, codeFeatures_); !why.empty())
       throw ConfigError(command.key + " cannot change during a run: " + why + "; start a new run with " + command.key +
                         "=" + (command.value.is_string() ? command.value.get<std::string>() : command.value.dump()));
     queuedSets_.push_back(command);
@@ -87,6 +92,11 @@ void Session::post(Command command) {
 json Session::run() {
   start_ = Clock::now();
   built_ = buildRun(config_, ranks_);  // configuration and data errors propagate: nothing has been recorded yet
+  {
+    std::lock_guard<std::mutex> lock(configMutex_);
+    for (int b = 0; b + 1 < built_.pipeline->stages(); ++b)
+      codeFeatures_.push_back(built_.pipeline->bottleneckFeatures(b));
+  }
   adaptive_ = std::make_unique<AdaptiveControl>(
       config_, *built_.pipeline, bus_,
       AdaptiveControl::RunHooks{
@@ -372,6 +382,15 @@ std::string Session::storeFailure() const {
 void Session::retargetLink(int boundary, Direction d, int64_t step, double wall) {
   Link& link = built_.pipeline->link(boundary);
   const CompressionOptions& want = config_.compression.of(boundary, d);
+  const int64_t width = built_.pipeline->bottleneckWidth(boundary);
+  if (d == Direction::Forward && width > 0 &&
+      built_.pipeline->resizeBottleneck(boundary, want.value("code_width").get<int64_t>()))
+    bus_.publish(EventRecord{step, wall, eventName(EventKind::Reset),
+                             json{{"boundary", boundary},
+                                  {"direction", directionName(d)},
+                                  {"reason", "bottleneck re-initialised: code width " + std::to_string(width) + " to " +
+                                                 std::to_string(built_.pipeline->bottleneckWidth(boundary)) +
+                                                 ", both layers from a fresh random orthogonal start"}}});
   if (link.options(d) == want || !link.setOptions(d, want)) return;
   bus_.publish(EventRecord{step, wall, eventName(EventKind::Reset),
                            json{{"boundary", boundary},

@@ -90,6 +90,9 @@ class Session {
 
   std::mutex configMutex_;  // config_ is replaced on the training thread and read by post()
   std::deque<Command> queuedSets_;  // posted settings the training thread has not applied yet (under configMutex_)
+  // Per boundary, the features its learned bottleneck codes (0: none), once the run is built (under configMutex_):
+  // what a posted code_width is checked against.
+  std::vector<int64_t> codeFeatures_;
   CommandQueue commands_;
   mutable std::mutex storeMutex_;
   std::string storeFailure_;  // under storeMutex_

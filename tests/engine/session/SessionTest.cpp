@@ -171,6 +171,46 @@ TEST(Session, StepTracesReplayToTheRecordedEmulatedTime) {
   }
 }
 
+// A learned bottleneck's code width may change mid-run: both layers start afresh (an event naming the boundary and
+// the widths), the code that crosses shrinks at once, raw bytes still count the activation it stands for, and a width
+// the boundary's features cannot take is refused when posted, naming the widths that work.
+TEST(Session, ABottlenecksCodeWidthChangesMidRunAsAnEventAndAWidthTooWideIsRefused) {
+  json cfg = smoke();
+  cfg["compression"] = {{"forward", {{"method", "bottleneck"}, {"code_width", 8}}}};
+  Session session(Config::fromJson(cfg), nullptr);
+  auto hook = std::make_shared<StepHook>();
+  std::vector<StepRecord> steps;
+  std::string refused;
+  hook->onStep = [&](const StepRecord& s) {
+    steps.push_back(s);
+    if (s.step == 5) {
+      try {
+        session.post(Command::set("compression.forward.code_width", 16));
+      } catch (const ConfigError& e) {
+        refused = e.what();
+      }
+    }
+    if (s.step == 10) session.post(Command::set("compression.forward.code_width", 2));
+  };
+  session.telemetry().addSink(hook);
+  const json summary = session.run();
+  EXPECT_EQ(summary["status"], "finished") << summary.dump();
+  ASSERT_EQ(steps.size(), 30u);
+  EXPECT_NE(refused.find("code_width = 16 is no narrower than the 16 features"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("use 1..15"), std::string::npos) << refused;
+  std::vector<int> reset;
+  for (const auto& e : hook->events)
+    if (e.kind == "reset" && e.detail.value("reason", "").find("code width 8 to 2") != std::string::npos)
+      reset.push_back(e.detail["boundary"].get<int>());
+  EXPECT_EQ(reset, (std::vector<int>{0, 1}));
+  for (size_t b = 0; b < 4; ++b) {  // two boundaries, forward then backward
+    const LinkTraffic &before = steps[9].links[b], &after = steps[29].links[b];
+    EXPECT_EQ(before.raw_bytes, after.raw_bytes) << "link " << b;
+    EXPECT_LT(double(after.wire_bytes), 0.4 * double(before.wire_bytes)) << "link " << b;  // 2 of 16 against 8
+  }
+  for (const auto& s : steps) EXPECT_TRUE(std::isfinite(s.loss)) << s.step;
+}
+
 TEST(Session, CommandsApplyAtTheNextStep) {
   json cfg = smoke();
   cfg["train"]["max_steps"] = 100000;
