@@ -28,7 +28,7 @@ QString qs(const std::string& s) { return QString::fromStdString(s); }
 QComboBox* methodCombo(const std::vector<MethodSpec>& methods, const QString& tip, bool forward) {
   auto* box = new QComboBox;
   for (const auto& m : methods) {
-    if (m.forwardOnly && !forward) continue;
+    if ((m.forwardOnly || m.layers) && !forward) continue;  // activations only, or layers around a boundary
     box->addItem(qs(m.name));
     box->setItemData(box->count() - 1, qs(m.label + ": " + m.help), Qt::ToolTipRole);
   }

@@ -421,6 +421,14 @@ class MainWindowTest : public QObject {
     // AQ-SGD keeps per-sample activations: it is offered for the forward direction only.
     QVERIFY(fwd->feedbackBox()->findText("aqsgd") >= 0);
     QCOMPARE(w.controls()->backwardEditor()->feedbackBox()->findText("aqsgd"), -1);
+    // The learned bottleneck brings its width and start; it is layers around a boundary, offered for the forward
+    // direction only (what goes back is the gradient of its code).
+    fwd->feedbackBox()->setCurrentText("none");
+    fwd->methodBox()->setCurrentText("bottleneck");
+    QVERIFY(fwd->optionShown("code_width") && fwd->optionShown("code_init") && fwd->optionShown("value_bits"));
+    QVERIFY(!fwd->optionShown("rank") && !fwd->optionShown("k"));
+    QCOMPARE(w.controls()->backwardEditor()->methodBox()->findText("bottleneck"), -1);
+    QCOMPARE(w.controls()->gradientsEditor()->methodBox()->findText("bottleneck"), -1);
   }
 
   void savedPresetsAreListedAndNeverOverwrittenSilently() {
