@@ -165,6 +165,28 @@ TEST(Distributed, StreamedCompressedEvaluationGivesTheFiguresOfOneProcess) {
   EXPECT_NE(series(threads.store, "eval/loss"), series(threads.store, "eval/loss_uncompressed"));
 }
 
+// A learned bottleneck's halves live in two processes, each trained by its own stage's optimizer: the run is the
+// one-process run, its 8-bit codes and their gradients the same bytes, its evaluations (through the codes and as
+// float32 codes) the same figures.
+TEST(Distributed, ALearnedBottleneckAcrossProcessesTrainsAsInOneProcess) {
+  const std::vector<std::string> sets = {"train.max_steps=20",
+                                         "eval.every_steps=10",
+                                         "pipeline.stages=3",
+                                         "compression.forward.method=bottleneck",
+                                         "compression.forward.code_width=4",
+                                         "compression.forward.value_bits=8"};
+  const auto threads = cli("train", "smoke", sets, "code-threads");
+  const auto processes = cli("launch", "smoke", sets, "code-processes");
+  ASSERT_EQ(threads.cli.exitCode, 0) << threads.cli.err;
+  ASSERT_EQ(processes.cli.exitCode, 0) << processes.cli.err;
+  expectClose(series(processes.store, "train/loss"), series(threads.store, "train/loss"), 1e-5, "train/loss");
+  for (const std::string k : {"eval/loss", "eval/loss_uncompressed"})
+    expectClose(series(processes.store, k), series(threads.store, k), 1e-5, k);
+  EXPECT_EQ(processes.summary["bytes_wire"], threads.summary["bytes_wire"]);
+  EXPECT_EQ(processes.summary["bytes_raw"], threads.summary["bytes_raw"]);
+  EXPECT_GT(threads.summary["bytes_raw"].get<double>(), 3.5 * threads.summary["bytes_wire"].get<double>());
+}
+
 TEST(Distributed, TwoReplicasWithAnIdentityExchangeEqualOneReplicaOnTheDoubledBatch) {
   // One stage, batch 32: two replicas train on 16 samples each and average their gradients.
   const std::vector<std::string> oneStage = {"train.max_steps=30", "eval.every_steps=10", "pipeline.stages=1",
