@@ -34,7 +34,8 @@ class Builder {
     bool nccl = false;  // on a GPU, and NCCL is there
   };
   std::vector<RankPlace> rankPlaces(const PipelineOptions& o) const;
-  json checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& starts);
+  json checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& starts,
+                        const std::vector<std::shared_ptr<Bottleneck>>& bottlenecks);
   std::vector<std::shared_ptr<Bottleneck>> makeBottlenecks(BlockModel& model, const std::vector<size_t>& starts);
 
   const Config& config_;
@@ -95,7 +96,7 @@ BuiltRun Builder::build() {
   o.bottlenecks = makeBottlenecks(model, o.starts);
   if (!init.empty()) loadCheckpoint(init, o.bottlenecks);
   placeStages(o);
-  run.aqsgdNote = checkAqsgdMemory(model, o.starts);
+  run.aqsgdNote = checkAqsgdMemory(model, o.starts, o.bottlenecks);
   run.pipeline = std::make_unique<Pipeline>(std::move(model), std::move(o));
 
   const int64_t n = data_.trainSize();
@@ -216,7 +217,8 @@ std::vector<std::shared_ptr<Bottleneck>> Builder::makeBottlenecks(BlockModel& mo
   return out;
 }
 
-json Builder::checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& starts) {
+json Builder::checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& starts,
+                               const std::vector<std::shared_ptr<Bottleneck>>& bottlenecks) {
   bool any = false;
   for (const auto& f : config_.compression.boundary_forward) any = any || f.feedback == "aqsgd";
   if (!any) return json();
@@ -227,8 +229,11 @@ json Builder::checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& sta
   json perBoundary = json::array();
   for (size_t s = 0; s + 1 < starts.size(); ++s) {
     for (size_t b = starts[s]; b < starts[s + 1]; ++b) h = model.blocks[b].forward<torch::Tensor>(h);
+    const auto code = s < bottlenecks.size() ? bottlenecks[s] : nullptr;
+    const torch::Tensor crossing = code ? code->encoder->forward(h) : h;  // a bottleneck's buffers hold its code
+    if (code) h = code->decoder->forward(crossing);
     if (config_.compression.boundary_forward[s].feedback != "aqsgd") continue;
-    const double need = 2 * Compensator::aqsgdBytes(data_.trainSize(), h.numel());  // both ends keep buffers
+    const double need = 2 * Compensator::aqsgdBytes(data_.trainSize(), crossing.numel());  // both ends keep buffers
     bytes += need;
     perBoundary.push_back({{"boundary", s}, {"mb", need / 1e6}});
   }

@@ -145,7 +145,9 @@ TEST(Bottleneck, GradientsReachBothHalvesAsFiniteDifferencesOfTheLossSay) {
     expected.push_back(w.grad().clone());
     auto differences = torch::zeros_like(w);
     torch::NoGradGuard noGrad;
-    for (int64_t i = 0; i < w.numel(); ++i) {
+    std::vector<int64_t> probed;  // every third entry: enough to catch a wrong gradient, a third of the passes
+    for (int64_t i = 0; i < w.numel(); i += 3) {
+      probed.push_back(i);
       const double kept = w.view(-1)[i].item<double>();
       w.view(-1)[i].fill_(kept + eps);
       const double up = loss().item<double>();
@@ -154,7 +156,10 @@ TEST(Bottleneck, GradientsReachBothHalvesAsFiniteDifferencesOfTheLossSay) {
       w.view(-1)[i].fill_(kept);
       differences.view(-1)[i] = (up - down) / (2 * eps);
     }
-    EXPECT_LT((differences - expected.back()).norm().item<double>() / expected.back().norm().item<double>(), 1e-3);
+    const auto at = torch::tensor(probed);
+    const auto exact = expected.back().view(-1).index_select(0, at),
+               estimate = differences.view(-1).index_select(0, at);
+    EXPECT_LT((estimate - exact).norm().item<double>() / exact.norm().item<double>(), 1e-3);
   }
 
   std::vector<torch::Tensor> before{b->encoder->weight().clone(), b->decoder->weight().clone()};

@@ -341,6 +341,15 @@ TEST(Session, AqsgdMemoryIsShownAndALimitRefusesTheRun) {
   EXPECT_EQ(ok.run()["status"], "finished");
   // 256 samples x 16 activations x 2 bytes x 2 ends x 2 boundaries.
   EXPECT_NEAR(hook->events.at(0).detail["aqsgd"]["mb"].get<double>(), 256.0 * 16 * 2 * 2 * 2 / 1e6, 1e-9);
+  // Behind a learned bottleneck the buffers hold its code: 4 values a sample instead of 16.
+  json coded = cfg;
+  coded["compression"]["forward"] = {{"method", "bottleneck"}, {"code_width", 4}, {"feedback", "aqsgd"}};
+  Session code(Config::fromJson(coded), nullptr);
+  auto codeHook = std::make_shared<StepHook>();
+  codeHook->onStep = [](const StepRecord&) {};
+  code.telemetry().addSink(codeHook);
+  EXPECT_EQ(code.run()["status"], "finished");
+  EXPECT_NEAR(codeHook->events.at(0).detail["aqsgd"]["mb"].get<double>(), 256.0 * 4 * 2 * 2 * 2 / 1e6, 1e-9);
   cfg["compression"]["aqsgd_memory_limit_mb"] = 1e-3;
   Session refused(Config::fromJson(cfg), nullptr);
   try {
