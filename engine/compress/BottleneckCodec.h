@@ -13,14 +13,15 @@ namespace ps {
 struct BottleneckEntry {
   static MethodSpec spec() {
     MethodSpec m = codecSpec("bottleneck", "Learned bottleneck",
-                             "a trainable projection to code_width channels at the sender and back at the receiver; "
-                             "the code crosses",
+                             "forward only: a trainable projection to code_width channels at the sender and back at "
+                             "the receiver; the code crosses, and backward its gradient (none or another codec)",
                              10);
     m.layers = true;
     m.options = {"code_width", "code_init", "value_bits", "rounding", "range", "bucket"};
     m.requantizing = {"rounding", "range", "bucket"};
     m.own = {intOption("code_width", 16, 1, 8192, "Code width",
-                       "bottleneck: channels (or hidden units) of the code that crosses the boundary",
+                       "bottleneck (forward only): channels (or hidden units) of the code that crosses the "
+                       "boundary; backward then carries the code's gradient, which compression.backward may compress",
                        OptionSpec::Control::Slider),
              choiceOption("code_init", "learned", {"learned", "pca", "random"}, "Code start",
                           "bottleneck: learned (random orthogonal start, trained), pca (the first batch's principal "
