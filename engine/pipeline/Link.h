@@ -77,7 +77,7 @@ class Link {
   int boundary() const { return boundary_; }
   // How many values of the uncompressed link each value crossing stands for, in both directions: features / width
   // where a learned bottleneck's code crosses instead of the activation (raw bytes count what the link would carry
-  // without it). Set once, before the first step.
+  // without it). Between steps only (a bottleneck's width may change mid-run).
   void setRawScale(double scale) { rawScale_ = scale; }
   // Sender thread, after a send: the squared error and squared norm of what the receiving stage continues from against
   // the activation a learned bottleneck's code stood for, measured on the side. A step's relative error is then theirs
