@@ -1,8 +1,8 @@
 #include "engine/session/RunBuilder.h"
 
 #include "engine/compress/Compensation.h"
-#include "engine/compress/spec/Catalogue.h"
 #include "engine/models/StageCutter.h"
+#include "engine/runs/config/ConfigChecks.h"
 #include "engine/session/Checkpoint.h"
 
 #include <torch/torch.h>
@@ -188,12 +188,8 @@ std::vector<Builder::RankPlace> Builder::rankPlaces(const PipelineOptions& o) co
 std::vector<std::shared_ptr<Bottleneck>> Builder::makeBottlenecks(BlockModel& model,
                                                                   const std::vector<size_t>& starts) {
   const auto& forward = config_.compression.boundary_forward;
-  const auto layered = [&](size_t s) {
-    const MethodSpec* codec = catalogue::codec(forward[s].method);
-    return codec && codec->layers;
-  };
   bool any = false;
-  for (size_t s = 0; s + 1 < starts.size(); ++s) any = any || layered(s);
+  for (size_t s = 0; s + 1 < starts.size(); ++s) any = any || codesThroughLayers(forward[s]);
   if (!any) return {};
   torch::NoGradGuard noGrad;
   std::vector<bool> training;
@@ -206,7 +202,7 @@ std::vector<std::shared_ptr<Bottleneck>> Builder::makeBottlenecks(BlockModel& mo
   std::vector<std::shared_ptr<Bottleneck>> out(starts.size() - 1);
   for (size_t s = 0; s + 1 < starts.size(); ++s) {
     for (size_t b = starts[s]; b < starts[s + 1]; ++b) h = model.blocks[b].forward<torch::Tensor>(h);
-    if (!layered(s)) continue;
+    if (!codesThroughLayers(forward[s])) continue;
     auto sample = h.sizes().vec();
     sample.erase(sample.begin());
     out[s] = makeBottleneck(forward[s], int(s), sample, config_.train.seed);

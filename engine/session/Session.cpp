@@ -5,6 +5,7 @@
 #include "engine/core/Metrics.h"
 #include "engine/compress/spec/Catalogue.h"
 #include "engine/errors/DivergedError.h"
+#include "engine/runs/config/ConfigChecks.h"
 #include "engine/session/Checkpoint.h"
 #include "engine/session/RunStoreSink.h"
 
@@ -25,35 +26,6 @@ using Clock = std::chrono::steady_clock;
 bool changeableMidRun(const std::string& key) {
   return key.rfind("compression.", 0) == 0 || key.rfind("link.", 0) == 0 || key == "train.lr";
 }
-
-namespace {
-
-// Why `after` cannot replace `before` during a run because of a learned bottleneck ("" when it can): its layers are
-// built with the run, so a boundary may not gain one, lose one or change how it starts mid-run. Its code's width may
-// change (both layers start afresh, an event of the run), and the bits its code travels in like any codec's.
-std::string bottleneckChange(const Config::Compression& before, const Config::Compression& after,
-                             const std::vector<int64_t>& features) {
-  for (size_t b = 0; b < before.boundary_forward.size() && b < after.boundary_forward.size(); ++b) {
-    const CompressionOptions &was = before.boundary_forward[b], &is = after.boundary_forward[b];
-    const MethodSpec *old = catalogue::codec(was.method), *now = catalogue::codec(is.method);
-    const bool had = old && old->layers, has = now && now->layers;
-    if (!had && !has) continue;
-    const std::string at = "boundary " + std::to_string(b);
-    if (had != has)
-      return std::string("a learned bottleneck's layers are built when a run starts, and this would ") +
-             (has ? "add one at " : "remove the one at ") + at;
-    if (was.value("code_init") != is.value("code_init"))
-      return "the learned bottleneck at " + at + " is built with its code_init when the run starts (its code_width " +
-             "may change: the layers then start afresh)";
-    const int64_t width = is.value("code_width").get<int64_t>();
-    if (b < features.size() && features[b] > 0 && width >= features[b])
-      return "code_width = " + std::to_string(width) + " is no narrower than the " + std::to_string(features[b]) +
-             " features the bottleneck at " + at + " codes; use 1.." + std::to_string(features[b] - 1);
-  }
-  return "";
-}
-
-}  // namespace
 
 Session::Session(Config config, std::shared_ptr<RunStore> store) : config_(std::move(config)), store_(std::move(store)) {}
 
@@ -382,20 +354,18 @@ std::string Session::storeFailure() const {
 void Session::retargetLink(int boundary, Direction d, int64_t step, double wall) {
   Link& link = built_.pipeline->link(boundary);
   const CompressionOptions& want = config_.compression.of(boundary, d);
+  const auto reset = [&](const std::string& reason) {
+    bus_.publish(EventRecord{step, wall, eventName(EventKind::Reset),
+                             json{{"boundary", boundary}, {"direction", directionName(d)}, {"reason", reason}}});
+  };
   const int64_t width = built_.pipeline->bottleneckWidth(boundary);
   if (d == Direction::Forward && width > 0 &&
       built_.pipeline->resizeBottleneck(boundary, want.value("code_width").get<int64_t>()))
-    bus_.publish(EventRecord{step, wall, eventName(EventKind::Reset),
-                             json{{"boundary", boundary},
-                                  {"direction", directionName(d)},
-                                  {"reason", "bottleneck re-initialised: code width " + std::to_string(width) + " to " +
-                                                 std::to_string(built_.pipeline->bottleneckWidth(boundary)) +
-                                                 ", both layers from a fresh random orthogonal start"}}});
+    reset("bottleneck re-initialised: code width " + std::to_string(width) + " to " +
+          std::to_string(built_.pipeline->bottleneckWidth(boundary)) +
+          ", both layers from a fresh random orthogonal start");
   if (link.options(d) == want || !link.setOptions(d, want)) return;
-  bus_.publish(EventRecord{step, wall, eventName(EventKind::Reset),
-                           json{{"boundary", boundary},
-                                {"direction", directionName(d)},
-                                {"reason", compressorChangedReset(link.describe(d))}}});
+  reset(compressorChangedReset(link.describe(d)));
 }
 
 void Session::setValue(const std::string& key, const json& value, const std::string& source, bool queued) {

@@ -89,8 +89,7 @@ void checkDirection(const CompressionOptions& o, const std::string& where, bool 
   if (o.value_bits > 8 && o.value_bits != 16 && o.value_bits != 32)
     throw ConfigError(source + ": " + where + ".value_bits = " + std::to_string(o.value_bits) +
                       " is not allowed: use 1..8, 16 (fp16) or 32 (float32)");
-  const MethodSpec* codec = catalogue::codec(o.method);
-  if (codec && codec->layers && !forward)
+  if (codesThroughLayers(o) && !forward)
     throw ConfigError(source + ": " + where + ".method = " + o.method + " is a pair of layers around a pipeline " +
                       "boundary and is set on its forward direction (compression.forward or " +
                       "compression.boundaries.N.forward); what goes back is then the gradient of the code, which " +
@@ -121,6 +120,32 @@ void checkCompression(const Config& c, const std::string& source) {
 }
 
 }  // namespace
+
+bool codesThroughLayers(const CompressionOptions& o) {
+  const MethodSpec* codec = catalogue::codec(o.method);
+  return codec && codec->layers;
+}
+
+std::string bottleneckChange(const Config::Compression& before, const Config::Compression& after,
+                             const std::vector<int64_t>& features) {
+  for (size_t b = 0; b < before.boundary_forward.size() && b < after.boundary_forward.size(); ++b) {
+    const CompressionOptions &was = before.boundary_forward[b], &is = after.boundary_forward[b];
+    const bool had = codesThroughLayers(was), has = codesThroughLayers(is);
+    if (!had && !has) continue;
+    const std::string at = "boundary " + std::to_string(b);
+    if (had != has)
+      return std::string("a learned bottleneck's layers are built when a run starts, and this would ") +
+             (has ? "add one at " : "remove the one at ") + at;
+    if (was.value("code_init") != is.value("code_init"))
+      return "the learned bottleneck at " + at + " is built with its code_init when the run starts (its code_width " +
+             "may change: the layers then start afresh)";
+    const int64_t width = is.value("code_width").get<int64_t>();
+    if (b < features.size() && features[b] > 0 && width >= features[b])
+      return "code_width = " + std::to_string(width) + " is no narrower than the " + std::to_string(features[b]) +
+             " features the bottleneck at " + at + " codes; use 1.." + std::to_string(features[b] - 1);
+  }
+  return "";
+}
 
 void crossCheck(const Config& c, const std::string& source) {
   checkStages(c, source);
