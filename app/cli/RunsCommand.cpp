@@ -309,7 +309,7 @@ void addRunsCommand(CLI::App& app, RunsOptions& o) {
   cmd->add_option("--steps", o.steps, "export --trace: the steps to write, A:B (default: 12 spread over the run)");
   cmd->add_option("--clock", o.clock,
                   "export --trace: emulated (the link model's time, the default) or wall (when each stage really ran "
-                  "each event on this machine)")
+                  "each event, every rank on one clock)")
       ->check(CLI::IsMember({"emulated", "wall"}));
 }
 

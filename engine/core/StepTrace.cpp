@@ -1,5 +1,6 @@
 #include "engine/core/StepTrace.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -140,6 +141,24 @@ TraceLane readLane(Reader& r, size_t& budget, uint8_t version) {
 }
 
 }  // namespace
+
+void alignWallTimes(std::vector<TraceLane>& lanes, const std::vector<int64_t>& beganNs) {
+  if (beganNs.size() != lanes.size())
+    throw TraceError("aligning wall times: " + std::to_string(beganNs.size()) + " starts for " +
+                     std::to_string(lanes.size()) + " lanes");
+  if (lanes.empty()) return;
+  const int64_t first = *std::min_element(beganNs.begin(), beganNs.end());
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    // In microseconds, as the trace keeps wall times; unsigned, since hostile starts may be far apart.
+    const double late = double(uint64_t(beganNs[i]) - uint64_t(first)) * 1e-9;
+    if (late > kMostLaneSpread)
+      throw TraceError(traceLaneName(lanes[i]) + " began its step " + std::to_string(late) +
+                       " s after the first stage, later than any stage starts a step: its clock offset is wrong");
+    const double shift = std::round(late * 1e6) * 1e-6;
+    for (auto& e : lanes[i].events)
+      if (e.wall >= 0) e.wall += shift;
+  }
+}
 
 std::vector<uint8_t> encodeLane(const TraceLane& lane) {
   std::vector<uint8_t> out;

@@ -36,6 +36,9 @@ inline double tracedSeconds(double seconds) {
 
 // The time measured since t0 (a stage's compute, a codec's encode), as the trace keeps it.
 using TraceClock = std::chrono::steady_clock;
+inline int64_t steadyNanoseconds(TraceClock::time_point t) {
+  return int64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
 inline double tracedSince(TraceClock::time_point t0) {
   return tracedSeconds(std::chrono::duration<double>(TraceClock::now() - t0).count());
 }
@@ -88,9 +91,10 @@ struct TraceEvent {
   uint64_t bytes = 0;
   Role role = Unknown;  // Compute only
   uint64_t dense = 0;   // sends: what the message's tensor is as float32 (0 in traces saved before it was kept)
-  // When the event began on its stage's wall clock, in seconds since the stage began the step (kept to the
-  // microsecond); -1 where not known (traces saved before it was kept). The emulated clock is what replay() computes;
-  // this is what happened on this machine.
+  // When the event began on the wall clock, in seconds since the step's first stage began it (kept to the
+  // microsecond; alignWallTimes() lays every stage on that one clock); -1 where not known (traces saved before it was
+  // kept). Traces saved before the stages were laid on one clock count each lane from its own stage's start. The
+  // emulated clock is what replay() computes; this is what happened on these machines.
   double wall = -1;
 };
 
@@ -128,6 +132,13 @@ inline void forgetWallTimes(StepTrace& trace) {
   for (auto& lane : trace.lanes)
     for (auto& e : lane.events) e.wall = -1;
 }
+
+// Lays lanes whose wall times count from their own stage's start onto one clock: `beganNs[i]` is when lane i began
+// the step, in nanoseconds on a clock every lane shares (in one process the steady clock; across processes rank 0's,
+// each rank's reading moved by its measured offset). Every known wall time then counts from the earliest lane's
+// start. Starts further apart than any step's stages start (kMostLaneSpread) throw TraceError: a clock was misread.
+inline constexpr double kMostLaneSpread = 3600;  // seconds
+void alignWallTimes(std::vector<TraceLane>& lanes, const std::vector<int64_t>& beganNs);
 
 // The step's emulated time under `model`: the largest clock any lane ends with. Throws TraceError when the events
 // cannot have come from one step (a receive with no matching send, an exchange some replica never joins).

@@ -64,8 +64,9 @@ struct TimelineLane {
   int stage = 0, replica = 0;
   std::vector<TimelineBar> bars;
   double busy_until = 0;  // its last event's end (then idle, StepEnd, until the step's end)
-  // The same events where they ran on this machine's wall clock (seconds since the stage began the step), as
-  // measured: no idle bars (waits are the gaps between), durations unscaled. Empty for traces saved before it was kept.
+  // The same events where they ran on the wall clock (seconds since the step's first stage began it, every stage on
+  // one clock: StepTrace's alignWallTimes()), as measured: no idle bars (waits are the gaps between), durations
+  // unscaled. Empty for traces saved before it was kept.
   std::vector<TimelineBar> wall;
 };
 

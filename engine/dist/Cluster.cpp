@@ -159,6 +159,13 @@ Cluster::Cluster(const ClusterOptions& options, int stages, int replicas)
         [this](const std::string& key, bool publish, const std::vector<uint8_t>& mine) {
           return share(key, publish, mine, "all ranks");
         });
+    // Where rank 0's clock stands against this rank's, for laying every rank's wall-clock timeline on one clock.
+    const ClockOffset clock = impl_->control->clockOffset(8, [] {
+      return int64_t(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+              .count());
+    });
+    clockOffsetNs_ = clock.offset_ns, clockBoundNs_ = clock.bound_ns;
     if (replicas_ > 1)
       impl_->replicas = std::make_unique<ReplicaMesh>(
           replica(), replicas_, "replicas/stage" + std::to_string(stage()), local, options_.token, options_.timeout_s,

@@ -3,6 +3,10 @@
 #include "engine/dist/Cluster.h"
 #include "engine/dist/Framing.h"
 
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
 namespace ps {
 namespace {
 
@@ -70,6 +74,39 @@ std::vector<std::vector<uint8_t>> ControlStar::allGather(const std::vector<uint8
   for (int r = 1; r < world_; ++r) down_[size_t(r)]->send(list, 0, 0);
   for (int r = 1; r < world_; ++r) down_[size_t(r)]->flush();
   return parts;
+}
+
+ClockOffset ControlStar::clockOffset(int rounds, const std::function<int64_t()>& now) {
+  if (rank_ == 0) {
+    for (int round = 0; round < std::max(rounds, 1); ++round) {
+      allGather({}, 0);  // past this only once every rank has started its trip
+      const int64_t t = now();
+      std::vector<uint8_t> reading(sizeof t);
+      std::memcpy(reading.data(), &t, sizeof t);
+      broadcast(std::move(reading), sizeof t);
+    }
+    return {};
+  }
+  ClockOffset best{0, std::numeric_limits<int64_t>::max()};
+  for (int round = 0; round < std::max(rounds, 1); ++round) {
+    const int64_t sent = now();
+    allGather({}, 0);
+    const auto reading = broadcast({}, sizeof(int64_t));
+    const int64_t back = now();
+    int64_t theirs = 0;
+    if (reading.size() == sizeof theirs) std::memcpy(&theirs, reading.data(), sizeof theirs);
+    // Steady clocks count from each machine's boot: a reading more than a century from ours is not a clock's.
+    constexpr int64_t kFarthest = int64_t(1) << 62;
+    if (reading.size() != sizeof theirs || theirs > sent + kFarthest / 2 || theirs < sent - kFarthest / 2)
+      throw ClusterError(describe_(0) + " sent a clock reading that is not one (" + std::to_string(reading.size()) +
+                         " bytes), measuring the ranks' clock offsets");
+    const int64_t half = (back - sent) / 2;
+    if (half < best.bound_ns) best = {theirs - (sent + half), half};
+  }
+  // An offset inside its own uncertainty is no offset: ranks on rank 0's machine share its clock exactly, and moving
+  // them by a measurement's noise would only misalign them.
+  if (std::abs(best.offset_ns) <= best.bound_ns) best.offset_ns = 0;
+  return best;
 }
 
 }  // namespace ps

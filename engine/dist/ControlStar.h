@@ -19,6 +19,12 @@
 
 namespace ps {
 
+// Where rank 0's steady clock stands against this rank's: rank 0's reading = this rank's + offset_ns, known to
+// within bound_ns either way (half the round trip it was measured over). Rank 0's own is {0, 0}.
+struct ClockOffset {
+  int64_t offset_ns = 0, bound_ns = 0;
+};
+
 class ControlStar {
  public:
   // Every rank makes its star at the same time. `describe(r)` names rank r in errors ("rank 2 (stage 0, replica 1)").
@@ -30,6 +36,13 @@ class ControlStar {
   std::vector<uint8_t> broadcast(std::vector<uint8_t> bytes, uint64_t limit);
   // Every rank's `mine`, in rank order, on every rank; a part over `limit` bytes is refused naming its rank.
   std::vector<std::vector<uint8_t>> allGather(const std::vector<uint8_t>& mine, uint64_t limit);
+  // Every rank at once: this rank's clock against rank 0's, by Cristian's method over `rounds` round trips (each a
+  // gather, after which rank 0 reads its clock and broadcasts the reading); the round with the shortest trip wins.
+  // Rank 0's reading lies between the start and the end of the trip, so half the trip bounds the error. An offset
+  // within that bound is taken as none (ranks on one machine share the steady clock exactly). `now` reads
+  // this rank's steady clock in nanoseconds (tests give a skewed one). Ranks on one machine share the steady clock;
+  // ranks on several do not, and their wall-clock timelines are laid on rank 0's clock with this offset.
+  ClockOffset clockOffset(int rounds, const std::function<int64_t()>& now);
 
  private:
   int rank_, world_;

@@ -207,12 +207,15 @@ StepResult Pipeline::step(const torch::Tensor& x, const torch::Tensor& y, int64_
   r.correct = results.back().correct;
   r.predictions = results.back().predictions;
   r.trace.model = options_.link;
+  std::vector<int64_t> began;
   for (auto& s : results) {
     r.compute_s += s.compute_s;
     r.emulated_s = std::max(r.emulated_s, s.clock);
     if (s.gradients) r.histograms.push_back(std::move(*s.gradients));
     r.trace.lanes.push_back(std::move(s.trace));
+    began.push_back(steadyNanoseconds(s.began));
   }
+  alignWallTimes(r.trace.lanes, began);  // the stages' threads began the step at their own moments
   for (auto& l : links_) {
     for (Direction d : {Direction::Forward, Direction::Backward}) r.traffic.push_back(l->takeTraffic(d));
     for (auto& h : l->takeHistograms()) r.histograms.push_back(std::move(h));
@@ -298,12 +301,14 @@ StepResult Pipeline::distributedStep(const torch::Tensor& x, const torch::Tensor
   report["histograms"] = std::move(histograms);
   mine.trace.replica = cluster.replica();
   report["trace"] = json::binary(encodeLane(mine.trace));
+  report["began"] = steadyNanoseconds(mine.began) + cluster.clockOffsetNs();  // on rank 0's clock
 
   // Every rank learns every rank's part, so every rank returns the same result and decides the same next step.
   const auto reports = cluster.allGatherWorld(json::to_cbor(report));
   StepResult r;
   r.control_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - stageDone).count();
   r.trace.model = options_.link;
+  std::vector<int64_t> began;
   std::map<std::pair<int, int>, TrafficMerge> merged;
   const double batch = double(x.size(0));
   for (size_t rank = 0; rank < reports.size(); ++rank) {
@@ -334,6 +339,8 @@ StepResult Pipeline::distributedStep(const torch::Tensor& x, const torch::Tensor
       if (lane.stage != stage || lane.replica != replica)
         throw report::ReportError("its step trace is for another stage or replica");
       r.trace.lanes.push_back(std::move(lane));
+      if (!j.at("began").is_number_integer()) throw report::ReportError("when its step began must be an integer");
+      began.push_back(j.at("began").get<int64_t>());
     } catch (const ClusterError&) {
       throw;
     } catch (const std::exception& e) {
@@ -341,6 +348,11 @@ StepResult Pipeline::distributedStep(const torch::Tensor& x, const torch::Tensor
     }
   }
   for (auto& [key, m] : merged) r.traffic.push_back(m.total);
+  try {
+    alignWallTimes(r.trace.lanes, began);  // every rank's start, read on rank 0's clock
+  } catch (const TraceError& e) {
+    throw ClusterError(std::string("the ranks' step reports disagree on when the step began (") + e.what() + ")");
+  }
   return r;
 }
 

@@ -151,7 +151,7 @@ void StageWorker::setLearningRate(double lr) {
 StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const StepWork& work) {
   StageStepResult r;
   r.trace.stage = index_;
-  stepStart_ = Clock::now();
+  stepStart_ = r.began = Clock::now();
   std::vector<InFlight> saved(work.scales.size());
   for (const auto& op : ops) {
     InFlight& f = saved[size_t(op.microbatch)];

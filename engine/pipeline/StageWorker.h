@@ -64,6 +64,7 @@ struct StageStepResult {
   int64_t correct = 0, predictions = 0;
   std::optional<HistogramRecord> gradients;
   TraceLane trace;  // what the clock was made of (engine/core/StepTrace.h)
+  TraceClock::time_point began{};  // when the stage began the step: its trace's wall times count from here
 };
 
 class StageWorker {

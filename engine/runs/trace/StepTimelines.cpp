@@ -289,7 +289,7 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
       if (fresh)
         emit({{"ph", "M"}, {"name", "thread_name"}, {"pid", kNetwork}, {"tid", it->second}, {"args", {{"name", link}}}});
       const std::string name = (m.forward ? "activation " : "gradient ") + std::to_string(m.microbatch);
-      const double arrival = std::max(f.arrival, f.leave);  // lanes' wall clocks start their steps apart
+      const double arrival = std::max(f.arrival, f.leave);  // traces saved before lanes shared one clock
       json args{{"bytes", m.bytes}, {"float32_bytes", m.dense}};
       if (!o.wall) args["queued_ms"] = (m.leave - m.ready) * 1e3;
       emit({{"ph", "X"},

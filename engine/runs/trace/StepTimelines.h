@@ -50,9 +50,9 @@ struct TraceExport {
   size_t sampled = 12;                 // without a range: this many steps, spread evenly over the run
   RetimeNetwork network;
   CodecScale codec;
-  // Where the steps ran on this machine's wall clock instead (each lane from when its stage began the step; waits
-  // are the gaps between slices; the network and codec what-if do not apply). TraceError for traces saved before
-  // wall times were kept.
+  // Where the steps ran on the wall clock instead (every lane on one clock, from when the step's first stage began
+  // it; waits are the gaps between slices; the network and codec what-if do not apply). TraceError for traces saved
+  // before wall times were kept.
   bool wall = false;
 };
 // Writes the file's JSON to `out`; returns how many steps it holds.

@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -98,6 +99,24 @@ std::vector<std::string> shapeOf(const std::string& store, int64_t step) {
   return out;
 }
 
+// A saved step's wall-clock timeline, its stages laid on one clock: every message's decode on its receiver begins
+// after its encode on the sender ended (to the microsecond the trace keeps, and the clocks' measured agreement).
+void expectMessagesAfterTheirSends(const std::string& store, int64_t step) {
+  RunStore s(store);
+  const Timeline t = stepTimelines(s, s.listRuns().front().id, step, {}, {}).recorded;
+  std::map<int, double> encoded, decoded;
+  for (const auto& lane : t.lanes) {
+    ASSERT_FALSE(lane.wall.empty()) << "step " << step << " kept no wall-clock times";
+    for (const auto& b : lane.wall) {
+      if (b.kind == TimelineBar::Encode && b.message >= 0) encoded[b.message] = b.end;
+      if (b.kind == TimelineBar::Decode && b.message >= 0) decoded[b.message] = b.start;
+    }
+  }
+  ASSERT_EQ(decoded.size(), t.messages.size()) << "step " << step;
+  for (const auto& [m, start] : decoded)
+    EXPECT_GE(start + 2e-6, encoded.at(m)) << "step " << step << ": message " << m << " decoded before it was sent";
+}
+
 // The synthetic smoke task: 60 steps, 2 stages, 4 micro-batches, evaluation every 20 steps.
 const std::vector<std::string> kShort = {"train.max_steps=30", "eval.every_steps=10"};
 
@@ -117,6 +136,8 @@ TEST(Distributed, TwoProcessPipelineGivesTheLossesOfTheInProcessPipeline) {
   // same order (its durations are measured, so they differ).
   EXPECT_EQ(processes.summary["bytes_wire"], threads.summary["bytes_wire"]);
   for (int64_t step : {1, 15, 30}) EXPECT_EQ(shapeOf(processes.store, step), shapeOf(threads.store, step)) << step;
+  // On the wall clock every rank's events lie on rank 0's clock: no message is decoded before its encode ended.
+  for (int64_t step : {1, 15, 30}) expectMessagesAfterTheirSends(processes.store, step);
   RunStore s(processes.store);
   const auto run = s.listRuns().front();
   EXPECT_EQ(run.status, "finished");

@@ -201,6 +201,46 @@ TEST(StepTrace, AStageWithOneInterfaceSendsItsTwoDirectionsOneAfterTheOther) {
   EXPECT_NEAR(replay(decodeTrace(v2)), 0.001 + half, 1e-12);
 }
 
+// Each stage's wall times count from its own start of the step until the lanes are laid on one clock: then from the
+// first stage's start, so a late stage's events move by how late it began; unknown times stay unknown.
+TEST(StepTrace, LanesThatBeganApartAreLaidOnOneClock) {
+  StepTrace t = twoStages(100, 1);
+  TraceLane c;
+  c.stage = 2;
+  c.events = {ev(TraceEvent::ReceiveForward, 0.001), ev(TraceEvent::Compute, 0.002)};
+  t.lanes.push_back(c);
+  for (auto& lane : t.lanes) {
+    double at = 0.0005;
+    for (auto& e : lane.events) e.wall = at, at += e.seconds;
+  }
+  t.lanes[2].events[1].wall = -1;
+  const auto before = t.lanes;
+  // Stage 1 began 2.5 ms after stage 0 and stage 2 (on a clock far from zero, as a steady clock reads) 1.25 ms before.
+  const int64_t base = int64_t(1) << 50;
+  alignWallTimes(t.lanes, {base + 1'250'000, base + 3'750'000, base});
+  const double shift[] = {0.00125, 0.00375, 0};
+  for (size_t l = 0; l < 3; ++l)
+    for (size_t i = 0; i < before[l].events.size(); ++i) {
+      if (before[l].events[i].wall < 0) {
+        EXPECT_EQ(t.lanes[l].events[i].wall, -1) << "an unknown wall time stays unknown";
+        continue;
+      }
+      EXPECT_NEAR(t.lanes[l].events[i].wall, before[l].events[i].wall + shift[l], 1e-12)
+          << "lane " << l << " event " << i;
+    }
+  // A start an hour and more from the others is a misread clock, not a stage that began late; so is a count that
+  // does not match the lanes.
+  auto lanes = before;
+  try {
+    alignWallTimes(lanes, {base, base + int64_t(3601) * 1'000'000'000, base});
+    ADD_FAILURE() << "a start 3601 s late was taken";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("stage 1 (replica 0) began its step 3601"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(alignWallTimes(lanes, {base}), TraceError);
+  EXPECT_NO_THROW(alignWallTimes(lanes, {INT64_MIN, INT64_MIN + 5, INT64_MIN}));  // far from zero either way
+}
+
 TEST(StepTrace, StoredFormRoundTripsAndRefusesDamage) {
   StepTrace t = twoStages(123.5, 0.25);
   t.lanes.push_back(TraceLane{2, 1, {ev(TraceEvent::ExchangeCompressed, 0.5, 1ull << 40, 0.25)}});

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <future>
 #include <string>
 #include <vector>
@@ -50,6 +51,35 @@ TEST(ControlStar, BroadcastsAndGathersReachEveryRankInOrderStepAfterStep) {
       for (int r = 0; r < 3; ++r) EXPECT_EQ(parts[size_t(r)], partOf(r, step)) << "step " << step << " rank " << r;
     }
   }
+}
+
+// Ranks whose clocks read apart (as on several machines) learn rank 0's reading of theirs: the skew, to within the
+// bound each measured, and that bound a fraction of a millisecond on loopback.
+TEST(ControlStar, EachRankFindsRankZerosClockWithinItsBound) {
+  Board board;
+  auto all = stars(3, board);
+  const int64_t skew[] = {0, 5'000'000'000, -7'250'000'123};  // nanoseconds each rank's clock reads ahead
+  std::vector<std::future<ClockOffset>> ranks;
+  for (int r = 0; r < 3; ++r)
+    ranks.push_back(std::async(std::launch::async, [&, r] {
+      return all[size_t(r)]->clockOffset(8, [&] {
+        const auto now = std::chrono::steady_clock::now().time_since_epoch();
+        return int64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()) + skew[r];
+      });
+    }));
+  for (int r = 0; r < 3; ++r) {
+    const ClockOffset c = ranks[size_t(r)].get();
+    EXPECT_GE(c.bound_ns, 0) << "rank " << r;
+    EXPECT_LT(c.bound_ns, 50'000'000) << "rank " << r << ": half a round trip on loopback";
+    EXPECT_LE(std::abs(c.offset_ns + skew[r]), c.bound_ns) << "rank " << r << " measured " << c.offset_ns;
+  }
+  // The star carries on with its collectives after the measurement.
+  std::vector<std::future<std::vector<uint8_t>>> after;
+  for (int r = 0; r < 3; ++r)
+    after.push_back(std::async(std::launch::async, [&, r] {
+      return all[size_t(r)]->broadcast(r == 0 ? partOf(9, 1) : std::vector<uint8_t>{}, 1000);
+    }));
+  for (auto& f : after) EXPECT_EQ(f.get(), partOf(9, 1));
 }
 
 TEST(ControlStar, APartOverTheLimitIsRefusedNamingItsRank) {
