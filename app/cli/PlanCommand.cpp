@@ -60,6 +60,11 @@ void addPlanCommand(CLI::App& app, PlanOptions& o) {
                   "the most relative error a setting no finished run vouches for may have")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  cmd->add_option("--tie-tolerance", o.tieTolerance,
+                  "predicted times within this fraction of the fastest tie; the tie goes to the plan resting least "
+                  "on error alone")
+      ->check(CLI::Range(0.0, 0.5))
+      ->capture_default_str();
   cmd->add_option("--store", o.store, "run store whose finished runs are the accuracy evidence (default: the lab's)");
   cmd->add_option("--steps", o.steps, "uncompressed steps to profile")
       ->check(CLI::Range(1, 100000))
@@ -79,6 +84,7 @@ int runPlan(const PlanOptions& o) {
   if (!o.output.empty() && std::filesystem::exists(o.output))
     throw ConfigError(o.output + " exists; plan writes a new preset, so give another path or remove it");
   request.accuracy_budget = o.accuracyBudget, request.error_budget = o.errorBudget;
+  request.tie_tolerance = o.tieTolerance;
   request.store = o.store.empty() ? RunStore::defaultPath() : o.store;
   request.steps = o.steps, request.samples = o.samples;
   const PlanOutcome plan = planLinks(request);
@@ -107,6 +113,11 @@ int runPlan(const PlanOptions& o) {
   if (plan.uniform)
     std::printf(", %.3f x the best uniform setting (%s)", plan.best.time_factor() / plan.uniform->time_factor(),
                 plan.uniform_setting.c_str());
+  if (plan.best.fastest < plan.best.time_factor() * (1 - 1e-9))
+    std::printf(
+        "\nthe fastest assignment is predicted %.1f%% sooner, within the %g%% the model cannot tell apart: "
+        "this plan rests less on error alone (summed relative error %.4f)",
+        100 * (1 - plan.best.fastest / plan.best.time_factor()), 100 * o.tieTolerance, plan.best.risk);
   std::printf("\nsearch: %zu replays, %s; %.1f s in all\n", plan.best.evaluated,
               plan.best.optimal ? "proved optimal" : "stopped at its limit (not proved optimal)", plan.seconds);
   if (!o.output.empty()) std::printf("wrote %s\n", o.output.c_str());

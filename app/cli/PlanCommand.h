@@ -19,6 +19,7 @@ struct PlanOptions {
   std::optional<double> bandwidth, latency;
   double accuracyBudget = 1;  // points of final accuracy against dense, summed over the directions' choices
   double errorBudget = 0.1;   // the most relative error a setting without run evidence may have
+  double tieTolerance = 0.03;  // predicted times this close to the fastest tie (PlanRequest::tie_tolerance)
   int steps = 30, samples = 4;
   bool json = false;
 };

@@ -264,6 +264,11 @@ void PlanDialog::showOutcome(const PlanOutcome& o) {
               .arg(o.best.accuracy_cost, 0, 'g', 3)
               .arg(o.accuracy_budget, 0, 'g', 3)
               .arg(o.best.optimal ? tr("; proved optimal") : tr("; the search stopped at its limit"));
+  if (o.best.fastest < o.best.time_factor() * (1 - 1e-9))
+    text += tr(" The fastest assignment is predicted %1% sooner, within the %2% the model cannot tell apart: this "
+               "plan rests less on error alone.")
+                .arg(100 * (1 - o.best.fastest / o.best.time_factor()), 0, 'f', 1)
+                .arg(100 * o.tie_tolerance, 0, 'g', 3);
   summary_->setText(text);
 }
 

@@ -25,6 +25,12 @@ bool better(const Plan& a, const Plan& b) {
   return a.time_factor() < b.time_factor() * (1 - 1e-12);
 }
 
+// Of two feasible plans within the tie tolerance, whether `a` rests less on error alone than `b` (then is faster).
+bool safer(const Plan& a, const Plan& b) {
+  if (a.risk < b.risk - 1e-12) return true;
+  return a.risk <= b.risk + 1e-12 && a.time_factor() < b.time_factor() * (1 - 1e-12);
+}
+
 }  // namespace
 
 std::vector<LinkDirection> directionsOf(const StepTrace& step) {
@@ -39,6 +45,7 @@ void Problem::check() const {
                                                    " link directions, not the " + std::to_string(directions.size()) +
                                                    " planned");
   require(finiteNonNegative(accuracy_budget), "the accuracy budget must be a number of points >= 0");
+  require(finiteNonNegative(tie_tolerance) && tie_tolerance < 1, "the tie tolerance must be a fraction in [0, 1)");
   const auto used = directionsOf(profiled);
   for (size_t d = 0; d < directions.size(); ++d) {
     const std::string name = linkDirectionName(directions[d]);
@@ -52,6 +59,7 @@ void Problem::check() const {
           what + ": times and bytes must be finite and >= 0");
       require(std::isfinite(o.steps_factor) && o.steps_factor > 0, what + ": the steps factor must be > 0");
       require(finiteNonNegative(o.accuracy_cost), what + ": the accuracy cost must be >= 0 points");
+      require(finiteNonNegative(o.risk), what + ": the risk must be finite and >= 0");
     }
   }
 }
@@ -69,6 +77,7 @@ Plan evaluate(const Problem& problem, const std::vector<size_t>& choice) {
     costs[problem.directions[d]] = o.cost;
     plan.steps_factor = std::max(plan.steps_factor, o.steps_factor);
     plan.accuracy_cost += o.accuracy_cost;
+    plan.risk += o.risk;
   }
   plan.step_s = replay(withMessageCosts(problem.profiled, costs), problem.network);
   plan.feasible = plan.accuracy_cost <= problem.accuracy_budget + 1e-12;
@@ -96,6 +105,19 @@ Plan searchExhaustive(const Problem& problem, size_t limit) {
   }
   require(best.feasible,
           "no assignment stays within the accuracy budget of " + std::to_string(problem.accuracy_budget) + " points");
+  const double fastest = best.time_factor(), cap = fastest * (1 + problem.tie_tolerance);
+  if (problem.tie_tolerance > 0) {  // the second pass: the least risk within the tolerance
+    std::fill(choice.begin(), choice.end(), 0);
+    while (true) {
+      const Plan p = evaluate(problem, choice);
+      ++evaluated;
+      if (p.feasible && p.time_factor() <= cap && safer(p, best)) best = p;
+      size_t d = 0;
+      while (d < choice.size() && ++choice[d] == problem.options[d].size()) choice[d++] = 0;
+      if (d == choice.size()) break;
+    }
+  }
+  best.fastest = fastest;
   best.evaluated = evaluated;
   best.optimal = true;
   return best;
@@ -108,23 +130,27 @@ namespace {
 // its steps factor and accuracy cost.
 bool noWorse(const Option& a, const Option& b) {
   return a.cost.encode_s <= b.cost.encode_s && a.cost.decode_s <= b.cost.decode_s && a.cost.bytes <= b.cost.bytes &&
-         a.steps_factor <= b.steps_factor && a.accuracy_cost <= b.accuracy_cost;
+         a.steps_factor <= b.steps_factor && a.accuracy_cost <= b.accuracy_cost && a.risk <= b.risk;
 }
 
 // Branch and bound over the directions, in their order. A partial assignment is bounded below by replaying it with
 // every open direction at the least encode time, decode time and bytes any of its options has (by monotonicity no
 // completion is faster), times the least steps factor a completion can have; it is dropped when that bound is no
-// better than the best complete plan, or when even the most accurate completion exceeds the budget.
+// better than the best complete plan, or when even the most accurate completion exceeds the budget. With a `cap` (the
+// second search, for ties) it looks for the safest plan with a time factor within the cap instead: a partial
+// assignment is dropped when its bound exceeds the cap, when its risk and the least the open directions can add
+// exceed the best plan's, or when that risk only equals the best plan's and its bound is no faster.
 class BranchAndBound {
  public:
-  BranchAndBound(const Problem& p, const std::vector<std::vector<size_t>>& kept, size_t limit)
-      : p_(p), kept_(kept), limit_(limit), n_(p.directions.size()) {
+  BranchAndBound(const Problem& p, const std::vector<std::vector<size_t>>& kept, size_t limit, double cap = INFINITY)
+      : p_(p), kept_(kept), limit_(limit), n_(p.directions.size()), cap_(cap) {
     ideal_.resize(n_);
     leastAccuracy_.assign(n_ + 1, 0);
     leastSteps_.assign(n_ + 1, 0);
+    leastRisk_.assign(n_ + 1, 0);
     for (size_t d = n_; d-- > 0;) {
       MessageCost best{INFINITY, INFINITY, INFINITY};
-      double accuracy = INFINITY, steps = INFINITY;
+      double accuracy = INFINITY, steps = INFINITY, risk = INFINITY;
       for (size_t i : kept_[d]) {
         const Option& o = p_.options[d][i];
         best.encode_s = std::min(best.encode_s, o.cost.encode_s);
@@ -132,8 +158,10 @@ class BranchAndBound {
         best.bytes = std::min(best.bytes, o.cost.bytes);
         accuracy = std::min(accuracy, o.accuracy_cost);
         steps = std::min(steps, o.steps_factor);
+        risk = std::min(risk, o.risk);
       }
       ideal_[d] = best;
+      leastRisk_[d] = leastRisk_[d + 1] + risk;
       leastAccuracy_[d] = leastAccuracy_[d + 1] + accuracy;
       leastSteps_[d] = std::max(leastSteps_[d + 1], steps);
     }
@@ -143,31 +171,35 @@ class BranchAndBound {
   bool run(Plan& best) {
     best_ = &best;
     choice_.assign(n_, 0);
-    return descend(0, 0, 0);
+    return descend(0, 0, 0, 0);
   }
   size_t evaluated() const { return evaluated_; }
 
  private:
-  bool descend(size_t d, double accuracy, double steps) {
+  bool descend(size_t d, double accuracy, double steps, double risk) {
     if (evaluated_ >= limit_) return false;
+    const bool ties = std::isfinite(cap_);
     if (d == n_) {
       ++evaluated_;
       const Plan p = evaluate(p_, choice_);
-      if (better(p, *best_)) *best_ = p;
+      if (ties ? p.feasible && p.time_factor() <= cap_ && safer(p, *best_) : better(p, *best_)) *best_ = p;
       return true;
     }
     if (accuracy + leastAccuracy_[d] > p_.accuracy_budget + 1e-12) return true;  // no completion is feasible
+    const double leastRisk = risk + leastRisk_[d];
+    if (ties && leastRisk > best_->risk + 1e-12) return true;  // no completion is safer
     if (d > 0 && best_->feasible) {
       std::map<LinkDirection, MessageCost> costs;
       for (size_t k = 0; k < n_; ++k) costs[p_.directions[k]] = k < d ? p_.options[k][choice_[k]].cost : ideal_[k];
       ++evaluated_;
       const double bound = replay(withMessageCosts(p_.profiled, costs), p_.network) * std::max(steps, leastSteps_[d]);
-      if (!(bound < best_->time_factor() * (1 - 1e-12))) return true;
+      const bool faster = bound < best_->time_factor() * (1 - 1e-12);
+      if (ties ? bound > cap_ || (leastRisk >= best_->risk - 1e-12 && !faster) : !faster) return true;
     }
     for (size_t i : kept_[d]) {
       const Option& o = p_.options[d][i];
       choice_[d] = i;
-      if (!descend(d + 1, accuracy + o.accuracy_cost, std::max(steps, o.steps_factor))) return false;
+      if (!descend(d + 1, accuracy + o.accuracy_cost, std::max(steps, o.steps_factor), risk + o.risk)) return false;
     }
     return true;
   }
@@ -175,8 +207,9 @@ class BranchAndBound {
   const Problem& p_;
   const std::vector<std::vector<size_t>>& kept_;
   size_t limit_, n_, evaluated_ = 0;
+  double cap_;
   std::vector<MessageCost> ideal_;
-  std::vector<double> leastAccuracy_, leastSteps_;  // from direction d on
+  std::vector<double> leastAccuracy_, leastSteps_, leastRisk_;  // from direction d on
   std::vector<size_t> choice_;
   Plan* best_ = nullptr;
 };
@@ -239,13 +272,22 @@ Plan search(const Problem& problem, size_t limit) {
     if (better(p, best)) best = p;
   }
   BranchAndBound bb(problem, kept, limit > evaluated ? limit - evaluated : 0);
-  const bool finished = bb.run(best);
+  bool finished = bb.run(best);
+  evaluated += bb.evaluated();
   require(best.feasible, finished ? "no assignment stays within the accuracy budget of " +
                                         std::to_string(problem.accuracy_budget) + " points"
                                   : "no assignment the search reached within its limit of " + std::to_string(limit) +
                                         " replays stays within the accuracy budget of " +
                                         std::to_string(problem.accuracy_budget) + " points");
-  best.evaluated = evaluated + bb.evaluated();
+  const double fastest = best.time_factor();
+  if (problem.tie_tolerance > 0 && finished) {  // the safest plan within the tolerance of the fastest
+    BranchAndBound ties(problem, kept, limit > evaluated ? limit - evaluated : 0,
+                        fastest * (1 + problem.tie_tolerance));
+    finished = ties.run(best);
+    evaluated += ties.evaluated();
+  }
+  best.fastest = fastest;
+  best.evaluated = evaluated;
   best.optimal = finished;
   return best;
 }

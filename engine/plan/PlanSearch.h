@@ -19,6 +19,12 @@
 // message's times and size. It is exact unless it reaches its replay limit, and says which. Both are deterministic:
 // ties keep the earlier option.
 //
+// Ties within the model's error. Predictions closer together than the cost model can tell apart (tie_tolerance, a
+// fraction of the fastest) are not a reason to take an unproven setting: among the feasible assignments predicted
+// within it, the plan is the one that rests least on error alone (the least sum of its choices' risk: the measured
+// error of each choice no finished run vouches for), then the fastest. A second search finds it, bounded the same
+// way (its own bound: the risk its choices so far carry plus the least risk the open directions can add).
+//
 // Torch-free: the planner's measurements happen elsewhere; this is arithmetic on a trace.
 #include "engine/core/Timeline.h"
 
@@ -37,6 +43,7 @@ struct Option {
   MessageCost cost;          // per message, measured on the direction's tensors (engine/core/Timeline.h)
   double steps_factor = 1;   // steps to the target relative to dense
   double accuracy_cost = 0;  // points of final accuracy lost against dense
+  double risk = 0;           // what the choice rests on without run evidence (its relative error); 0 where runs vouch
 };
 
 struct Problem {
@@ -45,6 +52,7 @@ struct Problem {
   std::vector<LinkDirection> directions;
   std::vector<std::vector<Option>> options;  // per direction, at least one each
   double accuracy_budget = 1;                // points
+  double tie_tolerance = 0;                  // predictions within this fraction of the fastest count as equal
   // Throws std::invalid_argument naming what is wrong (no directions, a direction without options, sizes that
   // differ, a direction the step does not use, a negative or non-finite figure).
   void check() const;
@@ -55,9 +63,13 @@ struct Plan {
   double step_s = 0;           // predicted
   double steps_factor = 1;
   double accuracy_cost = 0;
+  double risk = 0;        // summed over its choices
   bool feasible = false;  // accuracy_cost within the budget
   bool optimal = false;   // the search proved no feasible assignment has less time to target
   size_t evaluated = 0;   // replays the search made (assignments and bounds)
+  // The least time factor of any feasible assignment (the search's): this plan's own unless a tie within the
+  // tolerance went to a plan resting less on error alone.
+  double fastest = 0;
   double time_factor() const { return step_s * steps_factor; }  // the objective: time to target / dense's steps
 };
 
@@ -71,8 +83,8 @@ std::vector<std::vector<size_t>> uniformChoices(const Problem& problem);
 // The feasible one of those with the least time to target (what a plan is held against), or none.
 std::optional<Plan> bestUniform(const Problem& problem);
 
-// The feasible assignment with the least time to target, trying every one; throws std::invalid_argument when there
-// are more than `limit` or none is feasible.
+// The feasible assignment with the least time to target (of those within the tie tolerance of it, the one with the
+// least risk), trying every one; throws std::invalid_argument when there are more than `limit` or none is feasible.
 Plan searchExhaustive(const Problem& problem, size_t limit = 1000000);
 
 // The same by branch and bound, within `limit` replays: the optimum (Plan::optimal), or the best plan found when the

@@ -73,10 +73,13 @@ json PlanOutcome::toJson() const {
       {"latency_ms", network.latency_ms},
       {"accuracy_budget", accuracy_budget},
       {"error_budget", error_budget},
+      {"tie_tolerance", tie_tolerance},
       {"directions", rows},
       {"step_s", best.step_s},
       {"steps_factor", best.steps_factor},
       {"accuracy_cost", best.accuracy_cost},
+      {"error_only_risk", best.risk},
+      {"fastest_vs_plan", best.fastest / best.time_factor()},
       {"dense_step_s", dense.step_s},
       {"time_to_target_vs_dense", best.time_factor() / dense.time_factor()},
       {"best_uniform", uniform ? json(uniform_setting) : json(nullptr)},
@@ -129,6 +132,7 @@ PlanOutcome planLinks(const PlanRequest& request, const PlanProgress& progress) 
   problem.profiled = profile.step;
   problem.network = config.link;
   problem.accuracy_budget = request.accuracy_budget;
+  problem.tie_tolerance = request.tie_tolerance;
   problem.directions = plan::directionsOf(profile.step);
   std::vector<std::vector<Candidate>> candidates;
   for (const auto& direction : problem.directions) {
@@ -153,6 +157,8 @@ PlanOutcome planLinks(const PlanRequest& request, const PlanProgress& progress) 
         option.accuracy_cost = std::max(0.0, c.evidence->accuracy_cost);
       } else if (c.measure.relative_error > request.error_budget) {
         continue;  // no run vouches for it and its error is over the budget
+      } else {
+        option.risk = c.measure.relative_error;  // within the budget, but only its error speaks for it
       }
       options.push_back(option);
       kept.push_back(std::move(c));
@@ -168,6 +174,7 @@ PlanOutcome planLinks(const PlanRequest& request, const PlanProgress& progress) 
   if (out.uniform) out.uniform_setting = problem.options[0][out.uniform->choice[0]].setting;
   out.network = config.link;
   out.accuracy_budget = request.accuracy_budget, out.error_budget = request.error_budget;
+  out.tie_tolerance = request.tie_tolerance;
 
   // The planned preset: the given one with a setting per boundary and direction.
   json& planned = out.planned = request.preset;

@@ -23,6 +23,9 @@ struct PlanRequest {
   std::string name = "the preset";  // how messages name it
   double accuracy_budget = 1;       // points of final accuracy against dense, summed over the directions' choices
   double error_budget = 0.1;        // the most relative error a setting no finished run vouches for may have
+  // Predicted times within this fraction of the fastest are a tie the cost model cannot decide (its step-time ratios
+  // matched measured ones within 3-5%); the tie goes to the plan resting least on error alone.
+  double tie_tolerance = 0.03;
   std::string store;                // run store whose finished runs are the evidence; "" or no such file: none
   int steps = 30, samples = 4;      // uncompressed steps to profile; messages per direction to measure codecs on
 };
@@ -42,7 +45,7 @@ struct PlanOutcome {
   std::optional<plan::Plan> uniform;  // the best setting used on every direction, where one is feasible
   std::string uniform_setting;
   LinkModel network;
-  double accuracy_budget = 0, error_budget = 0, seconds = 0;
+  double accuracy_budget = 0, error_budget = 0, tie_tolerance = 0, seconds = 0;
   // Every figure, as `pipesqueeze-cli plan --json` prints them.
   nlohmann::json toJson() const;
 };

@@ -141,12 +141,17 @@ TEST(PlanSearch, BranchAndBoundFindsTheOptimumOfRandomProblems) {
         options.push_back({"codec " + std::to_string(i),
                            {0.003 * unit(random), 0.001 * unit(random), keep * double(1 << 20)},
                            1 + 0.5 * unit(random) * (1 - keep),
-                           unit(random) * (1 - keep)});
+                           unit(random) * (1 - keep),
+                           trial % 3 == 0 ? 0 : 0.1 * unit(random) * (1 - keep)});
       }
     }
+    p.tie_tolerance = trial % 3 == 2 ? 0.1 * unit(random) : 0;  // ties go to the least risk within it
     const Plan all = searchExhaustive(p), bounded = search(p);
     EXPECT_TRUE(bounded.optimal);
     EXPECT_NEAR(bounded.time_factor(), all.time_factor(), 1e-12 * all.time_factor()) << "trial " << trial;
+    EXPECT_NEAR(bounded.risk, all.risk, 1e-12) << "trial " << trial;
+    EXPECT_NEAR(bounded.fastest, all.fastest, 1e-12 * all.fastest) << "trial " << trial;
+    EXPECT_LE(bounded.time_factor(), bounded.fastest * (1 + p.tie_tolerance) * (1 + 1e-12)) << "trial " << trial;
     EXPECT_LE(bounded.accuracy_cost, p.accuracy_budget + 1e-12);
     replays += bounded.evaluated, enumerated += all.evaluated;
   }
@@ -162,6 +167,36 @@ TEST(PlanSearch, ALimitedSearchSaysItsPlanIsNotProved) {
   EXPECT_FALSE(limited.optimal);
   EXPECT_LE(limited.evaluated, 20u);
   EXPECT_GE(limited.time_factor(), searchExhaustive(p).time_factor() * (1 - 1e-12));
+}
+
+// A setting only its error speaks for, predicted a hair faster than one with less error, is a tie the cost model
+// cannot decide: within the tolerance the plan takes the choices resting least on error alone; a real gain (beyond the
+// tolerance) still wins. Both searches agree.
+TEST(PlanSearch, WithinTheToleranceThePlanRestingLeastOnErrorWins) {
+  Problem p = problemAt(10);
+  p.accuracy_budget = 3;
+  Option careful = int8(), bold = int8();
+  careful.risk = 0.004;
+  bold.setting = "topk k=0.2", bold.cost.bytes *= 0.95, bold.risk = 0.08;  // slightly smaller, far less certain
+  for (auto& o : p.options) o = {dense(), careful};
+  p.options[0].push_back(bold);
+  const Plan fastest = search(p);
+  ASSERT_EQ(fastest.choice[0], 2u) << "without a tolerance the smaller message wins";
+  const Plan everywhere = evaluate(p, std::vector<size_t>(6, 1));
+  ASSERT_LT(fastest.time_factor(), everywhere.time_factor());
+  ASSERT_GT(fastest.time_factor(), everywhere.time_factor() * 0.97) << "the gain must be inside the tolerance";
+  p.tie_tolerance = 0.03;
+  for (const Plan& tied : {search(p), searchExhaustive(p)}) {
+    EXPECT_EQ(tied.choice, std::vector<size_t>(6, 1)) << "the careful setting everywhere";
+    EXPECT_NEAR(tied.risk, 6 * 0.004, 1e-12);
+    EXPECT_NEAR(tied.fastest, fastest.time_factor(), 1e-12) << "the plan says what the fastest was";
+  }
+  EXPECT_TRUE(search(p).optimal);
+  p.options[0][2].cost.bytes = double(1 << 20) / 40;  // now a tenth of int8's bytes: a gain the model can see
+  const Plan gain = search(p);
+  EXPECT_EQ(gain.choice[0], 2u);
+  EXPECT_EQ(gain.fastest, gain.time_factor());
+  EXPECT_EQ(searchExhaustive(p).choice, gain.choice);
 }
 
 TEST(PlanSearch, ASlowLinkBuysCompressionAndAFastOneKeepsFloat32) {
@@ -198,6 +233,12 @@ TEST(PlanSearch, BadProblemsAreRefusedNamingWhatIsWrong) {
   p = problemAt(100);
   p.options[1].clear();
   refused(p, "boundary 0 bwd has no options");
+  p = problemAt(100);
+  p.options[0][2].risk = NAN;
+  refused(p, "boundary 0 fwd option 'topk k=0.05 ef': the risk must be finite and >= 0");
+  p = problemAt(100);
+  p.tie_tolerance = 1;
+  refused(p, "the tie tolerance must be a fraction in [0, 1)");
   p = problemAt(100);
   for (auto& o : p.options) o = {topk()};
   refused(p, "no assignment stays within the accuracy budget of 1");
