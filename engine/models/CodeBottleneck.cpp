@@ -4,6 +4,9 @@
 
 #include <torch/torch.h>
 
+#include <cstring>
+#include <stdexcept>
+
 namespace ps {
 
 CodeProjectionImpl::CodeProjectionImpl(torch::Tensor weight, int64_t dim, bool trained) : dim_(dim) {
@@ -66,6 +69,25 @@ void initFromPrincipalComponents(Bottleneck& b, const torch::Tensor& activations
   auto top = vectors.narrow(1, b.features - b.width, b.width).flip({1}).to(torch::kFloat32);
   b.encoder->weight().copy_(top.t());
   b.decoder->weight().copy_(top);
+}
+
+std::vector<uint8_t> decoderWeights(const Bottleneck& b) {
+  const torch::Tensor w = b.decoder->weight().detach().to(torch::kCPU, torch::kFloat).contiguous();
+  const auto* bytes = static_cast<const uint8_t*>(w.data_ptr());
+  return std::vector<uint8_t>(bytes, bytes + w.numel() * int64_t(sizeof(float)));
+}
+
+void loadDecoderWeights(const Bottleneck& b, const std::vector<uint8_t>& bytes) {
+  const torch::Tensor w = b.decoder->weight();
+  if (bytes.size() != size_t(w.numel()) * sizeof(float))
+    throw std::invalid_argument("the decoder weights of boundary " + std::to_string(b.boundary) + " are " +
+                                std::to_string(bytes.size()) + " bytes, not the " +
+                                std::to_string(w.numel() * int64_t(sizeof(float))) + " of a " +
+                                std::to_string(b.features) + " x " + std::to_string(b.width) + " decoder");
+  torch::NoGradGuard noGrad;
+  auto cpu = torch::empty(w.sizes(), torch::kFloat);
+  std::memcpy(cpu.data_ptr(), bytes.data(), bytes.size());
+  w.copy_(cpu);
 }
 
 }  // namespace ps

@@ -59,4 +59,10 @@ torch::Tensor orthonormalColumns(int64_t features, int64_t width, uint64_t seed,
 // moment, the decoder puts them back (its transpose), the best rank-`width` linear code of that batch.
 void initFromPrincipalComponents(Bottleneck& b, const torch::Tensor& activations);
 
+// The decoder's weights as float32 bytes (row-major in the weight's shape), as a step report carries them to the
+// process of the sending stage, and back into that process's copy of the decoder. Loading refuses bytes that are not
+// exactly the weight's size (std::invalid_argument naming both); they come from another process.
+std::vector<uint8_t> decoderWeights(const Bottleneck& b);
+void loadDecoderWeights(const Bottleneck& b, const std::vector<uint8_t>& bytes);
+
 }  // namespace ps

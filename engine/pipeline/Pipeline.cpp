@@ -18,6 +18,19 @@ namespace {
 
 using nlohmann::json;
 
+// The decoder weights of the bottleneck `code` from the report of the stage that holds it, into this process's copy
+// (the sending stage measures its reconstruction with it).
+void adoptDecoder(const Bottleneck& code, const json& report) {
+  if (!report.contains("decoder") || !report.at("decoder").is_binary())
+    throw report::ReportError("it holds the decoder of boundary " + std::to_string(code.boundary) +
+                              " but sent no weights for it");
+  try {
+    loadDecoderWeights(code, report.at("decoder").get_binary());
+  } catch (const std::invalid_argument& e) {
+    throw report::ReportError(e.what());
+  }
+}
+
 // One rank's part of a step, merged on every rank: sums over both ends of a link and over replicas.
 struct TrafficMerge {
   LinkTraffic total;
@@ -94,8 +107,10 @@ Pipeline::Pipeline(BlockModel model, PipelineOptions options)
     workers_.push_back(std::make_unique<StageWorker>(s, stages, std::move(module), device, options_.optimizer,
                                                      options_.threads_per_stage));
   }
-  for (int s = 0; s + 1 < stages; ++s)  // a bottleneck's error is measured where both its halves are
-    if (auto code = bottleneck(s); code && local(s) && local(s + 1))
+  // A bottleneck's error is measured by its sending stage with the decoder: the next stage's own in one process; across
+  // processes this process's copy of it, which every step's reports bring up to date (distributedStep()).
+  for (int s = 0; s + 1 < stages; ++s)
+    if (auto code = bottleneck(s); code && local(s) && (local(s + 1) || cluster))
       workers_[size_t(s)]->measureReconstructionWith(code->decoder);
   for (int s = 0; s < stages; ++s)
     if (local(s))
@@ -302,6 +317,10 @@ StepResult Pipeline::distributedStep(const torch::Tensor& x, const torch::Tensor
   mine.trace.replica = cluster.replica();
   report["trace"] = json::binary(encodeLane(mine.trace));
   report["began"] = steadyNanoseconds(mine.began) + cluster.clockOffsetNs();  // on rank 0's clock
+  // The decoder this stage begins with, as its update left it: the previous stage measures its bottleneck's
+  // reconstruction with it next step (replicas hold the same one; the first speaks).
+  if (auto code = bottleneck(me - 1); code && cluster.replica() == 0)
+    report["decoder"] = json::binary(decoderWeights(*code));
 
   // Every rank learns every rank's part, so every rank returns the same result and decides the same next step.
   const auto reports = cluster.allGatherWorld(json::to_cbor(report));
@@ -341,6 +360,7 @@ StepResult Pipeline::distributedStep(const torch::Tensor& x, const torch::Tensor
       r.trace.lanes.push_back(std::move(lane));
       if (!j.at("began").is_number_integer()) throw report::ReportError("when its step began must be an integer");
       began.push_back(j.at("began").get<int64_t>());
+      if (auto code = bottleneck(me); code && stage == me + 1 && replica == 0) adoptDecoder(*code, j);
     } catch (const ClusterError&) {
       throw;
     } catch (const std::exception& e) {

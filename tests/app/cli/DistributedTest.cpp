@@ -188,7 +188,7 @@ TEST(Distributed, StreamedCompressedEvaluationGivesTheFiguresOfOneProcess) {
 
 // A learned bottleneck's halves live in two processes, each trained by its own stage's optimizer: the run is the
 // one-process run, its 8-bit codes and their gradients the same bytes, its evaluations (through the codes and as
-// float32 codes) the same figures.
+// float32 codes) the same figures, its reconstruction error the same.
 TEST(Distributed, ALearnedBottleneckAcrossProcessesTrainsAsInOneProcess) {
   const std::vector<std::string> sets = {"train.max_steps=20",
                                          "eval.every_steps=10",
@@ -206,6 +206,13 @@ TEST(Distributed, ALearnedBottleneckAcrossProcessesTrainsAsInOneProcess) {
   EXPECT_EQ(processes.summary["bytes_wire"], threads.summary["bytes_wire"]);
   EXPECT_EQ(processes.summary["bytes_raw"], threads.summary["bytes_raw"]);
   EXPECT_GT(threads.summary["bytes_raw"].get<double>(), 3.5 * threads.summary["bytes_wire"].get<double>());
+  // Each sending stage measures its reconstruction with the decoder the next process holds (its weights come with
+  // every step's reports), so the forward error is the reconstruction's there too, not the codec's error on the code.
+  for (const std::string link : {"link0", "link1"}) {
+    const auto reconstruction = series(threads.store, link + "/fwd/rel_error");
+    EXPECT_NE(reconstruction, series(threads.store, link + "/fwd/rel_error_compensated")) << link;
+    expectClose(series(processes.store, link + "/fwd/rel_error"), reconstruction, 1e-4, link + "/fwd/rel_error");
+  }
 }
 
 TEST(Distributed, TwoReplicasWithAnIdentityExchangeEqualOneReplicaOnTheDoubledBatch) {

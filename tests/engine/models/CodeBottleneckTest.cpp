@@ -287,6 +287,31 @@ TEST(Bottleneck, TheSeedAndBoundaryDrawTheProjectionAndACodeAsWideAsItsFeaturesI
   }
 }
 
+// Across processes the sending stage holds a copy of the next stage's decoder, brought up to date from the bytes
+// every step report carries: they load back into the weights exactly, and bytes of another size are refused.
+TEST(Bottleneck, DecoderWeightsTravelAsBytesAndOnlyTheirOwnSizeIsTaken) {
+  auto trained = makeBottleneck(bottleneckOptions(3, "learned"), 0, {12, 5, 5}, 2);
+  auto copy = makeBottleneck(bottleneckOptions(3, "learned"), 0, {12, 5, 5}, 2);
+  {
+    torch::NoGradGuard noGrad;
+    trained->decoder->weight().add_(torch::randn_like(trained->decoder->weight()));
+  }
+  const auto bytes = decoderWeights(*trained);
+  EXPECT_EQ(bytes.size(), 12u * 3 * sizeof(float));
+  ASSERT_FALSE(torch::equal(copy->decoder->weight(), trained->decoder->weight()));
+  loadDecoderWeights(*copy, bytes);
+  EXPECT_TRUE(torch::equal(copy->decoder->weight(), trained->decoder->weight()));
+  auto wider = makeBottleneck(bottleneckOptions(4, "learned"), 0, {12, 5, 5}, 2);
+  try {
+    loadDecoderWeights(*wider, bytes);
+    ADD_FAILURE() << "a 12 x 3 decoder's bytes were taken by a 12 x 4 one";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("are 144 bytes, not the 192 of a 12 x 4 decoder"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(loadDecoderWeights(*copy, {}), std::invalid_argument);
+}
+
 TEST(Bottleneck, ItsLayersSurviveACheckpointRoundTripAndAnotherWidthIsRefusedNamingIt) {
   const std::string path = (test::freshDir("pipesqueeze-bottleneck") / "coded.pt").string();
   BlockModel model = smallCnn();
