@@ -215,6 +215,27 @@ TEST(Distributed, ALearnedBottleneckAcrossProcessesTrainsAsInOneProcess) {
   }
 }
 
+// Replicas of stages joined by a learned bottleneck: its halves are weights of their stages like any other, reduced
+// between the replicas, so two replicas on half the batch each train as one replica on the whole batch, the
+// reconstruction error included (every replica's sums merged).
+TEST(Distributed, ABottleneckBetweenReplicatedStagesTrainsAsOneReplicaOnTheDoubledBatch) {
+  const std::vector<std::string> sets = {"train.max_steps=20",
+                                         "eval.every_steps=10",
+                                         "pipeline.stages=2",
+                                         "pipeline.microbatches=2",
+                                         "compression.forward.method=bottleneck",
+                                         "compression.forward.code_width=4"};
+  auto replicated = sets;
+  replicated.push_back("parallel.replicas=2");
+  const auto one = cli("train", "smoke", sets, "code-one-replica");
+  const auto two = cli("launch", "smoke", replicated, "code-two-replicas");
+  ASSERT_EQ(one.cli.exitCode, 0) << one.cli.err;
+  ASSERT_EQ(two.cli.exitCode, 0) << two.cli.err;
+  for (const std::string k : {"train/loss", "eval/loss", "eval/loss_uncompressed", "link0/fwd/rel_error"})
+    expectClose(series(two.store, k), series(one.store, k), 1e-4, k);
+  EXPECT_EQ(series(two.store, "link0/grad/ratio").size(), 20u) << "the replicas exchanged gradients every step";
+}
+
 TEST(Distributed, TwoReplicasWithAnIdentityExchangeEqualOneReplicaOnTheDoubledBatch) {
   // One stage, batch 32: two replicas train on 16 samples each and average their gradients.
   const std::vector<std::string> oneStage = {"train.max_steps=30", "eval.every_steps=10", "pipeline.stages=1",
