@@ -33,6 +33,11 @@ std::vector<Setting> gridFor(bool forward) {
     settings.push_back({{"method", "topk"}, {"k", k}});
     if (!forward) settings.push_back({{"method", "topk"}, {"k", k}, {"feedback", "ef"}});
   }
+  // Low rank: PowerSGD's factors of the message as a matrix (samples x the rest), warm-started from the last step's.
+  for (int rank : {1, 4}) {
+    settings.push_back({{"method", "powersgd"}, {"rank", rank}});
+    if (!forward) settings.push_back({{"method", "powersgd"}, {"rank", rank}, {"feedback", "ef"}});
+  }
   std::vector<Setting> out;
   for (const auto& fields : settings) {
     Setting s;
@@ -56,6 +61,18 @@ struct Candidate {
   const plan::Evidence* evidence = nullptr;  // the runs behind its accuracy, or null: its error alone
 };
 
+json considered(const PlannedDirection& d) {
+  json out = json::array();
+  for (const auto& c : d.considered)
+    out.push_back({{"setting", c.setting},
+                   {"bytes", c.measure.cost.bytes},
+                   {"encode_s", c.measure.cost.encode_s},
+                   {"decode_s", c.measure.cost.decode_s},
+                   {"relative_error", c.measure.relative_error},
+                   {"verdict", c.verdict}});
+  return out;
+}
+
 }  // namespace
 
 json PlanOutcome::toJson() const {
@@ -67,7 +84,8 @@ json PlanOutcome::toJson() const {
                     {"encode_s", d.measure.cost.encode_s},
                     {"decode_s", d.measure.cost.decode_s},
                     {"relative_error", d.measure.relative_error},
-                    {"evidence", d.evidence}});
+                    {"evidence", d.evidence},
+                    {"considered", considered(d)}});
   return {
       {"bandwidth_mbps", network.bandwidth_mbps},
       {"latency_ms", network.latency_ms},
@@ -135,11 +153,13 @@ PlanOutcome planLinks(const PlanRequest& request, const PlanProgress& progress) 
   problem.tie_tolerance = request.tie_tolerance;
   problem.directions = plan::directionsOf(profile.step);
   std::vector<std::vector<Candidate>> candidates;
+  std::vector<std::vector<PlannedDirection::Considered>> considered;
   for (const auto& direction : problem.directions) {
     const auto& tensors = profile.tensors.at(direction);
     const plan::Traffic traffic = direction.forward ? plan::Traffic::Activations : plan::Traffic::Gradients;
     std::vector<Candidate> kept;
     std::vector<plan::Option> options;
+    auto& seen = considered.emplace_back();
     for (const auto& setting : gridFor(direction.forward)) {
       Candidate c{setting, measureCandidate(setting.options, direction, tensors, profile.threads_per_stage), nullptr};
       c.measure.cost = inRun.at(setting.name).at(direction);  // the same bytes; the times a run has
@@ -149,14 +169,19 @@ PlanOutcome planLinks(const PlanRequest& request, const PlanProgress& progress) 
       const auto name = plan::settingOf(dense.json, Config::fromJson(asRun).json, nullptr);
       c.evidence = name && !name->empty() ? evidence.find(traffic, *name) : nullptr;
       plan::Option option{setting.name, c.measure.cost, 1, 0};
+      seen.push_back({setting.name, c.measure, "offered"});
       if (setting.options.method == "none") {
         // dense itself
       } else if (c.evidence) {
-        if (!c.evidence->steps_factor) continue;  // its runs never reached the target
+        if (!c.evidence->steps_factor) {
+          seen.back().verdict = "its runs never reached the target";
+          continue;
+        }
         option.steps_factor = *c.evidence->steps_factor;
         option.accuracy_cost = std::max(0.0, c.evidence->accuracy_cost);
       } else if (c.measure.relative_error > request.error_budget) {
-        continue;  // no run vouches for it and its error is over the budget
+        seen.back().verdict = "over the error budget";  // and no run vouches for it
+        continue;
       } else {
         option.risk = c.measure.relative_error;  // within the budget, but only its error speaks for it
       }
@@ -188,7 +213,8 @@ PlanOutcome planLinks(const PlanRequest& request, const PlanProgress& progress) 
     out.directions.push_back({direction, c.setting.name, c.setting.spec, c.measure,
                               c.setting.options.method == "none" ? json("dense")
                               : c.evidence                       ? json(c.evidence->runs)
-                                                                 : json("error only")});
+                                                                 : json("error only"),
+                              std::move(considered[d])});
   }
   char bandwidth[32];
   std::snprintf(bandwidth, sizeof bandwidth, "%g", config.link.bandwidth_mbps);

@@ -36,6 +36,14 @@ struct PlannedDirection {
   nlohmann::json spec;       // those options, as a preset writes them
   CandidateMeasure measure;  // its bytes and error on the direction's tensors, its codec times in a run
   nlohmann::json evidence;   // "dense", the ids of the runs behind its accuracy, or "error only"
+  // Every setting of the grid as measured on this direction, and whether the search could take it ("offered", "over
+  // the error budget", "its runs never reached the target"): what a plan was chosen from.
+  struct Considered {
+    std::string setting;
+    CandidateMeasure measure;
+    std::string verdict;
+  };
+  std::vector<Considered> considered;
 };
 
 struct PlanOutcome {

@@ -41,6 +41,18 @@ TEST(PlanCli, ASlowLinkIsPlannedFromErrorsAloneAndThePlannedPresetTrains) {
     EXPECT_NE(d["setting"], "none") << "at 1 Mbit/s every direction compresses: " << d.dump();
     EXPECT_EQ(d["evidence"], "error only");
     EXPECT_LE(d["relative_error"].get<double>(), 0.1);
+    // What it was chosen from: the whole grid, PowerSGD's ranks included, each with its verdict.
+    std::set<std::string> settings;
+    for (const auto& c : d["considered"]) {
+      settings.insert(c["setting"].get<std::string>());
+      const auto verdict = c["verdict"].get<std::string>();
+      EXPECT_EQ(verdict, c["relative_error"].get<double>() <= 0.1 ? "offered" : "over the error budget") << c.dump();
+    }
+    for (const char* s : {"none", "quantize bits=8", "topk k=0.1", "powersgd rank=1", "powersgd rank=4"})
+      EXPECT_EQ(settings.count(s), 1u) << s;
+    EXPECT_EQ(settings.count("powersgd rank=1 feedback=\"ef\""), d["direction"] == "boundary 0 bwd" ? 1u : 0u)
+        << "error feedback on gradients only";
+    EXPECT_EQ(settings.count(d["setting"].get<std::string>()), 1u);
   }
   EXPECT_LT(p["time_to_target_vs_dense"].get<double>(), 0.8);
   // No later than the best uniform setting, but for a tie the model cannot decide (then the plan rests less on error).
