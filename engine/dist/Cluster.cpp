@@ -165,7 +165,7 @@ Cluster::Cluster(const ClusterOptions& options, int stages, int replicas)
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
               .count());
     });
-    clockOffsetNs_ = clock.offset_ns, clockBoundNs_ = clock.bound_ns;
+    clockOffsetNs_ = clock.offset_ns;
     if (replicas_ > 1)
       impl_->replicas = std::make_unique<ReplicaMesh>(
           replica(), replicas_, "replicas/stage" + std::to_string(stage()), local, options_.token, options_.timeout_s,

@@ -75,10 +75,9 @@ class Cluster {
   const ClusterOptions& options() const { return options_; }
   // The numeric address this rank listens on (engine/dist/HostNetwork.h: --bind, or the route to the master).
   const std::string& bindAddress() const { return bindAddress_; }
-  // Rank 0's steady clock = this rank's + clockOffsetNs(), known to within clockBoundNs() either way (measured once,
-  // when the ranks connected; {0, 0} on rank 0, and near it for ranks on rank 0's machine, which share its clock).
+  // Rank 0's steady clock = this rank's + clockOffsetNs(), to within half a round trip of the control star (measured
+  // once, when the ranks connected: ControlStar::clockOffset; 0 on rank 0 and on ranks sharing its machine's clock).
   int64_t clockOffsetNs() const { return clockOffsetNs_; }
-  int64_t clockBoundNs() const { return clockBoundNs_; }
 
   // Gloo's point-to-point group, for links through Gloo and NCCL's announcements: made only where a run needs it
   // (every rank calls this at the same point), so a run without it has no Gloo listener open while it starts.
@@ -122,7 +121,7 @@ class Cluster {
   ClusterOptions options_;
   int stages_, replicas_;
   std::string bindAddress_;
-  int64_t clockOffsetNs_ = 0, clockBoundNs_ = 0;
+  int64_t clockOffsetNs_ = 0;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -95,17 +95,18 @@ ClockOffset ControlStar::clockOffset(int rounds, const std::function<int64_t()>&
     const int64_t back = now();
     int64_t theirs = 0;
     if (reading.size() == sizeof theirs) std::memcpy(&theirs, reading.data(), sizeof theirs);
-    // Steady clocks count from each machine's boot: a reading more than a century from ours is not a clock's.
-    constexpr int64_t kFarthest = int64_t(1) << 62;
-    if (reading.size() != sizeof theirs || theirs > sent + kFarthest / 2 || theirs < sent - kFarthest / 2)
+    // Steady clocks count from each machine's boot: a reading 70 years and more from ours (2^61 ns) is not a clock's.
+    constexpr int64_t kFarthest = int64_t(1) << 61;
+    if (reading.size() != sizeof theirs || theirs > sent + kFarthest || theirs < sent - kFarthest)
       throw ClusterError(describe_(0) + " sent a clock reading that is not one (" + std::to_string(reading.size()) +
-                         " bytes), measuring the ranks' clock offsets");
-    const int64_t half = (back - sent) / 2;
-    if (half < best.bound_ns) best = {theirs - (sent + half), half};
+                         " bytes" + (reading.size() == sizeof theirs ? ", 70 years and more from this rank's" : "") +
+                         "), measuring the ranks' clock offsets");
+    const int64_t half = (back - sent + 1) / 2;  // rounded up: the bound must hold
+    if (half < best.bound_ns) best = {theirs - (sent + (back - sent) / 2), half};
   }
   // An offset inside its own uncertainty is no offset: ranks on rank 0's machine share its clock exactly, and moving
-  // them by a measurement's noise would only misalign them.
-  if (std::abs(best.offset_ns) <= best.bound_ns) best.offset_ns = 0;
+  // them by a measurement's noise would only misalign them. The bound then covers what was dropped.
+  if (std::abs(best.offset_ns) <= best.bound_ns) best = {0, best.bound_ns + std::abs(best.offset_ns)};
   return best;
 }
 

@@ -39,9 +39,9 @@ class ControlStar {
   // Every rank at once: this rank's clock against rank 0's, by Cristian's method over `rounds` round trips (each a
   // gather, after which rank 0 reads its clock and broadcasts the reading); the round with the shortest trip wins.
   // Rank 0's reading lies between the start and the end of the trip, so half the trip bounds the error. An offset
-  // within that bound is taken as none (ranks on one machine share the steady clock exactly). `now` reads
-  // this rank's steady clock in nanoseconds (tests give a skewed one). Ranks on one machine share the steady clock;
-  // ranks on several do not, and their wall-clock timelines are laid on rank 0's clock with this offset.
+  // within that bound is taken as none (ranks on one machine share the steady clock exactly), the bound widened by it.
+  // `now` reads this rank's steady clock in nanoseconds (tests give a skewed one). Ranks on one machine share the
+  // steady clock; ranks on several do not, and their wall-clock timelines are laid on rank 0's clock with this offset.
   ClockOffset clockOffset(int rounds, const std::function<int64_t()>& now);
 
  private:

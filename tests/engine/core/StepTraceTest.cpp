@@ -239,6 +239,7 @@ TEST(StepTrace, LanesThatBeganApartAreLaidOnOneClock) {
   }
   EXPECT_THROW(alignWallTimes(lanes, {base}), TraceError);
   EXPECT_NO_THROW(alignWallTimes(lanes, {INT64_MIN, INT64_MIN + 5, INT64_MIN}));  // far from zero either way
+  EXPECT_THROW(alignWallTimes(lanes, {INT64_MIN, INT64_MAX, 0}), TraceError);     // and as far apart as can be
 }
 
 TEST(StepTrace, StoredFormRoundTripsAndRefusesDamage) {

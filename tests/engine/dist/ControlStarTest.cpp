@@ -82,6 +82,29 @@ TEST(ControlStar, EachRankFindsRankZerosClockWithinItsBound) {
   for (auto& f : after) EXPECT_EQ(f.get(), partOf(9, 1));
 }
 
+// Rank 0's reading is untrusted like every message: a reading of another size, or one no clock could give (70 years
+// and more from this rank's), ends the measurement with an error naming rank 0.
+TEST(ControlStar, ABadClockReadingIsRefusedNamingRankZero) {
+  for (const auto& reading : {std::vector<uint8_t>{1, 2, 3, 4}, std::vector<uint8_t>(8, 0x7f)}) {
+    Board board;
+    auto all = stars(2, board);
+    auto zero = std::async(std::launch::async, [&] {  // a rank 0 that answers the trip with `reading`
+      all[0]->allGather({}, 0);
+      all[0]->broadcast(reading, 8);
+    });
+    try {
+      all[1]->clockOffset(1, [] { return int64_t(1'000'000'000); });
+      ADD_FAILURE() << "a reading of " << reading.size() << " bytes was taken";
+    } catch (const ClusterError& e) {
+      EXPECT_NE(std::string(e.what()).find("rank 0 sent a clock reading that is not one (" +
+                                           std::to_string(reading.size()) + " bytes"),
+                std::string::npos)
+          << e.what();
+    }
+    zero.get();
+  }
+}
+
 TEST(ControlStar, APartOverTheLimitIsRefusedNamingItsRank) {
   Board board;
   auto all = stars(2, board);
