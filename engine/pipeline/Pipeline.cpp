@@ -18,17 +18,28 @@ namespace {
 
 using nlohmann::json;
 
-// The decoder weights of the bottleneck `code` from the report of the stage that holds it, into this process's copy
-// (the sending stage measures its reconstruction with it).
-void adoptDecoder(const Bottleneck& code, const json& report) {
+// Across processes a bottleneck's decoder weights come with the receiving stage's step report, to the process of the
+// sending stage, which measures the reconstruction with them: up to this size (a 4096 x 64 decoder). Every rank
+// receives every report, so a larger one would cost more control traffic than the figure is worth; there the sending
+// stage does not measure it, and the figure is the codec's error on the code (docs/algorithms.md).
+constexpr int64_t kMostSharedDecoderBytes = int64_t(1) << 20;
+bool sharesDecoder(const Bottleneck& code) {
+  return code.features * code.width * int64_t(sizeof(float)) <= kMostSharedDecoderBytes;
+}
+
+// The decoder weights of the bottleneck `code` in the report of the stage that holds it: checked by every rank (each
+// rank refuses a malformed report at once), loaded by the sending stage's (`adopt`) into its copy.
+void readDecoder(const Bottleneck& code, const json& report, bool adopt) {
   if (!report.contains("decoder") || !report.at("decoder").is_binary())
     throw report::ReportError("it holds the decoder of boundary " + std::to_string(code.boundary) +
                               " but sent no weights for it");
-  try {
-    loadDecoderWeights(code, report.at("decoder").get_binary());
-  } catch (const std::invalid_argument& e) {
-    throw report::ReportError(e.what());
-  }
+  const auto& bytes = report.at("decoder").get_binary();
+  const int64_t expected = code.features * code.width * int64_t(sizeof(float));
+  if (int64_t(bytes.size()) != expected)
+    throw report::ReportError("its decoder weights for boundary " + std::to_string(code.boundary) + " are " +
+                              std::to_string(bytes.size()) + " bytes, not the " + std::to_string(expected) + " of a " +
+                              std::to_string(code.features) + " x " + std::to_string(code.width) + " decoder");
+  if (adopt) loadDecoderWeights(code, bytes);
 }
 
 // One rank's part of a step, merged on every rank: sums over both ends of a link and over replicas.
@@ -107,11 +118,7 @@ Pipeline::Pipeline(BlockModel model, PipelineOptions options)
     workers_.push_back(std::make_unique<StageWorker>(s, stages, std::move(module), device, options_.optimizer,
                                                      options_.threads_per_stage));
   }
-  // A bottleneck's error is measured by its sending stage with the decoder: the next stage's own in one process; across
-  // processes this process's copy of it, which every step's reports bring up to date (distributedStep()).
-  for (int s = 0; s + 1 < stages; ++s)
-    if (auto code = bottleneck(s); code && local(s) && (local(s + 1) || cluster))
-      workers_[size_t(s)]->measureReconstructionWith(code->decoder);
+  armReconstruction();
   for (int s = 0; s < stages; ++s)
     if (local(s))
       workers_[size_t(s)]->connect(s > 0 ? links_[size_t(s) - 1].get() : nullptr,
@@ -268,8 +275,25 @@ bool Pipeline::resizeBottleneck(int boundary, int64_t width) {
   }
   b->width = width;
   links_[size_t(boundary)]->setRawScale(double(b->features) / double(width));
+  armReconstruction();     // a new width may cross the size a report carries
   boundaryInput_.clear();  // the code's shape at the boundary changed: found again at the next step
   return true;
+}
+
+void Pipeline::armReconstruction() {
+  // A bottleneck's error is measured by its sending stage with the decoder: the next stage's own in one process; across
+  // processes this process's copy of it, on the sending stage's device, which every step's reports bring up to date
+  // (distributedStep()) where they can carry it.
+  for (int s = 0; s + 1 < stages(); ++s) {
+    const auto code = bottleneck(s);
+    if (!code || !local(s)) continue;
+    if (local(s + 1)) {
+      workers_[size_t(s)]->measureReconstructionWith(code->decoder);
+    } else {
+      code->decoder->to(workers_[size_t(s)]->device());
+      workers_[size_t(s)]->measureReconstructionWith(sharesDecoder(*code) ? code->decoder : CodeProjection(nullptr));
+    }
+  }
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> Pipeline::namedParameters() const {
@@ -319,7 +343,7 @@ StepResult Pipeline::distributedStep(const torch::Tensor& x, const torch::Tensor
   report["began"] = steadyNanoseconds(mine.began) + cluster.clockOffsetNs();  // on rank 0's clock
   // The decoder this stage begins with, as its update left it: the previous stage measures its bottleneck's
   // reconstruction with it next step (replicas hold the same one; the first speaks).
-  if (auto code = bottleneck(me - 1); code && cluster.replica() == 0)
+  if (auto code = bottleneck(me - 1); code && cluster.replica() == 0 && sharesDecoder(*code))
     report["decoder"] = json::binary(decoderWeights(*code));
 
   // Every rank learns every rank's part, so every rank returns the same result and decides the same next step.
@@ -360,7 +384,8 @@ StepResult Pipeline::distributedStep(const torch::Tensor& x, const torch::Tensor
       r.trace.lanes.push_back(std::move(lane));
       if (!j.at("began").is_number_integer()) throw report::ReportError("when its step began must be an integer");
       began.push_back(j.at("began").get<int64_t>());
-      if (auto code = bottleneck(me); code && stage == me + 1 && replica == 0) adoptDecoder(*code, j);
+      if (auto code = bottleneck(stage - 1); code && replica == 0 && sharesDecoder(*code))
+        readDecoder(*code, j, stage == me + 1);  // this rank's stage sends through it: its copy is brought up to date
     } catch (const ClusterError&) {
       throw;
     } catch (const std::exception& e) {

@@ -127,6 +127,9 @@ class Pipeline {
   std::vector<int64_t> boundaryInput_;
   const std::vector<std::vector<int64_t>>& boundarySamples(const torch::Tensor& x);
 
+  // Tells each sending stage of a learned bottleneck the decoder to measure its reconstruction with (at build and
+  // when a width changes).
+  void armReconstruction();
   bool local(int stage) const { return workers_[size_t(stage)] != nullptr; }
   std::shared_ptr<Bottleneck> bottleneck(int boundary) const {
     return boundary >= 0 && size_t(boundary) < options_.bottlenecks.size() ? options_.bottlenecks[size_t(boundary)]

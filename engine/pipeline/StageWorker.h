@@ -84,8 +84,9 @@ class StageWorker {
   // Runs on the stage thread after the step's backward passes and before the optimizer (the data-parallel
   // gradient exchange). Set before the first step.
   void setBeforeUpdate(std::function<void(StageStepResult&)> hook) { beforeUpdate_ = std::move(hook); }
-  // In-process runs: the decoder of the learned bottleneck this stage's output feeds (it lives in the next stage), with
-  // which each forward message's reconstruction error is measured on the side. Set before the first step.
+  // The decoder of the learned bottleneck this stage's output feeds (the next stage's own in one process, this
+  // process's copy of it across processes), with which each forward message's reconstruction error is measured on
+  // the side; null: none is measured. Set between steps.
   void measureReconstructionWith(CodeProjection decoder) { decoder_ = std::move(decoder); }
   StageModule& module() { return *module_; }
   const torch::Device& device() const { return device_; }
