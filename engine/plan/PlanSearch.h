@@ -65,7 +65,9 @@ struct Plan {
   double accuracy_cost = 0;
   double risk = 0;        // summed over its choices
   bool feasible = false;  // accuracy_cost within the budget
-  bool optimal = false;   // the search proved no feasible assignment has less time to target
+  // The search proved its answer: no feasible assignment has less time to target, or (with a tie tolerance) none
+  // within the tolerance of the fastest rests on less error. False when its replay limit stopped it first.
+  bool optimal = false;
   size_t evaluated = 0;   // replays the search made (assignments and bounds)
   // The least time factor of any feasible assignment (the search's): this plan's own unless a tie within the
   // tolerance went to a plan resting less on error alone.
@@ -84,7 +86,8 @@ std::vector<std::vector<size_t>> uniformChoices(const Problem& problem);
 std::optional<Plan> bestUniform(const Problem& problem);
 
 // The feasible assignment with the least time to target (of those within the tie tolerance of it, the one with the
-// least risk), trying every one; throws std::invalid_argument when there are more than `limit` or none is feasible.
+// least risk), trying every one (twice with a tolerance: the fastest, then the least risk within it); throws
+// std::invalid_argument when there are more than `limit` assignments or none is feasible.
 Plan searchExhaustive(const Problem& problem, size_t limit = 1000000);
 
 // The same by branch and bound, within `limit` replays: the optimum (Plan::optimal), or the best plan found when the

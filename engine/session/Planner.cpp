@@ -16,9 +16,9 @@ namespace {
 
 using nlohmann::json;
 
-// The settings measured per link direction: float32; fp16; 2-, 4- and 8-bit quantization; TopK at five densities,
-// and on activation gradients also with error feedback (activations are the forward pass's own values: a residual
-// carried to the next micro-batch's activations would mix samples).
+// The settings measured per link direction: float32; fp16; 2-, 4- and 8-bit quantization; TopK at five densities;
+// PowerSGD at rank 1 and 4; and on activation gradients TopK and PowerSGD also with error feedback (activations are
+// the forward pass's own values: a residual carried to the next micro-batch's activations would mix samples).
 struct Setting {
   std::string name;  // "topk k=0.1 feedback=ef"
   json spec;
