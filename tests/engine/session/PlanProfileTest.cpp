@@ -103,7 +103,8 @@ double median(std::vector<double> v) {
 // from the dense profile and the setting's message costs (measureSetting()), against other runs of the setting.
 // The model is 512 wide so that its 16 KiB messages, not its microseconds of compute, make most of a step. Each side
 // is the median of five runs, each run's step the median of five (medianStep()), and the runs alternate between dense
-// and compressed, as single steps of compute measured on a busy machine wander by a fifth. The emulated clock never
+// and compressed (a dense profile right before each setting's runs), as single steps of compute measured on a busy
+// machine wander by a fifth. The emulated clock never
 // waits, so a run's step at 10 Mbit/s is its trace replayed at 10 (the re-timing tests hold that to the recorded time).
 TEST(PlanProfile, TheCostModelPredictsACompressedRunsStepFromTheDenseProfile) {
 #ifdef PIPESQUEEZE_SANITIZED
@@ -130,8 +131,10 @@ TEST(PlanProfile, TheCostModelPredictsACompressedRunsStepFromTheDenseProfile) {
     std::vector<std::vector<std::vector<double>>> predicted(settings.size(), std::vector<std::vector<double>>(2));
     auto measured = predicted;
     for (int run = 0; run < kRuns; ++run) {
-      const LinkProfile p = profileLinks(dense, kSteps, 4);
       for (size_t s = 0; s < settings.size(); ++s) {
+        // The dense profile beside the run it predicts: a machine whose speed drifts over the test (a shared VM's
+        // cores) would otherwise bias every prediction of a run by how far its speed moved since one profile.
+        const LinkProfile p = profileLinks(dense, kSteps, 4);
         const StepTrace planned =
             withMessageCosts(p.step, measureSetting(dense, settings[s].forward, settings[s].backward, kSteps));
         nlohmann::json changes = shape;
