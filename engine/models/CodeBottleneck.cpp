@@ -77,13 +77,17 @@ std::vector<uint8_t> decoderWeights(const Bottleneck& b) {
   return std::vector<uint8_t>(bytes, bytes + w.numel() * int64_t(sizeof(float)));
 }
 
-void loadDecoderWeights(const Bottleneck& b, const std::vector<uint8_t>& bytes) {
-  const torch::Tensor w = b.decoder->weight();
-  if (bytes.size() != size_t(w.numel()) * sizeof(float))
+void checkDecoderWeights(const Bottleneck& b, size_t bytes) {
+  const int64_t expected = b.features * b.width * int64_t(sizeof(float));
+  if (int64_t(bytes) != expected)
     throw std::invalid_argument("the decoder weights of boundary " + std::to_string(b.boundary) + " are " +
-                                std::to_string(bytes.size()) + " bytes, not the " +
-                                std::to_string(w.numel() * int64_t(sizeof(float))) + " of a " +
+                                std::to_string(bytes) + " bytes, not the " + std::to_string(expected) + " of a " +
                                 std::to_string(b.features) + " x " + std::to_string(b.width) + " decoder");
+}
+
+void loadDecoderWeights(const Bottleneck& b, const std::vector<uint8_t>& bytes) {
+  checkDecoderWeights(b, bytes.size());
+  const torch::Tensor w = b.decoder->weight();
   torch::NoGradGuard noGrad;
   auto cpu = torch::empty(w.sizes(), torch::kFloat);
   std::memcpy(cpu.data_ptr(), bytes.data(), bytes.size());

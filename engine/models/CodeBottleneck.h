@@ -62,7 +62,14 @@ void initFromPrincipalComponents(Bottleneck& b, const torch::Tensor& activations
 // The decoder's weights as float32 bytes (row-major in the weight's shape), as a step report carries them to the
 // process of the sending stage, and back into that process's copy of the decoder. Loading refuses bytes that are not
 // exactly the weight's size (std::invalid_argument naming both); they come from another process.
+// checkDecoderWeights() is that check alone (every rank runs it on every report; only the sending stage's loads).
+// A decoder larger than kMostSharedDecoderBytes (a 4096 x 64 one) is not sent: every rank receives every report.
+inline constexpr int64_t kMostSharedDecoderBytes = int64_t(1) << 20;
+inline bool sharesDecoder(const Bottleneck& b) {
+  return b.features * b.width * int64_t(sizeof(float)) <= kMostSharedDecoderBytes;
+}
 std::vector<uint8_t> decoderWeights(const Bottleneck& b);
+void checkDecoderWeights(const Bottleneck& b, size_t bytes);
 void loadDecoderWeights(const Bottleneck& b, const std::vector<uint8_t>& bytes);
 
 }  // namespace ps

@@ -18,27 +18,19 @@ namespace {
 
 using nlohmann::json;
 
-// Across processes a bottleneck's decoder weights come with the receiving stage's step report, to the process of the
-// sending stage, which measures the reconstruction with them: up to this size (a 4096 x 64 decoder). Every rank
-// receives every report, so a larger one would cost more control traffic than the figure is worth; there the sending
-// stage does not measure it, and the figure is the codec's error on the code (docs/algorithms.md).
-constexpr int64_t kMostSharedDecoderBytes = int64_t(1) << 20;
-bool sharesDecoder(const Bottleneck& code) {
-  return code.features * code.width * int64_t(sizeof(float)) <= kMostSharedDecoderBytes;
-}
-
-// The decoder weights of the bottleneck `code` in the report of the stage that holds it: checked by every rank (each
-// rank refuses a malformed report at once), loaded by the sending stage's (`adopt`) into its copy.
+// The decoder weights of the bottleneck `code` in the report of the stage that holds it (while they are small enough
+// to travel: sharesDecoder()): checked by every rank, so a malformed report fails every rank at once; loaded by the
+// sending stage's (`adopt`) into its copy, with which it measures the reconstruction.
 void readDecoder(const Bottleneck& code, const json& report, bool adopt) {
   if (!report.contains("decoder") || !report.at("decoder").is_binary())
     throw report::ReportError("it holds the decoder of boundary " + std::to_string(code.boundary) +
                               " but sent no weights for it");
   const auto& bytes = report.at("decoder").get_binary();
-  const int64_t expected = code.features * code.width * int64_t(sizeof(float));
-  if (int64_t(bytes.size()) != expected)
-    throw report::ReportError("its decoder weights for boundary " + std::to_string(code.boundary) + " are " +
-                              std::to_string(bytes.size()) + " bytes, not the " + std::to_string(expected) + " of a " +
-                              std::to_string(code.features) + " x " + std::to_string(code.width) + " decoder");
+  try {
+    checkDecoderWeights(code, bytes.size());
+  } catch (const std::invalid_argument& e) {
+    throw report::ReportError(e.what());
+  }
   if (adopt) loadDecoderWeights(code, bytes);
 }
 
