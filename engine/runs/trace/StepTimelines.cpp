@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 
 namespace ps {
 namespace {
@@ -223,7 +224,8 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
   out << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"run\":" << runId << ",\"clock\":\""
       << (o.wall ? "wall" : "emulated") << "\"},\"traceEvents\":[";
   constexpr int kNetwork = 1, kCompute = 1, kCodec = 2, kWaits = 3;
-  std::map<std::string, int> linkThreads;
+  std::map<std::string, int> linkThreads;                // a link's thread (its name) -> its thread id
+  std::map<std::string, std::vector<double>> linkLanes;  // a link -> when each of its threads is free again, µs
   int64_t flow = 0;
   bool named = false;
   for (size_t i : chosen) {
@@ -231,7 +233,9 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
     const Timeline t = timelineOf(trace, o.network.applyTo(trace.model), o.codec, /*stagesBubble=*/false);
     const double length = o.wall ? t.wall_s : t.step_s;
     const double at = ((o.wall ? wallEnds[i] : times.cumulative[i].emulated_s) - length) * 1e6;  // its start, in µs
-    const auto us = [&](double s) { return at + s * 1e6; };
+    // On a grid of 1/1024 µs, which doubles hold exactly: a slice's start plus its duration is then exactly where the
+    // next one starts, and a viewer does not nest one slice under its neighbour over a rounding error.
+    const auto us = [&](double s) { return std::round((at + s * 1e6) * 1024) / 1024; };
     if (!named) {  // names and order of the processes and threads, once
       emit({{"ph", "M"}, {"name", "process_name"}, {"pid", kNetwork}, {"tid", 0}, {"args", {{"name", "network"}}}});
       emit({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", kNetwork}, {"tid", 0}, {"args", {{"sort_index", 1 << 20}}}});
@@ -261,8 +265,16 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
         if (b.microbatch >= 0) name += " " + std::to_string(b.microbatch);
         json args{{"step", rows[i].step}};
         if (b.message >= 0) args["bytes"] = t.messages[size_t(b.message)].bytes;
-        emit({{"ph", "X"}, {"name", name}, {"cat", barKindName(b.kind)}, {"pid", int(l) + 2}, {"tid", tid},
-              {"ts", us(b.start)}, {"dur", (b.end - b.start) * 1e6}, {"args", args}});
+        // A message's encode, wire and decode share a category with its flow's events: the DevTools performance
+        // panel binds a flow's ends only to slices of the flow's own category.
+        emit({{"ph", "X"},
+              {"name", name},
+              {"cat", b.message >= 0 ? "message" : barKindName(b.kind)},
+              {"pid", int(l) + 2},
+              {"tid", tid},
+              {"ts", us(b.start)},
+              {"dur", us(b.end) - us(b.start)},
+              {"args", args}});
       }
     }
     // Each message's encode start, its time in flight (from leaving to arriving) and its decode start: the flow's
@@ -282,36 +294,51 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
         if (b.kind == TimelineBar::Encode) f.encode = b.start, f.leave = o.wall ? b.end : f.leave;
         if (b.kind == TimelineBar::Decode) f.decode = b.start, f.arrival = o.wall ? b.start : f.arrival;
       }
+    // With latency a message leaves before the one ahead of it on its link arrives. Viewers nest the slices of a
+    // thread and misdraw or drop ones that partly overlap, so such a message goes on another thread of its link.
+    // (Not before it left: traces saved before the lanes shared one clock can say so.)
+    const auto arrivalOf = [](const Flight& f) { return std::max(f.arrival, f.leave); };
+    std::vector<size_t> order(t.messages.size()), threadOf(t.messages.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return flights[a].leave < flights[b].leave; });
+    for (size_t k : order) {
+      auto& ends = linkLanes[linkName(t.messages[k], t.replicas)];
+      const double leave = us(flights[k].leave);
+      size_t lane = 0;
+      while (lane < ends.size() && ends[lane] > leave) ++lane;
+      if (lane == ends.size()) ends.push_back(0);
+      ends[lane] = us(arrivalOf(flights[k]));
+      threadOf[k] = lane;
+    }
+    // Per link, the bytes that have left and not yet arrived: a running sum, not each message's size in turn.
+    std::map<std::string, std::vector<std::pair<double, double>>> inFlight;  // link -> (µs, change in bytes)
     for (const auto& m : t.messages) {
-      const Flight& f = flights[size_t(&m - t.messages.data())];
+      const size_t k = size_t(&m - t.messages.data());
+      const Flight& f = flights[k];
       const std::string link = linkName(m, t.replicas);
-      auto [it, fresh] = linkThreads.emplace(link, int(linkThreads.size()) + 1);
+      const std::string thread = threadOf[k] ? link + " (" + std::to_string(threadOf[k] + 1) + ")" : link;
+      auto [it, fresh] = linkThreads.emplace(thread, int(linkThreads.size()) + 1);
       if (fresh)
-        emit({{"ph", "M"}, {"name", "thread_name"}, {"pid", kNetwork}, {"tid", it->second}, {"args", {{"name", link}}}});
+        emit({{"ph", "M"},
+              {"name", "thread_name"},
+              {"pid", kNetwork},
+              {"tid", it->second},
+              {"args", {{"name", thread}}}});
       const std::string name = (m.forward ? "activation " : "gradient ") + std::to_string(m.microbatch);
-      const double arrival = std::max(f.arrival, f.leave);  // traces saved before lanes shared one clock
+      const double arrival = arrivalOf(f);
       json args{{"bytes", m.bytes}, {"float32_bytes", m.dense}};
       if (!o.wall) args["queued_ms"] = (m.leave - m.ready) * 1e3;
       emit({{"ph", "X"},
             {"name", name},
-            {"cat", "wire"},
+            {"cat", "message"},
             {"pid", kNetwork},
             {"tid", it->second},
             {"ts", us(f.leave)},
-            {"dur", (arrival - f.leave) * 1e6},
+            {"dur", us(arrival) - us(f.leave)},
             {"args", args}});
-      emit({{"ph", "C"},
-            {"name", "bytes in flight, " + link},
-            {"pid", kNetwork},
-            {"tid", 0},
-            {"ts", us(f.leave)},
-            {"args", {{"bytes", m.bytes}}}});
-      emit({{"ph", "C"},
-            {"name", "bytes in flight, " + link},
-            {"pid", kNetwork},
-            {"tid", 0},
-            {"ts", us(arrival)},
-            {"args", {{"bytes", 0}}}});
+      inFlight[link].push_back({us(f.leave), double(m.bytes)});
+      inFlight[link].push_back({us(arrival), -double(m.bytes)});
       // Sender's encode, then the wire, then the receiver's decode: each at the start of its slice.
       const int64_t id = ++flow;
       emit({{"ph", "s"},
@@ -336,6 +363,20 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
             {"pid", int(m.to) + 2},
             {"tid", kCodec},
             {"ts", us(std::max(f.decode, f.leave))}});
+    }
+    for (auto& [link, changes] : inFlight) {
+      std::sort(changes.begin(), changes.end());  // at one instant, what arrives before what leaves
+      double bytes = 0;
+      for (size_t k = 0; k < changes.size(); ++k) {
+        bytes += changes[k].second;
+        if (k + 1 < changes.size() && changes[k + 1].first == changes[k].first) continue;  // one value an instant
+        emit({{"ph", "C"},
+              {"name", "bytes in flight, " + link},
+              {"pid", kNetwork},
+              {"tid", 0},
+              {"ts", changes[k].first},
+              {"args", {{"bytes", std::llround(std::max(0.0, bytes))}}}});
+      }
     }
   }
   out << "\n]}\n";

@@ -5,10 +5,17 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace ps::test {
 namespace {
@@ -278,6 +285,70 @@ TEST(TimelineCli, ATraceFileIsWellFormedAndItsSlicesAddUpToTheSteps) {
       runCli({"runs", "export", "1", "--store", store, "--trace", wallFile, "--clock", "wall", "--bandwidth", "10"});
   EXPECT_NE(mixed.err.find("--clock wall shows what happened"), std::string::npos) << mixed.err;
 
+  // With latency a message leaves before the one ahead of it on its link arrives: the bytes in flight are the sum
+  // of every message on the wire at that instant.
+  const std::string lagged = store + ".lagged.json";
+  auto late = runCli({"runs", "export", "1", "--store", store, "--trace", lagged, "--steps", "3", "--latency", "5"});
+  ASSERT_EQ(late.exitCode, 0) << late.err;
+  std::ifstream laggedIn(lagged);
+  const json l = json::parse(laggedIn);
+  std::map<int, std::string> linkOf;                                // network thread -> its link's name
+  std::map<std::string, std::vector<std::array<double, 3>>> wires;  // link -> (start, end, bytes)
+  for (const auto& e : l["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 1) {  // "link 0 fwd", or "link 0 fwd (2)"
+      const std::string thread = e["args"]["name"];
+      linkOf[e["tid"]] = thread.substr(0, thread.find(" ("));
+    }
+  for (const auto& e : l["traceEvents"])
+    if (e["ph"] == "X" && e["pid"] == 1)
+      wires[linkOf.at(e["tid"])].push_back(
+          {e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>(), e["args"]["bytes"].get<double>()});
+  size_t samples = 0, overlapping = 0;
+  for (const auto& e : l["traceEvents"]) {
+    if (e["ph"] != "C") continue;
+    const std::string name = e["name"], prefix = "bytes in flight, ";
+    ASSERT_EQ(name.rfind(prefix, 0), 0u) << name;
+    const double at = e["ts"].get<double>() + 1e-3;  // just after the instant: what left then is on the wire
+    double onWire = 0, largest = 0;
+    for (const auto& [start, end, bytes] : wires.at(name.substr(prefix.size()))) {
+      if (start <= at && at < end) onWire += bytes;
+      largest = std::max(largest, bytes);
+    }
+    EXPECT_DOUBLE_EQ(e["args"]["bytes"].get<double>(), onWire) << name << " at " << e["ts"];
+    ++samples;
+    overlapping += onWire > largest;
+  }
+  EXPECT_GT(samples, 0u);
+  EXPECT_GT(overlapping, 0u) << "at 5 ms latency some messages share their link's wire";
+  // Viewers nest a thread's slices: on no thread may two slices partly overlap. And each flow event lies on a slice
+  // that starts where it is, on its thread, in its category, which is how the DevTools performance panel binds it.
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> threads;  // (pid, tid) -> slices
+  std::set<std::tuple<double, int, int, std::string>> starts;                     // (ts, pid, tid, cat)
+  for (const auto& e : l["traceEvents"])
+    if (e["ph"] == "X") {
+      const double ts = e["ts"];
+      threads[{e["pid"].get<int>(), e["tid"].get<int>()}].push_back({ts, ts + e["dur"].get<double>()});
+      starts.insert({ts, e["pid"].get<int>(), e["tid"].get<int>(), e["cat"].get<std::string>()});
+    }
+  for (auto& [thread, slices] : threads) {
+    std::sort(slices.begin(), slices.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second > b.second;  // a parent before its children
+    });
+    std::vector<double> open;  // the ends of the slices enclosing the current one
+    for (const auto& [start, end] : slices) {
+      while (!open.empty() && open.back() <= start + 1e-3) open.pop_back();
+      EXPECT_TRUE(open.empty() || end <= open.back() + 1e-3)
+          << "pid " << thread.first << " tid " << thread.second << ": a slice at " << start << " us runs past "
+          << "the one it starts in, which ends at " << open.back() << " us";
+      open.push_back(end);
+    }
+  }
+  for (const auto& e : l["traceEvents"])
+    if (e["ph"] == "s" || e["ph"] == "t" || e["ph"] == "f")
+      EXPECT_TRUE(
+          starts.count({e["ts"].get<double>(), e["pid"].get<int>(), e["tid"].get<int>(), e["cat"].get<std::string>()}))
+          << "a flow event no slice starts at: " << e;
+
   // Without a range a few steps spread over the run; a file that is there is replaced whole.
   auto sampled = runCli({"runs", "export", "1", "--store", store, "--trace", file});
   ASSERT_EQ(sampled.exitCode, 0) << sampled.err;
@@ -287,6 +358,34 @@ TEST(TimelineCli, ATraceFileIsWellFormedAndItsSlicesAddUpToTheSteps) {
   EXPECT_NE(bad.err.find("saved no step in 7:9"), std::string::npos) << bad.err;
   std::ifstream again(file);
   EXPECT_NO_THROW({ const json j = json::parse(again); }) << "a failed export left the earlier file damaged";
+}
+
+// Chromium's trace viewer, the DevTools performance panel, takes all of an export: every slice on its thread, nested,
+// and every message's flow bound at its encode, wire and decode (at 5 ms latency, so messages share a link's wire).
+TEST(TimelineCli, ChromiumsTraceViewerTakesAllOfAnExport) {
+  if (!std::filesystem::exists("/usr/bin/chromium") || std::system("node --version > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "loading a trace in Chromium's viewer needs Chromium and Node (apt install chromium nodejs)";
+  const auto store = fourStages("viewer", "1f1b", 100);
+  const std::string file = store + ".trace.json";
+  auto r = runCli({"runs", "export", "1", "--store", store, "--trace", file, "--latency", "5"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const std::string command =
+      "node " + std::string(PIPESQUEEZE_SOURCE_DIR) + "/tools/trace-viewer-check.mjs '" + file + "' 2>&1";
+  FILE* p = ::popen(command.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  std::array<char, 4096> buf{};
+  for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) out.append(buf.data(), n);
+  const int status = ::pclose(p);
+  ASSERT_TRUE(WIFEXITED(status)) << out;
+  ASSERT_NE(WEXITSTATUS(status), 2) << "the viewer could not be asked: " << out;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << out;
+  const json report = json::parse(out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << out;
+  EXPECT_EQ(report["seen"]["slices"], report["expected"]["slices"]) << out;
+  EXPECT_EQ(report["seen"]["flows"].get<int>(), 6 * 3 * 2 * 8) << "a flow per message: 3 links, 2 directions, 8 "
+                                                                  "micro-batches, 6 sampled steps";
+  EXPECT_EQ(report["seen"]["misnested"], 0) << out;
 }
 
 // telemetry.timeline_every keeps wall-clock times on every Nth step (and the first); every step keeps its emulated
