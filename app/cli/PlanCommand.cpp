@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -102,7 +103,9 @@ int runPlan(const PlanOptions& o) {
   std::printf("%-16s %-24s %12s %10s %10s %9s  %s\n", "direction", "setting", "bytes/msg", "encode", "decode",
               "rel.err", "evidence");
   for (const auto& e : out["directions"]) {
-    const std::string ev = e["evidence"].is_array() ? "runs " + e["evidence"].dump() : e["evidence"].get<std::string>();
+    std::string ev = e["evidence"].is_array() ? "runs " + e["evidence"].dump() : e["evidence"].get<std::string>();
+    if (const double share = e["float32_share"].get<double>(); share > 0)  // AQ-SGD's first epochs
+      ev += "; float32 for " + std::to_string(int(std::lround(100 * share))) + "% of its steps";
     std::printf("%-16s %-24s %12.0f %10s %10s %9.4f  %s\n", e["direction"].get<std::string>().c_str(),
                 e["setting"].get<std::string>().c_str(), e["bytes"].get<double>(),
                 ms(e["encode_s"].get<double>()).c_str(), ms(e["decode_s"].get<double>()).c_str(),

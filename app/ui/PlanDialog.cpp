@@ -16,6 +16,8 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <cmath>
+
 namespace ps::ui {
 namespace {
 
@@ -245,7 +247,11 @@ void PlanDialog::showOutcome(const PlanOutcome& o) {
                                ms(d.measure.cost.encode_s),
                                ms(d.measure.cost.decode_s),
                                QString::number(d.measure.relative_error, 'f', 4),
-                               evidenceText(d.evidence)};
+                               d.float32_share > 0  // AQ-SGD's first epochs
+                                   ? tr("%1; float32 for %2% of its steps")
+                                         .arg(evidenceText(d.evidence))
+                                         .arg(std::lround(100 * d.float32_share))
+                                   : evidenceText(d.evidence)};
     for (int c = 0; c < cells.size(); ++c) {
       auto* item = new QTableWidgetItem(cells[c]);
       if (c >= 2 && c <= 5) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);

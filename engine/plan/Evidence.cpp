@@ -129,6 +129,7 @@ EvidenceSet gatherEvidence(const RunStore& store, const json& denseConfig, doubl
     denseReaches = denseReaches && s && *s > 0;
     if (s) denseSteps.push_back(*s);
   }
+  if (denseReaches) out.dense_steps = mean(denseSteps);
   std::map<std::pair<int, std::string>, std::vector<const Found*>> groups;
   for (const auto& f : compressed) groups[{int(f.traffic), f.setting}].push_back(&f);
   for (const auto& [key, runs] : groups) {

@@ -37,6 +37,7 @@ struct EvidenceSet {
   std::vector<int64_t> dense;      // the dense reference runs (finished, with evaluations)
   double dense_final = 0;          // their mean final evaluation
   double target = 0;               // `fraction` of it (a perplexity: divided by it)
+  double dense_steps = 0;          // the steps the dense runs needed to reach it (their mean); 0 where one never did
   std::vector<Evidence> settings;  // by traffic, then setting
   // The evidence for a setting on a traffic, or null where no finished run used it.
   const Evidence* find(Traffic traffic, const std::string& setting) const;

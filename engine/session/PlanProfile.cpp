@@ -6,6 +6,8 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace ps {
@@ -16,7 +18,12 @@ Config withoutCompression(const Config& config) {
   return Config::fromJson(j, "the configuration without compression");
 }
 
-LinkProfile profileLinks(Config config, int steps, int samples) {
+namespace {
+
+// profileLinks(), with the steps before `skip` left out of the median (at least the first, which warms up; never all
+// of them), and, where `errors` is given, each link direction's relative error over the steps kept.
+LinkProfile trainProfile(Config config, int steps, int samples, int skip,
+                         std::map<LinkDirection, double>* errors = nullptr) {
   if (steps < 1) throw std::invalid_argument("profile: at least 1 step, not " + std::to_string(steps));
   if (samples < 1)
     throw std::invalid_argument("profile: at least 1 message per link direction, not " + std::to_string(samples));
@@ -31,7 +38,10 @@ LinkProfile profileLinks(Config config, int steps, int samples) {
   pipeline.setLearningRate(config.train.lr);
   LinkProfile out;
   out.threads_per_stage = built.threadsPerStage;
+  out.steps_per_epoch = built.stepsPerEpoch;
+  skip = std::min(std::max(skip, 1), steps - 1);
   std::vector<StepTrace> traces;  // the first step warms up (allocations, caches, a new thread's first pass)
+  std::map<LinkDirection, std::pair<double, double>> squares;  // ||x_hat - x||^2, ||x||^2 over the steps kept
   for (int step = 1; step <= steps; ++step) {
     const bool last = step == steps;
     if (last)
@@ -39,7 +49,12 @@ LinkProfile profileLinks(Config config, int steps, int samples) {
     const auto index = torch::arange(int64_t(step - 1) * batch, int64_t(step) * batch, torch::kInt64).remainder(n);
     StepResult r = pipeline.step(built.data.train_x.index_select(0, index), built.data.train_y.index_select(0, index),
                                  step, 0, index);
-    if (step > 1 || steps == 1) traces.push_back(std::move(r.trace));
+    if (step <= skip) continue;
+    traces.push_back(std::move(r.trace));
+    for (const auto& t : r.traffic) {
+      auto& [err, ref] = squares[{t.boundary, t.direction == Direction::Forward}];
+      err += t.err_sq, ref += t.ref_sq;
+    }
   }
   out.step = medianStep(traces);
   for (int b = 0; b + 1 < pipeline.stages(); ++b) {
@@ -48,7 +63,16 @@ LinkProfile profileLinks(Config config, int steps, int samples) {
     out.tensors[{b, false}] = link.takeSamples(Direction::Backward);
     link.armSamples(0);
   }
+  if (errors)
+    for (const auto& [direction, sq] : squares)
+      (*errors)[direction] = sq.second > 0 ? std::sqrt(sq.first / sq.second) : 0;
   return out;
+}
+
+}  // namespace
+
+LinkProfile profileLinks(Config config, int steps, int samples) {
+  return trainProfile(std::move(config), steps, samples, 1);
 }
 
 std::map<LinkDirection, MessageCost> measureSetting(const Config& config, const CompressionOptions& forward,
@@ -57,6 +81,29 @@ std::map<LinkDirection, MessageCost> measureSetting(const Config& config, const 
   j["compression"]["forward"] = forward.toJson();
   j["compression"]["backward"] = backward.toJson();
   return meanMessageCosts(profileLinks(Config::fromJson(j, "the setting measured"), steps, 1).step);
+}
+
+std::map<LinkDirection, CandidateMeasure> measureAqsgd(const Config& config, const CompressionOptions& forward,
+                                                       int steps) {
+  if (forward.feedback != "aqsgd")
+    throw std::invalid_argument("aqsgd: the activations' setting has no AQ-SGD feedback (" + forward.method + ")");
+  // A few batches over and over, compressed from a sample's second visit: from the third step on every sample of
+  // two batches has been seen, and the steps before that are left out.
+  constexpr int kBatches = 2;
+  if (steps < kBatches + 2)
+    throw std::invalid_argument("aqsgd: at least " + std::to_string(kBatches + 2) + " steps, not " +
+                                std::to_string(steps));
+  nlohmann::json j = withoutCompression(config).json;
+  j["compression"]["forward"] = forward.toJson();
+  j["compression"]["aqsgd_warmup_epochs"] = 0;
+  j["data"]["train_limit"] = kBatches * config.train.batch_size;
+  std::map<LinkDirection, double> errors;
+  const LinkProfile p =
+      trainProfile(Config::fromJson(j, "the AQ-SGD setting measured"), steps, 1, kBatches + 1, &errors);
+  std::map<LinkDirection, CandidateMeasure> out;
+  for (const auto& [direction, cost] : meanMessageCosts(p.step))
+    if (direction.forward) out[direction] = {cost, errors.at(direction)};
+  return out;
 }
 
 CandidateMeasure measureCandidate(const CompressionOptions& options, const LinkDirection& direction,

@@ -16,6 +16,7 @@ struct LinkProfile {
   StepTrace step;  // the median profiled step (medianStep(), the first left out): every stage's events, as float32
   std::map<LinkDirection, std::vector<torch::Tensor>> tensors;  // per link direction, that step's first messages
   int threads_per_stage = 1;  // the intra-op threads each stage worker ran with: what its codecs compute on
+  int64_t steps_per_epoch = 1;  // of the configuration's training data and batch
 };
 
 // `config` with nothing compressed on any link direction: what the planner profiles. Built from config.json, the
@@ -43,6 +44,17 @@ struct CandidateMeasure {
   MessageCost cost;           // per message: mean encode and decode seconds and bytes on the wire
   double relative_error = 0;  // ||what the receiver used - x|| / ||x|| over the last round's messages
 };
+
+// AQ-SGD on every boundary's activations (`forward`, with AQ-SGD feedback), measured where it can be: in a run. It
+// keeps each training sample's last activations and sends a sample's change since then from its second visit on,
+// so the run trains on two batches over and over with no uncompressed epoch first (from the third step every sample
+// has been seen; the steps before are left out), `steps` steps in all. Per forward link direction: the median kept
+// step's mean message cost, and the relative error of what the receiver used over the kept steps. That error is a
+// floor: here a sample comes back two steps later, in training an epoch later, its activations moved much further,
+// so the planner takes AQ-SGD on run evidence only. Throws std::invalid_argument for fewer than 4 steps or options
+// without AQ-SGD, and as profileLinks() does.
+std::map<LinkDirection, CandidateMeasure> measureAqsgd(const Config& config, const CompressionOptions& forward,
+                                                       int steps);
 
 // `options` on one link direction's tensors, through a link of its own as a run sends them (its compensation state
 // included) and on the intra-op threads a stage worker has (`threads`, LinkProfile::threads_per_stage; the calling

@@ -17,8 +17,10 @@ namespace {
 using nlohmann::json;
 
 // The settings measured per link direction: float32; fp16; 2-, 4- and 8-bit quantization; TopK at five densities;
-// PowerSGD at rank 1 and 4; and on activation gradients TopK and PowerSGD also with error feedback (activations are
-// the forward pass's own values: a residual carried to the next micro-batch's activations would mix samples).
+// PowerSGD at rank 1 and 4; on activation gradients TopK and PowerSGD also with error feedback (activations are the
+// forward pass's own values: a residual carried to the next micro-batch's activations would mix samples); and on
+// activations AQ-SGD with 2- and 4-bit quantization of each sample's change (its own buffer per sample, not a
+// residual shared between them).
 struct Setting {
   std::string name;  // "topk k=0.1 feedback=ef"
   json spec;
@@ -38,6 +40,8 @@ std::vector<Setting> gridFor(bool forward) {
     settings.push_back({{"method", "powersgd"}, {"rank", rank}});
     if (!forward) settings.push_back({{"method", "powersgd"}, {"rank", rank}, {"feedback", "ef"}});
   }
+  if (forward)
+    for (int bits : {2, 4}) settings.push_back({{"method", "quantize"}, {"bits", bits}, {"feedback", "aqsgd"}});
   std::vector<Setting> out;
   for (const auto& fields : settings) {
     Setting s;
@@ -54,11 +58,27 @@ std::vector<Setting> gridFor(bool forward) {
 
 // Steps of each setting's short run: one warms up, the median of the other five is the setting's step.
 constexpr int kSettingSteps = 6;
+// Steps of an AQ-SGD setting's run (measureAqsgd()): three before every sample has been seen, then seven.
+constexpr int kAqsgdSteps = 10;
+
+bool isAqsgd(const CompressionOptions& options) {
+  return options.feedback == "aqsgd";
+}
+
+// `a` for the fraction `f` of the steps and `b` for the rest: what a message costs over a run on average.
+MessageCost mix(const MessageCost& a, const MessageCost& b, double f) {
+  MessageCost m = b;
+  m.encode_s = f * a.encode_s + (1 - f) * b.encode_s;
+  m.decode_s = f * a.decode_s + (1 - f) * b.decode_s;
+  m.bytes = f * a.bytes + (1 - f) * b.bytes;
+  return m;
+}
 
 struct Candidate {
   Setting setting;
   CandidateMeasure measure;
   const plan::Evidence* evidence = nullptr;  // the runs behind its accuracy, or null: its error alone
+  double float32_share = 0;                  // PlannedDirection::float32_share
 };
 
 json considered(const PlannedDirection& d) {
@@ -69,6 +89,7 @@ json considered(const PlannedDirection& d) {
                    {"encode_s", c.measure.cost.encode_s},
                    {"decode_s", c.measure.cost.decode_s},
                    {"relative_error", c.measure.relative_error},
+                   {"float32_share", c.float32_share},
                    {"verdict", c.verdict}});
   return out;
 }
@@ -85,6 +106,7 @@ json PlanOutcome::toJson() const {
                     {"decode_s", d.measure.cost.decode_s},
                     {"relative_error", d.measure.relative_error},
                     {"evidence", d.evidence},
+                    {"float32_share", d.float32_share},
                     {"considered", considered(d)}});
   return {
       {"bandwidth_mbps", network.bandwidth_mbps},
@@ -113,8 +135,10 @@ PlanOutcome planLinks(const PlanRequest& request, const PlanProgress& progress) 
     throw ConfigError(request.name + " has one stage, so no link to plan; raise pipeline.stages");
   const Config dense = withoutCompression(config);
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<Setting> gradientGrid = gridFor(false);
-  const int total = int(gradientGrid.size()) + 1;  // the profile, then a run per setting but float32's
+  const std::vector<Setting> gradientGrid = gridFor(false), activationGrid = gridFor(true);
+  const int total = int(gradientGrid.size() + std::count_if(activationGrid.begin(), activationGrid.end(),
+                                                            [](const Setting& s) { return isAqsgd(s.options); })) +
+                    1;  // the profile, then a run per setting but float32's
   int done = 0;
   auto report = [&](const std::string& what) {
     if (progress && !progress(what, done, total)) throw PlanCancelled();
@@ -144,6 +168,13 @@ PlanOutcome planLinks(const PlanRequest& request, const PlanProgress& progress) 
     forward.erase("feedback");
     inRun[setting.name] = measureSetting(dense, CompressionOptions::fromJson(forward), setting.options, kSettingSteps);
   }
+  // AQ-SGD's figures come from a run of its own, its error included.
+  std::map<std::string, std::map<LinkDirection, CandidateMeasure>> aqsgd;
+  for (const auto& setting : activationGrid)
+    if (isAqsgd(setting.options)) {
+      report("measuring " + setting.name);
+      aqsgd[setting.name] = measureAqsgd(dense, setting.options, kAqsgdSteps);
+    }
   report("searching");
 
   plan::Problem problem;
@@ -160,9 +191,15 @@ PlanOutcome planLinks(const PlanRequest& request, const PlanProgress& progress) 
     std::vector<Candidate> kept;
     std::vector<plan::Option> options;
     auto& seen = considered.emplace_back();
-    for (const auto& setting : gridFor(direction.forward)) {
-      Candidate c{setting, measureCandidate(setting.options, direction, tensors, profile.threads_per_stage), nullptr};
-      c.measure.cost = inRun.at(setting.name).at(direction);  // the same bytes; the times a run has
+    for (const auto& setting : direction.forward ? activationGrid : gradientGrid) {
+      const bool aq = isAqsgd(setting.options);
+      Candidate c{setting, {}, nullptr};
+      if (aq) {
+        c.measure = aqsgd.at(setting.name).at(direction);
+      } else {
+        c.measure = measureCandidate(setting.options, direction, tensors, profile.threads_per_stage);
+        c.measure.cost = inRun.at(setting.name).at(direction);  // the same bytes; the times a run has
+      }
       // The setting as a run of the whole preset would have it: that traffic compressed on every boundary.
       json asRun = dense.json;
       asRun["compression"][direction.forward ? "forward" : "backward"] = setting.options.toJson();
@@ -179,6 +216,18 @@ PlanOutcome planLinks(const PlanRequest& request, const PlanProgress& progress) 
         }
         option.steps_factor = *c.evidence->steps_factor;
         option.accuracy_cost = std::max(0.0, c.evidence->accuracy_cost);
+        if (aq) {
+          // Its first epochs send float32 (at least the first, which fills the buffers): of the steps its runs
+          // needed, that share costs what dense's messages do.
+          const double warm =
+              double(std::max<int64_t>(1, config.compression.aqsgd_warmup_epochs) * profile.steps_per_epoch);
+          const double needed = option.steps_factor * evidence.dense_steps;
+          c.float32_share = seen.back().float32_share = needed > 0 ? std::min(1.0, warm / needed) : 1.0;
+          option.cost = mix(inRun.at("none").at(direction), c.measure.cost, c.float32_share);
+        }
+      } else if (aq) {
+        seen.back().verdict = "no run vouches for it";  // its error measured here is a floor (measureAqsgd())
+        continue;
       } else if (c.measure.relative_error > request.error_budget) {
         seen.back().verdict = "over the error budget";  // and no run vouches for it
         continue;
@@ -214,7 +263,7 @@ PlanOutcome planLinks(const PlanRequest& request, const PlanProgress& progress) 
                               c.setting.options.method == "none" ? json("dense")
                               : c.evidence                       ? json(c.evidence->runs)
                                                                  : json("error only"),
-                              std::move(considered[d])});
+                              c.float32_share, std::move(considered[d])});
   }
   char bandwidth[32];
   std::snprintf(bandwidth, sizeof bandwidth, "%g", config.link.bandwidth_mbps);

@@ -36,12 +36,16 @@ struct PlannedDirection {
   nlohmann::json spec;       // those options, as a preset writes them
   CandidateMeasure measure;  // its bytes and error on the direction's tensors, its codec times in a run
   nlohmann::json evidence;   // "dense", the ids of the runs behind its accuracy, or "error only"
+  // AQ-SGD: the share of the steps to the target that send float32 (its first epochs, before a sample's second
+  // visit), at which the search costs its messages as dense's; 0 for every other setting.
+  double float32_share = 0;
   // Every setting of the grid as measured on this direction, and whether the search could take it ("offered", "over
   // the error budget", "its runs never reached the target"): what a plan was chosen from.
   struct Considered {
     std::string setting;
     CandidateMeasure measure;
     std::string verdict;
+    double float32_share = 0;
   };
   std::vector<Considered> considered;
 };

@@ -46,12 +46,17 @@ TEST(PlanCli, ASlowLinkIsPlannedFromErrorsAloneAndThePlannedPresetTrains) {
     for (const auto& c : d["considered"]) {
       settings.insert(c["setting"].get<std::string>());
       const auto verdict = c["verdict"].get<std::string>();
-      EXPECT_EQ(verdict, c["relative_error"].get<double>() <= 0.1 ? "offered" : "over the error budget") << c.dump();
+      if (c["setting"].get<std::string>().find("aqsgd") != std::string::npos)
+        EXPECT_EQ(verdict, "no run vouches for it") << "AQ-SGD's error in a short run is a floor: " << c.dump();
+      else
+        EXPECT_EQ(verdict, c["relative_error"].get<double>() <= 0.1 ? "offered" : "over the error budget") << c.dump();
     }
     for (const char* s : {"none", "quantize bits=8", "topk k=0.1", "powersgd rank=1", "powersgd rank=4"})
       EXPECT_EQ(settings.count(s), 1u) << s;
     EXPECT_EQ(settings.count("powersgd rank=1 feedback=\"ef\""), d["direction"] == "boundary 0 bwd" ? 1u : 0u)
         << "error feedback on gradients only";
+    EXPECT_EQ(settings.count("quantize bits=4 feedback=\"aqsgd\""), d["direction"] == "boundary 0 fwd" ? 1u : 0u)
+        << "AQ-SGD on activations only";
     EXPECT_EQ(settings.count(d["setting"].get<std::string>()), 1u);
   }
   EXPECT_LT(p["time_to_target_vs_dense"].get<double>(), 0.8);
@@ -100,6 +105,43 @@ TEST(PlanCli, RunsOfTheSameTrainingAreTheEvidenceForTheirSettingOnly) {
   const json& backward = p["directions"][1];
   EXPECT_EQ(backward["evidence"], "error only") << "no run compressed the gradients: " << p.dump();
   EXPECT_LE(backward["relative_error"].get<double>(), 0.01);
+}
+
+// AQ-SGD rests on runs only, and its first epoch, which fills its buffers, sends float32: with a dense run and a
+// 4-bit AQ-SGD run of 8-step epochs in the store and no error budget to speak of, the activations take AQ-SGD,
+// costed as float32 for the share of its steps to the target spent in that epoch.
+TEST(PlanCli, AqsgdIsPlannedFromItsRunsWithItsFloat32EpochCounted) {
+  const auto store = planStore("aqsgd");
+  const std::vector<std::string> small{"--set", "data.synthetic_samples=256"};
+  for (const std::vector<std::string> sets :
+       {std::vector<std::string>{},
+        {"--set", "compression.forward.method=quantize", "--set", "compression.forward.bits=4", "--set",
+         "compression.forward.feedback=aqsgd"}}) {
+    std::vector<std::string> args{"train", "--preset", kSmoke, "--store", store, "--json"};
+    args.insert(args.end(), small.begin(), small.end());
+    args.insert(args.end(), sets.begin(), sets.end());
+    const auto r = runCli(args);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+  }
+  std::vector<std::string> extra{"--bandwidth", "0.1", "--error-budget", "0.000001", "--accuracy-budget", "50"};
+  extra.insert(extra.end(), small.begin(), small.end());
+  const json p = plan(store, extra);
+  ASSERT_FALSE(p.is_null());
+  const json& forward = p["directions"][0];
+  EXPECT_EQ(forward["direction"], "boundary 0 fwd");
+  EXPECT_EQ(forward["setting"], "quantize bits=4 feedback=\"aqsgd\"") << p.dump();
+  EXPECT_EQ(forward["evidence"], json::array({2})) << "run 2 trained it";
+  const double share = forward["float32_share"].get<double>();
+  EXPECT_GT(share, 0.0) << "its first epoch sends float32";
+  EXPECT_LT(share, 1.0) << "and the runs went on past it to the target";
+  EXPECT_LT(p["step_s"].get<double>(), p["dense_step_s"].get<double>());
+  for (const auto& c : forward["considered"])
+    if (c["setting"] == "quantize bits=2 feedback=\"aqsgd\"") EXPECT_EQ(c["verdict"], "no run vouches for it");
+  const auto text =
+      runCli({"plan", "--preset", kSmoke, "--store", store, "--steps", "4", "--samples", "2", "--bandwidth", "0.1",
+              "--error-budget", "0.000001", "--accuracy-budget", "50", "--set", "data.synthetic_samples=256"});
+  ASSERT_EQ(text.exitCode, 0) << text.err;
+  EXPECT_NE(text.out.find("% of its steps"), std::string::npos) << text.out;
 }
 
 TEST(PlanCli, BadRequestsAreRefusedNamingWhatIsWrong) {

@@ -88,6 +88,25 @@ TEST(PlanProfile, CandidatesAreMeasuredOnTheTensorsForBytesTimeAndError) {
   EXPECT_THROW(measureCandidate(method("quantize", aq), {0, true}, activations, 1), std::invalid_argument);
 }
 
+// AQ-SGD is measured in a run that revisits its samples: from the third step every message sends each sample's change
+// since its last visit, at 4 bits, so its messages are an eighth of float32's and what the receiver uses is close.
+TEST(PlanProfile, AqsgdIsMeasuredInARunThatRevisitsItsSamples) {
+  const LinkProfile dense = profileLinks(withoutCompression(smoke()), 2, 1);
+  const double float32 = meanMessageCosts(dense.step).at({0, true}).bytes;
+  const auto aq = measureAqsgd(smoke(), method("quantize", {{"bits", 4}, {"feedback", "aqsgd"}}), 6);
+  ASSERT_EQ(aq.size(), 1u) << "activations only: boundary 0 forward";
+  const CandidateMeasure& m = aq.at({0, true});
+  EXPECT_LT(m.cost.bytes, 0.2 * float32) << "4-bit changes, not float32 activations";
+  EXPECT_GT(m.cost.bytes, 0.1 * float32);
+  EXPECT_GT(m.cost.encode_s, 0.0);
+  EXPECT_GT(m.cost.decode_s, 0.0);
+  EXPECT_GT(m.relative_error, 0.0);
+  EXPECT_LT(m.relative_error, 0.2);
+  EXPECT_EQ(dense.steps_per_epoch, 1024 / 32);
+  EXPECT_THROW(measureAqsgd(smoke(), method("quantize", {{"bits", 4}}), 6), std::invalid_argument);
+  EXPECT_THROW(measureAqsgd(smoke(), method("quantize", {{"feedback", "aqsgd"}}), 3), std::invalid_argument);
+}
+
 // The smoke preset with `changes` merged into its JSON (what a Config is built from).
 Config smokeWith(const nlohmann::json& changes) {
   auto j = readJsonFile(std::string(PIPESQUEEZE_SOURCE_DIR) + "/presets/smoke.json");
