@@ -17,8 +17,9 @@
 // 10%, 4-bit activations + 8-bit gradients and AQ-SGD (its preset: 4-bit activations after a dense first epoch): the
 // training wall time until the evaluation reaches 90% of dense's final accuracy (evaluations left out; the time with
 // them is printed beside it), and the speed-up over dense. --methods picks others: quant8 (8-bit both ways) and
-// planned (what `pipesqueeze-cli plan` chooses per link direction for that network, from an empty store; its
-// prediction is printed beside the measurement).
+// planned (what `pipesqueeze-cli plan` chooses per link direction for that network, from an empty store, or from the
+// finished runs of --plan-store's, which vouch for settings by their accuracy; its prediction is printed beside the
+// measurement).
 #include "engine/runs/store/RunStore.h"
 #include "tests/bench/BenchArgs.h"
 
@@ -158,17 +159,18 @@ double timeTo(const std::vector<std::pair<double, double>>& curve, double target
   return -1;
 }
 
-// The planner's plan for the test hosts' network (their stages share one interface each), from an empty store (so
-// every choice rests on measured error alone): the planned preset's path and what `plan --json` printed.
-bool planFor(const std::string& bandwidth, const std::string& latency, const std::string& sets, std::string* preset,
-             json* plan) {
+// The planner's plan for the test hosts' network (their stages share one interface each), from `evidence`'s runs, or
+// from an empty store where it is empty (so every choice rests on measured error alone): the planned preset's path
+// and what `plan --json` printed.
+bool planFor(const std::string& bandwidth, const std::string& latency, const std::string& sets,
+             const std::string& evidence, std::string* preset, json* plan) {
   *preset = freshStore("planned") + ".json";
   fs::remove(*preset);
   std::string log;
   std::fprintf(stderr, "bench_links: planning for %s Mbit/s, %s ms ...\n", bandwidth.c_str(), latency.c_str());
   if (shell(std::string(PIPESQUEEZE_CLI) + " plan --preset " + kPreset + " --bandwidth " + bandwidth + " --latency " +
-                latency + " --egress stage --store " + freshStore("plan-evidence") + sets + " -o " + *preset +
-                " --json 2>/dev/null",
+                latency + " --egress stage --store " + (evidence.empty() ? freshStore("plan-evidence") : evidence) +
+                sets + " -o " + *preset + " --json 2>/dev/null",
             &log) != 0) {
     std::printf("planning failed: %s\n", log.substr(log.size() > 300 ? log.size() - 300 : 0).c_str());
     return false;
@@ -184,7 +186,7 @@ bool planFor(const std::string& bandwidth, const std::string& latency, const std
 
 int timeToAccuracy(const std::string& bandwidth, const std::string& latency, const std::string& epochs,
                    const std::string& trainLimit, const std::string& extra, const std::vector<std::string>& methods,
-                   const std::string& jsonPath) {
+                   const std::string& evidence, const std::string& jsonPath) {
   const std::string cli = PIPESQUEEZE_CLI;
   json out = json::array();
   std::map<std::string, Curves> curves;
@@ -195,7 +197,7 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& latency, con
       " --set data.eval_limit=2000 --set eval.every_steps=50 --set telemetry.histogram_every=0" + extra;
   for (const auto& m : methods) {
     std::string preset = kPreset;
-    if (m == "planned" && !planFor(bandwidth, latency, shared, &preset, &plan)) continue;
+    if (m == "planned" && !planFor(bandwidth, latency, shared, evidence, &preset, &plan)) continue;
     std::string sets = shared + " --set link.bandwidth_mbps=" + bandwidth + " --set link.latency_ms=" + latency +
                        " --set link.mode=accounted";
     for (const auto& set : kMethods.at(m)) sets += " --set " + set;
@@ -246,10 +248,12 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& latency, con
   }
   if (!plan.is_null()) {
     // The planner's prediction beside the measurement: its model of the hosts' step, and time to target over dense
-    // (no run evidence in its store, so it takes the planned settings to need dense's steps).
+    // (a setting without run evidence is taken to need dense's steps; one with evidence, the steps its runs needed).
     std::printf("\nplanned: ");
     for (const auto& d : plan["directions"])
-      std::printf("%s %s; ", d["direction"].get<std::string>().c_str(), d["setting"].get<std::string>().c_str());
+      std::printf("%s %s (%s); ", d["direction"].get<std::string>().c_str(), d["setting"].get<std::string>().c_str(),
+                  d["evidence"].is_array() ? ("runs " + d["evidence"].dump()).c_str()
+                                           : d["evidence"].get<std::string>().c_str());
     std::printf(
         "\npredicted step %.1f ms against dense %.1f ms: %.2fx dense's time to target, %.3fx the best uniform "
         "setting (%s)\n",
@@ -273,7 +277,7 @@ int main(int argc, char** argv) {
   int steps = 40, warmup = 5;
   std::vector<std::string> stages{"2", "4"}, bandwidths{"100", "1000"}, latencies{"1"},
       methods{"dense", "topk10", "quant4-8"};
-  std::string jsonPath, epochs = "3", trainLimit = "9600", extra;
+  std::string jsonPath, epochs = "3", trainLimit = "9600", extra, evidence;
   bool timeToTarget = false;
   std::vector<std::string> sets;
   CLI::App app{"Each method on test hosts joined by shaped real links, against the link model's prediction"};
@@ -289,6 +293,9 @@ int main(int argc, char** argv) {
   app.add_flag("--time-to-accuracy", timeToTarget, "train to an accuracy instead of timing steps");
   app.add_option("--epochs", epochs, "epochs with --time-to-accuracy")->capture_default_str();
   app.add_option("--train-limit", trainLimit, "training samples with --time-to-accuracy")->capture_default_str();
+  app.add_option("--plan-store", evidence,
+                 "a run store whose finished runs the planner takes as evidence for 'planned' (default: none)")
+      ->check(CLI::ExistingFile);
   ps::bench::parse(app, argc, argv);
   for (const auto& s : sets) extra += " --set '" + s + "'";
   for (const auto& m : methods)
@@ -321,7 +328,7 @@ int main(int argc, char** argv) {
                           app.get_option("--methods")->count()
                               ? methods
                               : std::vector<std::string>{"dense", "topk10", "quant4-8", "aqsgd"},
-                          jsonPath);
+                          evidence, jsonPath);
 
   const std::string cli = PIPESQUEEZE_CLI;
   json out = json::array();
