@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -121,17 +122,24 @@ TEST(TimelineCli, EqualStagesMeasureABubbleNearTheSchedulesIdeal) {
 #endif
   for (const std::string schedule : {"gpipe", "1f1b"}) {
     const auto store = fourStages("bubble-" + schedule, schedule, 1e6);
-    std::vector<double> bubbles, stages;
+    std::vector<double> bubbles, stages, ratios;
     for (int step = 2; step <= 6; ++step) {
       const json r = timeline(store, {"--step", std::to_string(step)})["recorded"];
       bubbles.push_back(r["bubble"].get<double>());
       stages.push_back(r["stages_bubble"].get<double>());
+      ratios.push_back(bubbles.back() / stages.back());
     }
+    // Each step against the schedule for its own passes, and the least disturbed of the five: on two cores shared by
+    // four stage threads a step now and then has passes slowed, or a stage's mean lowered, by its neighbours (cold
+    // CI runs measured a median 18% over, then 6%, and once a smallest bubble 15% under the median step's own).
+    std::vector<double> off(ratios.size());
+    for (size_t i = 0; i < ratios.size(); ++i) off[i] = std::abs(ratios[i] - 1);
+    std::sort(off.begin(), off.end());
+    EXPECT_LT(off[0], 0.1) << schedule << ": no step of 2-6 has the bubble of its own passes' schedule";
+    std::sort(ratios.begin(), ratios.end());
+    EXPECT_NEAR(ratios[2], 1, 0.35) << schedule << ": the median step is far from its passes' schedule";
     std::sort(bubbles.begin(), bubbles.end());
     std::sort(stages.begin(), stages.end());
-    // The least disturbed of the five steps: on two cores shared by four stage threads a step now and then has
-    // passes slowed by their neighbours' cache traffic (one cold CI run measured a median 18% over, the next one 6%).
-    EXPECT_NEAR(bubbles[0], stages[2], 0.1 * stages[2]) << schedule << ": the smallest bubble of steps 2-6";
     // The stages' own lies above (S-1)/(M+S-1) by what their inequality costs: 18-23% here, more on a busier machine.
     EXPECT_GT(stages[2], 3.0 / 11 - 0.01) << schedule;
     EXPECT_LT(stages[2], 1.5 * 3.0 / 11) << schedule << ": the stages are far from equal";
