@@ -149,7 +149,7 @@ EvidenceSet gatherEvidence(const RunStore& store, const json& denseConfig, doubl
     e.final_value = mean(values);
     e.accuracy_cost =
         perplexity ? 100 * (e.final_value / out.dense_final - 1) : 100 * (out.dense_final - e.final_value);
-    if (reached) e.steps_factor = mean(steps) / mean(denseSteps);
+    if (reached) e.steps_factor = mean(steps) / out.dense_steps;
     out.settings.push_back(std::move(e));
   }
   return out;

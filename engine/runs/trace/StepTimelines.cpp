@@ -299,11 +299,13 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
     // (Not before it left: traces saved before the lanes shared one clock can say so.)
     const auto arrivalOf = [](const Flight& f) { return std::max(f.arrival, f.leave); };
     std::vector<size_t> order(t.messages.size()), threadOf(t.messages.size());
+    std::vector<std::string> links(t.messages.size());
+    for (size_t k = 0; k < t.messages.size(); ++k) links[k] = linkName(t.messages[k], t.replicas);
     std::iota(order.begin(), order.end(), size_t(0));
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return flights[a].leave < flights[b].leave; });
     for (size_t k : order) {
-      auto& ends = linkLanes[linkName(t.messages[k], t.replicas)];
+      auto& ends = linkLanes[links[k]];
       const double leave = us(flights[k].leave);
       size_t lane = 0;
       while (lane < ends.size() && ends[lane] > leave) ++lane;
@@ -316,7 +318,7 @@ size_t writeChromeTrace(int64_t runId, const std::vector<TraceRow>& rows, const 
     for (const auto& m : t.messages) {
       const size_t k = size_t(&m - t.messages.data());
       const Flight& f = flights[k];
-      const std::string link = linkName(m, t.replicas);
+      const std::string& link = links[k];
       const std::string thread = threadOf[k] ? link + " (" + std::to_string(threadOf[k] + 1) + ")" : link;
       auto [it, fresh] = linkThreads.emplace(thread, int(linkThreads.size()) + 1);
       if (fresh)
