@@ -6,6 +6,7 @@
 #include "engine/kernels/TopK.h"
 #ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
 #include "engine/kernels/cuda/CudaKernels.h"
+#include "engine/tensors/CudaStreams.h"
 #endif
 
 #include <torch/torch.h>
@@ -41,10 +42,13 @@ torch::Tensor devicePositions(const uint32_t* positions, size_t count, const tor
 
 #ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
 namespace cu = kernels::cuda;
-// The CUDA twins run on the thread's current device: the tensor's, for the call.
+// The CUDA twins run on the thread's current device, the tensor's for the call, and on the stream torch queues this
+// thread's work on there (a stage's own), after what made their inputs.
 struct On {
-  explicit On(const torch::Device& d) : scope(d.index() < 0 ? 0 : d.index()) {}
+  explicit On(const torch::Device& d)
+      : scope(d.index() < 0 ? 0 : d.index()), stream(currentCudaStream(d.index() < 0 ? 0 : d.index())) {}
   cu::DeviceScope scope;
+  cu::StreamScope stream;
 };
 uint32_t* u32m(torch::Tensor& t) {
   return reinterpret_cast<uint32_t*>(t.data_ptr<int32_t>());

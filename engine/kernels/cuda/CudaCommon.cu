@@ -26,6 +26,22 @@ DeviceScope::~DeviceScope() {
   if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
 }
 
+namespace {
+thread_local cudaStream_t tStream = nullptr;
+}  // namespace
+
+cudaStream_t stream() {
+  return tStream;
+}
+
+StreamScope::StreamScope(void* stream) : previous_(tStream) {
+  tStream = static_cast<cudaStream_t>(stream);
+}
+
+StreamScope::~StreamScope() {
+  tStream = static_cast<cudaStream_t>(previous_);
+}
+
 Scratch::~Scratch() {
   if (p_) cudaFree(p_);  // at thread exit; after the runtime's own shutdown this fails harmlessly
 }
@@ -41,7 +57,10 @@ void* Scratch::get(size_t bytes) {
     size_ = std::max<size_t>(bytes, size_t(1) << 16);
     check(cudaMalloc(&p_, size_), "scratch");
     owner_ = device;
+  } else if (used_ != stream()) {
+    check(cudaStreamSynchronize(used_), "scratch");  // the old stream may still be reading or writing it
   }
+  used_ = stream();
   return p_;
 }
 

@@ -15,13 +15,23 @@ inline void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA ") + what + ": " + cudaGetErrorString(e));
 }
 
+// The stream this host thread queues kernels on (StreamScope in CudaKernels.h); null is the legacy default stream.
+cudaStream_t stream();
+
+// Copies `bytes` from the device to the host after the thread's stream's earlier work, and waits for that stream only.
+inline void copyToHost(void* host, const void* device, size_t bytes, const char* what) {
+  check(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream()), what);
+  check(cudaStreamSynchronize(stream()), what);
+}
+
 inline int blocksFor(size_t n) {
   return int((n + kThreads - 1) / kThreads);
 }
 
 // Scratch device memory, one block per host thread, grown as needed and kept: a cudaMalloc and a cudaFree per call
 // cost more than the kernels at a million elements (cudaFree waits for the whole device). Work is queued on the
-// default stream, so a call's scratch is never reused before the previous call's kernels are done with it.
+// thread's stream, so a call's scratch is never reused before the previous call's kernels are done with it; where the
+// thread has moved to another stream, the block waits for the old one first.
 class Scratch {
  public:
   Scratch() = default;
@@ -36,6 +46,7 @@ class Scratch {
   void* p_ = nullptr;
   size_t size_ = 0;
   int owner_ = -1;
+  cudaStream_t used_ = nullptr;  // the stream the last call queued its work on
 };
 
 }  // namespace ps::kernels::cuda

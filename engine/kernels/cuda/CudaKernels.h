@@ -24,10 +24,25 @@ class DeviceScope {
   int previous_ = -1;
 };
 
+// Queues the kernels below, on this host thread, on `stream` (a cudaStream_t; null: the legacy default stream) for the
+// scope's life: the stream of the torch work around them (a stage's own stream), so that they are ordered after what
+// made their inputs and before what reads their outputs without waiting for the whole device.
+class StreamScope {
+ public:
+  explicit StreamScope(void* stream);
+  ~StreamScope();
+  StreamScope(const StreamScope&) = delete;
+  StreamScope& operator=(const StreamScope&) = delete;
+
+ private:
+  void* previous_;
+};
+
 // Magnitudes are ordered as on the CPU (TopK.h): NaN is above +inf and all NaNs are equal. A negative threshold
 // keeps everything; a NaN threshold, bits outside 1..8 or group 0 throw std::invalid_argument, a CUDA failure
-// std::runtime_error. Work is queued on the default stream of the current device: outputs are ready for whatever
-// follows on that stream (a cudaMemcpy, say); a returned count or value is exact when the call returns. Scratch
+// std::runtime_error. Work is queued on the thread's stream (StreamScope) of the current device: outputs are ready for
+// whatever follows on that stream; a returned count or value is exact when the call returns (it waits for that stream
+// alone). Scratch
 // memory is kept per host thread between calls (a cudaMalloc per call cost more than the kernels).
 
 // #{ |x| > t }.

@@ -99,20 +99,21 @@ void groupMaxAbs(const float* x, size_t n, size_t group, float* scales) {
   if (group == 0) throw std::invalid_argument("groupMaxAbs: group must be >= 1");
   const size_t groups = (n + group - 1) / group;
   if (groups)
-    groupMaxAbsKernel<<<unsigned(std::min<size_t>(groups, 1u << 20)), kThreads>>>(x, n, group, groups, scales);
+    groupMaxAbsKernel<<<unsigned(std::min<size_t>(groups, 1u << 20)), kThreads, 0, stream()>>>(x, n, group, groups,
+                                                                                               scales);
   check(cudaGetLastError(), "group max-abs");
 }
 
 void quantizePackSymmetric(const float* x, size_t n, int bits, size_t group, const float* scales, uint8_t* out) {
   checkQuantizeArgs(bits, group, "quantizePackSymmetric");
   const size_t bytes = (n * size_t(bits) + 7) / 8;
-  if (bytes) packKernel<<<blocksFor(bytes), kThreads>>>(x, n, bits, group, scales, out, bytes);
+  if (bytes) packKernel<<<blocksFor(bytes), kThreads, 0, stream()>>>(x, n, bits, group, scales, out, bytes);
   check(cudaGetLastError(), "quantize");
 }
 
 void unpackDequantizeSymmetric(const uint8_t* in, size_t n, int bits, size_t group, const float* scales, float* out) {
   checkQuantizeArgs(bits, group, "unpackDequantizeSymmetric");
-  if (n) unpackKernel<<<blocksFor(n), kThreads>>>(in, n, bits, group, scales, out);
+  if (n) unpackKernel<<<blocksFor(n), kThreads, 0, stream()>>>(in, n, bits, group, scales, out);
   check(cudaGetLastError(), "dequantize");
 }
 

@@ -299,22 +299,22 @@ size_t tilesFor(size_t n) {
 size_t countAboveKey(const float* x, size_t n, uint32_t T) {
   if (n == 0) return 0;
   const Workspace w = workspace(0);
-  check(cudaMemsetAsync(w.counter, 0, sizeof(unsigned long long)), "memset");
-  countKernel<<<std::min(blocksFor(n), 4096), kThreads>>>(x, n, T, w.counter);
+  check(cudaMemsetAsync(w.counter, 0, sizeof(unsigned long long), stream()), "memset");
+  countKernel<<<std::min(blocksFor(n), 4096), kThreads, 0, stream()>>>(x, n, T, w.counter);
   check(cudaGetLastError(), "count");
   unsigned long long h = 0;
-  check(cudaMemcpy(&h, w.counter, sizeof h, cudaMemcpyDeviceToHost), "count");
+  copyToHost(&h, w.counter, sizeof h, "count");
   return size_t(h);
 }
 
 // The ordered compaction of key > T (kTies: plus the first w.state->rank ties of key == T), T in w.state->key.
 template <bool kTies>
 void compact(const float* x, size_t n, const Workspace& w, size_t tiles, uint32_t* indices, float* values) {
-  tileCountKernel<kTies><<<unsigned(tiles), kThreads>>>(x, n, w.state, w.strict, w.ties);
+  tileCountKernel<kTies><<<unsigned(tiles), kThreads, 0, stream()>>>(x, n, w.state, w.strict, w.ties);
   check(cudaGetLastError(), "tile count");
-  scanTilesKernel<kTies><<<1, kScanThreads>>>(w.strict, w.ties, tiles, w.state);
+  scanTilesKernel<kTies><<<1, kScanThreads, 0, stream()>>>(w.strict, w.ties, tiles, w.state);
   check(cudaGetLastError(), "tile scan");
-  tileGatherKernel<kTies><<<unsigned(tiles), kThreads>>>(x, n, w.state, w.strict, w.ties, indices, values);
+  tileGatherKernel<kTies><<<unsigned(tiles), kThreads, 0, stream()>>>(x, n, w.state, w.strict, w.ties, indices, values);
   check(cudaGetLastError(), "gather");
 }
 
@@ -322,18 +322,18 @@ size_t gatherAboveKey(const float* x, size_t n, uint32_t T, uint32_t* indices, f
   const size_t tiles = tilesFor(n);
   if (tiles == 0) return 0;
   const Workspace w = workspace(tiles);
-  initSelectKernel<<<1, 1>>>(w.state, T, 0);
+  initSelectKernel<<<1, 1, 0, stream()>>>(w.state, T, 0);
   compact<false>(x, n, w, tiles, indices, values);
   unsigned long long total = 0;
-  check(cudaMemcpy(&total, &w.state->total, sizeof total, cudaMemcpyDeviceToHost), "gather");
+  copyToHost(&total, &w.state->total, sizeof total, "gather");
   return size_t(total);
 }
 
 // Radix select on the magnitude keys, three passes (bits 30..20, 19..9, 8..0), all on the device: afterwards
 // w.state->key is the k-th largest key and w.state->rank how many elements equal to it are among the k largest.
 void selectKth(const float* x, size_t n, size_t k, const Workspace& w) {
-  initSelectKernel<<<1, 1>>>(w.state, 0, k);
-  check(cudaMemsetAsync(w.histogram, 0, sizeof(unsigned) * 2048), "memset");
+  initSelectKernel<<<1, 1, 0, stream()>>>(w.state, 0, k);
+  check(cudaMemsetAsync(w.histogram, 0, sizeof(unsigned) * 2048, stream()), "memset");
   const int shifts[3] = {20, 9, 0}, widths[3] = {11, 11, 9};
   // As many histogram blocks as the device holds at once (fewer partial histograms to merge), asked once per device.
   thread_local int residentFor = -1, resident = 1;
@@ -345,9 +345,9 @@ void selectKth(const float* x, size_t n, size_t k, const Workspace& w) {
   }
   const int grid = std::min(blocksFor(n), resident);
   for (int pass = 0; pass < 3; ++pass) {
-    radixHistogramKernel<<<grid, kThreads>>>(x, n, shifts[pass], widths[pass], w.state, w.histogram);
+    radixHistogramKernel<<<grid, kThreads, 0, stream()>>>(x, n, shifts[pass], widths[pass], w.state, w.histogram);
     check(cudaGetLastError(), "histogram");
-    radixPickKernel<<<1, 32>>>(w.histogram, shifts[pass], widths[pass], w.state);
+    radixPickKernel<<<1, 32, 0, stream()>>>(w.histogram, shifts[pass], widths[pass], w.state);
     check(cudaGetLastError(), "pick");
   }
 }
@@ -363,7 +363,7 @@ size_t countAbove(const float* x, size_t n, float t) {
 size_t gatherAbove(const float* x, size_t n, float t, uint32_t* indices, float* values) {
   uint32_t T;
   if (!thresholdKey(t, &T, "gatherAbove")) {  // a negative threshold keeps everything
-    if (n) iotaKernel<<<blocksFor(n), kThreads>>>(x, n, indices, values);
+    if (n) iotaKernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, n, indices, values);
     check(cudaGetLastError(), "gather all");
     return n;
   }
@@ -375,7 +375,7 @@ float kthLargestAbs(const float* x, size_t n, size_t k) {
   const Workspace w = workspace(0);
   selectKth(x, n, std::min(k, n), w);
   uint32_t key = 0;
-  check(cudaMemcpy(&key, &w.state->key, sizeof key, cudaMemcpyDeviceToHost), "k-th key");
+  copyToHost(&key, &w.state->key, sizeof key, "k-th key");
   float v;
   std::memcpy(&v, &key, 4);
   return v;  // the NaN key is the quiet NaN, as on the CPU

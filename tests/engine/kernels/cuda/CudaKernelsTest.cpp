@@ -198,6 +198,51 @@ TEST_F(CudaKernels, CallsFromSeveralThreadsAtOnceEachGetTheirOwnResult) {
   for (size_t t = 0; t < want.size(); ++t) EXPECT_EQ(wrong[t], 0) << "thread " << t;
 }
 
+// The kernels queue their work on the stream of the thread's scope, not on the legacy default stream: captured there
+// into a CUDA graph (a launch on another stream would have broken the capture, and the legacy stream is not allowed
+// to be touched during one), then replayed, quantization gives the CPU's bytes; a top-k on that stream, whose count it
+// reads back, waits for that stream alone and matches too.
+TEST_F(CudaKernels, WorkGoesOnTheScopesStreamAndCanBeCapturedThere) {
+  const size_t n = x.size(), group = 512, groups = (n + group - 1) / group;
+  const int bits = 4;
+  std::vector<float> scales(groups);
+  groupMaxAbs(x.data(), n, group, scales.data());
+  std::vector<uint8_t> packed(packedBytes(n, bits));
+  quantizePackSymmetric(x.data(), n, bits, group, scales.data(), Rounding::Nearest, 0, packed.data());
+  Device<float> dx(x), ds(groups);
+  Device<uint8_t> dp(packed.size());
+  ASSERT_EQ(cudaMemset(dp.p, 0, packed.size()), cudaSuccess);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  {
+    cuda::StreamScope scope(stream);
+    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    cuda::groupMaxAbs(dx.p, n, group, ds.p);
+    cuda::quantizePackSymmetric(dx.p, n, bits, group, ds.p, dp.p);
+    cudaGraph_t graph = nullptr;
+    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    EXPECT_EQ(dp.host(packed.size()), std::vector<uint8_t>(packed.size(), 0)) << "nothing ran during the capture";
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    EXPECT_EQ(ds.host(groups), scales);
+    EXPECT_EQ(dp.host(packed.size()), packed);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    const size_t k = 1000;
+    std::vector<uint32_t> idx(k);
+    std::vector<float> val(k);
+    topkSelect(x.data(), n, k, idx.data(), val.data());
+    Device<uint32_t> di(k);
+    Device<float> dv(k);
+    ASSERT_EQ(cuda::topkSelect(dx.p, n, k, di.p, dv.p), k);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    EXPECT_EQ(di.host(k), idx);
+  }
+  cudaStreamDestroy(stream);
+}
+
 // A group holding a NaN reports NaN on both (the CPU's scale check then rejects it); fmaxf alone would skip it.
 TEST_F(CudaKernels, GroupMaxAbsReportsNanLikeTheCpu) {
   x[5000] = NAN;
