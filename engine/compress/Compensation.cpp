@@ -258,6 +258,19 @@ void measureSent(const torch::Tensor& x, const SentTensors& sent, bool output, S
     sums.push_back(sent.codecInput.pow(2).sum());
   }
   if (output) sums.push_back(sent.used.pow(2).sum());
+  if (report.deferred) {
+    // In the slots settle() reads, in float64 as the figures below are summed, so that deferring changes no bit.
+    const torch::Tensor zero = torch::zeros({}, sums[0].options());
+    if (!codecUsed) sums.insert(sums.begin() + 2, 2, zero);
+    if (!output) sums.push_back(zero);
+    torch::Tensor row = torch::stack(sums).to(torch::kDouble);
+    if (output) row.narrow(0, 4, 1).sqrt_();
+    if (report.pending.defined())
+      report.pending.add_(row);
+    else
+      report.pending = row;
+    return;
+  }
   double v[5];
   if (x.is_cuda()) {
     const torch::Tensor host = torch::stack(sums).to(torch::kCPU, torch::kDouble);
@@ -268,6 +281,16 @@ void measureSent(const torch::Tensor& x, const SentTensors& sent, bool output, S
   report.err_num += v[0], report.err_den += v[1];
   if (codecUsed) report.comp_num += v[2], report.comp_den += v[3];
   if (output) report.out_norm += std::sqrt(v[codecUsed ? 4 : 2]);
+}
+
+void settle(SendReport& report) {
+  if (!report.pending.defined()) return;
+  const torch::Tensor host = report.pending.to(torch::kCPU).contiguous();
+  report.pending = torch::Tensor();
+  const double* v = host.data_ptr<double>();
+  report.err_num += v[0], report.err_den += v[1];
+  report.comp_num += v[2], report.comp_den += v[3];
+  report.out_norm += v[4];
 }
 
 torch::Tensor Compensator::receive(const Payload& payload, const torch::Device& device, const MessageMeta& meta) {

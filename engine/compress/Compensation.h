@@ -31,7 +31,15 @@ struct SendReport {
   double out_norm = 0;                      // sum of |D(C(p))| over messages, when measured (measureOutput)
   uint64_t values = 0;                      // values the payload carries
   std::string reset;                        // non-empty: state was reset, and why
+  // Deferred reads, set by the report's owner, who then calls settle() before it reads the figures above: each
+  // message's sums are added on its device to `pending` (err_num, err_den, comp_num, comp_den, out_norm, float64)
+  // instead of being read at once, so that a GPU stage does not wait for its device once per message.
+  bool deferred = false;
+  torch::Tensor pending;
 };
+
+// Adds a deferred report's pending sums to its figures (one transfer from the device) and clears them.
+void settle(SendReport& report);
 
 class Compensator;
 
@@ -44,7 +52,8 @@ struct SentTensors {
 
 // Adds a message's figures to `report`: ||used - x||^2 and ||x||^2, the codec's ||output - input||^2 and ||input||^2
 // where it was used, and ||used|| when `output` asks for it. The sums stay on the tensors' device until one transfer
-// reads them all: on a GPU, one wait for the device per message rather than one per figure.
+// reads them all: on a GPU, one wait for the device per message rather than one per figure, and none at all for a
+// deferred report (SendReport::deferred), whose owner reads every message's at once.
 void measureSent(const torch::Tensor& x, const SentTensors& sent, bool output, SendReport& report);
 
 // One error compensation's algorithm (engine/compress/CompensationList.h registers them): what the sender sends for

@@ -54,9 +54,13 @@ torch::Tensor lossOf(TaskKind kind, const torch::Tensor& output, const torch::Te
   return torch::nn::functional::cross_entropy(output, target);
 }
 
-int64_t correctOf(TaskKind, const torch::Tensor& output, const torch::Tensor& target) {
+int64_t correctOf(TaskKind kind, const torch::Tensor& output, const torch::Tensor& target) {
+  return hitsOf(kind, output, target).item<int64_t>();
+}
+
+torch::Tensor hitsOf(TaskKind, const torch::Tensor& output, const torch::Tensor& target) {
   // Classifiers: correct labels; language models: correct next tokens.
-  return output.argmax(-1).eq(target).sum().item<int64_t>();
+  return output.argmax(-1).eq(target).sum();
 }
 
 }  // namespace ps

@@ -36,5 +36,7 @@ BlockModel buildModel(const Config& config, const ModelShape& shape, uint64_t se
 // Mean loss of a micro-batch and, for classifiers, the count of correct predictions.
 torch::Tensor lossOf(TaskKind kind, const torch::Tensor& output, const torch::Tensor& target);
 int64_t correctOf(TaskKind kind, const torch::Tensor& output, const torch::Tensor& target);
+// The same count as a 0-dim int64 tensor on the output's device, read when the caller chooses.
+torch::Tensor hitsOf(TaskKind kind, const torch::Tensor& output, const torch::Tensor& target);
 
 }  // namespace ps

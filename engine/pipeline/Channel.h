@@ -1,6 +1,7 @@
 #pragma once
 // A FIFO of encoded messages between two stage threads of one process.
 #include "engine/compress/Payload.h"
+#include "engine/pipeline/StageStream.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -19,6 +20,7 @@ class PipelineAborted : public std::runtime_error {
 
 struct Message {
   Payload payload;
+  Fence fence;                  // between two stages of this process: what the receiving stage's stream waits for
   double emulated_arrival = 0;  // on the step's emulated clock
   std::chrono::steady_clock::time_point deliver_at{};  // throttled mode: not before this wall time
 };

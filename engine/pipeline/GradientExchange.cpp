@@ -1,5 +1,7 @@
 #include "engine/pipeline/GradientExchange.h"
 
+#include "engine/tensors/CudaStreams.h"
+
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -175,6 +177,7 @@ torch::Tensor GradientExchange::reduceDense(const std::vector<torch::Tensor>& pa
           cluster_->replica(), replicas, params.front().device().index(),
           [&](const std::vector<uint8_t>& id) { return cluster_->shareAmongReplicas("nccl", id); },
           cluster_->options().timeout_s);
+    nccl_->setTorchStream(currentCudaStream(params.front().device().index()));  // this thread's: the stage's
     std::vector<torch::Tensor> parts;
     for (const auto& p : params)
       parts.push_back(p.grad().defined() ? p.grad().reshape(-1) : torch::zeros({p.numel()}, p.options()));

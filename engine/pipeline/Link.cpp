@@ -35,6 +35,7 @@ void Link::build(Direction d, const CompressionOptions& options) {
   s.sender = std::make_unique<Compensator>(options, c, settings_.aqsgd);
   s.receiver = std::make_unique<Compensator>(options, c, settings_.aqsgd);
   s.sender->setResidence(s.hostOnly ? Codec::Residence::Host : Codec::Residence::Device);
+  s.report.deferred = settings_.deferReads;
   s.adaptive = makeAdaptiveSender(options, c);
   if (s.adaptive) s.options.k = s.adaptive->sentK();
   buildEval(d);
@@ -63,6 +64,7 @@ bool Link::setOptions(Direction d, const CompressionOptions& options) {
 void Link::connectRemote(Direction d, std::shared_ptr<RemoteEnd> end) {
   Side& s = side(d);
   s.hostOnly = end && !end->takesTails();
+  s.remote = end != nullptr;
   s.sender->setResidence(s.hostOnly ? Codec::Residence::Host : Codec::Residence::Device);
   s.channel.setRemote(std::move(end));
 }
@@ -76,9 +78,14 @@ void Link::applyDecision(Direction d, const AdaptDecision& decision) {
   buildEval(d);  // compressed evaluation goes through the factor sent
 }
 
+std::string Link::operation(Direction d, const char* what) const {
+  return "link " + std::to_string(boundary_) + (d == Direction::Forward ? " forward: " : " backward: ") + what;
+}
+
 double Link::send(Direction d, const torch::Tensor& x, double clock, const MessageMeta& meta,
                   std::vector<TraceEvent>* trace) {
   Side& s = side(d);
+  if (settings_.streamCheck) StageStream::require(senderOf(d), operation(d, "send"));
   if (histogramBins_ > 0 && !s.histogram)
     s.histogram = histogramOf({x}, histogramBins_,
                               metric::linkKey(boundary_, d, metric::leaf::kValues), histogramStep_);
@@ -91,7 +98,9 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
     s.resets.push_back(std::move(s.report.reset));
     s.report.reset.clear();
   }
-  if (s.measureNorm) s.normSquared += x.square().sum().item<double>();
+  if (s.measureNorm) addFigures(s, {{x.square().sum(), {}, {}}});
+  // After everything that made the payload (and the figures read from it) was queued on the stage's stream.
+  if (const StageStream* stage = StageStream::current()) m.fence = stage->fence();
   const double encode = t0.seconds();
   const uint64_t bytes = m.payload.size();
   const uint64_t raw = uint64_t(double(x.numel()) * rawScale_ + 0.5) * sizeof(float);
@@ -123,7 +132,10 @@ double Link::send(Direction d, const torch::Tensor& x, double clock, const Messa
 torch::Tensor Link::receive(Direction d, const torch::Device& device, double& clock, const MessageMeta& meta,
                             std::vector<TraceEvent>* trace) {
   Side& s = side(d);
+  if (settings_.streamCheck) StageStream::require(receiverOf(d), operation(d, "receive"));
   Message m = s.channel.pop(meta.shape ? maxPayloadBytes(*meta.shape) : UINT64_MAX);
+  if (const StageStream* stage = StageStream::current()) stage->wait(m.fence, {m.payload.tail});
+  if (settings_.streamCheck && !s.remote) checkFence(d, m.fence);
   const TraceStopwatch t0;
   auto x = s.receiver->receive(m.payload, device, meta);
   const double decode = t0.seconds();
@@ -197,6 +209,7 @@ LinkTraffic Link::takeTraffic(Direction d) {
   t.encode_s = s.encode_s;
   t.decode_s = s.decode_s;
   t.modelled_s = s.modelled_s;
+  settleFigures(s);
   if (s.reconstructionRef > 0) {
     t.setErrorSums(s.reconstructionErr, s.reconstructionRef, s.report.err_num, s.report.err_den);
     s.reconstructionErr = s.reconstructionRef = 0;
@@ -213,9 +226,61 @@ LinkTraffic Link::takeTraffic(Direction d) {
   s.messages = 0;
   s.encode_s = s.decode_s = s.modelled_s = 0;
   s.report = SendReport{};
+  s.report.deferred = settings_.deferReads;
   s.own.busy_until = 0;  // every step's emulated clock starts at 0
   if (s.stageEgress) s.stageEgress->busy_until = 0;
   return t;
+}
+
+void Link::checkFence(Direction d, const Fence& fence) const {
+  if (fence.producer != senderOf(d))
+    throw StreamDisciplineError(
+        operation(d, "receive") + ": the message carries " +
+        (fence.producer < 0 ? std::string("no fence") : "the fence of stage " + std::to_string(fence.producer)) +
+        ", not one of stage " + std::to_string(senderOf(d)) + "'s stream; its sender did not mark when it was ready");
+  if (fence.waited_by != receiverOf(d))
+    throw StreamDisciplineError(operation(d, "receive") + ": stage " + std::to_string(receiverOf(d)) +
+                                "'s stream did not wait for the message's fence before reading it");
+}
+
+void Link::addReconstruction(Direction d, const torch::Tensor& errSq, const torch::Tensor& refSq) {
+  addFigures(side(d), {{{}, errSq, refSq}});
+}
+
+void Link::addFigures(Side& s, const std::array<torch::Tensor, 3>& figures) {
+  if (!settings_.deferReads) {
+    double* into[3] = {&s.normSquared, &s.reconstructionErr, &s.reconstructionRef};
+    for (size_t i = 0; i < 3; ++i)
+      if (figures[i].defined()) *into[i] += figures[i].item<double>();
+    return;
+  }
+  torch::Tensor row;
+  for (size_t i = 0; i < 3; ++i)
+    if (figures[i].defined()) {
+      if (!row.defined()) row = torch::zeros({3}, figures[i].options().dtype(torch::kDouble));
+      row[int64_t(i)] = figures[i].to(torch::kDouble);
+    }
+  if (!row.defined()) return;
+  if (s.pending.defined())
+    s.pending.add_(row);
+  else
+    s.pending = row;
+}
+
+void Link::settleFigures(Side& s) {
+  torch::Tensor& report = s.report.pending;
+  if (report.defined() && s.pending.defined() && report.device() == s.pending.device()) {
+    // Both in one transfer: the report's five sums, then the side's three.
+    const torch::Tensor host = torch::cat({report, s.pending}).to(torch::kCPU);
+    report = host.narrow(0, 0, 5);
+    s.pending = host.narrow(0, 5, 3);
+  }
+  settle(s.report);
+  if (!s.pending.defined()) return;
+  const torch::Tensor host = s.pending.to(torch::kCPU).contiguous();
+  s.pending = torch::Tensor();
+  const double* v = host.data_ptr<double>();
+  s.normSquared += v[0], s.reconstructionErr += v[1], s.reconstructionRef += v[2];
 }
 
 bool Link::lossless() const { return sides_[0].eval->lossless() && sides_[1].eval->lossless(); }

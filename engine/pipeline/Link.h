@@ -21,6 +21,12 @@ class Link {
     CompressionOptions forward, backward;
     CodecContext context;  // seed; boundary and direction are filled in by the link
     AqsgdOptions aqsgd;
+    // The per-message figures (compression errors, Accordion's norms, a bottleneck's reconstruction error) stay on
+    // the sending stage's device and are read once per step, by takeTraffic, instead of as each message is sent.
+    bool deferReads = false;
+    // The stream discipline's check mode (engine/pipeline/StageStream.h): every send and receive must run on its
+    // stage's thread, and every message be read only after the receiving stage waited for its fence.
+    bool streamCheck = false;
   };
   Link(int boundary, LinkModel model, const Settings& settings);
 
@@ -79,13 +85,10 @@ class Link {
   // where a learned bottleneck's code crosses instead of the activation (raw bytes count what the link would carry
   // without it). Between steps only (a bottleneck's width may change mid-run).
   void setRawScale(double scale) { rawScale_ = scale; }
-  // Sender thread, after a send: the squared error and squared norm of what the receiving stage continues from against
-  // the activation a learned bottleneck's code stood for, measured on the side. A step's relative error is then theirs
-  // (the codec's own error on the code stays the compensated one).
-  void addReconstruction(Direction d, double errSq, double refSq) {
-    side(d).reconstructionErr += errSq;
-    side(d).reconstructionRef += refSq;
-  }
+  // Sender thread, after a send: the squared error and squared norm (0-dim tensors on the sending stage's device) of
+  // what the receiving stage continues from against the activation a learned bottleneck's code stood for, measured on
+  // the side. A step's relative error is then theirs (the codec's own error on the code stays the compensated one).
+  void addReconstruction(Direction d, const torch::Tensor& errSq, const torch::Tensor& refSq);
   bool lossless() const;
 
   // Multi-process runs: a direction whose other end lives in another process exchanges its messages there.
@@ -105,6 +108,7 @@ class Link {
     std::unique_ptr<Codec> plain;                   // float32, for evaluation between processes without compression
     Channel channel;
     bool hostOnly = false;  // the receiver is behind an end that carries host bytes only (Gloo)
+    bool remote = false;    // the other end is in another process
     // Written by the sender thread only.
     uint64_t raw = 0, wire = 0, elements = 0;
     uint32_t messages = 0;
@@ -119,6 +123,9 @@ class Link {
     bool measureNorm = false;  // Accordion (sender thread)
     double normSquared = 0;
     double reconstructionErr = 0, reconstructionRef = 0;  // a learned bottleneck's (sender thread)
+    // Deferred reads (Settings::deferReads): normSquared, reconstructionErr and reconstructionRef not yet read, as
+    // float64 sums on the sending stage's device (sender thread).
+    torch::Tensor pending;
     // Written by the receiver thread only.
     double decode_s = 0;
   };
@@ -126,6 +133,17 @@ class Link {
   const Side& side(Direction d) const { return sides_[static_cast<int>(d)]; }
 
   CodecContext contextOf(Direction d) const;
+  // The stage that sends in direction d and the one that receives; "link 1 forward: send", for errors.
+  int senderOf(Direction d) const { return d == Direction::Forward ? boundary_ : boundary_ + 1; }
+  int receiverOf(Direction d) const { return d == Direction::Forward ? boundary_ + 1 : boundary_; }
+  std::string operation(Direction d, const char* what) const;
+  // Check mode: the fence of a message this process's sending stage made, waited for by the receiving stage.
+  void checkFence(Direction d, const Fence& fence) const;
+  // Adds figures to a side's own (normSquared, reconstructionErr, reconstructionRef, in that order), at once or,
+  // deferring, to its pending sums; an undefined tensor adds nothing.
+  void addFigures(Side& s, const std::array<torch::Tensor, 3>& figures);
+  // Reads a side's deferred sums, its compensator's and its own, in one transfer.
+  void settleFigures(Side& s);
   void build(Direction d, const CompressionOptions& options);
   void buildEval(Direction d);
 

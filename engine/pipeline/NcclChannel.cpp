@@ -1,5 +1,7 @@
 #include "engine/pipeline/NcclChannel.h"
 
+#include "engine/tensors/CudaStreams.h"
+
 #include "engine/dist/Framing.h"
 
 #include <cstring>
@@ -44,6 +46,8 @@ NcclGroup& NcclChannel::group() {
         [&](const std::vector<uint8_t>& id) { return cluster_->share("nccl/" + name_, lowerEnd_, id, among); },
         cluster_->options().timeout_s);
   }
+  // Ordered after the calling thread's torch work: a stage's own stream in training, the main thread's in evaluation.
+  group_->setTorchStream(currentCudaStream(device_));
   return *group_;
 }
 

@@ -87,6 +87,8 @@ Pipeline::Pipeline(BlockModel model, PipelineOptions options)
     if (b < int(options_.backward.size())) settings.backward = options_.backward[size_t(b)];
     settings.context.seed = options_.seed;
     settings.aqsgd = options_.aqsgd;
+    settings.deferReads = options_.deferred_reads;
+    settings.streamCheck = options_.stream_check;
     links_.push_back(std::make_unique<Link>(b, options_.link, settings));
     if (auto code = bottleneck(b)) links_.back()->setRawScale(double(code->features) / double(code->width));
   }
@@ -108,7 +110,9 @@ Pipeline::Pipeline(BlockModel model, PipelineOptions options)
     auto module = std::make_shared<StageModule>(model_, first, last);
     module->attach(bottleneck(s - 1), bottleneck(s));
     workers_.push_back(std::make_unique<StageWorker>(s, stages, std::move(module), device, options_.optimizer,
-                                                     options_.threads_per_stage));
+                                                     options_.threads_per_stage,
+                                                     StreamOptions{options_.stage_streams, options_.stream_check}));
+    workers_.back()->deferReads(options_.deferred_reads);
   }
   armReconstruction();
   for (int s = 0; s < stages; ++s)
@@ -138,8 +142,12 @@ std::shared_ptr<StepWork> Pipeline::makeWork(const torch::Tensor& x, const torch
   const int m = std::max(1, std::min<int>(options_.microbatches, int(x.size(0))));
   auto work = std::make_shared<StepWork>();
   work->kind = model_.kind;
-  work->inputs = x.tensor_split(m);
-  work->targets = y.tensor_split(m);
+  // For a GPU stage the batch goes to page-locked memory, from where its copies to the device run beside the host.
+  bool gpu = false;
+  for (const auto& w : workers_) gpu = gpu || (w && w->device().is_cuda());
+  work->pinned = gpu && x.is_cpu() && y.is_cpu();
+  work->inputs = (work->pinned ? x.pin_memory() : x).tensor_split(m);
+  work->targets = (work->pinned ? y.pin_memory() : y).tensor_split(m);
   for (const auto& part : work->inputs) work->scales.push_back(double(part.size(0)) / double(x.size(0)));
   if (stages() > 1 && x.size(0) > 0) work->boundary_samples = boundarySamples(x);
   work->histogram_bins = histogramBins;

@@ -43,6 +43,12 @@ struct PipelineOptions {
   // Payloads between stages of different processes (not on NCCL) through Gloo's point-to-point messages instead of
   // a TCP stream per link direction (parallel.transport).
   bool gloo_links = false;
+  // Per-message figures (compression errors, norms, the last stage's loss and hits) read once per step instead of as
+  // each is made (pipeline.device_reads): on a GPU each read waits for the device.
+  bool deferred_reads = false;
+  // CUDA streams (engine/pipeline/StageStream.h): each GPU stage on a stream of its own (pipeline.stage_streams), and
+  // the discipline's check mode (pipeline.stream_check), which also checks stages on the CPU.
+  bool stage_streams = true, stream_check = false;
 };
 
 struct StepResult {

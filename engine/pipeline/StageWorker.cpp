@@ -59,8 +59,12 @@ struct StageWorker::InFlight {
 };
 
 StageWorker::StageWorker(int index, int stages, std::shared_ptr<StageModule> module, torch::Device device,
-                         const OptimizerOptions& optimizer, int threads)
-    : index_(index), stages_(stages), module_(std::move(module)), device_(device) {
+                         const OptimizerOptions& optimizer, int threads, StreamOptions streams)
+    : index_(index),
+      stages_(stages),
+      module_(std::move(module)),
+      device_(device),
+      stream_(index, device, streams.own, streams.check) {
   module_->to(device_);
   optimizer_ = makeOptimizer(optimizer, module_->parameters());
   thread_ = std::thread([this, threads] { loop(threads); });
@@ -79,6 +83,7 @@ void StageWorker::loop(int threads) {
   at::set_num_threads(threads);  // per thread under OpenMP: each stage gets its share of the cores
   // Computing on this thread alone, a CPU stage measures its thread's CPU time (engine/core/StepTrace.h).
   TraceStopwatch::measureThreadCpuTime(device_.is_cpu() && threads == 1);
+  const StageStream::Scope onStream(stream_);  // everything this thread queues goes on the stage's stream
   for (;;) {
     std::function<void()> task;
     {
@@ -152,6 +157,8 @@ StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const S
   StageStepResult r;
   r.trace.stage = index_;
   stepStart_ = r.began = Clock::now();
+  lossSum_ = hitSum_ = torch::Tensor();  // a step that failed may have left its own
+  stream_.followDefault();               // after what the main thread did between steps (parameters loaded or re-drawn)
   std::vector<InFlight> saved(work.scales.size());
   for (const auto& op : ops) {
     InFlight& f = saved[size_t(op.microbatch)];
@@ -162,10 +169,17 @@ StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const S
       f = InFlight{};
     }
   }
+  if (lossSum_.defined()) {
+    const torch::Tensor host = torch::stack({lossSum_, hitSum_}).to(torch::kCPU);
+    lossSum_ = hitSum_ = torch::Tensor();
+    r.loss += host[0].item<double>();
+    r.correct += int64_t(host[1].item<double>());
+  }
   if (beforeUpdate_) {  // advances r.clock by the exchange; its time is not compute
     stamped(r.trace.events, [&] { beforeUpdate_(r); });
   }
   update(work, r);
+  stream_.synchronize();  // the main thread reads the stage's parameters and figures next
   return r;
 }
 
@@ -175,7 +189,7 @@ void StageWorker::forward(int microbatch, const StepWork& work, InFlight& f, Sta
   const bool first = index_ == 0, last = index_ == stages_ - 1;
   const size_t mb = size_t(microbatch);
   if (first) {
-    f.input = work.inputs[mb].to(device_);
+    f.input = work.inputs[mb].to(device_, work.pinned);
   } else {
     auto meta = work.meta(microbatch);
     const auto expected = work.activationShape(index_ - 1, microbatch);
@@ -188,10 +202,20 @@ void StageWorker::forward(int microbatch, const StepWork& work, InFlight& f, Sta
   const TraceStopwatch watch;
   auto out = module_->forward(f.input);
   if (last) {
-    const auto& target = work.targets[mb].to(device_);
+    const auto& target = work.targets[mb].to(device_, work.pinned);
     f.output = lossOf(work.kind, out, target) * work.scales[mb];
-    r.loss += f.output.item<double>();
-    r.correct += correctOf(work.kind, out.detach(), target);
+    torch::Tensor hits = hitsOf(work.kind, out.detach(), target);
+    if (deferReads_) {  // summed where they are, in float64 as below, and read once the step's passes are done
+      torch::Tensor loss = f.output.detach().to(torch::kDouble);
+      hits = hits.to(torch::kDouble);
+      if (!lossSum_.defined())
+        lossSum_ = loss, hitSum_ = hits;
+      else
+        lossSum_ = lossSum_ + loss, hitSum_ = hitSum_ + hits;
+    } else {
+      r.loss += f.output.item<double>();
+      r.correct += hits.item<int64_t>();
+    }
     r.predictions += target.numel();
   } else {
     f.output = out;
@@ -217,8 +241,7 @@ void StageWorker::measureReconstruction(const torch::Tensor& code) {
   module_->forgetBeforeCode();
   const torch::Tensor delivered = next_->roundTrip(Direction::Forward, code.detach());
   const torch::Tensor rebuilt = decoder_->forward(delivered.to(decoder_->weight().device())).to(x.device());
-  next_->addReconstruction(Direction::Forward, (rebuilt - x).square().sum().item<double>(),
-                           x.square().sum().item<double>());
+  next_->addReconstruction(Direction::Forward, (rebuilt - x).square().sum(), x.square().sum());
 }
 
 // Receives the gradient of what this stage sent forward (the same shape), runs the backward pass, and sends the

@@ -5,6 +5,7 @@
 #include "engine/models/StageModule.h"
 #include "engine/pipeline/Link.h"
 #include "engine/pipeline/Schedule.h"
+#include "engine/pipeline/StageStream.h"
 
 #include <torch/optim/optimizer.h>
 
@@ -39,6 +40,7 @@ struct StepWork {
   // Per boundary: one sample's activation shape there. A stage expects [micro-batch rows] + this from its
   // previous stage, and refuses any other shape before decoding (bytes from another process are untrusted).
   std::vector<std::vector<int64_t>> boundary_samples;
+  bool pinned = false;  // inputs and targets are in page-locked host memory: copies to a GPU need not wait
   int histogram_bins = 0;                      // > 0: report a gradient histogram this step
   int64_t step = 0, epoch = 0;
 
@@ -67,10 +69,16 @@ struct StageStepResult {
   TraceClock::time_point began{};  // when the stage began the step: its trace's wall times count from here
 };
 
+// How a stage uses CUDA streams (engine/pipeline/StageStream.h): `own`, a stream of its own on a GPU (pipeline.
+// stage_streams); `check`, the discipline's check mode (pipeline.stream_check).
+struct StreamOptions {
+  bool own = true, check = false;
+};
+
 class StageWorker {
  public:
   StageWorker(int index, int stages, std::shared_ptr<StageModule> module, torch::Device device,
-              const OptimizerOptions& optimizer, int threads);
+              const OptimizerOptions& optimizer, int threads, StreamOptions streams = {});
   ~StageWorker();
   StageWorker(const StageWorker&) = delete;
   StageWorker& operator=(const StageWorker&) = delete;
@@ -88,8 +96,12 @@ class StageWorker {
   // process's copy of it across processes), with which each forward message's reconstruction error is measured on
   // the side; null: none is measured. Set between steps.
   void measureReconstructionWith(CodeProjection decoder) { decoder_ = std::move(decoder); }
+  // The last stage's loss and hits stay on its device and are read once, after the step's passes, instead of after
+  // each micro-batch (a GPU then waits for the device once a step). Set between steps.
+  void deferReads(bool on) { deferReads_ = on; }
   StageModule& module() { return *module_; }
   const torch::Device& device() const { return device_; }
+  const StageStream& stream() const { return stream_; }
 
  private:
   struct InFlight;
@@ -114,11 +126,14 @@ class StageWorker {
   TraceClock::time_point stepStart_;
   std::shared_ptr<StageModule> module_;
   torch::Device device_;
+  StageStream stream_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   Link* previous_ = nullptr;
   Link* next_ = nullptr;
   std::function<void(StageStepResult&)> beforeUpdate_;
   CodeProjection decoder_{nullptr};
+  bool deferReads_ = false;
+  torch::Tensor lossSum_, hitSum_;  // deferred reads: the step's so far, float64 on the stage's device
 
   std::mutex mutex_;
   std::condition_variable wake_;

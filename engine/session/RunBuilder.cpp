@@ -96,6 +96,10 @@ BuiltRun Builder::build() {
   o.bottlenecks = makeBottlenecks(model, o.starts);
   if (!init.empty()) loadCheckpoint(init, o.bottlenecks);
   placeStages(o);
+  const std::string& reads = config_.pipeline.device_reads;
+  o.deferred_reads = reads == "step" || (reads == "auto" && !o.devices.empty() && o.devices.front().is_cuda());
+  o.stage_streams = config_.pipeline.stage_streams;
+  o.stream_check = config_.pipeline.stream_check;
   run.aqsgdNote = checkAqsgdMemory(model, o.starts, o.bottlenecks);
   run.pipeline = std::make_unique<Pipeline>(std::move(model), std::move(o));
 

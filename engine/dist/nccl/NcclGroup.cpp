@@ -30,6 +30,7 @@ void checkNccl(ncclResult_t r, const char* what) {
 struct NcclGroup::Impl {
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
+  cudaStream_t torch = cudaStreamLegacy;  // where torch queues the work that hands memory over (setTorchStream)
   // Copies onto the device for sends: a copy from pageable memory first waits for its stream to be idle, and on
   // `stream` that would mean waiting for earlier sends to be received, with no timeout.
   cudaStream_t staging = nullptr;
@@ -151,10 +152,9 @@ struct NcclGroup::Impl {
     check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
     return e;
   }
-  // The stream waits for what torch queued on its own (the legacy default stream) before it reads or writes memory
-  // torch handed over.
+  // The stream waits for what torch queued on its stream before it reads or writes memory torch handed over.
   void afterTorch(cudaEvent_t e) {
-    check(cudaEventRecord(e, cudaStreamLegacy), "cudaEventRecord");
+    check(cudaEventRecord(e, torch), "cudaEventRecord");
     check(cudaStreamWaitEvent(stream, e, 0), "cudaStreamWaitEvent");
   }
   static void release(Buffer& b) {
@@ -244,11 +244,15 @@ NcclGroup::~NcclGroup() {
   if (g.staging) cudaStreamDestroy(g.staging);
 }
 
+void NcclGroup::setTorchStream(void* stream) {
+  impl_->torch = stream ? static_cast<cudaStream_t>(stream) : cudaStreamLegacy;
+}
+
 void NcclGroup::allReduceSum(float* data, size_t count) {
   Impl& g = *impl_;
   g.enter();
-  // The gradients are written on torch's stream (the legacy default one): the all-reduce waits for that stream
-  // alone, not for the whole device, where sends of other communicators may wait for their receivers.
+  // The gradients are written on torch's stream (the stage's): the all-reduce waits for that stream alone, not for the
+  // whole device, where sends of other communicators may wait for their receivers.
   g.afterTorch(g.inputsReady);
   g.started(ncclAllReduce(data, data, count, ncclFloat, ncclSum, g.comm, g.stream), "the all-reduce");
   g.drain("the all-reduce");
@@ -342,6 +346,7 @@ NcclGroup::NcclGroup(int, int, int, const ShareId&, double) {
   throw std::runtime_error("this build has no NCCL: rebuild with the CUDA toolkit (nvcc and nccl.h) present");
 }
 NcclGroup::~NcclGroup() = default;
+void NcclGroup::setTorchStream(void*) {}
 void NcclGroup::allReduceSum(float*, size_t) {}
 void NcclGroup::send(const uint8_t*, size_t, int) {}
 void NcclGroup::receive(uint8_t*, size_t, int) {}

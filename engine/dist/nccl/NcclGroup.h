@@ -23,6 +23,11 @@ class NcclGroup {
   NcclGroup(const NcclGroup&) = delete;
   NcclGroup& operator=(const NcclGroup&) = delete;
 
+  // The stream (a cudaStream_t) of the torch work that hands memory to this group: the calling stage's own stream.
+  // The group's operations wait, on the device, for what was queued there before them. Null, the default, is the
+  // legacy default stream.
+  void setTorchStream(void* stream);
+
   // In place, on device memory of this group's device; returns when the result is there, throws after the timeout.
   void allReduceSum(float* deviceData, size_t count);
 
@@ -35,8 +40,8 @@ class NcclGroup {
   void send(const uint8_t* bytes, size_t count, int peer);
   void receive(uint8_t* out, size_t count, int peer);
   // The same from and into device memory of this group's device, with no staging: a payload's tail left on the GPU
-  // that encoded it. sendDevice queues the send behind the work already on torch's stream (the legacy default
-  // stream, where the bytes were written) and returns; `keep` (the owner of the bytes) is held until the send is
+  // that encoded it. sendDevice queues the send behind the work already on torch's stream (setTorchStream, where the
+  // bytes were written) and returns; `keep` (the owner of the bytes) is held until the send is
   // done. receiveDevice returns when `count` bytes from `peer` are in `out`, throwing after the timeout; when it
   // fails, the group keeps `keep` (the owner of `out`), since an aborted receive may still write there. Memory the
   // device may still touch when the group ends is never given back (leaked, not freed under a running kernel).

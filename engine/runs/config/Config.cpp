@@ -150,6 +150,9 @@ Config::Pipeline pipelineOf(const Json& p) {
   pipeline.schedule = p["schedule"];
   pipeline.balance = p["balance"];
   pipeline.device = p["device"];
+  pipeline.device_reads = p["device_reads"];
+  pipeline.stage_streams = p["stage_streams"];
+  pipeline.stream_check = p["stream_check"];
   pipeline.cuts = p["cuts"].get<std::vector<int>>();
   return pipeline;
 }

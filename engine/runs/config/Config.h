@@ -42,6 +42,8 @@ struct Config {
   struct Pipeline {
     int stages = 1, microbatches = 1;
     std::string schedule, balance, device;
+    std::string device_reads = "auto";
+    bool stage_streams = true, stream_check = false;
     std::vector<int> cuts;
   } pipeline;
   struct Parallel {

@@ -144,6 +144,18 @@ void addPlacementKeys(std::vector<KeySpec>& k) {
   k.push_back(choice("pipeline.balance", "params", {"params", "compute", "explicit"}, "how stages are cut"));
   k.push_back({"pipeline.cuts", Type::IntList, json::array(), 1, 64, {}, "first block of stages 2..S (explicit)"});
   k.push_back(choice("pipeline.device", "cpu", {"cpu", "cuda", "auto"}, "where stages run"));
+  k.push_back(boolean("pipeline.stage_streams", true,
+                      "on a GPU, each stage queues its work on a CUDA stream of its own, so that stages sharing a GPU "
+                      "overlap, and hands tensors over with events; off: every stage on the device's default stream"));
+  k.push_back(boolean("pipeline.stream_check", false,
+                      "check the stream discipline as the run goes (slower; a debugging aid): every link send and "
+                      "receive on its stage's thread and stream, every message read only after its fence was waited "
+                      "for; a break stops the run, naming it"));
+  k.push_back(
+      choice("pipeline.device_reads", "auto", {"auto", "step", "message"},
+             "when the per-message figures (compression errors, norms, the last stage's loss and hits) are "
+             "read from the stages' devices: once per step, or as each message is made (auto: once per step "
+             "on CUDA, where every read waits for the device, as made on the CPU, where reading costs nothing)"));
 
   k.push_back(integer("parallel.replicas", 1, 1, 64,
                       "data-parallel replicas of every stage, each on its own shard of the batch (one process each)"));

@@ -46,6 +46,37 @@ TEST(Compensation, OneReadOfTheSumsGivesEachFigureAsReadAlone) {
   EXPECT_EQ(whole.out_norm, 0.0);
 }
 
+// A deferred report reads nothing while messages are sent: their sums wait on the device until settle(), which then
+// gives every figure bit for bit as reading each message's at once did, with and without the codec and the output.
+TEST(Compensation, DeferredFiguresWaitForSettleAndThenMatchEveryBit) {
+  torch::manual_seed(6);
+  SendReport now, later;
+  later.deferred = true;
+  for (int m = 0; m < 4; ++m) {
+    const auto x = torch::randn({513}), used = x + 0.1 * torch::randn({513});
+    const auto in = x + torch::randn({513}), out = in + 0.2 * torch::randn({513});
+    const bool codec = m != 1, output = m != 2;
+    const SentTensors sent = codec ? SentTensors{used, in, out} : SentTensors{x, {}, {}};
+    measureSent(x, sent, output, now);
+    measureSent(x, sent, output, later);
+  }
+  EXPECT_EQ(later.err_num, 0.0);
+  EXPECT_EQ(later.err_den, 0.0);
+  EXPECT_EQ(later.out_norm, 0.0);
+  ASSERT_TRUE(later.pending.defined());
+  EXPECT_EQ(later.pending.numel(), 5);
+  settle(later);
+  EXPECT_FALSE(later.pending.defined());
+  EXPECT_GT(now.comp_num, 0.0);
+  EXPECT_EQ(later.err_num, now.err_num);
+  EXPECT_EQ(later.err_den, now.err_den);
+  EXPECT_EQ(later.comp_num, now.comp_num);
+  EXPECT_EQ(later.comp_den, now.comp_den);
+  EXPECT_EQ(later.out_norm, now.out_norm);
+  settle(later);  // nothing pending: nothing added
+  EXPECT_EQ(later.err_num, now.err_num);
+}
+
 // With nothing to compensate and a lossless codec the compensator is the codec: x arrives exactly, the shape the
 // receiver expects is checked, and no error pass is spent on it.
 TEST(Compensation, ALosslessCodecWithoutCompensationSendsXAsItIs) {

@@ -491,6 +491,28 @@ TEST(Session, ComputeBalanceAndExplicitCutsBothRun) {
   }
 }
 
+// The GPU's ways of running, asked for on the CPU through the settings: figures read once a step and the stream
+// discipline checked as the run goes. The run finishes and trains and evaluates exactly as by default, compressed and
+// compensated links included.
+TEST(Session, ReadsOncePerStepAndTheStreamChecksChangeNothingARunLearns) {
+  auto run = [](bool gpuWays) {
+    json cfg = smoke();
+    cfg["train"]["max_steps"] = 6;
+    cfg["eval"]["every_steps"] = 0;
+    cfg["compression"] = {{"forward", {{"method", "topk"}, {"k", 0.2}, {"feedback", "ef"}}},
+                          {"backward", {{"method", "quantize"}, {"bits", 4}}}};
+    if (gpuWays) cfg["pipeline"]["device_reads"] = "step", cfg["pipeline"]["stream_check"] = true;
+    Session session(Config::fromJson(cfg), nullptr);
+    return session.run();
+  };
+  const json plain = run(false), gpuWays = run(true);
+  ASSERT_EQ(gpuWays[summary_key::kStatus], run_status::kFinished) << gpuWays.dump();
+  EXPECT_EQ(gpuWays[summary_key::kSteps], 6);
+  for (const char* key : {summary_key::kTrainLoss, summary_key::kEvalLoss, summary_key::kEvalAccuracy})
+    EXPECT_EQ(gpuWays.at(key), plain.at(key)) << key;
+  EXPECT_TRUE(plain.at(summary_key::kTrainLoss).is_number()) << plain.dump();
+}
+
 bool brownInstalled() { return fs::exists(data::BrownCorpus::defaultRoot()); }
 
 TEST(Session, FineTunesALanguageModelFromACheckpoint) {
