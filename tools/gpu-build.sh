@@ -163,6 +163,13 @@ case "${1:-}" in
       build bench_pipeline || return
       local bench=build-gpu/tests/bench/bench_pipeline
       step "bench_pipeline fashion-mnist-4stage on cuda" 120 $bench --device cuda --steps 60 --rounds 1
+      # What stages on streams of their own, with the per-message figures read once a step, bring: against one stream
+      # for all and a read per message, and against the stream discipline's check mode (its cost).
+      step "bench_pipeline fashion-mnist-4stage on cuda, streams" 150 $bench --device cuda --stages 1,4 --steps 60 \
+        --cpu-steps 2 --rounds 1 --against pipeline.stage_streams=false --against pipeline.device_reads=message
+      step "train fashion-mnist-topk10 on cuda with the stream checks, 50 steps" 90 build-gpu/app/pipesqueeze-cli \
+        train --preset fashion-mnist-topk10 --set pipeline.device=cuda --set pipeline.stream_check=true \
+        --set train.max_steps=50 --set eval.every_steps=0 --json | tail -c 800 || part_failed=1
       # The GPU-scale presets: few CPU steps (a step of the transformer takes seconds on 16 cores).
       for preset in fashion-mnist-gpu-resnet brown-lm-gpu-transformer; do
         step "bench_pipeline $preset on cuda" 150 $bench --preset $preset --device cuda --stages 1,4 --steps 20 \

@@ -1,8 +1,11 @@
 // Engine throughput against a plain LibTorch training loop of the same model, data and threads, in one run.
 //   bench_pipeline [--task fashion_mnist|brown_lm | --preset NAME] [--device cpu|cuda] [--stages 1,2,4] [--steps N]
-//                  [--cpu-steps N] [--rounds R] [--json FILE]
+//                  [--cpu-steps N] [--rounds R] [--against KEY=VALUE]... [--json FILE]
 // On the GPU (--device cuda) the plain loop and the engine run there, and the engine also runs on the CPU for the
-// GPU's speed-up; without a usable GPU it says why and exits 0.
+// GPU's speed-up; without a usable GPU it says why and exits 0. --against runs the engine once more per stage count
+// with those settings, in the same rounds (first in every other round): what a setting buys, as a ratio
+// (pipeline.stage_streams=false and pipeline.device_reads=message on a GPU: what stages on streams of their own with
+// reads once a step bring).
 // Also: what keeping each step's schedule (its trace) costs a step of the most stages asked for.
 // Prints a table and one JSON object (last line). Ratios are engine / plain on the same device, so 1.0 means no
 // overhead.
@@ -34,12 +37,16 @@ struct Bench {
   std::string device = "cpu";
 };
 
+// Settings (KEY=VALUE) an engine run is made with.
+using Settings = std::vector<std::string>;
+
 std::string presetFor(const std::string& task) {
   return task == "brown_lm" ? "brown-lm-4stage" : "fashion-mnist-4stage";
 }
 
-Config benchConfig(const Bench& b, int stages, int steps, const std::string& device) {
+Config benchConfig(const Bench& b, int stages, int steps, const std::string& device, const Settings& settings = {}) {
   json j = readJsonFile(presetDirectory() + "/" + b.preset + ".json");
+  for (const auto& s : settings) applyOverride(j, s);
   j["pipeline"]["stages"] = stages;
   j["pipeline"]["device"] = device;
   j["pipeline"].erase("cuts");
@@ -75,8 +82,8 @@ struct EngineRun {
   std::vector<std::shared_ptr<const StepTrace>> traces;
 };
 
-EngineRun engineRun(const Bench& b, int stages, int steps, const std::string& device) {
-  Session session(benchConfig(b, stages, steps, device), nullptr);
+EngineRun engineRun(const Bench& b, int stages, int steps, const std::string& device, const Settings& settings = {}) {
+  Session session(benchConfig(b, stages, steps, device, settings), nullptr);
   auto clock = std::make_shared<StepClock>();
   session.telemetry().addSink(clock);
   auto summary = session.run();
@@ -173,6 +180,7 @@ double plainThroughput(const Bench& b, int steps) {
 int main(int argc, char** argv) {
   std::string task = "fashion_mnist", jsonPath;
   Bench bench;
+  Settings against;
   std::vector<int> stageCounts = {1, 2, 4};
   int steps = 60, cpuSteps = 0, rounds = 2;
   CLI::App app{"A plain LibTorch loop against the engine at 1, 2 and 4 stages: samples per second and ratios"};
@@ -192,6 +200,9 @@ int main(int argc, char** argv) {
   app.add_option("--cpu-steps", cpuSteps, "with --device cuda: steps of the engine on the CPU (default: --steps)")
       ->check(CLI::PositiveNumber);
   ps::bench::addCount(app, "--rounds", rounds, "rounds, alternating the contenders; the best counts");
+  app.add_option("--against", against,
+                 "also run the engine with this setting (KEY=VALUE, repeatable) and print its speed and the ratio of "
+                 "the default's to it");
   app.add_option("--json", jsonPath, "also write the numbers to this file");
   ps::bench::parse(app, argc, argv);
   if (bench.preset.empty()) bench.preset = presetFor(task);
@@ -210,7 +221,7 @@ int main(int argc, char** argv) {
   try {
     // Rounds alternate the contenders so drift in the machine's speed hits all of them; the best round counts.
     double plain = 0;
-    std::vector<double> engine(stageCounts.size(), 0), cpu(stageCounts.size(), 0);
+    std::vector<double> engine(stageCounts.size(), 0), cpu(stageCounts.size(), 0), other(stageCounts.size(), 0);
     // A discarded warm-up: the first contender would otherwise also pay for growing the heap and faulting in
     // the data set's pages (and, on a GPU, for its context and kernels), which the later ones reuse.
     plainThroughput(bench, 3);
@@ -220,10 +231,18 @@ int main(int argc, char** argv) {
     for (int r = 0; r < rounds; ++r) {
       plain = std::max(plain, plainThroughput(bench, steps));
       for (size_t i = 0; i < stageCounts.size(); ++i) {
+        // A run right after another of the same model is faster by up to a sixth here (the heap and caches are
+        // warm): --against goes first in every other round, so that neither side always has the advantage.
+        auto runAgainst = [&] {
+          if (!against.empty())
+            other[i] = std::max(other[i], engineRun(bench, stageCounts[i], steps, bench.device, against).samples_per_s);
+        };
+        if (r % 2 == 1) runAgainst();
         EngineRun run = engineRun(bench, stageCounts[i], steps, bench.device);
         engine[i] = std::max(engine[i], run.samples_per_s);
         if (stageCounts[i] == mostStages && run.samples_per_s >= engine[i]) most = std::move(run);
         if (gpu) cpu[i] = std::max(cpu[i], engineRun(bench, stageCounts[i], cpuSteps, "cpu").samples_per_s);
+        if (r % 2 == 0) runAgainst();
       }
     }
     const RecordingCost cost = recordingCost(most.traces, 200);
@@ -231,6 +250,7 @@ int main(int argc, char** argv) {
                 rounds, hardwareThreads());
     std::printf("%-22s %14s %10s", "contender", "samples/s", "ratio");
     if (gpu) std::printf(" %14s %10s", "CPU samples/s", "GPU/CPU");
+    if (!against.empty()) std::printf(" %14s %10s", "--against", "gain");
     std::printf("\n%-22s %14.1f %10.3f\n", "plain LibTorch loop", plain, 1.0);
     json rows = json::array();
     for (size_t i = 0; i < stageCounts.size(); ++i) {
@@ -242,6 +262,11 @@ int main(int argc, char** argv) {
         std::printf(" %14.1f %10.2f", cpu[i], engine[i] / cpu[i]);
         row["cpu_samples_per_s"] = cpu[i];
         row["gpu_over_cpu"] = engine[i] / cpu[i];
+      }
+      if (!against.empty()) {
+        std::printf(" %14.1f %10.3f", other[i], engine[i] / other[i]);
+        row["against_samples_per_s"] = other[i];
+        row["gain_over_against"] = engine[i] / other[i];
       }
       std::printf("\n");
       rows.push_back(row);
@@ -265,6 +290,8 @@ int main(int argc, char** argv) {
                 {"trace_share_of_step", (cost.record_s + cost.encode_s) / most.step_s},
                 {"target_trace_share", 0.01}};
     if (gpu) out["cpu_steps"] = cpuSteps;
+    if (!against.empty()) out["against"] = against;
+    if (!against.empty()) std::printf("--against: %s\n", json(against).dump().c_str());
     std::printf("%s\n", out.dump().c_str());
     if (!jsonPath.empty()) std::ofstream(jsonPath) << out.dump(2) << "\n";
   } catch (const std::exception& e) {
