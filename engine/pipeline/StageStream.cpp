@@ -61,9 +61,13 @@ void StageStream::wait(Fence& fence, const std::vector<torch::Tensor>& tensors) 
   if (streams_) {
     if (fence.event) fence.event->block(streams_->stream);
     const c10::impl::VirtualGuardImpl cuda(c10::DeviceType::CUDA);
-    for (const auto& t : tensors)
-      if (t.defined() && t.is_cuda() && t.has_storage())
-        cuda.recordDataPtrOnStream(t.storage().data_ptr(), streams_->stream);
+    for (const auto& t : tensors) {
+      if (!t.defined() || !t.is_cuda() || !t.has_storage()) continue;
+      // On this stage's device its stream reads it; on another GPU a copy to this one does, which torch queues on
+      // this thread's current stream there.
+      const c10::Stream user = t.device() == streams_->stream.device() ? streams_->stream : cuda.getStream(t.device());
+      cuda.recordDataPtrOnStream(t.storage().data_ptr(), user);
+    }
   }
   fence.waited_by = stage_;
 }

@@ -71,8 +71,9 @@ class StageStream {
   // After the work that made what a message carries: its fence.
   Fence fence() const;
   // Before this stage reads what arrived with `fence`: its stream waits for the producer's (nothing to wait for on the
-  // CPU), and `tensors` (device memory the producer allocated) are marked as used by this stream too, so that the
-  // allocator does not hand their memory out again before this stream is done with it.
+  // CPU), and `tensors` (device memory the producer allocated) are marked as used by the stream that will read them
+  // (this stage's, or on another GPU the one torch copies them to this GPU on), so that the allocator does not hand
+  // their memory out again before that stream is done with it.
   void wait(Fence& fence, const std::vector<torch::Tensor>& tensors = {}) const;
   // This stage's stream waits (on the device) for what the device's default stream has queued so far: the main
   // thread's work between steps (parameters placed, loaded or drawn anew). Nothing on the CPU or the default stream.
