@@ -98,10 +98,14 @@ void checkNotNewer(SqliteDb& db, int current, int latest) {
 }  // namespace
 
 void checkRunStoreIdentity(SqliteDb& db) {
-  const std::string id = db.queryText("PRAGMA application_id");
+  // One statement, so one snapshot: read one after another, the three could straddle another connection making the
+  // file a store (its id still 0, its tables already there), and a store being made would look foreign.
+  const std::string seen = db.queryText(
+      "SELECT (SELECT application_id FROM pragma_application_id) || ' ' || (SELECT user_version FROM "
+      "pragma_user_version) || ' ' || (SELECT count(*) FROM sqlite_master)");
+  const std::string id = seen.substr(0, seen.find(' '));
   if (id == kApplicationId) return;
-  const bool empty = id == "0" && userVersion(db) == 0 && db.queryText("SELECT count(*) FROM sqlite_master") == "0";
-  if (empty) return;  // a new file: the first migration makes it ours
+  if (seen == "0 0 0") return;  // a new file: the first migration makes it ours
   throw StoreError(db.path() + " is an SQLite database but not a PipeSqueeze run store (application id " + id +
                    "); it was left as it was. Set PIPESQUEEZE_STORE to another file (or move this one aside).");
 }

@@ -100,6 +100,7 @@ SqliteDb::SqliteDb(std::string path, Mode mode) : path_(std::move(path)) {
 SqliteDb::~SqliteDb() { sqlite3_close_v2(db_); }
 
 void SqliteDb::fail(int rc, const std::string& doing) const {
+  lastFailureBusy_ = (rc & 0xff) == SQLITE_BUSY;
   throw makeError(db_, rc, path_, doing);
 }
 

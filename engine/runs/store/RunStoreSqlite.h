@@ -31,10 +31,13 @@ class SqliteDb {
   int64_t lastInsertId() const;
   // Throws a StoreError for SQLite result code `rc`; `doing` says what was attempted.
   [[noreturn]] void fail(int rc, const std::string& doing) const;
+  // Whether the last failure thrown was the file being locked by another connection (SQLITE_BUSY).
+  bool lastFailureWasBusy() const { return lastFailureBusy_; }
 
  private:
   std::string path_;
   sqlite3* db_ = nullptr;
+  mutable bool lastFailureBusy_ = false;
 };
 
 class SqliteStatement {

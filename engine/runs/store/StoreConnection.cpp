@@ -1,6 +1,8 @@
 #include "engine/runs/store/StoreConnection.h"
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <utility>
 
 #include "engine/runs/store/RunStoreError.h"
@@ -61,7 +63,19 @@ StoreConnection::StoreConnection(std::string path, StoreAccess access)
     db_.exec("PRAGMA query_only=ON");
     return;
   }
-  const std::string mode = db_.queryText("PRAGMA journal_mode=WAL");
+  // Switching a new file to WAL takes it exclusively for a moment, and SQLite answers a second connection doing the
+  // same at that moment with "busy" at once, without its busy handler (where waiting could deadlock): retried here
+  // for as long as the busy timeout would have waited.
+  std::string mode;
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);;) {
+    try {
+      mode = db_.queryText("PRAGMA journal_mode=WAL");
+      break;
+    } catch (const StoreError&) {
+      if (!db_.lastFailureWasBusy() || std::chrono::steady_clock::now() > until) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
   if (mode != "wal" && mode != "memory")
     throw StoreError(db_.path() + " could not be switched to WAL mode (SQLite kept '" + mode +
                      "'). Keep the store on a local, writable file system.");

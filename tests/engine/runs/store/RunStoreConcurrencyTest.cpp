@@ -65,6 +65,37 @@ TEST(RunStoreConcurrency, ReaderSeesWholeBatchesWhileWriterAppends) {
   EXPECT_EQ(reader.metrics(id).size(), size_t{kBatches * kBatch});
 }
 
+// Two connections opening a store file that does not exist yet at the same moment (a training run creating it while
+// the app or `runs list` looks at it) both take it: each sees the empty file or the finished store, never the one being
+// made, and neither refuses it as another program's database. The identity check once read the file's application id,
+// schema version and table count one after another, and a store made between the reads looked foreign.
+TEST(RunStoreConcurrency, TwoConnectionsCreatingOneStoreAtOnceBothTakeIt) {
+  RunStoreTempDir dir;
+  int refused = 0;
+  std::string first;
+  for (int i = 0; i < 200; ++i) {
+    const std::string path = dir.file("race-" + std::to_string(i) + ".sqlite");
+    std::atomic<int> ready{0};
+    std::string errors[2];
+    auto open = [&](int who) {
+      ready++;
+      while (ready.load() < 2) {
+      }
+      try {
+        RunStore s(path);
+      } catch (const std::exception& e) {
+        errors[who] = e.what();
+      }
+    };
+    std::thread a(open, 0), b(open, 1);
+    a.join();
+    b.join();
+    for (const auto& e : errors)
+      if (!e.empty() && ++refused == 1) first = e;
+  }
+  EXPECT_EQ(refused, 0) << first;
+}
+
 TEST(RunStoreConcurrency, ReaderNotBlockedByOpenWriteTransaction) {
   RunStoreTempDir dir;
   const std::string path = dir.file("runs.sqlite");
