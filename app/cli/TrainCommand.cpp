@@ -151,7 +151,9 @@ int runTrain(const TrainOptions& o) {
               << " steps in " << store->path() << "\n";
   }
   if (status != run_status::kFinished) {
-    std::cerr << "run " << status << ": " << summary.value(summary_key::kReason, std::string()) << "\n";
+    const std::string reason = summary.value(summary_key::kReason, std::string());
+    std::cerr << "run " << status << ": " << reason << "\n";
+    if (status == run_status::kStopped && reason.rfind(Session::kReachedTarget, 0) == 0) return 0;  // as asked
     if (status == run_status::kFailed && (cluster.active() || o.launch || config.parallel.processes())) {
       std::fflush(nullptr);
       std::_Exit(1);  // the run is recorded; peers may be gone, so do not wait on their connections

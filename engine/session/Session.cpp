@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -100,7 +101,10 @@ json Session::run() {
         break;
       }
       if (!trainStep(p, order, batch)) break;
-      if (config_.eval.every_steps > 0 && p.step % config_.eval.every_steps == 0 && p.step < built_.totalSteps) evaluate(p);
+      if (config_.eval.every_steps > 0 && p.step % config_.eval.every_steps == 0 && p.step < built_.totalSteps) {
+        evaluate(p);
+        if (reachedTarget(p)) break;  // every rank has the same figures, so all of them end at this step
+      }
     }
     finishTraining(p);
   } catch (const std::exception& e) {
@@ -252,13 +256,14 @@ void Session::evaluate(RunProgress& p) {
   bool lossless = true;
   for (int b = 0; b + 1 < built_.pipeline->stages(); ++b) lossless = lossless && built_.pipeline->link(b).lossless();
   for (bool compressed : {true, false}) {
-    if (!compressed && lossless) {
+    if (!compressed && lossless && p.evalCompressed && p.evalCompressed->step == p.step) {
       EvalRecord plain = *p.evalCompressed;
       plain.compressed = false;
       p.evalPlain = plain;
       bus_.publish(plain);
       break;
     }
+    if (!config_.eval.both_passes && compressed != config_.compression.inference) continue;  // not the headline
     const int64_t rows = std::min(n, batches * bs);
     // Watchers hear the pass begin, then its progress at most ten times a second, then its end.
     bus_.publish(ProgressRecord{p.step, compressed, 0, batches});
@@ -284,9 +289,27 @@ void Session::evaluate(RunProgress& p) {
   }
 }
 
-// The final evaluation, the run's status and the checkpoint it asked for.
+const EvalRecord* Session::headlineAt(const RunProgress& p) const {
+  const auto& e = config_.compression.inference ? p.evalCompressed : p.evalPlain;
+  return e && e->step == p.step ? &*e : nullptr;
+}
+
+bool Session::reachedTarget(RunProgress& p) const {
+  const double target = config_.eval.stop_at_accuracy;
+  const EvalRecord* e = headlineAt(p);
+  if (target <= 0 || !e || e->accuracy < target) return false;
+  char why[160];
+  std::snprintf(why, sizeof why, "%s = %.4g at step %lld: %s accuracy %.2f%%", kReachedTarget, target,
+                static_cast<long long>(p.step), e->compressed ? "compressed" : "uncompressed", 100 * e->accuracy);
+  p.status = run_status::kStopped;  // not finished: what counts a finished run's accuracy must not take this one's
+  p.reason = why;
+  return true;
+}
+
+// The final evaluation (unless this step's was made: a run that stopped there), the run's status and the checkpoint
+// it asked for.
 void Session::finishTraining(RunProgress& p) {
-  if (p.status != run_status::kDiverged) evaluate(p);
+  if (p.status != run_status::kDiverged && !headlineAt(p)) evaluate(p);
   if (p.status == run_status::kRunning) p.status = run_status::kFinished;
   if (config_.run.save_checkpoint && p.status != run_status::kDiverged) saveCheckpointIfAsked(p);
 }

@@ -23,6 +23,9 @@ namespace ps {
 
 class Session {
  public:
+  // How the reason of a run that eval.stop_at_accuracy ended begins: it was stopped, and it did what was asked.
+  static constexpr const char* kReachedTarget = "reached eval.stop_at_accuracy";
+
   // `store` may be null (no persistence, as in unit tests).
   Session(Config config, std::shared_ptr<RunStore> store);
   ~Session();
@@ -61,6 +64,9 @@ class Session {
   bool trainStep(RunProgress& p, const std::vector<int64_t>& order, int64_t batch);  // false: the run ended
   void publishStep(StepRecord rec, std::vector<HistogramRecord> histograms, RunProgress& p);
   void evaluate(RunProgress& p);
+  // The headline evaluation (compressed unless compression.inference is off) made at this step, if one was.
+  const EvalRecord* headlineAt(const RunProgress& p) const;
+  bool reachedTarget(RunProgress& p) const;  // eval.stop_at_accuracy: true (and the reason set) to end the run here
   void finishTraining(RunProgress& p);
   void saveCheckpointIfAsked(const RunProgress& p);
   void awaitRanks(RunProgress& p);

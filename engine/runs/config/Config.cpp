@@ -212,7 +212,7 @@ Config Config::fromJson(const nlohmann::json& user, const std::string& source) {
   c.parallel = {j["parallel"]["replicas"], j["parallel"]["mode"], j["parallel"]["timeout_s"], j["parallel"]["backend"],
                 j["parallel"]["transport"]};
   const Json& e = j["eval"];
-  c.eval = {e["every_steps"], e["batch_size"], e["max_batches"]};
+  c.eval = {e["every_steps"], e["batch_size"], e["max_batches"], e["both_passes"], e["stop_at_accuracy"]};
   c.telemetry = {j["telemetry"]["histogram_every"], j["telemetry"]["histogram_bins"], j["telemetry"]["timeline_every"]};
   crossCheck(c, source);
   return c;

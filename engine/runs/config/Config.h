@@ -72,6 +72,8 @@ struct Config {
   } compression;
   struct Eval {
     int64_t every_steps = 200, batch_size = 500, max_batches = 0;
+    bool both_passes = true;      // false: only the headline pass (compression.inference picks it)
+    double stop_at_accuracy = 0;  // end the run once the headline accuracy reaches it (0: never)
   } eval;
   struct Telemetry {
     int64_t histogram_every = 50, histogram_bins = 64;

@@ -1,6 +1,7 @@
 #include "engine/runs/config/ConfigChecks.h"
 
 #include "engine/compress/spec/Catalogue.h"
+#include "engine/core/Metrics.h"
 
 namespace ps {
 namespace {
@@ -158,6 +159,9 @@ void crossCheck(const Config& c, const std::string& source) {
   if (c.data.image_size != 0 && c.task != "fashion_mnist")
     throw ConfigError(source + ": data.image_size = " + std::to_string(c.data.image_size) + " pads images, and task " +
                       c.task + " has none; remove it or set 0");
+  if (c.eval.stop_at_accuracy > 0 && taskKind(c.task) == TaskKind::LanguageModel)
+    throw ConfigError(source + ": eval.stop_at_accuracy is set but task " + c.task +
+                      " is a language model, judged by perplexity, not accuracy; set it to 0");
   checkCompression(c, source);
 }
 

@@ -186,6 +186,31 @@ TEST(Distributed, StreamedCompressedEvaluationGivesTheFiguresOfOneProcess) {
   EXPECT_NE(series(threads.store, "eval/loss"), series(threads.store, "eval/loss_uncompressed"));
 }
 
+// Every rank gets the evaluation's figures, so every rank ends at the evaluation that reaches eval.stop_at_accuracy,
+// the step one process ends at; a run that ended where it was asked to exits 0. With one pass, only the headline
+// evaluation crosses the links.
+TEST(Distributed, EveryRankEndsAtTheEvaluationThatReachesATargetAccuracy) {
+  const std::vector<std::string> sets = {"train.max_steps=60",         "eval.every_steps=2",
+                                         "pipeline.stages=3",          "compression.forward.method=topk",
+                                         "compression.forward.k=0.25", "eval.both_passes=false",
+                                         "eval.stop_at_accuracy=0.9"};
+  const auto threads = cli("train", "smoke", sets, "target-threads");
+  const auto processes = cli("launch", "smoke", sets, "target-processes");
+  ASSERT_EQ(threads.cli.exitCode, 0) << threads.cli.err;
+  ASSERT_EQ(processes.cli.exitCode, 0) << processes.cli.err;
+  for (const auto* r : {&threads, &processes}) {
+    EXPECT_EQ(r->summary["status"], "stopped");
+    EXPECT_LT(r->summary["steps"].get<int64_t>(), 60);
+    EXPECT_GE(r->summary["eval_accuracy"].get<double>(), 0.9);
+    const auto accuracy = series(r->store, "eval/accuracy");
+    ASSERT_GE(accuracy.size(), 2u) << "an evaluation short of the target came first";
+    EXPECT_LT(accuracy.front(), 0.9);
+    EXPECT_TRUE(series(r->store, "eval/accuracy_uncompressed").empty());
+  }
+  EXPECT_EQ(processes.summary["steps"], threads.summary["steps"]);
+  expectClose(series(processes.store, "eval/accuracy"), series(threads.store, "eval/accuracy"), 1e-5, "accuracy");
+}
+
 // A learned bottleneck's halves live in two processes, each trained by its own stage's optimizer: the run is the
 // one-process run, its 8-bit codes and their gradients the same bytes, its evaluations (through the codes and as
 // float32 codes) the same figures, its reconstruction error the same.

@@ -126,6 +126,86 @@ TEST(Session, EvaluationsReportTheirProgress) {
   EXPECT_EQ(store->metrics(session.runId(), "progress").size(), 0u);
 }
 
+// With eval.both_passes off only the headline pass is made: the compressed one, or the uncompressed one when
+// compression.inference is off; the summary then has no figures of the other.
+TEST(Session, WithOnePassOnlyTheHeadlineEvaluationIsMade) {
+  for (bool inference : {true, false}) {
+    auto config = smoke();
+    config["compression"] = {{"forward", {{"method", "topk"}, {"k", 0.25}}}, {"inference", inference}};
+    config["eval"]["both_passes"] = false;
+    auto store = std::make_shared<RunStore>(tempStore("one-pass"));
+    Session session(Config::fromJson(config), store);
+    std::vector<std::pair<int64_t, bool>> passes;
+    struct Evals : TelemetrySink {
+      std::vector<std::pair<int64_t, bool>>* seen;
+      void consume(const Telemetry& t) override {
+        if (auto e = std::get_if<EvalRecord>(&t)) seen->emplace_back(e->step, e->compressed);
+      }
+    };
+    auto evals = std::make_shared<Evals>();
+    evals->seen = &passes;
+    session.telemetry().addSink(evals);
+    const json summary = session.run();
+    session.telemetry().drain();
+    const std::vector<std::pair<int64_t, bool>> expected{{10, inference}, {20, inference}, {30, inference}};
+    EXPECT_EQ(passes, expected) << "inference " << inference;
+    EXPECT_EQ(summary["status"], "finished");
+    EXPECT_TRUE(summary["eval_accuracy"].is_number());
+    EXPECT_EQ(summary["eval_accuracy_compressed"].is_number(), inference);  // null: not measured
+    EXPECT_EQ(summary["eval_accuracy_uncompressed"].is_number(), !inference);
+  }
+}
+
+// eval.stop_at_accuracy ends the run at the first evaluation whose headline accuracy reaches it: stopped (a finished
+// run's accuracy is what planners and suites count, and this one did not train to its end), with the reason, and
+// without a second evaluation of the same weights.
+TEST(Session, ATargetAccuracyEndsTheRunAtTheFirstEvaluationThatReachesIt) {
+  auto config = smoke();
+  config["train"]["max_steps"] = 60;
+  config["eval"]["every_steps"] = 2;
+  auto full = std::make_shared<RunStore>(tempStore("target-full"));
+  Session reference(Config::fromJson(config), full);
+  ASSERT_EQ(reference.run()["status"], "finished");
+  std::vector<std::pair<int64_t, double>> curve;
+  for (const auto& m : full->metrics(reference.runId(), "eval/accuracy"))
+    if (m.key == "eval/accuracy") curve.emplace_back(m.step, m.value);
+  ASSERT_GE(curve.size(), 4u);
+  // A target the run passes mid-way: above its first evaluation, at most its best.
+  double best = 0;
+  for (const auto& [step, a] : curve) best = std::max(best, a);
+  const double target = std::min(best, curve.front().second + 0.5 * (best - curve.front().second));
+  ASSERT_GT(target, curve.front().second);
+  int64_t first = -1;
+  for (const auto& [step, a] : curve)
+    if (first < 0 && a >= target) first = step;
+  ASSERT_GT(first, 0);
+  ASSERT_LT(first, 60) << "the target is passed before the end";
+
+  config["eval"]["stop_at_accuracy"] = target;
+  auto store = std::make_shared<RunStore>(tempStore("target"));
+  Session session(Config::fromJson(config), store);
+  const json summary = session.run();
+  EXPECT_EQ(summary["status"], "stopped");
+  EXPECT_EQ(summary["steps"], first);
+  EXPECT_EQ(summary["reason"].get<std::string>().rfind(Session::kReachedTarget, 0), 0u) << summary["reason"];
+  EXPECT_GE(summary["eval_accuracy"].get<double>(), target);
+  std::vector<int64_t> steps;
+  for (const auto& m : store->metrics(session.runId(), "eval/accuracy"))
+    if (m.key == "eval/accuracy") steps.push_back(m.step);
+  ASSERT_FALSE(steps.empty());
+  EXPECT_EQ(steps.back(), first);
+  EXPECT_EQ(std::count(steps.begin(), steps.end(), first), 1) << "the weights it stopped with, evaluated once";
+  // A target the run never reaches changes nothing.
+  if (best < 1) {
+    config["eval"]["stop_at_accuracy"] = 0.5 * (best + 1);
+    Session never(Config::fromJson(config), nullptr);
+    const json unreached = never.run();
+    EXPECT_EQ(unreached["status"], "finished");
+    EXPECT_EQ(unreached["steps"], 60);
+    EXPECT_EQ(unreached["eval_accuracy"], curve.back().second);
+  }
+}
+
 // Every step keeps what its emulated time was made of, and replaying that gives the step's time to the bit: with
 // compression, either schedule, a bandwidth changed mid-run; the stored run re-times to its own summary exactly.
 TEST(Session, StepTracesReplayToTheRecordedEmulatedTime) {

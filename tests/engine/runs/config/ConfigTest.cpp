@@ -100,6 +100,10 @@ TEST(Config, CrossFieldRulesAreChecked) {
   expectRejected({{"data", {{"genres", "az"}}}}, {"'z'", "a..r"});
   // Padding is for images: a language model has none to pad.
   expectRejected({{"task", "brown_lm"}, {"data", {{"image_size", 32}}}}, {"data.image_size = 32", "brown_lm", "set 0"});
+  // A language model has no accuracy to stop at; an accuracy is a fraction.
+  expectRejected({{"task", "brown_lm"}, {"eval", {{"stop_at_accuracy", 0.5}}}},
+                 {"eval.stop_at_accuracy", "brown_lm", "perplexity", "set it to 0"});
+  expectRejected({{"eval", {{"stop_at_accuracy", 1.5}}}}, {"eval.stop_at_accuracy"});
   EXPECT_NO_THROW(Config::fromJson({{"task", "fashion_mnist"}, {"data", {{"image_size", 32}}}}));
   expectRejected({{"pipeline", {{"stages", 2}}}, {"compression", {{"boundaries", {{"3", {{"forward", {{"method", "none"}}}}}}}}}},
                  {"compression.boundaries.3", "boundaries are 0..0"});
