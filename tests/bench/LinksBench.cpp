@@ -19,7 +19,10 @@
 // them is printed beside it), and the speed-up over dense. --methods picks others: quant8 (8-bit both ways) and
 // planned (what `pipesqueeze-cli plan` chooses per link direction for that network, from an empty store, or from the
 // finished runs of --plan-store's, which vouch for settings by their accuracy; its prediction is printed beside the
-// measurement).
+// measurement). --target ACC takes that accuracy as the target instead (dense's final accuracy known from runs made
+// before, say), and --stop-at-target then ends every run but the planned one at its first evaluation past it
+// (eval.stop_at_accuracy), which is all their time to the target needs; the planned run trains to its end, since
+// its final accuracy is part of what is judged.
 #include "engine/runs/store/RunStore.h"
 #include "tests/bench/BenchArgs.h"
 
@@ -184,9 +187,14 @@ bool planFor(const std::string& bandwidth, const std::string& latency, const std
   return true;
 }
 
+struct Target {
+  double accuracy = 0;  // 0: 90% of dense's final accuracy
+  bool stop = false;    // end every run but the planned one at its first evaluation past the target
+};
+
 int timeToAccuracy(const std::string& bandwidth, const std::string& latency, const std::string& epochs,
                    const std::string& trainLimit, const std::string& extra, const std::vector<std::string>& methods,
-                   const std::string& evidence, const std::string& jsonPath) {
+                   const std::string& evidence, const Target& given, const std::string& jsonPath) {
   const std::string cli = PIPESQUEEZE_CLI;
   json out = json::array();
   std::map<std::string, Curves> curves;
@@ -201,6 +209,7 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& latency, con
     std::string sets = shared + " --set link.bandwidth_mbps=" + bandwidth + " --set link.latency_ms=" + latency +
                        " --set link.mode=accounted";
     for (const auto& set : kMethods.at(m)) sets += " --set " + set;
+    if (given.stop && m != "planned") sets += " --set eval.stop_at_accuracy=" + std::to_string(given.accuracy);
     const auto store = freshStore("tta-" + m);
     std::fprintf(stderr, "bench_links: time to accuracy, %s ...\n", m.c_str());
     std::string log;
@@ -217,17 +226,20 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& latency, con
     std::printf("bench_links: the dense run failed; nothing to compare against\n");
     return 1;
   }
-  const double final = curves["dense"].training.back().second, target = 0.9 * final;
+  const double final = curves["dense"].training.back().second;
+  const double target = given.accuracy > 0 ? given.accuracy : 0.9 * final;
   const double dense = timeTo(curves["dense"].training, target), denseWall = timeTo(curves["dense"].wall, target);
+  char source[96];
+  std::snprintf(source, sizeof source, given.accuracy > 0 ? "given" : "90%% of dense's final %.2f%%", 100 * final);
   std::printf(
-      "\nbench_links: time to %.2f%% (90%% of dense's final %.2f%%), Fashion-MNIST 4 stages on 4 test hosts "
-      "at %s Mbit/s and %s ms, %s epochs of %s samples\n"
+      "\nbench_links: time to %.2f%% (%s), Fashion-MNIST 4 stages on 4 test hosts at %s Mbit/s and %s ms, %s epochs "
+      "of %s samples\n"
       "training: rank 0's wall time in training steps until the evaluation reached it; with evaluations: the run's "
-      "wall time, evaluations included\n",
-      100 * target, 100 * final, bandwidth.c_str(), latency.c_str(), epochs.c_str(),
-      trainLimit == "0" ? "all" : trainLimit.c_str());
+      "wall time, evaluations included%s\n",
+      100 * target, source, bandwidth.c_str(), latency.c_str(), epochs.c_str(), trainLimit == "0" ? "all" : trainLimit.c_str(),
+      given.stop ? "; every run but the planned one ended at the target (its last accuracy is there, not final)" : "");
   std::printf("%-10s %14s %10s %18s %10s %14s %10s\n", "method", "training", "speed-up", "with evaluations", "speed-up",
-              "final accuracy", "step");
+              given.stop ? "last accuracy" : "final accuracy", "step");
   for (const auto& m : methods) {
     if (curves[m].training.empty()) continue;
     const double t = timeTo(curves[m].training, target), wall = timeTo(curves[m].wall, target);
@@ -240,7 +252,8 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& latency, con
                    {"speedup_over_dense", speedup},
                    {"time_to_target_with_evaluations_s", wall},
                    {"speedup_with_evaluations", wallSpeedup},
-                   {"final_accuracy", curves[m].training.back().second},
+                   {given.stop && m != "planned" ? "accuracy_at_stop" : "final_accuracy",
+                    curves[m].training.back().second},
                    {"target", target},
                    {"bandwidth_mbps", std::stod(bandwidth)},
                    {"latency_ms", std::stod(latency)},
@@ -279,6 +292,7 @@ int main(int argc, char** argv) {
       methods{"dense", "topk10", "quant4-8"};
   std::string jsonPath, epochs = "3", trainLimit = "9600", extra, evidence;
   bool timeToTarget = false;
+  Target target;
   std::vector<std::string> sets;
   CLI::App app{"Each method on test hosts joined by shaped real links, against the link model's prediction"};
   ps::bench::addCount(app, "--steps", steps, "measured steps per case");
@@ -296,6 +310,11 @@ int main(int argc, char** argv) {
   app.add_option("--plan-store", evidence,
                  "a run store whose finished runs the planner takes as evidence for 'planned' (default: none)")
       ->check(CLI::ExistingFile);
+  auto* targetOption = app.add_option("--target", target.accuracy,
+                                      "the accuracy to time runs to (default: 90% of dense's final accuracy)")
+                           ->check(CLI::Range(0.0, 1.0));
+  app.add_flag("--stop-at-target", target.stop, "end every run but the planned one at the target (needs --target)")
+      ->needs(targetOption);
   ps::bench::parse(app, argc, argv);
   for (const auto& s : sets) extra += " --set '" + s + "'";
   for (const auto& m : methods)
@@ -328,7 +347,7 @@ int main(int argc, char** argv) {
                           app.get_option("--methods")->count()
                               ? methods
                               : std::vector<std::string>{"dense", "topk10", "quant4-8", "aqsgd"},
-                          evidence, jsonPath);
+                          evidence, target, jsonPath);
 
   const std::string cli = PIPESQUEEZE_CLI;
   json out = json::array();
