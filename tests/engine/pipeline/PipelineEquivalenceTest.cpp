@@ -1,6 +1,7 @@
 // With identity links, S stages must train exactly like 1 stage on the same micro-batches
 // (gradient accumulation), up to float reassociation.
 #include "engine/pipeline/Pipeline.h"
+#include "tests/engine/pipeline/ThreeStagePipeline.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -114,20 +115,13 @@ TEST(PipelineDeviceReads, ReadingFiguresOncePerStepChangesNoBit) {
     std::vector<std::pair<std::string, torch::Tensor>> parameters;
   };
   auto train = [](bool deferred) {
-    Config config = configFor("fashion_mnist");
-    BlockModel model = buildModel(config, shapeFor("fashion_mnist"), 42);
-    PipelineOptions o;
-    o.starts = {0, 2, 4};
-    o.microbatches = 4;
-    o.optimizer = {"adam", 1e-2, 0.9, 0};
     CompressionOptions topk;
     topk.method = "topk", topk.k = 0.1, topk.feedback = "ef";
     CompressionOptions quantize;
     quantize.method = "quantize", quantize.bits = 4;
-    o.forward = {topk, quantize};
-    o.backward = {quantize, topk};
+    PipelineOptions o;
     o.deferred_reads = deferred;
-    Pipeline pipeline(std::move(model), o);
+    Pipeline pipeline = fixtures::threeStagePipeline(4, {topk, quantize}, {quantize, topk}, o);
     pipeline.link(0).measureNorm(Direction::Forward, true);
     Trained t;
     for (int64_t step = 1; step <= 3; ++step) {

@@ -4,6 +4,7 @@
 #include "engine/pipeline/Link.h"
 #include "engine/pipeline/Pipeline.h"
 #include "engine/pipeline/StageStream.h"
+#include "tests/engine/pipeline/ThreeStagePipeline.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -109,18 +110,11 @@ TEST(StageStream, TheCheckModeRefusesAMessageWithoutItsSendersFence) {
 // and the checks change nothing it learns.
 TEST(StageStream, ARunKeptByTheCheckModeLearnsWhatOneWithoutItDoes) {
   auto train = [](bool check) {
-    nlohmann::json j = {{"task", "fashion_mnist"}, {"model", {{"width", 16}, {"depth", 6}}}};
-    BlockModel model = buildModel(Config::fromJson(j), ModelShape{}, 42);
-    PipelineOptions o;
-    o.starts = {0, 2, 4};
-    o.microbatches = 3;
-    o.optimizer = {"adam", 1e-2, 0.9, 0};
     CompressionOptions topk;
     topk.method = "topk", topk.k = 0.2, topk.feedback = "ef";
-    o.forward = {topk, topk};
-    o.backward = {topk, topk};
+    PipelineOptions o;
     o.stream_check = check;
-    Pipeline pipeline(std::move(model), o);
+    Pipeline pipeline = fixtures::threeStagePipeline(3, {topk, topk}, {topk, topk}, o);
     std::vector<double> losses;
     for (int64_t step = 1; step <= 3; ++step) {
       torch::manual_seed(step);
