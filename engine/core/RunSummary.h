@@ -20,7 +20,7 @@ inline constexpr const char* kTrainLoss = "train_loss";  // mean of the last ste
 inline constexpr const char* kEvalLoss = "eval_loss";    // the headline evaluation (as compression.inference says)
 inline constexpr const char* kEvalAccuracy = "eval_accuracy";      // classifiers
 inline constexpr const char* kEvalPerplexity = "eval_perplexity";  // language models
-inline constexpr const char* kCompressed = "_compressed";          // suffixes of the two evaluations always made
+inline constexpr const char* kCompressed = "_compressed";          // suffixes of the two evaluations (null: not made)
 inline constexpr const char* kUncompressed = "_uncompressed";
 inline constexpr const char* kBytesRaw = "bytes_raw";
 inline constexpr const char* kBytesWire = "bytes_wire";
@@ -32,7 +32,7 @@ inline constexpr const char* kEmulatedSeconds = "emulated_seconds";
 namespace run_status {
 inline constexpr const char* kRunning = "running";
 inline constexpr const char* kFinished = "finished";  // every step it asked for
-inline constexpr const char* kStopped = "stopped";    // by the user, or a signal
+inline constexpr const char* kStopped = "stopped";    // by the user, a signal, or eval.stop_at_accuracy
 inline constexpr const char* kDiverged = "diverged";  // the loss or a payload stopped being finite: a result too
 inline constexpr const char* kFailed = "failed";      // an error ended it (the reason says which)
 // Whether the run's figures answer a question: it finished, or diverged (which says something of its settings).

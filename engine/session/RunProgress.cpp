@@ -34,7 +34,7 @@ RunSummary RunProgress::summary(int64_t runId, bool classifier, bool headlineCom
   };
   s.compressed = figures(evalCompressed);
   s.uncompressed = figures(evalPlain);
-  s.eval = headlineCompressed ? s.compressed : s.uncompressed;  // both are always reported
+  s.eval = headlineCompressed ? s.compressed : s.uncompressed;  // both are reported (null where not made)
   s.bytes_raw = raw;
   s.bytes_wire = wire;
   s.wall_seconds = wallSeconds;

@@ -252,7 +252,9 @@ void Session::evaluate(RunProgress& p) {
   const int64_t n = built_.data.evalSize(), bs = config_.eval.batch_size;
   const int64_t batches = config_.eval.max_batches > 0 ? std::min(config_.eval.max_batches, (n + bs - 1) / bs)
                                                        : (n + bs - 1) / bs;
-  // Identity links change nothing: one pass serves both figures.
+  // Identity links change nothing: one pass serves both figures. With eval.both_passes off only the compressed pass
+  // is made (the configuration keeps it the headline), and an uncompressed figure of an earlier step is dropped
+  // rather than reported as the last one.
   bool lossless = true;
   for (int b = 0; b + 1 < built_.pipeline->stages(); ++b) lossless = lossless && built_.pipeline->link(b).lossless();
   for (bool compressed : {true, false}) {
@@ -263,7 +265,10 @@ void Session::evaluate(RunProgress& p) {
       bus_.publish(plain);
       break;
     }
-    if (!config_.eval.both_passes && compressed != config_.compression.inference) continue;  // not the headline
+    if (!compressed && !config_.eval.both_passes) {
+      p.evalPlain.reset();
+      break;
+    }
     const int64_t rows = std::min(n, batches * bs);
     // Watchers hear the pass begin, then its progress at most ten times a second, then its end.
     bus_.publish(ProgressRecord{p.step, compressed, 0, batches});
@@ -299,7 +304,7 @@ bool Session::reachedTarget(RunProgress& p) const {
   const EvalRecord* e = headlineAt(p);
   if (target <= 0 || !e || e->accuracy < target) return false;
   char why[160];
-  std::snprintf(why, sizeof why, "%s = %.4g at step %lld: %s accuracy %.2f%%", kReachedTarget, target,
+  std::snprintf(why, sizeof why, "%s = %.6g at step %lld: %s accuracy %.2f%%", kReachedTarget, target,
                 static_cast<long long>(p.step), e->compressed ? "compressed" : "uncompressed", 100 * e->accuracy);
   p.status = run_status::kStopped;  // not finished: what counts a finished run's accuracy must not take this one's
   p.reason = why;

@@ -209,7 +209,7 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& latency, con
     std::string sets = shared + " --set link.bandwidth_mbps=" + bandwidth + " --set link.latency_ms=" + latency +
                        " --set link.mode=accounted";
     for (const auto& set : kMethods.at(m)) sets += " --set " + set;
-    if (given.stop && m != "planned") sets += " --set eval.stop_at_accuracy=" + std::to_string(given.accuracy);
+    if (given.stop && m != "planned") sets += " --set eval.stop_at_accuracy=" + json(given.accuracy).dump();
     const auto store = freshStore("tta-" + m);
     std::fprintf(stderr, "bench_links: time to accuracy, %s ...\n", m.c_str());
     std::string log;
@@ -312,7 +312,7 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   auto* targetOption = app.add_option("--target", target.accuracy,
                                       "the accuracy to time runs to (default: 90% of dense's final accuracy)")
-                           ->check(CLI::Range(0.0, 1.0));
+                           ->check(CLI::Range(1e-9, 1.0));
   app.add_flag("--stop-at-target", target.stop, "end every run but the planned one at the target (needs --target)")
       ->needs(targetOption);
   ps::bench::parse(app, argc, argv);

@@ -162,6 +162,11 @@ void crossCheck(const Config& c, const std::string& source) {
   if (c.eval.stop_at_accuracy > 0 && taskKind(c.task) == TaskKind::LanguageModel)
     throw ConfigError(source + ": eval.stop_at_accuracy is set but task " + c.task +
                       " is a language model, judged by perplexity, not accuracy; set it to 0");
+  if (!c.eval.both_passes && !c.compression.inference)
+    throw ConfigError(source +
+                      ": eval.both_passes = false makes only the compressed evaluation, but compression.inference is "
+                      "off, which makes the uncompressed one the run's headline; turn compression.inference on or "
+                      "eval.both_passes back on");
   checkCompression(c, source);
 }
 

@@ -205,8 +205,8 @@ void addEvalKeys(std::vector<KeySpec>& k) {
   k.push_back(integer("eval.batch_size", 500, 1, 65536, "evaluation batch size"));
   k.push_back(integer("eval.max_batches", 0, 0, 1e9, "evaluation batches per pass (0: all)"));
   k.push_back(boolean("eval.both_passes", true,
-                      "evaluate through the compressed and the uncompressed links (false: only the pass "
-                      "compression.inference makes the headline, half the traffic of an evaluation on a slow link)"));
+                      "evaluate through the compressed and the uncompressed links (false: through the compressed "
+                      "ones only, half the traffic of an evaluation on a slow link; needs compression.inference)"));
   k.push_back(real("eval.stop_at_accuracy", 0, 0, 1,
                    "end the run at the first evaluation whose headline accuracy reaches this (0: never; classifiers "
                    "only); the run is kept as stopped, with the reason"));
