@@ -200,6 +200,8 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& latency, con
   std::map<std::string, Curves> curves;
   std::map<std::string, double> steps;  // median training step, s
   json plan;
+  // With --stop-at-target every run but the planned one ends at the target: its last accuracy is not a final one.
+  const auto endsAtTarget = [&](const std::string& m) { return given.stop && m != "planned"; };
   const std::string shared =
       " --set pipeline.stages=4 --set train.epochs=" + epochs + " --set data.train_limit=" + trainLimit +
       " --set data.eval_limit=2000 --set eval.every_steps=50 --set telemetry.histogram_every=0" + extra;
@@ -209,7 +211,7 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& latency, con
     std::string sets = shared + " --set link.bandwidth_mbps=" + bandwidth + " --set link.latency_ms=" + latency +
                        " --set link.mode=accounted";
     for (const auto& set : kMethods.at(m)) sets += " --set " + set;
-    if (given.stop && m != "planned") sets += " --set eval.stop_at_accuracy=" + json(given.accuracy).dump();
+    if (endsAtTarget(m)) sets += " --set eval.stop_at_accuracy=" + json(given.accuracy).dump();
     const auto store = freshStore("tta-" + m);
     std::fprintf(stderr, "bench_links: time to accuracy, %s ...\n", m.c_str());
     std::string log;
@@ -252,8 +254,7 @@ int timeToAccuracy(const std::string& bandwidth, const std::string& latency, con
                    {"speedup_over_dense", speedup},
                    {"time_to_target_with_evaluations_s", wall},
                    {"speedup_with_evaluations", wallSpeedup},
-                   {given.stop && m != "planned" ? "accuracy_at_stop" : "final_accuracy",
-                    curves[m].training.back().second},
+                   {endsAtTarget(m) ? "accuracy_at_stop" : "final_accuracy", curves[m].training.back().second},
                    {"target", target},
                    {"bandwidth_mbps", std::stod(bandwidth)},
                    {"latency_ms", std::stod(latency)},
