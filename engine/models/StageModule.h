@@ -19,6 +19,8 @@ class StageModule : public torch::nn::Module {
   // With an encoder: what the last forward pass fed it (the activation its code stands for), until the next pass.
   const torch::Tensor& beforeCode() const { return beforeCode_; }
   void forgetBeforeCode() { beforeCode_ = torch::Tensor(); }
+  // Whether the stage ends in a bottleneck's encoder.
+  bool encodes() const { return !encoder_.is_empty(); }
   size_t first() const { return first_; }
   size_t last() const { return last_; }
 

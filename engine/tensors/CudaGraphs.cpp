@@ -1,0 +1,96 @@
+#include "engine/tensors/CudaGraphs.h"
+
+// Defined (by engine/CMakeLists.txt, for this file alone) where LibTorch carries its CUDA library.
+#ifdef PIPESQUEEZE_TORCH_CUDA
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/version.h>
+
+#include <stdexcept>
+#endif
+
+namespace ps {
+
+#ifdef PIPESQUEEZE_TORCH_CUDA
+namespace {
+
+class CudaGraphPair final : public GraphPair {
+ public:
+  explicit CudaGraphPair(int device) : device_(c10::DeviceIndex(device)) {}
+
+  void record(const std::function<void()>& forward, const std::function<void()>& backward) override {
+    const c10::cuda::CUDAGuard onDevice(device_);
+    if (c10::cuda::getCurrentCUDAStream(device_) == c10::cuda::getDefaultCUDAStream(device_))
+      throw std::runtime_error("a CUDA graph is recorded on a stream of the stage's own, not the default stream");
+    auto f = std::make_unique<at::cuda::CUDAGraph>();
+    auto b = std::make_unique<at::cuda::CUDAGraph>();
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+    // Thread-local: the other stages go on launching and allocating on their own threads while this one records.
+    f->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+#else
+    f->capture_begin();
+#endif
+    try {
+      forward();
+    } catch (...) {
+      endAbandoned(*f);
+      throw;
+    }
+    f->capture_end();
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+    b->capture_begin(f->pool(), cudaStreamCaptureModeThreadLocal);
+#else
+    b->capture_begin(f->pool());
+#endif
+    try {
+      backward();
+    } catch (...) {
+      endAbandoned(*b);
+      throw;
+    }
+    b->capture_end();
+    forward_ = std::move(f);
+    backward_ = std::move(b);
+  }
+
+  void replayForward() override {
+    forward_->replay();
+  }
+  void replayBackward() override {
+    backward_->replay();
+  }
+
+ private:
+  // A pass that threw while recording leaves the stream capturing: ending the capture returns the stream to normal
+  // work (the run then stops; what the allocator set aside for the capture is not reliably handed back). Its own
+  // failure adds nothing to the pass's.
+  static void endAbandoned(at::cuda::CUDAGraph& graph) noexcept {
+    try {
+      graph.capture_end();
+    } catch (...) {
+    }
+  }
+
+  c10::DeviceIndex device_;
+  std::unique_ptr<at::cuda::CUDAGraph> forward_, backward_;
+};
+
+}  // namespace
+
+bool recordsCudaGraphs() {
+  return true;
+}
+std::unique_ptr<GraphPair> makeCudaGraphPair(int device) {
+  return std::make_unique<CudaGraphPair>(device);
+}
+#else
+bool recordsCudaGraphs() {
+  return false;
+}
+std::unique_ptr<GraphPair> makeCudaGraphPair(int) {
+  return nullptr;
+}
+#endif
+
+}  // namespace ps
