@@ -134,6 +134,11 @@ case "${1:-}" in
           --set pipeline.device=$device --set train.max_steps=300 --set eval.every_steps=0 \
           --json | tail -c 1500 || part_failed=1
       done
+      # The same 300 GPU steps replayed from CUDA graphs: the end says how many passes were replayed and, for a
+      # stage that ran eagerly, why; the loss must follow the eager run's.
+      step "train fashion-mnist-topk10 on cuda from CUDA graphs, 300 steps" 150 $cli train \
+        --preset fashion-mnist-topk10 --set pipeline.device=cuda --set pipeline.cuda_graphs=on \
+        --set train.max_steps=300 --set eval.every_steps=0 --json | tail -c 1500 || part_failed=1
       step "brown-lm-4stage on cuda, 200 steps" 150 $cli train --preset brown-lm-4stage --set pipeline.device=cuda \
         --set train.max_steps=200 --json | tail -c 1500 || part_failed=1
       # Processes on one GPU: replicas reduce over Gloo (NCCL wants a GPU per rank), and asking for NCCL says why not.
@@ -167,13 +172,16 @@ case "${1:-}" in
       # for all and a read per message, and against the stream discipline's check mode (its cost).
       step "bench_pipeline fashion-mnist-4stage on cuda, streams" 150 $bench --device cuda --stages 1,4 --steps 60 \
         --cpu-steps 2 --rounds 1 --against pipeline.stage_streams=false --against pipeline.device_reads=message
+      # What CUDA graphs bring (the gain is the default's over them: below 1, graphs are faster).
+      step "bench_pipeline fashion-mnist-4stage on cuda, CUDA graphs" 150 $bench --device cuda --stages 1,4 \
+        --steps 60 --cpu-steps 2 --rounds 1 --against pipeline.cuda_graphs=auto
       step "train fashion-mnist-topk10 on cuda with the stream checks, 50 steps" 90 build-gpu/app/pipesqueeze-cli \
         train --preset fashion-mnist-topk10 --set pipeline.device=cuda --set pipeline.stream_check=true \
         --set train.max_steps=50 --set eval.every_steps=0 --json | tail -c 800 || part_failed=1
       # The GPU-scale presets: few CPU steps (a step of the transformer takes seconds on 16 cores).
       for preset in fashion-mnist-gpu-resnet brown-lm-gpu-transformer; do
         step "bench_pipeline $preset on cuda" 150 $bench --preset $preset --device cuda --stages 1,4 --steps 20 \
-          --cpu-steps 3 --rounds 1
+          --cpu-steps 3 --rounds 1 --against pipeline.cuda_graphs=auto
       done
     }
     failed=()

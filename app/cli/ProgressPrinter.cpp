@@ -37,6 +37,19 @@ void ProgressPrinter::consume(const Telemetry& item) {
       const auto& aqsgd = ev->detail.value("aqsgd", nlohmann::json());
       if (aqsgd.is_object() && aqsgd.contains("text"))
         std::fprintf(out_, "%s\n", aqsgd["text"].get<std::string>().c_str());
+      const auto& stages = ev->detail.value("stages", nlohmann::json());
+      for (size_t s = 0; stages.is_array() && s < stages.size(); ++s)
+        if (stages[s].is_object() && stages[s].value("cuda_graphs", nlohmann::json()).is_string())
+          std::fprintf(out_, "stage %zu, CUDA graphs: %s\n", s, stages[s]["cuda_graphs"].get<std::string>().c_str());
+    }
+    if (const auto& graphs = ev->detail.value("cuda_graphs", nlohmann::json()); graphs.is_array()) {
+      for (const auto& g : graphs)  // the end of the run: what each stage replayed
+        if (g.is_object())
+          std::fprintf(out_, "stage %lld, CUDA graphs: %lld passes replayed, %lld recorded, %lld eager%s%s\n",
+                       (long long)g.value("stage", int64_t(0)), (long long)g.value("replayed", int64_t(0)),
+                       (long long)g.value("recorded", int64_t(0)), (long long)g.value("eager", int64_t(0)),
+                       g.value("eager_because", std::string()).empty() ? "" : ": ",
+                       g.value("eager_because", std::string()).c_str());
     }
     if (marksCharts(kind) || kind == EventKind::Checkpoint) {  // what the charts mark, and where the model went
       if (terminal_) std::fputs("\r\033[K", out_);

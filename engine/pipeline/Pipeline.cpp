@@ -109,9 +109,9 @@ Pipeline::Pipeline(BlockModel model, PipelineOptions options)
     auto device = s < int(options_.devices.size()) ? options_.devices[size_t(s)] : torch::Device(torch::kCPU);
     auto module = std::make_shared<StageModule>(model_, first, last);
     module->attach(bottleneck(s - 1), bottleneck(s));
-    workers_.push_back(std::make_unique<StageWorker>(s, stages, std::move(module), device, options_.optimizer,
-                                                     options_.threads_per_stage,
-                                                     StreamOptions{options_.stage_streams, options_.stream_check}));
+    workers_.push_back(std::make_unique<StageWorker>(
+        s, stages, std::move(module), device, options_.optimizer, options_.threads_per_stage,
+        StreamOptions{options_.stage_streams, options_.stream_check, options_.cuda_graphs}));
     workers_.back()->deferReads(options_.deferred_reads);
   }
   armReconstruction();

@@ -49,6 +49,8 @@ struct PipelineOptions {
   // CUDA streams (engine/pipeline/StageStream.h): each GPU stage on a stream of its own (pipeline.stage_streams), and
   // the discipline's check mode (pipeline.stream_check), which also checks stages on the CPU.
   bool stage_streams = true, stream_check = false;
+  // Whether GPU stages replay their passes from CUDA graphs (pipeline.cuda_graphs, engine/pipeline/StageGraphs.h).
+  GraphMode cuda_graphs = GraphMode::Off;
 };
 
 struct StepResult {
@@ -118,6 +120,8 @@ class Pipeline {
   // The data-parallel gradient exchange of this process's stage; null with one replica.
   GradientExchange* gradientExchange() { return exchange_.get(); }
   std::vector<std::pair<std::string, torch::Tensor>> namedParameters() const;
+  // Between steps: how stage `stage` replays its passes from CUDA graphs; null for a stage another process runs.
+  const StageGraphs* graphs(int stage) const { return local(stage) ? &workers_[size_t(stage)]->graphs() : nullptr; }
 
  private:
   BlockModel model_;

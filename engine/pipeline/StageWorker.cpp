@@ -66,6 +66,7 @@ StageWorker::StageWorker(int index, int stages, std::shared_ptr<StageModule> mod
       device_(device),
       stream_(index, device, streams.own, streams.check) {
   module_->to(device_);
+  graphs_ = std::make_unique<StageGraphs>(module_, device_, streams.graphs, streams.own);
   optimizer_ = makeOptimizer(optimizer, module_->parameters());
   thread_ = std::thread([this, threads] { loop(threads); });
 }
@@ -159,6 +160,7 @@ StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const S
   stepStart_ = r.began = Clock::now();
   lossSum_ = hitSum_ = torch::Tensor();  // a step that failed may have left its own
   stream_.followDefault();               // after what the main thread did between steps (parameters loaded or re-drawn)
+  graphs_->beginStep();
   std::vector<InFlight> saved(work.scales.size());
   for (const auto& op : ops) {
     InFlight& f = saved[size_t(op.microbatch)];
@@ -200,7 +202,7 @@ void StageWorker::forward(int microbatch, const StepWork& work, InFlight& f, Sta
   }
   const auto t0 = Clock::now();
   const TraceStopwatch watch;
-  auto out = module_->forward(f.input);
+  auto out = graphs_->forward(microbatch, f.input);
   if (last) {
     const auto& target = work.targets[mb].to(device_, work.pinned);
     f.output = lossOf(work.kind, out, target) * work.scales[mb];

@@ -5,6 +5,7 @@
 #include "engine/models/StageModule.h"
 #include "engine/pipeline/Link.h"
 #include "engine/pipeline/Schedule.h"
+#include "engine/pipeline/StageGraphs.h"
 #include "engine/pipeline/StageStream.h"
 
 #include <torch/optim/optimizer.h>
@@ -70,9 +71,11 @@ struct StageStepResult {
 };
 
 // How a stage uses CUDA streams (engine/pipeline/StageStream.h): `own`, a stream of its own on a GPU (pipeline.
-// stage_streams); `check`, the discipline's check mode (pipeline.stream_check).
+// stage_streams); `check`, the discipline's check mode (pipeline.stream_check); `graphs`, whether its passes are
+// replayed from CUDA graphs (pipeline.cuda_graphs, engine/pipeline/StageGraphs.h).
 struct StreamOptions {
   bool own = true, check = false;
+  GraphMode graphs = GraphMode::Off;
 };
 
 class StageWorker {
@@ -102,6 +105,8 @@ class StageWorker {
   StageModule& module() { return *module_; }
   const torch::Device& device() const { return device_; }
   const StageStream& stream() const { return stream_; }
+  // Read between steps only.
+  const StageGraphs& graphs() const { return *graphs_; }
 
  private:
   struct InFlight;
@@ -127,6 +132,7 @@ class StageWorker {
   std::shared_ptr<StageModule> module_;
   torch::Device device_;
   StageStream stream_;
+  std::unique_ptr<StageGraphs> graphs_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   Link* previous_ = nullptr;
   Link* next_ = nullptr;

@@ -100,6 +100,7 @@ BuiltRun Builder::build() {
   o.deferred_reads = reads == "step" || (reads == "auto" && !o.devices.empty() && o.devices.front().is_cuda());
   o.stage_streams = config_.pipeline.stage_streams;
   o.stream_check = config_.pipeline.stream_check;
+  o.cuda_graphs = graphModeOf(config_.pipeline.cuda_graphs);
   run.aqsgdNote = checkAqsgdMemory(model, o.starts, o.bottlenecks);
   run.pipeline = std::make_unique<Pipeline>(std::move(model), std::move(o));
 
@@ -251,6 +252,18 @@ json Builder::checkAqsgdMemory(BlockModel& model, const std::vector<size_t>& sta
 
 }  // namespace
 
+json BuiltRun::graphsReport() const {
+  json stages = json::array();
+  for (int s = 0; s < pipeline->stages(); ++s)
+    if (const StageGraphs* g = pipeline->graphs(s); g && g->mode() != GraphMode::Off)
+      stages.push_back({{"stage", s},
+                        {"replayed", g->replays()},
+                        {"recorded", g->recordings()},
+                        {"eager", g->eagerPasses()},
+                        {"eager_because", g->reason()}});
+  return stages.empty() ? json() : stages;
+}
+
 json BuiltRun::stagesDescription() const {
   json stages = json::array();
   for (int s = 0; s < pipeline->stages(); ++s) {
@@ -262,7 +275,10 @@ json BuiltRun::stagesDescription() const {
       params += pipeline->model().parameterCount(b);
       names.push_back(pipeline->model().names[b]);
     }
-    stages.push_back({{"blocks", names}, {"parameters", params}});
+    json stage{{"blocks", names}, {"parameters", params}};
+    if (const StageGraphs* g = pipeline->graphs(s); g && g->mode() != GraphMode::Off)
+      stage["cuda_graphs"] = g->enabled() ? "recorded from each micro-batch's second pass" : "eager: " + g->reason();
+    stages.push_back(stage);
   }
   return stages;
 }

@@ -22,6 +22,9 @@ struct BuiltRun {
 
   // Each stage's blocks and parameter count, for the run's start event.
   nlohmann::json stagesDescription() const;
+  // With pipeline.cuda_graphs on or auto: per stage of this process, its passes replayed from CUDA graphs, recorded
+  // and run eagerly, and why it runs eagerly ("" while graphs are in use); null otherwise.
+  nlohmann::json graphsReport() const;
 };
 
 // Connects the ranks (first: the others are waiting), loads the data, builds the model (from the configured

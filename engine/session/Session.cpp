@@ -286,7 +286,9 @@ json Session::summarize(RunProgress& p) {
         .toJson();
   };
   json summary = summaryOf();
-  bus_.publish(EventRecord{p.step, elapsed(), p.status, json{{"reason", p.reason}}});
+  json ended{{"reason", p.reason}};
+  if (json graphs = built_.graphsReport(); !graphs.is_null()) ended["cuda_graphs"] = std::move(graphs);
+  bus_.publish(EventRecord{p.step, elapsed(), p.status, ended});
   bus_.publish(StatusRecord{runId_, p.status, p.reason, summary});
   bus_.drain();
   if (failIfTheStoreDid()) summary = summaryOf();  // its last write failed: the sink marked the run failed if it could

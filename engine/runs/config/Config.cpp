@@ -153,6 +153,7 @@ Config::Pipeline pipelineOf(const Json& p) {
   pipeline.device_reads = p["device_reads"];
   pipeline.stage_streams = p["stage_streams"];
   pipeline.stream_check = p["stream_check"];
+  pipeline.cuda_graphs = p["cuda_graphs"];
   pipeline.cuts = p["cuts"].get<std::vector<int>>();
   return pipeline;
 }

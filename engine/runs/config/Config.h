@@ -44,6 +44,7 @@ struct Config {
     std::string schedule, balance, device;
     std::string device_reads = "auto";
     bool stage_streams = true, stream_check = false;
+    std::string cuda_graphs = "off";
     std::vector<int> cuts;
   } pipeline;
   struct Parallel {

@@ -167,6 +167,10 @@ void crossCheck(const Config& c, const std::string& source) {
                       ": eval.both_passes = false makes only the compressed evaluation, but compression.inference is "
                       "off, which makes the uncompressed one the run's headline; turn compression.inference on or "
                       "eval.both_passes back on");
+  if (c.pipeline.cuda_graphs == "on" && c.pipeline.device == "cpu")
+    throw ConfigError(source +
+                      ": pipeline.cuda_graphs = on records the stages' passes as CUDA graphs, but pipeline.device is "
+                      "cpu; set pipeline.device to cuda (or auto), or pipeline.cuda_graphs to auto or off");
   checkCompression(c, source);
 }
 

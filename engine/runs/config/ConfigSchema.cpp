@@ -152,6 +152,12 @@ void addPlacementKeys(std::vector<KeySpec>& k) {
                       "receive on its stage's thread and stream, every message read only after its fence was waited "
                       "for; a break stops the run, naming it"));
   k.push_back(
+      choice("pipeline.cuda_graphs", "off", {"auto", "on", "off"},
+             "on a GPU, each stage records its forward and backward passes as CUDA graphs, one pair per "
+             "micro-batch slot and input shape, and replays them; auto: a stage that cannot be recorded (on the "
+             "CPU, ending in a bottleneck's encoder, on the default stream) runs eagerly, saying why; on: such "
+             "a stage is refused; under either a recording that fails stops the run"));
+  k.push_back(
       choice("pipeline.device_reads", "auto", {"auto", "step", "message"},
              "when the per-message figures (compression errors, norms, the last stage's loss and hits) are "
              "read from the stages' devices: once per step, or as each message is made (auto: once per step "

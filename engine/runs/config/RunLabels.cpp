@@ -35,7 +35,7 @@ std::vector<std::string> trainingChanges(const json& preset, const json& config)
   static const char* const execution[] = {
       "parallel.mode",   "parallel.backend",      "parallel.transport",     "parallel.timeout_s",    "train.threads",
       "pipeline.device", "pipeline.device_reads", "pipeline.stage_streams", "pipeline.stream_check", "data.root",
-      "link.mode"};
+      "link.mode",       "pipeline.cuda_graphs"};
   for (const auto& key : all) {
     if (key.rfind("run.", 0) == 0 || key.rfind("eval.", 0) == 0 || key.rfind("telemetry.", 0) == 0) continue;
     if (std::find(std::begin(execution), std::end(execution), key) != std::end(execution)) continue;

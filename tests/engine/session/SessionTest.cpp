@@ -134,6 +134,40 @@ struct Evals : TelemetrySink {
   }
 };
 
+// CUDA graphs asked for where there are none: the run trains as without them, and says at its start and end which
+// stages ran eagerly and why. Asked for insistently on a CPU, the configuration is refused.
+TEST(Session, CudaGraphsWhereThereAreNoneRunEagerlyAndSayWhy) {
+  auto config = smoke();
+  config["pipeline"]["cuda_graphs"] = "auto";
+  Session session(Config::fromJson(config), nullptr);
+  auto hook = std::make_shared<StepHook>();
+  hook->onStep = [](const StepRecord&) {};
+  session.telemetry().addSink(hook);
+  const json summary = session.run();
+  session.telemetry().drain();
+  ASSERT_EQ(summary["status"], "finished");
+  ASSERT_GE(hook->events.size(), 2u);
+  const json& start = hook->events.front().detail;
+  ASSERT_EQ(start["stages"].size(), 3u);
+  for (const auto& stage : start["stages"]) EXPECT_EQ(stage.value("cuda_graphs", ""), "eager: the stage is on the CPU");
+  const json& end = hook->events.back().detail;
+  ASSERT_TRUE(end.contains("cuda_graphs")) << end.dump();
+  ASSERT_EQ(end["cuda_graphs"].size(), 3u);
+  for (const auto& stage : end["cuda_graphs"]) {
+    EXPECT_EQ(stage["replayed"], 0);
+    EXPECT_EQ(stage["eager"], 30 * 2) << "every micro-batch's forward pass of 30 steps";
+    EXPECT_EQ(stage["eager_because"], "the stage is on the CPU");
+  }
+
+  config["pipeline"]["cuda_graphs"] = "on";
+  try {
+    (void)Config::fromJson(config);
+    ADD_FAILURE() << "pipeline.cuda_graphs=on with pipeline.device=cpu was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("pipeline.device"), std::string::npos) << e.what();
+  }
+}
+
 // With eval.both_passes off only the compressed pass is made, the headline (so compression.inference must stay on);
 // the summary has no uncompressed figures, not even an earlier step's: here the links are lossless until a codec is
 // set mid-run (one pass then gives both figures), compressed after it.
