@@ -8,6 +8,7 @@
 #include <torch/version.h>
 
 #include <stdexcept>
+#include <utility>
 #endif
 
 namespace ps {
@@ -25,43 +26,34 @@ class CudaGraphPair final : public GraphPair {
       throw std::runtime_error("a CUDA graph is recorded on a stream of the stage's own, not the default stream");
     auto f = std::make_unique<at::cuda::CUDAGraph>();
     auto b = std::make_unique<at::cuda::CUDAGraph>();
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
-    // Thread-local: the other stages go on launching and allocating on their own threads while this one records.
-    f->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
-#else
-    f->capture_begin();
-#endif
-    try {
-      forward();
-    } catch (...) {
-      endAbandoned(*f);
-      throw;
-    }
-    f->capture_end();
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
-    b->capture_begin(f->pool(), cudaStreamCaptureModeThreadLocal);
-#else
-    b->capture_begin(f->pool());
-#endif
-    try {
-      backward();
-    } catch (...) {
-      endAbandoned(*b);
-      throw;
-    }
-    b->capture_end();
+    recordPass(*f, Pool{0, 0}, forward);  // a pool of its own
+    recordPass(*b, f->pool(), backward);  // the forward pass's: it reads what that pass kept
     forward_ = std::move(f);
     backward_ = std::move(b);
   }
 
-  void replayForward() override {
-    forward_->replay();
-  }
-  void replayBackward() override {
-    backward_->replay();
-  }
+  void replayForward() override { forward_->replay(); }
+  void replayBackward() override { backward_->replay(); }
 
  private:
+  using Pool = decltype(std::declval<at::cuda::CUDAGraph&>().pool());
+
+  static void recordPass(at::cuda::CUDAGraph& graph, Pool pool, const std::function<void()>& pass) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+    // Thread-local: the other stages go on launching and allocating on their own threads while this one records.
+    graph.capture_begin(pool, cudaStreamCaptureModeThreadLocal);
+#else
+    graph.capture_begin(pool);
+#endif
+    try {
+      pass();
+    } catch (...) {
+      endAbandoned(graph);
+      throw;
+    }
+    graph.capture_end();
+  }
+
   // A pass that threw while recording leaves the stream capturing: ending the capture returns the stream to normal
   // work (the run then stops; what the allocator set aside for the capture is not reliably handed back). Its own
   // failure adds nothing to the pass's.
