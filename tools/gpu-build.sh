@@ -115,10 +115,10 @@ case "${1:-}" in
       step test_nccl 120 build-gpu/tests/test_nccl
       step bench_cuda_kernels 180 build-gpu/tests/bench/bench_cuda_kernels --sizes 1,16,64
     }
-    codecs() {  # codecs on the device: the CPU's bytes, and what they save over the host path
+    codecs() {  # codecs on the device: the CPU's bytes, and what they save over the host path; CUDA graphs against eager
       build test_engine bench_device_codecs || return
       step "device codecs against the CPU" 300 build-gpu/tests/test_engine \
-        --gtest_filter='DeviceCodecs.*:PayloadTails.*' || return
+        --gtest_filter='DeviceCodecs.*:PayloadTails.*:StageGraphs.*' || return
       step bench_device_codecs 240 build-gpu/tests/bench/bench_device_codecs --sizes 1,16,64
     }
     train() {
@@ -135,7 +135,8 @@ case "${1:-}" in
           --json | tail -c 1500 || part_failed=1
       done
       # The same 300 GPU steps replayed from CUDA graphs: the end says how many passes were replayed and, for a
-      # stage that ran eagerly, why; the loss must follow the eager run's.
+      # stage that ran eagerly, why. Its final loss is to be read against the eager GPU run's above (the kernels'
+      # own check, to rounding, is StageGraphs.OnAGpuRecordedGraphsTrainAsEagerPasses in test_engine).
       step "train fashion-mnist-topk10 on cuda from CUDA graphs, 300 steps" 150 $cli train \
         --preset fashion-mnist-topk10 --set pipeline.device=cuda --set pipeline.cuda_graphs=on \
         --set train.max_steps=300 --set eval.every_steps=0 --json | tail -c 1500 || part_failed=1

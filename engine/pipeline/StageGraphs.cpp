@@ -80,6 +80,7 @@ StageGraphs::StageGraphs(std::shared_ptr<StageModule> module, torch::Device devi
   if (!reason_.empty() && mode == GraphMode::On)
     throw ConfigError("pipeline.cuda_graphs=on, but " + reason_ + ": set it to auto to run such stages eagerly");
   if (!factory_) factory_ = [index = int(device_.index())] { return makeCudaGraphPair(index); };
+  followParameters();  // the function's inputs from the first pass on, whether or not a step began
 }
 
 StageGraphs::~StageGraphs() = default;
@@ -87,6 +88,7 @@ StageGraphs::~StageGraphs() = default;
 void StageGraphs::beginStep() {
   inFlight_ = 0;     // the last step's autograd graphs, which named its slots, are gone with it
   retired_.clear();  // and with them the last passes of slots dropped during it
+  if (enabled()) followParameters();
 }
 
 void StageGraphs::dropSlots() {
@@ -94,8 +96,8 @@ void StageGraphs::dropSlots() {
   slots_.clear();
 }
 
-// Between steps only (no replayed pass's backward is pending): parameters or buffers given new tensors or new memory
-// drop every pair, whose graphs read and write the old.
+// Between steps (once a step, not per pass: walking the module is host work): parameters or buffers given new tensors
+// or new memory drop every pair, whose graphs read and write the old.
 void StageGraphs::followParameters() {
   std::vector<torch::Tensor> now = module_->parameters();
   std::vector<const void*> at;
@@ -114,7 +116,6 @@ torch::Tensor StageGraphs::forward(int slotIndex, const torch::Tensor& input) {
     ++eager_;
     return module_->forward(input);
   }
-  if (inFlight_ == 0) followParameters();
   const Key key{slotIndex, input.sizes().vec(), int(input.scalar_type()), input.requires_grad()};
   auto found = slots_.find(key);
   if (found == slots_.end()) {

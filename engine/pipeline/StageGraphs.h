@@ -9,12 +9,16 @@
 // gradient that arrives from the next stage and the optimizer work as around the eager module, and the parameters'
 // gradients are accumulated by autograd from copies (a graph's own gradient memory is overwritten by its next replay).
 //
-// A pass is replayed only where it is the computation that was recorded: an epoch's last, smaller micro-batch gets
-// pairs of its own (a slot records two shapes at most; a third runs eagerly), and parameters or buffers given new
-// memory (a checkpoint loaded by assignment, a bottleneck re-drawn) drop every pair, which are recorded again. Where
-// graphs cannot be had the stage runs eagerly and says why (reason()): on a CPU, in a build without CUDA graphs, with
-// a learned bottleneck's encoder in the stage (its error measurement keeps what the encoder was fed, on the host side
-// of each pass), or on the device's default stream.
+// A pass is replayed only where it is the computation that was recorded: an input of another shape gets pairs of its
+// own (a slot records two shapes at most; a third runs eagerly), and parameters or buffers given new memory (a
+// bottleneck's decoder re-drawn at a new width) drop every pair, which are recorded again. Where graphs cannot be had
+// the stage runs eagerly and says why (reason()): on a CPU, in a build without CUDA graphs, with a bottleneck's
+// encoder in the stage (any bottleneck's: its error measurement keeps what the encoder was fed, on the host side of
+// each pass), or on the device's default stream.
+//
+// Memory: every slot keeps its pair's pool, and so its micro-batch's saved activations, for the whole run. A stage
+// then holds all of a step's micro-batches at once, as under GPipe, where 1F1B eagerly holds at most as many as there
+// are stages from it to the last.
 //
 // What is recorded is the passes' device work; their host code runs once, while recording. So the two passes do the
 // same host work every time, with no branch on what exists yet (the incoming gradient's buffer is allocated by the
@@ -54,7 +58,8 @@ class StageGraphs {
   // Its gradient flows back through autograd as the eager module's would. A recording that fails throws (in either
   // mode: what a failed recording took cannot be handed back to LibTorch's memory pool reliably), naming the setting.
   torch::Tensor forward(int slot, const torch::Tensor& input);
-  // At the start of each step: the last step's passes are over (or were abandoned with it).
+  // At the start of each step: the last step's passes are over (or were abandoned with it), and parameters may have
+  // been given new memory since.
   void beginStep();
 
   GraphMode mode() const { return mode_; }

@@ -3,6 +3,7 @@
 // graphs read and write, gradients through autograd, another shape, new parameters, failures) is what runs on a GPU.
 #include "engine/errors/ConfigError.h"
 #include "engine/pipeline/StageGraphs.h"
+#include "engine/pipeline/StageStream.h"
 #include "engine/runs/config/Config.h"
 
 #include <gtest/gtest.h>
@@ -68,7 +69,7 @@ std::vector<torch::Tensor> step(MiddleStage& stage, const std::function<torch::T
   };
   const auto bwd = [&](int m) {
     torch::manual_seed(seed + uint64_t(m));
-    torch::autograd::backward({out[size_t(m)]}, {torch::randn(out[size_t(m)].sizes())});
+    torch::autograd::backward({out[size_t(m)]}, {torch::randn(out[size_t(m)].sizes()).to(out[size_t(m)].device())});
     sent[size_t(m)] = in[size_t(m)].grad().clone();
   };
   fwd(0), fwd(1), bwd(0);
@@ -107,8 +108,8 @@ TEST(StageGraphs, ReplayedPassesTrainExactlyAsEagerOnes) {
   EXPECT_EQ(graphs.replays(), 9);
 }
 
-// An epoch's last, smaller micro-batch: eagerly the first time, then from graphs of its own, while the slot keeps
-// replaying the full shape's.
+// An input of another shape: eagerly the first time, then from graphs of its own, while the slot keeps replaying the
+// first shape's.
 TEST(StageGraphs, AMicroBatchOfAnotherShapeGetsGraphsOfItsOwn) {
   MiddleStage eager, replayed;
   StageGraphs graphs(replayed.module, torch::kCPU, GraphMode::Auto, true, rerun());
@@ -159,11 +160,71 @@ TEST(StageGraphs, ParametersGivenNewMemoryAreRecordedAgain) {
   };
   run(0), run(1);
   ASSERT_EQ(graphs.recordings(), 3);
-  // A checkpoint loaded by assignment: the same values in new memory, which the recorded graphs do not read.
+  // The same values in new memory (as set_data gives a re-drawn decoder), which the recorded graphs do not read.
   for (auto& p : replayed.module->parameters()) p.set_data(p.detach().clone());
   run(2), run(3);
   EXPECT_EQ(graphs.recordings(), 6);
   EXPECT_EQ(graphs.eagerPasses(), 6);  // each slot warmed up again
+}
+
+// A fixed random decoder in front of the stage keeps its weight as a buffer, which a new width re-draws in new memory.
+TEST(StageGraphs, ABufferGivenNewMemoryIsRecordedAgain) {
+  const auto decoded = [](std::shared_ptr<StageModule> module) {
+    torch::manual_seed(3);
+    auto in = std::make_shared<Bottleneck>();
+    in->boundary = 0, in->features = 8, in->width = 2, in->init = "random";
+    in->decoder = CodeProjection(torch::randn({8, 2}), 1, /*trained=*/false);
+    module->attach(in, nullptr);
+    return module;
+  };
+  MiddleStage eager, replayed;
+  decoded(eager.module), decoded(replayed.module);
+  ASSERT_FALSE(replayed.module->buffers().empty());
+  StageGraphs graphs(replayed.module, torch::kCPU, GraphMode::Auto, true, rerun());
+  const auto run = [&](int s) {
+    auto inputs = activations(3, 4, 60 + uint64_t(s));
+    for (auto& x : inputs) x = x.narrow(1, 0, 2).clone();  // the code: 2 of the 8 channels
+    const auto want = step(
+        eager, [&](int, torch::Tensor x) { return eager.module->forward(x); }, inputs, 5);
+    graphs.beginStep();
+    const auto got = step(
+        replayed, [&](int m, torch::Tensor x) { return graphs.forward(m, x); }, inputs, 5);
+    for (size_t m = 0; m < want.size(); ++m) EXPECT_TRUE(torch::equal(want[m], got[m])) << "step " << s;
+    expectSameParameters(*eager.module, *replayed.module);
+  };
+  run(0), run(1);
+  ASSERT_EQ(graphs.recordings(), 3);
+  for (auto& b : replayed.module->buffers()) b.set_data(b.detach().clone());
+  run(2), run(3);
+  EXPECT_EQ(graphs.recordings(), 6);
+}
+
+// The real graphs, where there is a GPU: the same training as eager to rounding (cuDNN may pick other kernels).
+TEST(StageGraphs, OnAGpuRecordedGraphsTrainAsEagerPasses) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device here: CUDA graphs are checked on a GPU";
+  if (!recordsCudaGraphs()) GTEST_SKIP() << "this build's LibTorch has no CUDA library, so no CUDA graphs";
+  const torch::Device gpu(torch::kCUDA, 0);
+  MiddleStage eager, replayed;
+  eager.module->to(gpu), replayed.module->to(gpu);
+  const StageStream own(0, gpu, /*own=*/true, /*check=*/false);
+  const StageStream::Scope onStream(own);
+  StageGraphs graphs(replayed.module, gpu, GraphMode::On, /*ownStream=*/true);
+  ASSERT_TRUE(graphs.enabled()) << graphs.reason();
+  for (int s = 0; s < 4; ++s) {
+    auto inputs = activations(3, 4, 80 + uint64_t(s));
+    for (auto& x : inputs) x = x.to(gpu);
+    const auto want = step(
+        eager, [&](int, torch::Tensor x) { return eager.module->forward(x); }, inputs, 9 * s);
+    graphs.beginStep();
+    const auto got = step(
+        replayed, [&](int m, torch::Tensor x) { return graphs.forward(m, x); }, inputs, 9 * s);
+    for (size_t m = 0; m < want.size(); ++m)
+      EXPECT_TRUE(torch::allclose(want[m], got[m], 1e-4, 1e-5)) << "step " << s << " mb " << m;
+    const auto pe = eager.module->named_parameters(), pr = replayed.module->named_parameters();
+    for (const auto& p : pe) EXPECT_TRUE(torch::allclose(p.value(), pr[p.key()], 1e-4, 1e-5)) << p.key();
+  }
+  EXPECT_EQ(graphs.recordings(), 3);
+  EXPECT_EQ(graphs.replays(), 9);
 }
 
 TEST(StageGraphs, WhereGraphsCannotBeHadTheStageRunsEagerlyAndSaysWhy) {
