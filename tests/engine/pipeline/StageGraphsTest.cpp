@@ -88,19 +88,27 @@ void expectSameParameters(StageModule& a, StageModule& b) {
   for (const auto& p : ba) EXPECT_TRUE(torch::equal(p.value(), bb[p.key()])) << p.key();
 }
 
+// One step of each stage on the same inputs: the gradients the replayed stage sends back, its parameters and its
+// buffers must be the eager stage's to the bit.
+void expectSameStep(MiddleStage& eager, MiddleStage& replayed, StageGraphs& graphs,
+                    const std::vector<torch::Tensor>& inputs, uint64_t seed) {
+  const auto want = step(
+      eager, [&](int, torch::Tensor x) { return eager.module->forward(x); }, inputs, seed);
+  graphs.beginStep();
+  const auto got = step(
+      replayed, [&](int m, torch::Tensor x) { return graphs.forward(m, x); }, inputs, seed);
+  for (size_t m = 0; m < want.size(); ++m) EXPECT_TRUE(torch::equal(want[m], got[m])) << "micro-batch " << m;
+  expectSameParameters(*eager.module, *replayed.module);
+}
+
 TEST(StageGraphs, ReplayedPassesTrainExactlyAsEagerOnes) {
   MiddleStage eager, replayed;
   StageGraphs graphs(replayed.module, torch::kCPU, GraphMode::Auto, true, rerun());
   ASSERT_TRUE(graphs.enabled()) << graphs.reason();
   for (int s = 0; s < 4; ++s) {
     const auto inputs = activations(3, 4, 100 + uint64_t(s));
-    const auto want = step(
-        eager, [&](int, torch::Tensor x) { return eager.module->forward(x); }, inputs, 7 * s);
-    graphs.beginStep();
-    const auto got = step(
-        replayed, [&](int m, torch::Tensor x) { return graphs.forward(m, x); }, inputs, 7 * s);
-    for (size_t m = 0; m < want.size(); ++m) EXPECT_TRUE(torch::equal(want[m], got[m])) << "step " << s << " mb " << m;
-    expectSameParameters(*eager.module, *replayed.module);
+    SCOPED_TRACE("step " + std::to_string(s));
+    expectSameStep(eager, replayed, graphs, inputs, 7 * s);
   }
   // The first step warms each slot up eagerly; the second records and replays them; the rest only replay.
   EXPECT_EQ(graphs.eagerPasses(), 3);
@@ -113,15 +121,7 @@ TEST(StageGraphs, ReplayedPassesTrainExactlyAsEagerOnes) {
 TEST(StageGraphs, AMicroBatchOfAnotherShapeGetsGraphsOfItsOwn) {
   MiddleStage eager, replayed;
   StageGraphs graphs(replayed.module, torch::kCPU, GraphMode::Auto, true, rerun());
-  const auto run = [&](std::vector<torch::Tensor> inputs) {
-    const auto want = step(
-        eager, [&](int, torch::Tensor x) { return eager.module->forward(x); }, inputs, 1);
-    graphs.beginStep();
-    const auto got = step(
-        replayed, [&](int m, torch::Tensor x) { return graphs.forward(m, x); }, inputs, 1);
-    for (size_t m = 0; m < want.size(); ++m) EXPECT_TRUE(torch::equal(want[m], got[m])) << m;
-    expectSameParameters(*eager.module, *replayed.module);
-  };
+  const auto run = [&](std::vector<torch::Tensor> inputs) { expectSameStep(eager, replayed, graphs, inputs, 1); };
   const auto shortened = [](std::vector<torch::Tensor> inputs) {
     inputs[2] = inputs[2].narrow(0, 0, 3).clone();
     return inputs;
@@ -150,13 +150,8 @@ TEST(StageGraphs, ParametersGivenNewMemoryAreRecordedAgain) {
   StageGraphs graphs(replayed.module, torch::kCPU, GraphMode::Auto, true, rerun());
   const auto run = [&](int s) {
     const auto inputs = activations(3, 4, 40 + uint64_t(s));
-    const auto want = step(
-        eager, [&](int, torch::Tensor x) { return eager.module->forward(x); }, inputs, 2);
-    graphs.beginStep();
-    const auto got = step(
-        replayed, [&](int m, torch::Tensor x) { return graphs.forward(m, x); }, inputs, 2);
-    for (size_t m = 0; m < want.size(); ++m) EXPECT_TRUE(torch::equal(want[m], got[m])) << "step " << s;
-    expectSameParameters(*eager.module, *replayed.module);
+    SCOPED_TRACE("step " + std::to_string(s));
+    expectSameStep(eager, replayed, graphs, inputs, 2);
   };
   run(0), run(1);
   ASSERT_EQ(graphs.recordings(), 3);
@@ -184,13 +179,8 @@ TEST(StageGraphs, ABufferGivenNewMemoryIsRecordedAgain) {
   const auto run = [&](int s) {
     auto inputs = activations(3, 4, 60 + uint64_t(s));
     for (auto& x : inputs) x = x.narrow(1, 0, 2).clone();  // the code: 2 of the 8 channels
-    const auto want = step(
-        eager, [&](int, torch::Tensor x) { return eager.module->forward(x); }, inputs, 5);
-    graphs.beginStep();
-    const auto got = step(
-        replayed, [&](int m, torch::Tensor x) { return graphs.forward(m, x); }, inputs, 5);
-    for (size_t m = 0; m < want.size(); ++m) EXPECT_TRUE(torch::equal(want[m], got[m])) << "step " << s;
-    expectSameParameters(*eager.module, *replayed.module);
+    SCOPED_TRACE("step " + std::to_string(s));
+    expectSameStep(eager, replayed, graphs, inputs, 5);
   };
   run(0), run(1);
   ASSERT_EQ(graphs.recordings(), 3);
