@@ -37,9 +37,25 @@ void checkHeader(const PayloadHeader& h, CodecId expected, const std::vector<int
 
 }  // namespace
 
-void Codec::refuseNonFinite(const torch::Tensor& x) {
-  throw DivergedError("a tensor of shape " + shapeText(x.sizes().vec()) +
+namespace {
+
+[[noreturn]] void refuseNonFiniteOfShape(const std::vector<int64_t>& shape) {
+  throw DivergedError("a tensor of shape " + shapeText(shape) +
                       " to be sent holds values that are not finite (inf or NaN)");
+}
+
+}  // namespace
+
+void Codec::refuseNonFinite(const torch::Tensor& x) {
+  refuseNonFiniteOfShape(x.sizes().vec());
+}
+
+std::function<void()> Codec::nonFiniteRefusal(const torch::Tensor& x) {
+  return [shape = x.sizes().vec()] { refuseNonFiniteOfShape(shape); };
+}
+
+std::function<void()> Codec::nonFiniteValue() {
+  return [] { throw PayloadError("a value is not finite"); };
 }
 
 Payload Codec::encode(const torch::Tensor& input) {
@@ -52,7 +68,7 @@ Payload Codec::encode(const torch::Tensor& input) {
   const torch::Tensor x = inPlace ? input.detach().to(torch::kFloat32).contiguous() : cpuFloat(input);
   // One rule for every codec: non-finite values never travel. At the sender they are the run's divergence; in a
   // payload they can only be malformed, and every decoder refuses them.
-  if (!findsNonFinite() && !TensorKernels(x).allFinite()) refuseNonFinite(x);
+  if (!findsNonFinite()) requireAllFinite(x, nonFiniteRefusal(x));
   Payload p;
   PayloadHeader h;
   h.codec = id_;

@@ -8,6 +8,7 @@
 
 #include <torch/types.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -79,6 +80,11 @@ class Codec {
   // for less than a pass over the whole tensor; encode() then skips that pass.
   virtual bool findsNonFinite() const { return false; }
   [[noreturn]] static void refuseNonFinite(const torch::Tensor& x);
+  // The same refusal as a check's failure (requireAllFinite in TensorKernels.h), holding x's shape only: a deferred
+  // check fails after x may be gone.
+  static std::function<void()> nonFiniteRefusal(const torch::Tensor& x);
+  // A decoder's failure when a decoded value is not finite.
+  static std::function<void()> nonFiniteValue();
   // The tensor of the body's values, shaped as the header says: on `device` when the codec rebuilds it there from its
   // compact form (decodesOnDevice), else on the CPU and the base class moves it. Reading past the end, kernel errors
   // and trailing bytes are the base class's to report.

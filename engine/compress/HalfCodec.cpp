@@ -1,6 +1,7 @@
 #include "engine/compress/HalfCodec.h"
 
 #include "engine/compress/Codec.h"
+#include "engine/compress/TensorKernels.h"
 #include "engine/compress/ValueCoding.h"
 #include "engine/kernels/GroupStats.h"
 #include "engine/kernels/Half.h"
@@ -42,13 +43,13 @@ torch::Tensor HalfCodec::decodeBody(const PayloadHeader& h, ByteReader& r, const
       throw PayloadError("the tail has " + std::to_string(tail().numel()) + " bytes, the shape needs " +
                          std::to_string(2 * n));
     auto out = tail().to(device).view(bf16_ ? torch::kBFloat16 : torch::kHalf).to(torch::kFloat32);
-    if (n && !out.isfinite().all().item<bool>()) throw PayloadError("a value is not finite");
+    requireAllFinite(out, nonFiniteValue());
     return out.view(h.shape);
   }
   auto in = reinterpret_cast<const uint16_t*>(r.take(2 * n, "half values"));
   auto out = outputTensor(h.shape);
   bf16_ ? kernels::bf16ToFloat(in, n, out.data_ptr<float>()) : kernels::halfToFloat(in, n, out.data_ptr<float>());
-  if (!kernels::allFinite(out.data_ptr<float>(), n)) throw PayloadError("a value is not finite");
+  requireAllFinite(out, nonFiniteValue());
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "engine/compress/IdentityCodec.h"
 
 #include "engine/compress/Codec.h"
+#include "engine/compress/TensorKernels.h"
 #include "engine/kernels/GroupStats.h"
 
 #include <torch/torch.h>
@@ -42,14 +43,14 @@ torch::Tensor IdentityCodec::decodeBody(const PayloadHeader& h, ByteReader& r, c
     // A float tensor of its own, filled by one copy (device to device when the tail is on a peer GPU).
     auto out = torch::empty({h.numel()}, torch::TensorOptions(torch::kFloat32).device(device));
     if (body) out.view(torch::kUInt8).copy_(tail());
-    if (body && !out.isfinite().all().item<bool>()) throw PayloadError("a value is not finite");
+    requireAllFinite(out, nonFiniteValue());
     return out.view(h.shape);
   }
   if (r.remaining() != body)
     throw PayloadError("body has " + std::to_string(r.remaining()) + " bytes, the shape needs " + std::to_string(body));
   auto out = outputTensor(h.shape);
   std::memcpy(out.data_ptr<float>(), r.take(body, "values"), body);
-  if (!kernels::allFinite(out.data_ptr<float>(), size_t(h.numel()))) throw PayloadError("a value is not finite");
+  requireAllFinite(out, nonFiniteValue());
   return out;
 }
 

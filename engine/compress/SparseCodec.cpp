@@ -151,7 +151,7 @@ void SparseCodec::encodeTail(const TensorKernels& x, uint64_t k, uint64_t seed, 
   TensorKernels::Picked s;
   if (kind_ == Kind::TopK) {
     s = x.topkHere(k);
-    if (s.size() && !s.values.isfinite().all().item<bool>()) refuseNonFinite(input);
+    requireAllFinite(s.values, nonFiniteRefusal(input));
   } else {
     const float t = kind_ == Kind::GaussianK
                         ? kernels::gaussianRefine(
@@ -205,7 +205,7 @@ torch::Tensor SparseCodec::decodeTail(uint64_t count, uint64_t n, ByteReader& r,
                          " values");
     values = block.narrow(0, 1, block.numel() - 1).clone();  // aligned for the float view
     values = bits == 32 ? values.view(torch::kFloat32) : values.view(torch::kHalf).to(torch::kFloat32);
-    if (count && !values.isfinite().all().item<bool>()) throw PayloadError("a value is not finite");
+    requireAllFinite(values, nonFiniteValue());
   } else {
     if (bits < 1 || bits > 8) throw PayloadError("value width " + std::to_string(bits) + " bits");
     const int64_t codesBytes = int64_t(kernels::packedBytes(count, bits));

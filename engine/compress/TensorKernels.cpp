@@ -4,6 +4,7 @@
 #include "engine/kernels/GroupStats.h"
 #include "engine/kernels/Quantize.h"
 #include "engine/kernels/TopK.h"
+#include "engine/tensors/DeviceChecks.h"
 #ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
 #include "engine/kernels/cuda/CudaKernels.h"
 #include "engine/tensors/CudaStreams.h"
@@ -83,6 +84,15 @@ bool TensorKernels::usable(const torch::Tensor& x, std::string* why) {
 #endif
 }
 
+void requireAllFinite(const torch::Tensor& x, std::function<void()> fail) {
+  if (x.numel() == 0) return;
+  if (x.device().is_cpu() && x.scalar_type() == torch::kFloat32 && x.is_contiguous() && !checksDeferred()) {
+    if (!kernels::allFinite(x.data_ptr<float>(), size_t(x.numel()))) fail();
+    return;
+  }
+  requireOnDevice(x.isfinite().all(), std::move(fail));
+}
+
 bool decodesOnDevice(const torch::Device& device) {
   if (!device.is_cuda()) return false;
 #ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
@@ -101,11 +111,6 @@ TensorKernels::TensorKernels(const torch::Tensor& x) : n_(size_t(x.numel())) {
     host_ = n_ ? x.data_ptr<float>() : &none;
   else if (!x.device().is_cuda() || !built())
     noKernels();
-}
-
-bool TensorKernels::allFinite() const {
-  if (host_) return kernels::allFinite(host_, n_);
-  return n_ == 0 || x_.isfinite().all().item<bool>();
 }
 
 size_t TensorKernels::countAbove(float t) const {

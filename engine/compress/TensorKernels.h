@@ -8,6 +8,7 @@
 
 #include <torch/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,6 @@ class TensorKernels {
   const float* host() const { return host_; }
   size_t size() const { return n_; }
 
-  bool allFinite() const;
   // #{ |x| > t } (magnitude order of engine/kernels/TopK.h: NaN above everything, t < 0 keeps everything).
   size_t countAbove(float t) const;
   // Every i with |x[i]| > t ascending into (indices, values), resized to the count; returns it.
@@ -74,6 +74,10 @@ torch::Tensor dequantizeOnDevice(c10::IntArrayRef shape, const torch::Device& de
 // The same from codes already in a uint8 tensor (a payload's tail), on any device: copied to `device` first.
 torch::Tensor dequantizeOnDevice(c10::IntArrayRef shape, const torch::Device& device, const torch::Tensor& codes,
                                  int bits, size_t group, const float* scales);
+// Requires every value of `x` (float32, any device) to be finite, else calls `fail` (which throws): at once on the
+// host, and through requireOnDevice (engine/tensors/DeviceChecks.h) on a device or while checks are deferred, so a
+// stage on a GPU reads the answer with its step's others instead of waiting for it here.
+void requireAllFinite(const torch::Tensor& x, std::function<void()> fail);
 // True when a payload decoded for `device` can be rebuilt there from its compact form.
 bool decodesOnDevice(const torch::Device& device);
 

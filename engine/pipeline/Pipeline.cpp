@@ -1,6 +1,7 @@
 #include "engine/pipeline/Pipeline.h"
 
 #include "engine/errors/ConfigError.h"
+#include "engine/errors/DivergedError.h"
 
 #include "engine/compress/Codec.h"
 #include "engine/core/Metrics.h"
@@ -148,13 +149,19 @@ StepResult Pipeline::step(const torch::Tensor& x, const torch::Tensor& y, int64_
   for (int s = 0; s < stages(); ++s)
     futures.push_back(workers_[size_t(s)]->trainStep(schedule_->ops(s, stages(), m), work));
 
-  // Collect every stage; if one fails, abort the links so the others stop waiting, then report the first error.
+  // Collect every stage; if one fails, abort the links so the others stop waiting, then report the first error, or
+  // the first divergence when there is one: with checks read once a step, a stage that sent a NaN on reports its
+  // divergence only after the stage that received it found a value that is not finite.
   std::vector<StageStepResult> results(futures.size());
   std::exception_ptr failure;
+  bool diverged = false;
   for (size_t s = 0; s < futures.size(); ++s) {
     try {
       results[s] = futures[s].get();
     } catch (const PipelineAborted&) {
+    } catch (const DivergedError&) {
+      if (!diverged) failure = std::current_exception(), diverged = true;
+      for (auto& l : links_) l->abort();
     } catch (...) {
       if (!failure) failure = std::current_exception();
       for (auto& l : links_) l->abort();

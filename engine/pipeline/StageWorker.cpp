@@ -1,12 +1,14 @@
 #include "engine/pipeline/StageWorker.h"
 #include "engine/core/Metrics.h"
 
+#include "engine/tensors/DeviceChecks.h"
 #include "engine/tensors/Histogram.h"
 
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 
@@ -126,6 +128,20 @@ std::future<StageStepResult> StageWorker::trainStep(std::vector<PipelineOp> ops,
 
 namespace {
 
+// A pass failed while checks were still unread. A failed one among them is the cause of what followed (a NaN sent on
+// makes the next stage's failure), so its error replaces the pass's; otherwise, or when the device cannot even be read,
+// the pass's own error stands.
+void settleAfterFailure(DeferredChecks& checks) {
+  if (!checks.pending()) return;
+  torch::Tensor host;
+  try {
+    host = checks.answers(torch::kCPU);
+  } catch (...) {
+    return;
+  }
+  checks.settle(host);
+}
+
 // LibTorch keys an optimizer's per-parameter state by the parameter's TensorImpl: as its address printed (1.x) or as
 // the address itself (2.x).
 template <class State>
@@ -161,22 +177,39 @@ StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const S
   lossSum_ = hitSum_ = torch::Tensor();  // a step that failed may have left its own
   stream_.followDefault();               // after what the main thread did between steps (parameters loaded or re-drawn)
   graphs_->beginStep();
+  // Deferred reads: the passes' checks (engine/tensors/DeviceChecks.h) are read with the loss, before the update.
+  std::optional<DeferredChecks> checks;
+  if (deferReads_) checks.emplace();
   std::vector<InFlight> saved(work.scales.size());
-  for (const auto& op : ops) {
-    InFlight& f = saved[size_t(op.microbatch)];
-    if (op.kind == PipelineOp::Forward) {
-      forward(op.microbatch, work, f, r);
-    } else {
-      backward(op.microbatch, work, f, r);
-      f = InFlight{};
+  try {
+    for (const auto& op : ops) {
+      InFlight& f = saved[size_t(op.microbatch)];
+      if (op.kind == PipelineOp::Forward) {
+        forward(op.microbatch, work, f, r);
+      } else {
+        backward(op.microbatch, work, f, r);
+        f = InFlight{};
+      }
     }
+  } catch (...) {
+    if (checks) settleAfterFailure(*checks);
+    throw;
   }
-  if (lossSum_.defined()) {
-    const torch::Tensor host = torch::stack({lossSum_, hitSum_}).to(torch::kCPU);
+  std::vector<torch::Tensor> reads;
+  if (lossSum_.defined()) reads = {lossSum_.reshape({1}), hitSum_.reshape({1})};
+  if (checks && checks->pending()) reads.push_back(checks->answers(device_));
+  if (!reads.empty()) {
+    const torch::Tensor host = torch::cat(reads).to(torch::kCPU);
+    const int64_t figures = lossSum_.defined() ? 2 : 0;
+    if (checks) checks->settle(host.narrow(0, figures, host.numel() - figures));  // throws a failed check's error
+    if (figures) {
+      r.loss += host[0].item<double>();
+      r.correct += int64_t(host[1].item<double>());
+    }
     lossSum_ = hitSum_ = torch::Tensor();
-    r.loss += host[0].item<double>();
-    r.correct += int64_t(host[1].item<double>());
   }
+  // Closed before the exchange between replicas, which reads its checks as they come.
+  checks.reset();
   if (beforeUpdate_) {  // advances r.clock by the exchange; its time is not compute
     stamped(r.trace.events, [&] { beforeUpdate_(r); });
   }

@@ -159,8 +159,9 @@ void addPlacementKeys(std::vector<KeySpec>& k) {
              "a stage is refused; under either a recording that fails stops the run"));
   k.push_back(
       choice("pipeline.device_reads", "auto", {"auto", "step", "message"},
-             "when the per-message figures (compression errors, norms, the last stage's loss and hits) are "
-             "read from the stages' devices: once per step, or as each message is made (auto: once per step "
+             "when the per-message figures (compression errors, norms, the last stage's loss and hits) and "
+             "the codecs' finiteness checks are read from the stages' devices: once per step, or as each message "
+             "is made (auto: once per step "
              "on CUDA, where every read waits for the device, as made on the CPU, where reading costs nothing)"));
 
   k.push_back(integer("parallel.replicas", 1, 1, 64,

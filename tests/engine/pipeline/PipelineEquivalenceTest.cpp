@@ -1,10 +1,14 @@
 // With identity links, S stages must train exactly like 1 stage on the same micro-batches
 // (gradient accumulation), up to float reassociation.
+#include "engine/errors/DivergedError.h"
 #include "engine/pipeline/Pipeline.h"
+#include "engine/tensors/DeviceChecks.h"
 #include "tests/engine/pipeline/ThreeStagePipeline.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+
+#include <cmath>
 
 namespace ps {
 namespace {
@@ -154,6 +158,53 @@ TEST(PipelineDeviceReads, ReadingFiguresOncePerStepChangesNoBit) {
   ASSERT_EQ(now.parameters.size(), later.parameters.size());
   for (size_t i = 0; i < now.parameters.size(); ++i)
     EXPECT_TRUE(torch::equal(now.parameters[i].second, later.parameters[i].second)) << now.parameters[i].first;
+}
+
+// Under deferred reads a stage reads its checks with its loss, once a step: none is read at once, a value that is not
+// finite still stops the step before any stage updates, and the step reports the divergence where it began even
+// though the stages that received its NaN found it too (in stage order, before the sender's).
+TEST(PipelineDeviceReads, ChecksAreReadOncePerStepAndStillStopTheStepBeforeTheUpdate) {
+  CompressionOptions plain;
+  plain.method = "none";
+  auto parameters = [](Pipeline& p) {
+    std::vector<torch::Tensor> all;
+    for (auto& [name, t] : p.namedParameters()) all.push_back(t.detach().clone());
+    return all;
+  };
+  for (const bool deferred : {false, true}) {
+    SCOPED_TRACE(deferred ? "deferred" : "at once");
+    PipelineOptions o;
+    o.deferred_reads = deferred;
+    Pipeline pipeline = fixtures::threeStagePipeline(2, {plain, plain}, {plain, plain}, o);
+    auto [x, y] = batchFor("fashion_mnist", 1);
+    const auto before = deviceCheckTally();
+    pipeline.step(x, y, 1, 0);
+    const auto after = deviceCheckTally();
+    EXPECT_EQ(after.readAtOnce, before.readAtOnce);  // on the CPU an undeferred check is the host kernel's
+    // Deferred: 2 micro-batches of 4 messages each, checked by their sender and their receiver.
+    if (deferred)
+      EXPECT_EQ(after.deferred - before.deferred, 16u);
+    else
+      EXPECT_EQ(after.deferred, before.deferred);
+
+    // A NaN in the first stage (sent forward) and in the last (sent back as a gradient).
+    for (const bool last : {false, true}) {
+      SCOPED_TRACE(last ? "last stage" : "first stage");
+      Pipeline p = fixtures::threeStagePipeline(2, {plain, plain}, {plain, plain}, o);
+      auto named = p.namedParameters();
+      torch::Tensor poisoned = (last ? named.back() : named.front()).second;
+      {
+        torch::NoGradGuard noGrad;
+        poisoned.view({-1})[0] = NAN;
+      }
+      const auto was = parameters(p);
+      EXPECT_THROW(p.step(x, y, 1, 0), DivergedError);
+      const auto now = parameters(p);
+      ASSERT_EQ(was.size(), now.size());
+      for (size_t i = 0; i < was.size(); ++i)
+        EXPECT_TRUE(torch::equal(was[i].nan_to_num(), now[i].nan_to_num())) << "parameter " << i << " changed";
+    }
+  }
 }
 
 }  // namespace
