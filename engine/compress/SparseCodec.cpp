@@ -153,11 +153,7 @@ void SparseCodec::encodeTail(const TensorKernels& x, uint64_t k, uint64_t seed, 
     s = x.topkHere(k);
     requireAllFinite(s.values, nonFiniteRefusal(input));
   } else {
-    const float t = kind_ == Kind::GaussianK
-                        ? kernels::gaussianRefine(
-                              n, K_, x.moments(), [&](float c) { return x.countAbove(c); }, nullptr)
-                        : sampleThresholdOf(x, seed);
-    s = x.gatherAboveHere(t);
+    s = kind_ == Kind::GaussianK ? x.gaussianHere(K_) : x.gatherAboveHere(sampleThresholdOf(x, seed));
     if ((trim_ && s.size() > k) || (kind_ == Kind::SampledK && 3 * s.size() > 4 * k)) {
       const auto best = TensorKernels(s.values.contiguous()).topkHere(k);
       s = {s.positions.index_select(0, best.indices()), best.values};
@@ -250,9 +246,16 @@ uint64_t SparseCodec::selectAboveThreshold(const TensorKernels& x, uint64_t k, u
     picked_.resize(room);
     count = kernels::gaussianGather(x.host(), n, K_, indices_.data(), picked_.data(), room, &t);
     gathered = count <= room;
-  } else if (kind_ == Kind::GaussianK) {  // on a GPU: the same search on the device's moments and counts
-    t = kernels::gaussianRefine(
-        n, K_, x.moments(), [&](float c) { return x.countAbove(c); }, nullptr);
+  } else if (kind_ == Kind::GaussianK) {  // on a GPU: the same search run there, one read for its count
+    const TensorKernels::Picked s = x.gaussianHere(K_);
+    count = s.size();
+    indices_.resize(count);
+    picked_.resize(count);
+    if (count) {
+      torch::from_blob(indices_.data(), {int64_t(count)}, torch::kInt32).copy_(s.positions);
+      torch::from_blob(picked_.data(), {int64_t(count)}, torch::kFloat32).copy_(s.values);
+    }
+    gathered = true;
   } else {
     t = sampleThresholdOf(x, seed);
   }

@@ -182,6 +182,38 @@ TensorKernels::Picked TensorKernels::gatherAboveHere(float t) const {
 #endif
 }
 
+TensorKernels::Picked TensorKernels::gaussianHere(double K, float* threshold) const {
+  if (n_ == 0) throw std::invalid_argument("GaussianK: empty input");
+  float t = 0;
+  if (host_) {
+    // Room for the accepted band (4k/3); a count beyond it is gathered again at its size.
+    const size_t k = kernels::gaussianTarget(n_, K), room = std::min(n_, (4 * k + 2) / 3 + 1);
+    auto idx = torch::empty({int64_t(room)}, torch::kInt32), val = torch::empty({int64_t(room)}, torch::kFloat32);
+    auto* positions = reinterpret_cast<uint32_t*>(idx.data_ptr<int32_t>());
+    size_t count = kernels::gaussianGather(host_, n_, K, positions, val.data_ptr<float>(), room, &t);
+    if (count > room) {
+      idx = torch::empty({int64_t(count)}, torch::kInt32), val = torch::empty({int64_t(count)}, torch::kFloat32);
+      kernels::gatherAbove(host_, n_, t, reinterpret_cast<uint32_t*>(idx.data_ptr<int32_t>()), val.data_ptr<float>(),
+                           count);
+    }
+    if (threshold) *threshold = t;
+    return {idx.narrow(0, 0, int64_t(count)), val.narrow(0, 0, int64_t(count))};
+  }
+#ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
+  On on(x_.device());
+  size_t count = 0;
+  t = cu::gaussianSearch(x_.data_ptr<float>(), n_, kernels::gaussianQuantile(K), kernels::gaussianTarget(n_, K),
+                         &count);
+  auto idx = torch::empty({int64_t(std::max<size_t>(count, 1))}, onDeviceOf(x_, torch::kInt32));
+  auto val = torch::empty({int64_t(std::max<size_t>(count, 1))}, onDeviceOf(x_, torch::kFloat32));
+  if (count) cu::gatherAboveCounted(x_.data_ptr<float>(), n_, t, u32m(idx), val.data_ptr<float>());
+  if (threshold) *threshold = t;
+  return {idx.narrow(0, 0, int64_t(count)), val.narrow(0, 0, int64_t(count))};
+#else
+  noKernels();
+#endif
+}
+
 TensorKernels::Picked TensorKernels::topkHere(size_t k) const {
   k = std::min(k, n_);
   auto idx = torch::empty({int64_t(k)}, onDeviceOf(x_, torch::kInt32));
@@ -207,19 +239,6 @@ void TensorKernels::at(const uint32_t* positions, size_t m, float* out) const {
   }
   if (m == 0) return;
   hostView(out, m, torch::kFloat32).copy_(x_.index_select(0, devicePositions(positions, m, x_.device())));
-}
-
-kernels::Moments TensorKernels::moments() const {
-  if (host_) return kernels::gaussianMoments(host_, n_);
-  if (n_ == 0) throw std::invalid_argument("TensorKernels::moments: empty input");
-  if (n_ == 1) return {x_.item<double>(), 0.0};
-  // Welford on the device (torch's reduction), in float: a first threshold estimate, refined by counts afterwards.
-  auto [stddev, mean] = torch::std_mean(x_, /*unbiased=*/true);
-  kernels::Moments m{mean.item<double>(), stddev.item<double>()};
-  if (std::isfinite(m.mean) && std::isfinite(m.stddev)) return m;
-  // Magnitudes near float's limit overflow a float sum of squares (the CPU sums in double): once more in double.
-  std::tie(stddev, mean) = torch::std_mean(x_.to(torch::kFloat64), /*unbiased=*/true);
-  return {mean.item<double>(), stddev.item<double>()};
 }
 
 void TensorKernels::groupMaxAbs(size_t group, float* scales) const {

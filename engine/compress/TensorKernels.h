@@ -46,10 +46,11 @@ class TensorKernels {
   };
   Picked gatherAboveHere(float t) const;
   Picked topkHere(size_t k) const;
+  // GaussianK's selection (kernels::gaussianGather) where x is; on a GPU the whole threshold search runs there and
+  // the host reads only the final count. *threshold (when not null) gets the threshold the selection used.
+  Picked gaussianHere(double K, float* threshold = nullptr) const;
   // x at `positions` (each < size()) into out[0..m).
   void at(const uint32_t* positions, size_t m, float* out) const;
-  // Mean and standard deviation (Bessel) of the values, for GaussianK's first threshold.
-  kernels::Moments moments() const;
   // Max-abs per group of `group` values into scales (host, one per group).
   void groupMaxAbs(size_t group, float* scales) const;
   // Symmetric Q_b with nearest rounding, LSB-first packing, scales (host) per group: packedBytes(n, bits) into out.

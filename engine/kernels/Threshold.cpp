@@ -1,6 +1,7 @@
 #include "engine/kernels/Threshold.h"
 
 #include "engine/kernels/Compress.h"
+#include "engine/kernels/GaussianSearch.h"
 #include "engine/kernels/KernelError.h"
 #include "engine/kernels/Parallel.h"
 #include "engine/kernels/Random.h"
@@ -155,8 +156,6 @@ struct SpillBuffer {
 using Spill = std::vector<SpillBuffer>;
 thread_local Spill tlsSpill;
 
-float clampFinite(double t) { return float(std::clamp(t, -double(FLT_MAX), double(FLT_MAX))); }
-
 }  // namespace
 
 size_t countAbove(const float* x, size_t n, float threshold, int threads) {
@@ -228,6 +227,16 @@ Moments moments(const float* x, size_t n, int threads) {
   return momentsImpl<false>(x, n, threads);
 }
 
+size_t gaussianTarget(size_t n, double K) {
+  require(K > 0.0 && K <= 1.0, "gaussianThreshold: K must be in (0, 1]");
+  return targetCount(n, K);
+}
+
+double gaussianQuantile(double K) {
+  require(K > 0.0 && K <= 1.0, "gaussianThreshold: K must be in (0, 1]");
+  return inverseNormalCdf(1.0 - K / 2.0);
+}
+
 double inverseNormalCdf(double p) {
   if (!(p >= 0.0 && p <= 1.0)) throw KernelError("inverseNormalCdf: p must be in [0, 1]");
   if (p == 0.0) return -INFINITY;
@@ -259,7 +268,7 @@ double inverseNormalCdf(double p) {
 
 namespace {
 
-// The GaussianK threshold search shared by gaussianThreshold, gaussianGather and gaussianRefine: `measure(t)` returns
+// The GaussianK threshold search shared by gaussianThreshold and gaussianGather: `measure(t)` returns
 // #{|x| > t}. As the authors' loop runs it: at most three selections; after each one outside [2k/3, 4k/3] the
 // threshold moves, but the move after the third selection is never used, so the set kept is the third one selected.
 template <typename Measure>
@@ -267,15 +276,10 @@ float gaussianSearch(size_t n, double K, Moments m, size_t* count, Measure&& mea
   require(n > 0, "gaussianThreshold: empty input");
   require(K > 0.0 && K <= 1.0, "gaussianThreshold: K must be in (0, 1]");
   const size_t k = targetCount(n, K);
-  const double z = inverseNormalCdf(1.0 - K / 2.0);
-  float t = clampFinite(m.mean + z * m.stddev);
+  float t = firstGaussianThreshold(m.mean, m.stddev, gaussianQuantile(K));
   size_t c = measure(t);
-  for (int selections = 1; selections < 3; ++selections) {
-    if (3 * c < 2 * k) t = clampFinite(double(t) / 2.0);
-    else if (3 * c > 4 * k) t = clampFinite(double(t) * 1.5);
-    else break;
+  for (int selections = 1; selections < kGaussianSelections && moveGaussianThreshold(c, k, &t); ++selections)
     c = measure(t);
-  }
   *count = c;
   return t;
 }
@@ -317,13 +321,6 @@ size_t gaussianGather(const float* x, size_t n, double K, uint32_t* indices, flo
                                  [&](float t) { return gatherAbove(x, n, t, indices, values, capacity, threads); });
   if (threshold) *threshold = t;
   return c;
-}
-
-float gaussianRefine(size_t n, double K, Moments m, const std::function<size_t(float)>& countAbove, size_t* count) {
-  size_t c = 0;
-  const float t = gaussianSearch(n, K, m, &c, countAbove);
-  if (count) *count = c;
-  return t;
 }
 
 thread_local std::vector<float> tlsSample;

@@ -7,7 +7,6 @@
 // `threads`: OpenMP threads for n >= 2^18; <= 0 means omp_get_max_threads(). Results do not depend on it.
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 namespace ps::kernels {
@@ -41,6 +40,10 @@ Moments gaussianMoments(const float* x, size_t n, int threads = 0);
 // Returns -inf / +inf at p = 0 / 1; throws KernelError for p outside [0, 1] or NaN.
 double inverseNormalCdf(double p);
 
+// GaussianK's k = max(1, round(K n)) and z = Φ⁻¹(1 − K/2), for searches that run elsewhere (a GPU's).
+size_t gaussianTarget(size_t n, double K);
+double gaussianQuantile(double K);
+
 // GaussianK (docs/algorithms.md), as its authors' code runs it: k = max(1, round(K n)); t = μ + zσ with
 // z = Φ⁻¹(1 − K/2) and μ, σ of the signed values; then at most three selections c = #{|x| > t}, the threshold moving
 // after the first two when c is outside [2k/3, 4k/3] (c < 2k/3 → t/2, c > 4k/3 → 1.5t). The authors' loop also moves
@@ -59,11 +62,6 @@ float gaussianThreshold(const float* x, size_t n, double K, size_t* count, int t
 // capacity was short gathers again with gatherAbove(x, n, *threshold, ...) and the exact count.
 size_t gaussianGather(const float* x, size_t n, double K, uint32_t* indices, float* values, size_t capacity,
                       float* threshold, int threads = 0);
-
-// The search of gaussianThreshold from moments measured elsewhere (on a GPU, say): t = μ + zσ, then at most three
-// selections, each measured by `countAbove(t)`. Returns the final t and stores its count in *count. The same
-// arithmetic as gaussianThreshold, so equal moments and counts give the same t.
-float gaussianRefine(size_t n, double K, Moments m, const std::function<size_t(float)>& countAbove, size_t* count);
 
 // DGC-style threshold, as the Gaussian-k authors' `dgcsampling` runs it: draws m = max(1, round(sampleFraction n))
 // (at most n) distinct elements uniformly without replacement (Floyd's algorithm on std::mt19937_64 seeded with

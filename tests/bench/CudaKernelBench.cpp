@@ -128,6 +128,13 @@ int main(int argc, char** argv) {
             got = kc::gatherAbove(dx.p, n, t, didx.p, dval.p);
           }));
       agree(got == k::countAbove(x.data(), n, t), "gather count", n);
+      // GaussianK whole, as a GPU codec runs it: moments, up to three counts and the gather, one read for the count.
+      float searched = 0;
+      add("GaussianK search+gather " + pct, medianMs(reps, [&] {
+            searched = kc::gaussianSearch(dx.p, n, k::gaussianQuantile(density), k::gaussianTarget(n, density), &got);
+            kc::gatherAboveCounted(dx.p, n, searched, didx.p, dval.p);
+          }));
+      agree(got == k::countAbove(x.data(), n, searched), "GaussianK count", n);
       size_t sel = 0;
       const double ours = medianMs(reps, [&] { sel = kc::topkSelect(dx.p, n, kk, didx.p, dval.p); });
       add("topkSelect (exact) " + pct, ours);

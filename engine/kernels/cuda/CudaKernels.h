@@ -49,6 +49,15 @@ class StreamScope {
 size_t countAbove(const float* x, size_t n, float threshold);
 // Every i with |x[i]| > t, ascending, into indices/values (device, capacity >= the count); returns the count.
 size_t gatherAbove(const float* x, size_t n, float threshold, uint32_t* indices, float* values);
+// gatherAbove for a caller that knows the count (capacity >= it): the same writes, without reading the count back.
+void gatherAboveCounted(const float* x, size_t n, float threshold, uint32_t* indices, float* values);
+// GaussianK's threshold search (Threshold.h, gaussianThreshold; its arithmetic in GaussianSearch.h) all on the device:
+// the moments of the finite values (in double, around x[0]), t = mean + z·stddev, then up to three counts with the
+// moves between them, and one read at the end. Returns the last selection's threshold (negative: everything is
+// kept) and stores its count in *count; gatherAboveCounted with them writes the selection. z = gaussianQuantile(K), k =
+// gaussianTarget(n, K). The moments are summed in another order than the CPU's, so t may differ from the CPU's in
+// its last bits; given t, the count and the selection are the CPU's.
+float gaussianSearch(const float* x, size_t n, double z, size_t k, size_t* count);
 // The k-th largest |x| by radix select on the magnitude bits (three histogram passes).
 float kthLargestAbs(const float* x, size_t n, size_t k);
 // Exact TopK: |x| above the k-th largest, then the lowest-indexed ties; indices ascending. Returns k.

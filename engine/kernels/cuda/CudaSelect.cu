@@ -1,4 +1,5 @@
 // Threshold count and ordered gather, radix-select top-k and the k-th largest magnitude (CudaKernels.h).
+#include "engine/kernels/GaussianSearch.h"
 #include "engine/kernels/cuda/CudaCommon.cuh"
 #include "engine/kernels/cuda/CudaKernels.h"
 
@@ -265,6 +266,91 @@ __global__ void iotaKernel(const float* x, size_t n, uint32_t* indices, float* v
   if (i < n) indices[i] = uint32_t(i), values[i] = x[i];
 }
 
+// GaussianK's search (gaussianSearch below) as it stands on the device between its passes: the threshold and its key,
+// whether it keeps everything (t < 0), whether a count landed in the band (the search stopped) and the last count.
+struct GaussianState {
+  float t;
+  uint32_t key;
+  int all, done;
+  unsigned long long count;
+};
+
+__device__ void setGaussianThreshold(GaussianState* st, float t, size_t n) {
+  st->t = t;
+  st->all = !(t >= 0.f);  // a NaN threshold (only from non-finite input, refused by the sender) keeps everything too
+  st->key = st->all ? 0u : magnitudeKey(t);
+  st->count = st->all ? n : 0;  // keeping everything needs no count
+}
+
+template <typename T>
+__device__ __forceinline__ T warpSum(T v) {
+  for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(kFull, v, d);
+  return v;
+}
+
+// Per block: the count, sum and sum of squares of the finite elements' offsets from x[0] (from 0 when x[0] is not
+// finite), in double; the block's threads add in a fixed order, so equal inputs give equal moments.
+__global__ void momentPartsKernel(const float* x, size_t n, double* parts) {
+  const float first = x[0];
+  const double shift = isfinite(first) ? double(first) : 0.0;
+  double c = 0, a = 0, q = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const float v = x[i];
+    if (isfinite(v)) {
+      const double d = double(v) - shift;
+      c += 1.0, a += d, q += d * d;
+    }
+  }
+  c = warpSum(c), a = warpSum(a), q = warpSum(q);
+  __shared__ double sums[3][kThreads / 32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) sums[0][warp] = c, sums[1][warp] = a, sums[2][warp] = q;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double bc = 0, ba = 0, bq = 0;
+    for (int w = 0; w < kThreads / 32; ++w) bc += sums[0][w], ba += sums[1][w], bq += sums[2][w];
+    parts[3 * size_t(blockIdx.x)] = bc, parts[3 * size_t(blockIdx.x) + 1] = ba, parts[3 * size_t(blockIdx.x) + 2] = bq;
+  }
+}
+
+// One warp: the blocks' parts into the moments (Bessel's correction, as the CPU's), then the first threshold.
+__global__ void gaussianStartKernel(const float* x, size_t n, const double* parts, int blocks, double z,
+                                    GaussianState* st) {
+  const int lane = threadIdx.x;
+  double c = 0, a = 0, q = 0;
+  for (int b = lane; b < blocks; b += 32) c += parts[3 * b], a += parts[3 * b + 1], q += parts[3 * b + 2];
+  c = warpSum(c), a = warpSum(a), q = warpSum(q);
+  if (lane != 0) return;
+  const float first = x[0];
+  const double shift = isfinite(first) ? double(first) : 0.0;
+  const double mean = c > 0 ? shift + a / c : 0.0;
+  const double var = c > 1 ? fmax(0.0, (q - a * a / c) / (c - 1)) : 0.0;
+  st->done = 0;
+  setGaussianThreshold(st, firstGaussianThreshold(mean, sqrt(var), z), n);
+}
+
+// A selection's count, #{key > the threshold's}, unless the search has stopped or keeps everything.
+__global__ void gaussianCountKernel(const float* x, size_t n, GaussianState* st) {
+  if (st->done || st->all) return;
+  const uint32_t T = st->key;
+  unsigned local = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    local += magnitudeKey(x[i]) > T;
+  local = warpSum(local);
+  if ((threadIdx.x & 31) == 0 && local) atomicAdd(&st->count, (unsigned long long)local);
+}
+
+// The move after a selection (GaussianSearch.h): stop in the band, else move the threshold for the next count.
+__global__ void gaussianMoveKernel(size_t n, unsigned long long k, GaussianState* st) {
+  if (st->done) return;
+  float t = st->t;
+  if (!moveGaussianThreshold(st->count, k, &t)) {
+    st->done = 1;
+    return;
+  }
+  setGaussianThreshold(st, t, n);
+}
+
 }  // namespace
 
 namespace {
@@ -318,12 +404,14 @@ void compact(const float* x, size_t n, const Workspace& w, size_t tiles, uint32_
   check(cudaGetLastError(), "gather");
 }
 
-size_t gatherAboveKey(const float* x, size_t n, uint32_t T, uint32_t* indices, float* values) {
+// `readCount` false: the caller knows the count (a search's), so nothing is read back and 0 is returned.
+size_t gatherAboveKey(const float* x, size_t n, uint32_t T, uint32_t* indices, float* values, bool readCount = true) {
   const size_t tiles = tilesFor(n);
   if (tiles == 0) return 0;
   const Workspace w = workspace(tiles);
   initSelectKernel<<<1, 1, 0, stream()>>>(w.state, T, 0);
   compact<false>(x, n, w, tiles, indices, values);
+  if (!readCount) return 0;
   unsigned long long total = 0;
   copyToHost(&total, &w.state->total, sizeof total, "gather");
   return size_t(total);
@@ -360,14 +448,53 @@ size_t countAbove(const float* x, size_t n, float t) {
   return countAboveKey(x, n, T);
 }
 
-size_t gatherAbove(const float* x, size_t n, float t, uint32_t* indices, float* values) {
+namespace {
+
+size_t gatherAboveImpl(const float* x, size_t n, float t, uint32_t* indices, float* values, bool readCount) {
   uint32_t T;
   if (!thresholdKey(t, &T, "gatherAbove")) {  // a negative threshold keeps everything
     if (n) iotaKernel<<<blocksFor(n), kThreads, 0, stream()>>>(x, n, indices, values);
     check(cudaGetLastError(), "gather all");
     return n;
   }
-  return gatherAboveKey(x, n, T, indices, values);
+  return gatherAboveKey(x, n, T, indices, values, readCount);
+}
+
+}  // namespace
+
+size_t gatherAbove(const float* x, size_t n, float t, uint32_t* indices, float* values) {
+  return gatherAboveImpl(x, n, t, indices, values, true);
+}
+
+void gatherAboveCounted(const float* x, size_t n, float t, uint32_t* indices, float* values) {
+  gatherAboveImpl(x, n, t, indices, values, false);
+}
+
+float gaussianSearch(const float* x, size_t n, double z, size_t k, size_t* count) {
+  if (n == 0) throw std::invalid_argument("gaussianSearch: empty input");
+  if (!std::isfinite(z)) throw std::invalid_argument("gaussianSearch: the quantile must be finite");
+  thread_local Scratch scratch;
+  const int blocks = std::min(blocksFor(n), 1024);
+  char* base = static_cast<char*>(scratch.get(64 + 3 * sizeof(double) * size_t(blocks)));
+  auto* st = reinterpret_cast<GaussianState*>(base);
+  auto* parts = reinterpret_cast<double*>(base + 64);
+  momentPartsKernel<<<blocks, kThreads, 0, stream()>>>(x, n, parts);
+  check(cudaGetLastError(), "moments");
+  gaussianStartKernel<<<1, 32, 0, stream()>>>(x, n, parts, blocks, z, st);
+  check(cudaGetLastError(), "first threshold");
+  const int countBlocks = std::min(blocksFor(n), 4096);
+  for (int selection = 0; selection < kGaussianSelections; ++selection) {
+    if (selection > 0) {
+      gaussianMoveKernel<<<1, 1, 0, stream()>>>(n, k, st);
+      check(cudaGetLastError(), "threshold move");
+    }
+    gaussianCountKernel<<<countBlocks, kThreads, 0, stream()>>>(x, n, st);
+    check(cudaGetLastError(), "count");
+  }
+  GaussianState h{};
+  copyToHost(&h, st, sizeof h, "search");
+  if (count) *count = size_t(h.count);
+  return h.t;
 }
 
 float kthLargestAbs(const float* x, size_t n, size_t k) {

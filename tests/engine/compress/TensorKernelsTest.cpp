@@ -1,6 +1,7 @@
 // TensorKernels on the host: the CPU kernels behind the interface a GPU codec uses, so a codec's code path is the
 // same on both (its GPU side is compared with the CPU in DeviceCodecTest.cpp, on a machine with a GPU).
 #include "engine/compress/TensorKernels.h"
+#include "engine/kernels/KernelError.h"
 
 #include "engine/kernels/BitPack.h"
 #include "engine/kernels/GroupStats.h"
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -54,9 +56,23 @@ TEST(TensorKernels, OnTheHostTheyAreTheCpuKernels) {
   k.at(positions.data(), positions.size(), picked.data());
   for (size_t i = 0; i < positions.size(); ++i) EXPECT_EQ(picked[i], v[positions[i]]);
 
-  const auto m = k.moments(), ref = kernels::moments(v, n);
-  EXPECT_EQ(m.mean, ref.mean);
-  EXPECT_EQ(m.stddev, ref.stddev);
+  // GaussianK's selection: the kernel's, whether its count lands inside the room for the band or beyond it (K = 1
+  // keeps everything through a negative threshold; a tiny K on this normal lands far above k).
+  for (double K : {1e-4, 0.01, 0.3, 1.0}) {
+    float t = 0, refT = 0;
+    const auto picked = k.gaussianHere(K, &t);
+    std::vector<uint32_t> refIdx(n);
+    std::vector<float> refVal(n);
+    const size_t count = kernels::gaussianGather(v, n, K, refIdx.data(), refVal.data(), n, &refT);
+    EXPECT_EQ(t, refT) << K;
+    ASSERT_EQ(picked.size(), count) << K;
+    EXPECT_TRUE(std::equal(refIdx.begin(), refIdx.begin() + long(count),
+                           reinterpret_cast<const uint32_t*>(picked.positions.data_ptr<int32_t>())))
+        << K;
+    EXPECT_TRUE(std::equal(refVal.begin(), refVal.begin() + long(count), picked.values.data_ptr<float>())) << K;
+  }
+  EXPECT_THROW(TensorKernels(torch::empty({0})).gaussianHere(0.1), std::invalid_argument);
+  EXPECT_THROW(k.gaussianHere(0.0), kernels::KernelError);
 
   const size_t group = 100, groups = (n + group - 1) / group;
   std::vector<float> scales(groups), refScales(groups);

@@ -1,3 +1,4 @@
+#include "engine/kernels/GaussianSearch.h"
 #include "engine/kernels/KernelError.h"
 #include "engine/kernels/Threshold.h"
 #include "engine/kernels/TopK.h"
@@ -275,19 +276,19 @@ TEST(KernelsThreshold, SplitSampledAndGaussianThresholdsMatchTheOneCallVersions)
               << "n " << n << " fraction " << fraction << " K " << K;
         }
     for (double K : {0.001, 0.01, 0.3}) {
-      size_t c1 = 0, c2 = 0, measured = 0;
+      size_t c1 = 0;
       const float t1 = gaussianThreshold(x.data(), n, K, &c1);
-      const float t2 = gaussianRefine(
-          n, K, moments(x.data(), n),
-          [&](float t) {
-            ++measured;
-            return countAbove(x.data(), n, t);
-          },
-          &c2);
+      // The search spelled out with the arithmetic a GPU's search shares (GaussianSearch.h): the same thresholds.
+      const Moments m = gaussianMoments(x.data(), n);
+      float t2 = firstGaussianThreshold(m.mean, m.stddev, gaussianQuantile(K));
+      size_t c2 = countAbove(x.data(), n, t2), measured = 1;
+      while (measured < size_t(kGaussianSelections) && moveGaussianThreshold(c2, gaussianTarget(n, K), &t2)) {
+        c2 = countAbove(x.data(), n, t2);
+        ++measured;
+      }
       EXPECT_EQ(t1, t2) << "n " << n << " K " << K;
       EXPECT_EQ(c1, c2);
-      EXPECT_GE(measured, 1u);
-      EXPECT_LE(measured, 4u);
+      EXPECT_LE(measured, 3u);
     }
   }
   std::vector<uint32_t> positions;
@@ -296,9 +297,8 @@ TEST(KernelsThreshold, SplitSampledAndGaussianThresholdsMatchTheOneCallVersions)
   EXPECT_THROW(sampleThreshold(nullptr, 0, 1, 0.1), KernelError);
   const float two[] = {1.f, 2.f};
   EXPECT_THROW(sampleThreshold(two, 2, 1, 0.1), KernelError) << "a sample larger than its tensor";
-  EXPECT_THROW(gaussianRefine(
-                   10, 0.0, {0, 1}, [](float) { return size_t(0); }, nullptr),
-               KernelError);
+  EXPECT_THROW(gaussianTarget(10, 0.0), KernelError);
+  EXPECT_THROW(gaussianQuantile(1.5), KernelError);
 }
 
 TEST(KernelsThreshold, SampledThresholdDrawsWithoutReplacement) {

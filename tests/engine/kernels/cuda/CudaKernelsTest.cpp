@@ -132,6 +132,50 @@ TEST_F(CudaKernels, NanInfAndOddThresholdsBehaveLikeTheCpu) {
   EXPECT_THROW(cuda::groupMaxAbs(dx.p, x.size(), 0, dv.p), std::invalid_argument);
 }
 
+// GaussianK's search on the device: the CPU's search from the same moments (GaussianSearch.h) up to the last bits of
+// those moments (summed in another order), so the threshold agrees to a few ulps, and given the device's threshold
+// the count and the selection are exactly the CPU's. Inputs: a normal, a half-normal (a ReLU's), a large common
+// offset, heavy tails, and one with infinities (their moments are of the finite values, as on the CPU).
+TEST_F(CudaKernels, GaussianSearchFollowsTheCpusSearch) {
+  std::mt19937 g(11);
+  std::normal_distribution<float> normal;
+  std::cauchy_distribution<float> cauchy;
+  const size_t n = (1 << 20) + 333;
+  std::vector<std::vector<float>> inputs(5, std::vector<float>(n));
+  for (size_t i = 0; i < n; ++i) {
+    const float v = normal(g);
+    inputs[0][i] = v, inputs[1][i] = std::max(v, 0.f), inputs[2][i] = 1000.f + v, inputs[3][i] = cauchy(g);
+    inputs[4][i] = i % 4099 == 5 ? INFINITY : v;
+  }
+  Device<uint32_t> di(n);
+  Device<float> dv(n);
+  for (size_t which = 0; which < inputs.size(); ++which) {
+    const std::vector<float>& h = inputs[which];
+    Device<float> dx(h);
+    for (double K : {0.001, 0.01, 0.1, 0.5, 1.0}) {
+      SCOPED_TRACE("input " + std::to_string(which) + " K " + std::to_string(K));
+      size_t cpuCount = 0, gpuCount = 0;
+      const float cpu = gaussianThreshold(h.data(), n, K, &cpuCount);
+      const float gpu = cuda::gaussianSearch(dx.p, n, gaussianQuantile(K), gaussianTarget(n, K), &gpuCount);
+      EXPECT_NEAR(gpu, cpu, 1e-4 * std::max(1.f, std::fabs(cpu)));
+      EXPECT_EQ(gpuCount, countAbove(h.data(), n, gpu));
+      std::vector<uint32_t> idx(gpuCount);
+      std::vector<float> val(gpuCount);
+      gatherAbove(h.data(), n, gpu, idx.data(), val.data(), gpuCount);
+      cuda::gatherAboveCounted(dx.p, n, gpu, di.p, dv.p);
+      EXPECT_EQ(di.host(gpuCount), idx);
+      EXPECT_EQ(dv.host(gpuCount), val);
+    }
+  }
+  Device<float> one(std::vector<float>{-2.5f});
+  size_t count = 7;
+  // One element: stddev 0, so t is the element, negative here, and keeps everything, as on the CPU.
+  EXPECT_EQ(cuda::gaussianSearch(one.p, 1, gaussianQuantile(0.5), 1, &count), -2.5f);
+  EXPECT_EQ(count, 1u);
+  EXPECT_EQ(gaussianThreshold(std::vector<float>{-2.5f}.data(), 1, 0.5, nullptr), -2.5f);
+  EXPECT_THROW(cuda::gaussianSearch(one.p, 0, 1.0, 1, &count), std::invalid_argument);
+}
+
 // Few distinct magnitudes, so ties at the k-th value run across the 4096-element tiles of the ordered compaction
 // and across the 1024-tile steps of its scan; sizes that end mid-tile and mid-warp, and a start that is not
 // 16-byte aligned (a tensor's view can begin anywhere).
