@@ -31,4 +31,19 @@ std::unique_ptr<Schedule> makeSchedule(const std::string& name) {
   throw std::invalid_argument("unknown pipeline schedule '" + name + "': choose gpipe or 1f1b");
 }
 
+int reuseDistance(const std::vector<PipelineOp>& ops) {
+  int count = 0;
+  for (const PipelineOp& op : ops) count = std::max(count, op.microbatch + 1);
+  // Where each micro-batch's forward and backward are (a micro-batch with no backward holds on to the end).
+  std::vector<size_t> forwardAt(size_t(count), ops.size()), backwardAt(size_t(count), ops.size());
+  for (size_t i = 0; i < ops.size(); ++i)
+    (ops[i].kind == PipelineOp::Forward ? forwardAt : backwardAt)[size_t(ops[i].microbatch)] = i;
+  for (int d = 1; d < count; ++d) {
+    bool apart = true;
+    for (int m = 0; apart && m + d < count; ++m) apart = backwardAt[size_t(m)] < forwardAt[size_t(m + d)];
+    if (apart) return d;
+  }
+  return count;
+}
+
 }  // namespace ps

@@ -36,4 +36,10 @@ class OneFOneBSchedule final : public Schedule {
 
 std::unique_ptr<Schedule> makeSchedule(const std::string& name);
 
+// The smallest d >= 1 such that in `ops` every micro-batch's backward comes before the forward of the micro-batch d
+// after it: what a micro-batch holds from its forward to its backward (a stage's recorded graphs and their memory)
+// can then be shared by micro-batches d apart. The number of micro-batches when no smaller d does (GPipe), 0 for no
+// ops. 1F1B gives stages - stage on the stage of that index (fewer when there are fewer micro-batches).
+int reuseDistance(const std::vector<PipelineOp>& ops);
+
 }  // namespace ps

@@ -1,6 +1,7 @@
 #include "engine/pipeline/StageGraphs.h"
 #include "engine/errors/ConfigError.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace ps {
@@ -19,6 +20,7 @@ struct StageGraphs::Slot {
   torch::Tensor input, output, gradOutput;
   std::vector<torch::Tensor> grads;  // the input's (where it needs one), then each parameter's
   std::atomic<int>* inFlight = nullptr;
+  std::atomic<bool> live{false};  // replayed forward, backward not yet: the pair's memory holds that micro-batch
 };
 
 namespace {
@@ -32,6 +34,10 @@ struct ReplayedPasses : torch::autograd::Function<ReplayedPasses> {
                                StageGraphs::Slot* slot) {
     (void)params;  // inputs of the function so that autograd routes their gradients; the graphs read them in place
     ctx->saved_data["slot"] = int64_t(reinterpret_cast<intptr_t>(slot));
+    if (slot->live.exchange(true))
+      throw std::logic_error(
+          "StageGraphs: a slot's graphs were replayed again before its backward pass ran; the "
+          "micro-batches sharing it overlap in the schedule");
     slot->input.detach().copy_(input);
     slot->pair->replayForward();
     return slot->output.detach();
@@ -54,6 +60,7 @@ struct ReplayedPasses : torch::autograd::Function<ReplayedPasses> {
     // Copies: autograd may keep a gradient it is given as the parameter's .grad, which the next replay would overwrite.
     for (; next < slot->grads.size(); ++next) out.push_back(slot->grads[next].clone());
     out.push_back(torch::Tensor());  // the slot
+    slot->live = false;              // read out: the next micro-batch sharing the slot may replay it
     return out;
   }
 };
@@ -85,10 +92,18 @@ StageGraphs::StageGraphs(std::shared_ptr<StageModule> module, torch::Device devi
 
 StageGraphs::~StageGraphs() = default;
 
-void StageGraphs::beginStep() {
+void StageGraphs::beginStep(int reuseDistance) {
   inFlight_ = 0;     // the last step's autograd graphs, which named its slots, are gone with it
   retired_.clear();  // and with them the last passes of slots dropped during it
+  for (auto& [key, slot] : slots_) slot->live = false;
+  reuse_ = std::max(reuseDistance, 0);
   if (enabled()) followParameters();
+}
+
+size_t StageGraphs::recordedSlots() const {
+  size_t n = 0;
+  for (const auto& [key, slot] : slots_) n += slot->pair != nullptr;
+  return n;
 }
 
 void StageGraphs::dropSlots() {
@@ -116,6 +131,7 @@ torch::Tensor StageGraphs::forward(int slotIndex, const torch::Tensor& input) {
     ++eager_;
     return module_->forward(input);
   }
+  if (reuse_ > 0) slotIndex %= reuse_;
   const Key key{slotIndex, input.sizes().vec(), int(input.scalar_type()), input.requires_grad()};
   auto found = slots_.find(key);
   if (found == slots_.end()) {

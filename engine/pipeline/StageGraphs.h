@@ -5,6 +5,8 @@
 // with that shape (the first run is eager and warms up what a first call initialises lazily: library handles,
 // workspaces, kernel choices). A pair keeps what the slot's forward pass saved for its backward pass in the pair's own
 // memory, so the slots of a schedule with several micro-batches in flight never share it, as eager passes would not.
+// Micro-batches far enough apart in the step's order share a slot (beginStep's reuse distance: under 1F1B as many
+// slots as micro-batches can be in flight on the stage), and a slot replayed again before its backward ran is refused.
 // The graphs enter autograd as one function of the stage's input and parameters: the loss after the last stage, the
 // gradient that arrives from the next stage and the optimizer work as around the eager module, and the parameters'
 // gradients are accumulated by autograd from copies (a graph's own gradient memory is overwritten by its next replay).
@@ -16,9 +18,9 @@
 // encoder in the stage (any bottleneck's: its error measurement keeps what the encoder was fed, on the host side of
 // each pass), or on the device's default stream.
 //
-// Memory: every slot keeps its pair's pool, and so its micro-batch's saved activations, for the whole run. A stage
-// then holds all of a step's micro-batches at once, as under GPipe, where 1F1B eagerly holds at most as many as there
-// are stages from it to the last.
+// Memory: every slot keeps its pair's pool, and so its micro-batch's saved activations, for the whole run: as many as
+// the schedule has micro-batches in flight on the stage (1F1B: the stages from it to the last; GPipe: all of a step's).
+// Eager passes hold as many, but only while they are in flight.
 //
 // What is recorded is the passes' device work; their host code runs once, while recording. So the two passes do the
 // same host work every time, with no branch on what exists yet (the incoming gradient's buffer is allocated by the
@@ -59,8 +61,11 @@ class StageGraphs {
   // mode: what a failed recording took cannot be handed back to LibTorch's memory pool reliably), naming the setting.
   torch::Tensor forward(int slot, const torch::Tensor& input);
   // At the start of each step: the last step's passes are over (or were abandoned with it), and parameters may have
-  // been given new memory since.
-  void beginStep();
+  // been given new memory since. `reuseDistance` (Schedule.h, of the step's order): micro-batches that far apart
+  // share a slot; 0 gives each micro-batch a slot of its own.
+  void beginStep(int reuseDistance = 0);
+  // Slots (input shapes included) that hold recorded graphs.
+  size_t recordedSlots() const;
 
   GraphMode mode() const { return mode_; }
   bool enabled() const { return reason_.empty(); }
@@ -100,6 +105,7 @@ class StageGraphs {
   std::string reason_;
   GraphMode mode_ = GraphMode::Off;
   std::atomic<int> inFlight_{0};  // replayed passes whose backward has not run (it runs on autograd's thread)
+  int reuse_ = 0;                 // micro-batches this far apart share a slot (0: none do)
   int64_t replays_ = 0, recordings_ = 0, eager_ = 0;
 };
 

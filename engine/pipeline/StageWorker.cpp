@@ -176,7 +176,7 @@ StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const S
   stepStart_ = r.began = Clock::now();
   lossSum_ = hitSum_ = torch::Tensor();  // a step that failed may have left its own
   stream_.followDefault();               // after what the main thread did between steps (parameters loaded or re-drawn)
-  graphs_->beginStep();
+  graphs_->beginStep(reuseDistance(ops));  // micro-batches never in flight together share their recorded graphs
   // Deferred reads: the passes' checks (engine/tensors/DeviceChecks.h) are read with the loss, before the update.
   std::optional<DeferredChecks> checks;
   if (deferReads_) checks.emplace();

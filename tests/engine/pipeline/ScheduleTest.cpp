@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 
 namespace ps {
 namespace {
@@ -56,6 +57,34 @@ TEST(Schedule, OneFOneBBoundsActivationMemory) {
         expectComplete(ops, m);
         EXPECT_LE(peakInFlight(ops), std::min(m, stages - s)) << "stage " << s << " of " << stages << ", M=" << m;
       }
+}
+
+// What a micro-batch holds from its forward to its backward can be shared by micro-batches reuseDistance apart:
+// under 1F1B as many as can be in flight on the stage, under GPipe none.
+TEST(Schedule, ReuseDistanceIsHowFarApartMicroBatchesCanShare) {
+  OneFOneBSchedule f;
+  GPipeSchedule g;
+  for (int stages : {1, 2, 4, 8})
+    for (int m : {1, 2, 3, 8, 16})
+      for (int s = 0; s < stages; ++s) {
+        SCOPED_TRACE("stage " + std::to_string(s) + " of " + std::to_string(stages) + ", M=" + std::to_string(m));
+        const auto ops = f.ops(s, stages, m);
+        const int d = reuseDistance(ops);
+        EXPECT_EQ(d, std::min(m, stages - s));
+        EXPECT_EQ(d, peakInFlight(ops));
+        EXPECT_EQ(reuseDistance(g.ops(s, stages, m)), m);
+      }
+  // Out of order: micro-batch 1's backward comes after micro-batch 2's forward, so neighbours cannot share.
+  EXPECT_EQ(reuseDistance({{Op::Forward, 0},
+                           {Op::Backward, 0},
+                           {Op::Forward, 1},
+                           {Op::Forward, 2},
+                           {Op::Backward, 1},
+                           {Op::Backward, 2}}),
+            2);
+  // A micro-batch whose backward never comes holds on to the end.
+  EXPECT_EQ(reuseDistance({{Op::Forward, 0}, {Op::Forward, 1}, {Op::Backward, 1}}), 2);
+  EXPECT_EQ(reuseDistance({}), 0);
 }
 
 TEST(Schedule, EveryScheduleIsComplete) {

@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include <stdexcept>
+#include <string>
 
 namespace ps {
 namespace {
@@ -116,6 +117,42 @@ TEST(StageGraphs, ReplayedPassesTrainExactlyAsEagerOnes) {
   EXPECT_EQ(graphs.replays(), 9);
 }
 
+// Micro-batches that are never in flight together share a slot: the test's order (F0 F1 B0 F2 B1 B2) has a reuse
+// distance of 2, so micro-batch 2 replays micro-batch 0's graphs, and training is still the eager stage's to the bit.
+// A distance too short for the order is refused when a slot is replayed again before its backward ran.
+TEST(StageGraphs, MicroBatchesNeverInFlightTogetherShareASlot) {
+  MiddleStage eager, replayed;
+  StageGraphs graphs(replayed.module, torch::kCPU, GraphMode::Auto, true, rerun());
+  for (int s = 0; s < 4; ++s) {
+    SCOPED_TRACE("step " + std::to_string(s));
+    const auto inputs = activations(3, 4, 300 + uint64_t(s));
+    const auto want = step(
+        eager, [&](int, torch::Tensor x) { return eager.module->forward(x); }, inputs, 5 * s);
+    graphs.beginStep(2);
+    const auto got = step(
+        replayed, [&](int m, torch::Tensor x) { return graphs.forward(m, x); }, inputs, 5 * s);
+    for (size_t m = 0; m < want.size(); ++m) EXPECT_TRUE(torch::equal(want[m], got[m])) << "micro-batch " << m;
+    expectSameParameters(*eager.module, *replayed.module);
+  }
+  EXPECT_EQ(graphs.recordedSlots(), 2u);
+  EXPECT_EQ(graphs.recordings(), 2);
+  // Step 1: slots 0 and 1 warm up, and micro-batch 2 records slot 0; then every pass replays.
+  EXPECT_EQ(graphs.eagerPasses(), 2);
+  EXPECT_EQ(graphs.replays(), 1 + 3 * 3);
+
+  MiddleStage tooShort;
+  StageGraphs overlapping(tooShort.module, torch::kCPU, GraphMode::Auto, true, rerun());
+  const auto inputs = activations(3, 4, 400);
+  overlapping.beginStep(1);
+  try {
+    step(
+        tooShort, [&](int m, torch::Tensor x) { return overlapping.forward(m, x); }, inputs, 1);
+    ADD_FAILURE() << "micro-batch 2 replayed the slot micro-batch 1 still held";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("before its backward pass ran"), std::string::npos) << e.what();
+  }
+}
+
 // An input of another shape: eagerly the first time, then from graphs of its own, while the slot keeps replaying the
 // first shape's.
 TEST(StageGraphs, AMicroBatchOfAnotherShapeGetsGraphsOfItsOwn) {
@@ -189,32 +226,37 @@ TEST(StageGraphs, ABufferGivenNewMemoryIsRecordedAgain) {
   EXPECT_EQ(graphs.recordings(), 6);
 }
 
-// The real graphs, where there is a GPU: the same training as eager to rounding (cuDNN may pick other kernels).
+// The real graphs, where there is a GPU: the same training as eager to rounding (cuDNN may pick other kernels), with a
+// slot per micro-batch and with micro-batches 0 and 2 sharing one (whose replay overwrites the memory the first
+// micro-batch's passes used: a stand-in that runs the passes again cannot show that).
 TEST(StageGraphs, OnAGpuRecordedGraphsTrainAsEagerPasses) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device here: CUDA graphs are checked on a GPU";
   if (!recordsCudaGraphs()) GTEST_SKIP() << "this build's LibTorch has no CUDA library, so no CUDA graphs";
   const torch::Device gpu(torch::kCUDA, 0);
-  MiddleStage eager, replayed;
-  eager.module->to(gpu), replayed.module->to(gpu);
-  const StageStream own(0, gpu, /*own=*/true, /*check=*/false);
-  const StageStream::Scope onStream(own);
-  StageGraphs graphs(replayed.module, gpu, GraphMode::On, /*ownStream=*/true);
-  ASSERT_TRUE(graphs.enabled()) << graphs.reason();
-  for (int s = 0; s < 4; ++s) {
-    auto inputs = activations(3, 4, 80 + uint64_t(s));
-    for (auto& x : inputs) x = x.to(gpu);
-    const auto want = step(
-        eager, [&](int, torch::Tensor x) { return eager.module->forward(x); }, inputs, 9 * s);
-    graphs.beginStep();
-    const auto got = step(
-        replayed, [&](int m, torch::Tensor x) { return graphs.forward(m, x); }, inputs, 9 * s);
-    for (size_t m = 0; m < want.size(); ++m)
-      EXPECT_TRUE(torch::allclose(want[m], got[m], 1e-4, 1e-5)) << "step " << s << " mb " << m;
-    const auto pe = eager.module->named_parameters(), pr = replayed.module->named_parameters();
-    for (const auto& p : pe) EXPECT_TRUE(torch::allclose(p.value(), pr[p.key()], 1e-4, 1e-5)) << p.key();
+  for (int reuse : {0, 2}) {
+    SCOPED_TRACE("reuse distance " + std::to_string(reuse));
+    MiddleStage eager, replayed;
+    eager.module->to(gpu), replayed.module->to(gpu);
+    const StageStream own(0, gpu, /*own=*/true, /*check=*/false);
+    const StageStream::Scope onStream(own);
+    StageGraphs graphs(replayed.module, gpu, GraphMode::On, /*ownStream=*/true);
+    ASSERT_TRUE(graphs.enabled()) << graphs.reason();
+    for (int s = 0; s < 4; ++s) {
+      auto inputs = activations(3, 4, 80 + uint64_t(s));
+      for (auto& x : inputs) x = x.to(gpu);
+      const auto want = step(
+          eager, [&](int, torch::Tensor x) { return eager.module->forward(x); }, inputs, 9 * s);
+      graphs.beginStep(reuse);
+      const auto got = step(
+          replayed, [&](int m, torch::Tensor x) { return graphs.forward(m, x); }, inputs, 9 * s);
+      for (size_t m = 0; m < want.size(); ++m)
+        EXPECT_TRUE(torch::allclose(want[m], got[m], 1e-4, 1e-5)) << "step " << s << " mb " << m;
+      const auto pe = eager.module->named_parameters(), pr = replayed.module->named_parameters();
+      for (const auto& p : pe) EXPECT_TRUE(torch::allclose(p.value(), pr[p.key()], 1e-4, 1e-5)) << p.key();
+    }
+    EXPECT_EQ(graphs.recordings(), reuse ? 2 : 3);
+    EXPECT_EQ(graphs.replays(), reuse ? 10 : 9);
   }
-  EXPECT_EQ(graphs.recordings(), 3);
-  EXPECT_EQ(graphs.replays(), 9);
 }
 
 TEST(StageGraphs, WhereGraphsCannotBeHadTheStageRunsEagerlyAndSaysWhy) {
