@@ -86,10 +86,8 @@ bool TensorKernels::usable(const torch::Tensor& x, std::string* why) {
 
 void requireAllFinite(const torch::Tensor& x, std::function<void()> fail) {
   if (x.numel() == 0) return;
-  if (x.device().is_cpu() && x.scalar_type() == torch::kFloat32 && x.is_contiguous() && !checksDeferred()) {
-    if (!kernels::allFinite(x.data_ptr<float>(), size_t(x.numel()))) fail();
-    return;
-  }
+  if (x.device().is_cpu() && x.scalar_type() == torch::kFloat32 && x.is_contiguous())
+    return requireOnHost(kernels::allFinite(x.data_ptr<float>(), size_t(x.numel())), std::move(fail));
   requireOnDevice(x.isfinite().all(), std::move(fail));
 }
 

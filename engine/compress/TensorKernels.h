@@ -75,9 +75,10 @@ torch::Tensor dequantizeOnDevice(c10::IntArrayRef shape, const torch::Device& de
 // The same from codes already in a uint8 tensor (a payload's tail), on any device: copied to `device` first.
 torch::Tensor dequantizeOnDevice(c10::IntArrayRef shape, const torch::Device& device, const torch::Tensor& codes,
                                  int bits, size_t group, const float* scales);
-// Requires every value of `x` (float32, any device) to be finite, else calls `fail` (which throws): at once on the
-// host, and through requireOnDevice (engine/tensors/DeviceChecks.h) on a device or while checks are deferred, so a
-// stage on a GPU reads the answer with its step's others instead of waiting for it here.
+// Requires every value of `x` (float32, any device) to be finite, else calls `fail` (which throws): answered by the
+// host kernel on the host, and on a device through requireOnDevice (engine/tensors/DeviceChecks.h), so a stage on a
+// GPU reads the answer with its step's others instead of waiting for it here. Either way a failure waits for an open
+// DeferredChecks to settle.
 void requireAllFinite(const torch::Tensor& x, std::function<void()> fail);
 // True when a payload decoded for `device` can be rebuilt there from its compact form.
 bool decodesOnDevice(const torch::Device& device);

@@ -25,6 +25,12 @@ void requireOnDevice(const torch::Tensor& ok, std::function<void()> fail) {
   if (!ok.item<bool>()) fail();
 }
 
+void requireOnHost(bool ok, std::function<void()> fail) {
+  if (ok) return;
+  if (!open) return fail();
+  open->checks_.push_back({torch::tensor(false), std::move(fail)});
+}
+
 bool checksDeferred() {
   return open != nullptr;
 }

@@ -19,6 +19,11 @@ namespace ps {
 // runs later, so it must hold what it needs by value.
 void requireOnDevice(const torch::Tensor& ok, std::function<void()> fail);
 
+// A check the host has already answered (reading host memory waits for nothing): false calls `fail` now, or, while a
+// DeferredChecks is open, when it settles, so that a stage reports its failed checks in the order they were made
+// wherever they were answered.
+void requireOnHost(bool ok, std::function<void()> fail);
+
 // True while a DeferredChecks is open on the calling thread.
 bool checksDeferred();
 
@@ -50,6 +55,7 @@ class DeferredChecks {
 
  private:
   friend void requireOnDevice(const torch::Tensor&, std::function<void()>);
+  friend void requireOnHost(bool, std::function<void()>);
   struct Check {
     torch::Tensor ok;
     std::function<void()> fail;

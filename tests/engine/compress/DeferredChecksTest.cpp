@@ -96,7 +96,8 @@ TEST(DeferredChecks, ClosingDropsWhatWasNotSettledAndOneScopeAtATime) {
   EXPECT_NO_THROW(requireOnDevice(yes(), [] {}));
 }
 
-TEST(DeferredChecks, TheHostCheckIsAtOnceUnlessDeferred) {
+// On the host the kernel answers at once (no device to wait for); a failure still waits for an open scope to settle.
+TEST(DeferredChecks, HostChecksAreAnsweredAtOnceAndTheirFailuresWaitForTheScope) {
   const auto bad = torch::tensor({1.f, NAN, 3.f});
   auto refuse = [] { throw std::runtime_error("not finite"); };
   const auto before = deviceCheckTally();
@@ -104,11 +105,21 @@ TEST(DeferredChecks, TheHostCheckIsAtOnceUnlessDeferred) {
   EXPECT_THROW(requireAllFinite(torch::tensor({-INFINITY}), refuse), std::runtime_error);
   EXPECT_NO_THROW(requireAllFinite(torch::empty({0}), refuse));
   EXPECT_NO_THROW(requireAllFinite(torch::tensor({3e38f, -1e-45f}), refuse));
-  EXPECT_EQ(deviceCheckTally().readAtOnce, before.readAtOnce);  // the host kernel: no device read
-  DeferredChecks checks;
-  EXPECT_NO_THROW(requireAllFinite(bad, refuse));
-  EXPECT_NO_THROW(requireAllFinite(bad.narrow(0, 0, 1), refuse));
-  EXPECT_THROW(checks.settle(), std::runtime_error);
+  std::string order;
+  {
+    DeferredChecks checks;
+    EXPECT_NO_THROW(requireAllFinite(bad.narrow(0, 0, 1), refuse));
+    EXPECT_EQ(checks.pending(), 0u) << "a check that holds leaves nothing to read";
+    EXPECT_NO_THROW(requireAllFinite(bad, [&] { order += "host "; }));
+    requireOnDevice(no(), [&] { order += "device "; });
+    EXPECT_NO_THROW(requireAllFinite(bad, refuse));
+    EXPECT_EQ(checks.pending(), 3u);
+    EXPECT_THROW(checks.settle(), std::runtime_error);
+  }
+  EXPECT_EQ(order, "host device ") << "failures are reported in the order they were found";
+  const auto after = deviceCheckTally();
+  EXPECT_EQ(after.readAtOnce, before.readAtOnce);  // the host kernel: no device read
+  EXPECT_EQ(after.deferred, before.deferred + 1);  // the one answer left on a "device"
 }
 
 // The decoders' finiteness checks on a tail (a GPU's payload) wait for the scope, and then refuse the payload as
