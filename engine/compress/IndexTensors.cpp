@@ -1,8 +1,11 @@
 #include "engine/compress/IndexTensors.h"
 
 #include "engine/compress/Payload.h"
+#include "engine/tensors/DeviceChecks.h"
 
 #include <torch/torch.h>
+
+#include <string>
 
 namespace ps {
 namespace {
@@ -62,17 +65,37 @@ IndexTensorBlock encodeIndexTensor(const torch::Tensor& idx, uint64_t n) {
 
 namespace {
 
-// Strictly ascending and below n, as decodeIndices requires of bytes.
+// An untrusted block's positions are used before its checks are read (engine/tensors/DeviceChecks.h: a stage on a
+// GPU reads them once a step), so every step below keeps them inside [0, n) and the gathers inside their tensors
+// whatever the bytes say: a malformed block makes a wrong tensor, never a read out of bounds, and its failed check
+// refuses the step before anything learns from it.
+
+[[noreturn]] void refuse(const std::string& why) {
+  throw PayloadError(why);
+}
+
+// Strictly ascending and below n, as decodeIndices requires of bytes; returned kept inside [0, n).
 torch::Tensor ascendingBelow(torch::Tensor idx, uint64_t n) {
   const int64_t k = idx.numel();
   if (k == 0) return idx;
-  const bool bad = (idx.narrow(0, 1, k - 1) <= idx.narrow(0, 0, k - 1))
+  const auto bad = (idx.narrow(0, 1, k - 1) <= idx.narrow(0, 0, k - 1))
                        .any()
                        .logical_or(idx[k - 1] >= int64_t(n))
-                       .logical_or(idx[0] < 0)
-                       .item<bool>();
-  if (bad) throw PayloadError("indices are not strictly ascending below " + std::to_string(n));
-  return idx;
+                       .logical_or(idx[0] < 0);
+  requireOnDevice(bad.logical_not(), [n] { refuse("indices are not strictly ascending below " + std::to_string(n)); });
+  return idx.clamp(0, int64_t(n) - 1);
+}
+
+// Where each marked element (mask, 0 or 1) falls among the first k marked ones: positions[j] is the index of the j-th,
+// without a count read back first (nonzero's); marks beyond the k-th are written to a slot that is dropped.
+torch::Tensor markedPositions(const torch::Tensor& mask, uint64_t k) {
+  const auto i64 = mask.options().dtype(torch::kInt64);
+  const auto rank = mask.to(torch::kInt64).cumsum(0) - 1;
+  const auto slot =
+      torch::where(mask.to(torch::kBool).logical_and(rank.lt(int64_t(k))), rank, torch::full({}, int64_t(k), i64));
+  auto positions = torch::zeros({int64_t(k) + 1}, i64);
+  positions.scatter_(0, slot, torch::arange(mask.numel(), i64));
+  return positions.narrow(0, 0, int64_t(k));
 }
 
 }  // namespace
@@ -90,38 +113,50 @@ torch::Tensor decodeIndexTensor(IndexFormat format, const torch::Tensor& payload
       const auto bits =
           torch::bitwise_and(torch::bitwise_right_shift(payload.unsqueeze(1), torch::arange(8, payload.options())), 1)
               .reshape({-1});
-      if (bits.narrow(0, int64_t(n), bits.numel() - int64_t(n)).any().item<bool>())
-        throw PayloadError("a bitmap with bits set beyond its " + std::to_string(n) + " elements");
-      const auto idx = bits.narrow(0, 0, int64_t(n)).nonzero().reshape({-1});
-      if (uint64_t(idx.numel()) != k)
-        throw PayloadError("a bitmap of " + std::to_string(idx.numel()) + " positions where " + std::to_string(k) +
-                           " were expected");
-      return idx;
+      const auto inside = bits.narrow(0, 0, int64_t(n));
+      if (bits.numel() > int64_t(n))
+        requireOnDevice(bits.narrow(0, int64_t(n), bits.numel() - int64_t(n)).any().logical_not(),
+                        [n] { refuse("a bitmap with bits set beyond its " + std::to_string(n) + " elements"); });
+      const auto set = inside.sum(torch::kInt64);
+      requireOnDevice(set.eq(int64_t(k)), [set, k] {
+        refuse("a bitmap of " + std::to_string(set.item<int64_t>()) + " positions where " + std::to_string(k) +
+               " were expected");
+      });
+      return markedPositions(inside, k);  // ascending and below n by construction
     }
     case IndexFormat::DeltaVarint: {
       const auto bytes = payload.to(torch::kInt64);  // at most five a gap
       const int64_t m = bytes.numel();
+      if (k == 0) {
+        if (m != 0) refuse("a varint index block of " + std::to_string(m) + " bytes where no index was expected");
+        return torch::empty({0}, bytes.options());
+      }
+      if (m == 0) refuse("an empty varint index block where " + std::to_string(k) + " gaps were expected");
       const auto last = bytes.lt(128);  // each gap's last byte
-      const auto ends = last.nonzero().reshape({-1});
-      if (uint64_t(ends.numel()) != k || (m && !last[m - 1].item<bool>()))
-        throw PayloadError("a varint index block of " + std::to_string(ends.numel()) + " gaps where " +
-                           std::to_string(k) + " were expected");
-      if (k == 0) return torch::empty({0}, bytes.options());
-      // Each byte's gap and place within it: gap g owns the bytes after ends[g-1] up to ends[g].
-      const auto gap = last.to(torch::kInt64).cumsum(0) - last.to(torch::kInt64);
-      const auto starts = torch::cat({torch::zeros({1}, ends.options()), ends.narrow(0, 0, int64_t(k) - 1) + 1});
+      const auto ends = last.sum(torch::kInt64);
+      requireOnDevice(ends.eq(int64_t(k)).logical_and(last[m - 1]), [ends, k] {
+        refuse("a varint index block of " + std::to_string(ends.item<int64_t>()) + " gaps where " + std::to_string(k) +
+               " were expected, or one that ends inside a gap");
+      });
+      // Each byte's gap and place within it: gap g owns the bytes after its predecessor's last byte up to its own.
+      const auto gap = (last.to(torch::kInt64).cumsum(0) - last.to(torch::kInt64)).clamp_max(int64_t(k) - 1);
+      const auto endAt = markedPositions(last, k);
+      const auto starts = torch::cat({torch::zeros({1}, endAt.options()), endAt.narrow(0, 0, int64_t(k) - 1) + 1});
       const auto place = torch::arange(m, bytes.options()) - starts.index_select(0, gap);
       // At most five bytes, minimal (no zero last byte after others), every gap at least 1: then ascending.
-      const bool malformed =
-          place.gt(4).any().logical_or(last.logical_and(place.gt(0)).logical_and(bytes.eq(0)).any()).item<bool>();
-      if (malformed) throw PayloadError("a varint longer than five bytes or not minimal");
-      const auto values = torch::remainder(bytes, 128) * torch::pow(128, place.clamp_max(4));
+      requireOnDevice(place.gt(4)
+                          .any()
+                          .logical_or(place.lt(0).any())
+                          .logical_or(last.logical_and(place.gt(0)).logical_and(bytes.eq(0)).any())
+                          .logical_not(),
+                      [] { refuse("a varint longer than five bytes or not minimal"); });
+      const auto values = torch::remainder(bytes, 128) * torch::pow(128, place.clamp(0, 4));
       const auto gaps = torch::zeros({int64_t(k)}, bytes.options()).index_add_(0, gap, values);
-      if (gaps.min().item<int64_t>() < 1) throw PayloadError("a gap of 0 between indices");
+      requireOnDevice(gaps.min().ge(1), [] { refuse("a gap of 0 between indices"); });
       return ascendingBelow(gaps.cumsum(0) - 1, n);
     }
   }
-  throw PayloadError("unknown index format " + std::to_string(int(format)));
+  refuse("unknown index format " + std::to_string(int(format)));
 }
 
 }  // namespace ps

@@ -18,7 +18,9 @@ struct IndexTensorBlock {
 IndexTensorBlock encodeIndexTensor(const torch::Tensor& idx, uint64_t n);
 // The k positions (int64, ascending) a block's payload of `format` holds, on the payload's device. Throws PayloadError
 // unless the payload is exactly one such block: its size, count, padding bits, minimal varints of at most five
-// bytes, and positions strictly ascending below n.
+// bytes, and positions strictly ascending below n. The checks of what the bytes say go through requireOnDevice
+// (engine/tensors/DeviceChecks.h): while checks are deferred they fail when the scope settles, and until then the
+// positions returned are still k values inside [0, n), so using them reads nothing out of bounds.
 torch::Tensor decodeIndexTensor(kernels::IndexFormat format, const torch::Tensor& payload, uint64_t k, uint64_t n);
 
 }  // namespace ps

@@ -3,6 +3,7 @@
 #include "engine/compress/IndexTensors.h"
 #include "engine/compress/Payload.h"
 #include "engine/kernels/KernelError.h"
+#include "engine/tensors/DeviceChecks.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -129,6 +130,35 @@ TEST(IndexTensors, RefuseWhatTheCpuDecoderRefuses) {
                  kernels::KernelError);
     const auto payload = torch::tensor(std::vector<int64_t>(b.payload.begin(), b.payload.end())).to(torch::kUInt8);
     EXPECT_THROW(decodeIndexTensor(b.format, payload, b.k, b.n), PayloadError);
+    // Where checks are read once a step (a GPU stage's): the block decodes to k positions that are still inside the
+    // tensor, so using them reads nothing out of bounds, and the refusal comes when the checks are read.
+    DeferredChecks checks;
+    torch::Tensor idx;
+    ASSERT_NO_THROW(idx = decodeIndexTensor(b.format, payload, b.k, b.n));
+    ASSERT_EQ(uint64_t(idx.numel()), b.k);
+    EXPECT_GE(idx.min().item<int64_t>(), 0);
+    EXPECT_LT(idx.max().item<int64_t>(), int64_t(b.n));
+    EXPECT_THROW(checks.settle(), PayloadError);
+  }
+  // A count the block does not hold, under deferred checks too (a size that does not fit is refused at once).
+  const std::vector<uint32_t> idx = {2, 9, 300, 301};
+  for (auto f : {IndexFormat::DeltaVarint, IndexFormat::Bitmap}) {
+    SCOPED_TRACE(int(f));
+    std::vector<uint8_t> bytes;
+    kernels::encodeIndicesAs(f, idx.data(), idx.size(), 400, bytes);
+    const auto payload = torch::tensor(std::vector<int64_t>(bytes.begin() + 1, bytes.end())).to(torch::kUInt8);
+    for (uint64_t k : {3, 5}) {
+      DeferredChecks checks;
+      torch::Tensor got;
+      ASSERT_NO_THROW(got = decodeIndexTensor(f, payload, k, 400));
+      ASSERT_EQ(uint64_t(got.numel()), k);
+      EXPECT_GE(got.min().item<int64_t>(), 0);
+      EXPECT_LT(got.max().item<int64_t>(), 400);
+      EXPECT_THROW(checks.settle(), PayloadError);
+    }
+    DeferredChecks checks;  // and a good block leaves nothing failed
+    EXPECT_TRUE(torch::equal(decodeIndexTensor(f, payload, 4, 400), torch::tensor({2, 9, 300, 301}, torch::kInt64)));
+    EXPECT_NO_THROW(checks.settle());
   }
 }
 
