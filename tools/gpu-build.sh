@@ -8,9 +8,10 @@
 #   tools/gpu-build.sh check [kernels,codecs,train,accuracy,throughput]
 #                                on the GPU machine, with .devdeps/ copied beside the sources: configures against
 #                                python3's torch (torch.utils.cmake_prefix_path), builds, and runs the parts in the
-#                                order given: kernels (the CUDA kernel and NCCL tests, bench_cuda_kernels), codecs (the
-#                                DeviceCodecs and PayloadTails tests, bench_device_codecs), train (pipeline.device=cuda
-#                                training runs, threads and processes, beside the same run on the CPU) and accuracy (a
+#                                order given: kernels (the CUDA kernel and NCCL tests, bench_cuda_kernels), codecs
+#                                (the DeviceCodecs, PayloadTails, StageGraphs and deferred-check tests,
+#                                bench_device_codecs), train (pipeline.device=cuda training runs, threads and
+#                                processes, beside the same run on the CPU) and accuracy (a
 #                                whole epoch with 4 and 2 stages and AQ-SGD, on the GPU and on the CPU), throughput
 #                                (bench_pipeline --device cuda on the small and the GPU-scale presets: the engine
 #                                against a plain loop on the GPU and against itself on the CPU); logs to $OUT
@@ -118,7 +119,7 @@ case "${1:-}" in
     codecs() {  # codecs on the device: the CPU's bytes, and what they save over the host path; CUDA graphs against eager
       build test_engine bench_device_codecs || return
       step "device codecs against the CPU" 300 build-gpu/tests/test_engine \
-        --gtest_filter='DeviceCodecs.*:PayloadTails.*:StageGraphs.*' || return
+        --gtest_filter='DeviceCodecs.*:PayloadTails.*:StageGraphs.*:DeferredChecks.*:IndexTensors.*:PipelineDeviceReads.*' || return
       step bench_device_codecs 240 build-gpu/tests/bench/bench_device_codecs --sizes 1,16,64
     }
     train() {

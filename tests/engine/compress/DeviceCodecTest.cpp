@@ -6,6 +6,7 @@
 #include "engine/compress/Compensation.h"
 #include "engine/compress/TensorKernels.h"
 #include "engine/errors/DivergedError.h"
+#include "engine/tensors/DeviceChecks.h"
 
 #include "tests/engine/compress/CodecOptions.h"
 
@@ -107,6 +108,46 @@ TEST_F(DeviceCodecs, NonFiniteInputIsRefusedOnTheDeviceAsOnTheCpu) {
       EXPECT_THROW(codec->encode(x), DivergedError) << method;
       EXPECT_THROW(codec->encode(x.to(torch::kCUDA)), DivergedError) << method << " on the GPU";
     }
+}
+
+// Under a stage's deferred reads the checks of a message between GPU stages (nothing non-finite sent, the payload's
+// values finite and its indices well formed) wait on the device for the step's end: none is read as it is made, a
+// NaN is still refused as divergence, and a spoiled index block decodes inside the tensor and is refused when read.
+TEST_F(DeviceCodecs, ChecksOnTheDeviceWaitForTheStepsEnd) {
+  const auto x = torch::randn({8, 16, 12, 12}).to(torch::kCUDA);
+  for (const auto& o : {opts("none"), opts("fp16"), opts("topk", [](auto& q) { q.k = 0.05; }),
+                        opts("topk", [](auto& q) { q.k = 0.6; }), opts("gaussiank", [](auto& q) { q.k = 0.01; })}) {
+    auto sender = makeCodec(o), receiver = makeCodec(o);
+    sender->setResidence(Codec::Residence::Device);
+    SCOPED_TRACE(sender->describe());
+    const auto before = deviceCheckTally();
+    {
+      DeferredChecks checks;
+      const Payload p = sender->encode(x);
+      ASSERT_TRUE(p.tail.defined());
+      EXPECT_TRUE(receiver->decode(p, torch::kCUDA).is_cuda());
+      EXPECT_GT(checks.pending(), 0u);
+      EXPECT_NO_THROW(checks.settle());
+    }
+    EXPECT_EQ(deviceCheckTally().readAtOnce, before.readAtOnce);
+
+    auto bad = x.clone();
+    bad.view(-1)[5] = NAN;
+    DeferredChecks checks;
+    EXPECT_NO_THROW(sender->encode(bad));
+    EXPECT_THROW(checks.settle(), DivergedError);
+  }
+  // An index block whose first gap is 0 (TopK 5% writes varint gaps here).
+  auto codec = makeCodec(opts("topk", [](auto& q) { q.k = 0.05; }));
+  codec->setResidence(Codec::Residence::Device);
+  Payload p = codec->encode(x);
+  p.tail = p.tail.clone();
+  p.tail[0] = 0;
+  DeferredChecks checks;
+  torch::Tensor decoded;
+  ASSERT_NO_THROW(decoded = codec->decode(p, torch::kCUDA));
+  EXPECT_EQ(decoded.sizes(), x.sizes());
+  EXPECT_THROW(checks.settle(), PayloadError);
 }
 
 TEST_F(DeviceCodecs, PayloadsCrossBetweenACpuStageAndAGpuStage) {
