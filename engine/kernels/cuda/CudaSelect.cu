@@ -226,6 +226,8 @@ __global__ void radixHistogramKernel(const float* x, size_t n, int shift, int wi
     const size_t i = base + threadIdx.x;
     const uint32_t m = i < n ? magnitudeKey(x[i]) : 0xffffffffu;  // never matches: keys stay below 2^31
     const bool match = (m & mask) == prefix && i < n;
+    // After the first pass few elements still match the prefix: a warp with none skips the match and the adds.
+    if (!__any_sync(kFull, match)) continue;
     const unsigned bucket = match ? (m >> shift) & ((1u << width) - 1) : 0xffffffffu;
     const unsigned peers = __match_any_sync(kFull, bucket);
     if (match && lane == __ffs(peers) - 1) atomicAdd(&local[bucket], unsigned(__popc(peers)));
