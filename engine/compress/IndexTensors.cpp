@@ -5,6 +5,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <string>
 
 namespace ps {
@@ -87,20 +88,29 @@ torch::Tensor ascendingBelow(torch::Tensor idx, uint64_t n) {
 }
 
 // Where each marked element (mask, 0 or 1) falls among the first k marked ones: positions[j] is the index of the j-th,
-// without a count read back first (nonzero's); marks beyond the k-th are written to a slot that is dropped.
+// without a count read back first (nonzero's); marks beyond the k-th are written to a slot that is dropped. In chunks,
+// so that the scan's temporaries stay a few hundred MB whatever the length (a bitmap has a byte a bit here).
 torch::Tensor markedPositions(const torch::Tensor& mask, uint64_t k) {
   const auto i64 = mask.options().dtype(torch::kInt64);
-  const auto rank = mask.to(torch::kInt64).cumsum(0) - 1;
-  const auto slot =
-      torch::where(mask.to(torch::kBool).logical_and(rank.lt(int64_t(k))), rank, torch::full({}, int64_t(k), i64));
   auto positions = torch::zeros({int64_t(k) + 1}, i64);
-  positions.scatter_(0, slot, torch::arange(mask.numel(), i64));
+  auto before = torch::zeros({}, i64);  // marks in the chunks already done
+  const int64_t n = mask.numel(), chunk = int64_t(1) << 24;
+  for (int64_t at = 0; at < n; at += chunk) {
+    const int64_t length = std::min(chunk, n - at);
+    const auto marked = mask.narrow(0, at, length).to(torch::kBool);
+    const auto rank = marked.cumsum(0, torch::kInt64) + (before - 1);
+    const auto slot = torch::where(marked.logical_and(rank.lt(int64_t(k))), rank, torch::full({}, int64_t(k), i64));
+    positions.scatter_(0, slot, torch::arange(at, at + length, i64));
+    before = before + marked.sum(torch::kInt64);
+  }
   return positions.narrow(0, 0, int64_t(k));
 }
 
 }  // namespace
 
 torch::Tensor decodeIndexTensor(IndexFormat format, const torch::Tensor& payload, uint64_t k, uint64_t n) {
+  // Host facts first: then every position below can be kept inside [0, n).
+  if (k > n) refuse(std::to_string(k) + " indices into " + std::to_string(n) + " elements");
   switch (format) {
     case IndexFormat::Absolute32: {
       expectBytes(payload, 4 * k, "an absolute");

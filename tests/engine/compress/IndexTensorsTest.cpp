@@ -92,6 +92,20 @@ TEST(IndexTensors, ReadEveryFormatBack) {
   }
 }
 
+// A bitmap longer than the scan's chunk (2^24 bits): positions on both sides of the chunk's end, counted across it.
+TEST(IndexTensors, ABitmapIsReadAcrossTheScansChunks) {
+  const uint64_t n = (uint64_t(1) << 24) + 100;
+  const std::vector<uint32_t> idx = {0, 5, (1u << 24) - 1, 1u << 24, (1u << 24) + 99};
+  std::vector<uint8_t> bytes;
+  kernels::encodeIndicesAs(IndexFormat::Bitmap, idx.data(), idx.size(), n, bytes);
+  const auto payload = torch::from_blob(bytes.data() + 1, {int64_t(bytes.size() - 1)}, torch::kUInt8).clone();
+  EXPECT_TRUE(torch::equal(decodeIndexTensor(IndexFormat::Bitmap, payload, idx.size(), n), asTensor(idx)));
+  DeferredChecks checks;
+  const auto fewer = decodeIndexTensor(IndexFormat::Bitmap, payload, 4, n);  // the first four, then refused
+  EXPECT_TRUE(torch::equal(fewer, asTensor({0, 5, (1u << 24) - 1, 1u << 24})));
+  EXPECT_THROW(checks.settle(), PayloadError);
+}
+
 TEST(IndexTensors, ABlockOfTheWrongSizeOrCountIsAnError) {
   const std::vector<uint32_t> idx = {2, 9, 300, 301};
   for (auto f : {IndexFormat::Absolute32, IndexFormat::DeltaVarint, IndexFormat::Bitmap}) {
@@ -139,6 +153,11 @@ TEST(IndexTensors, RefuseWhatTheCpuDecoderRefuses) {
     EXPECT_GE(idx.min().item<int64_t>(), 0);
     EXPECT_LT(idx.max().item<int64_t>(), int64_t(b.n));
     EXPECT_THROW(checks.settle(), PayloadError);
+  }
+  // More indices than elements is a host fact, refused at once in any format.
+  for (auto f : {IndexFormat::Absolute32, IndexFormat::DeltaVarint, IndexFormat::Bitmap}) {
+    DeferredChecks checks;
+    EXPECT_THROW(decodeIndexTensor(f, torch::zeros({12}, torch::kUInt8), 3, 2), PayloadError) << int(f);
   }
   // A count the block does not hold, under deferred checks too (a size that does not fit is refused at once).
   const std::vector<uint32_t> idx = {2, 9, 300, 301};
