@@ -12,6 +12,7 @@
 #include "engine/kernels/Random.h"
 #include "engine/kernels/Threshold.h"
 #include "engine/kernels/TopK.h"
+#include "engine/tensors/DeviceChecks.h"
 
 #include <torch/torch.h>
 
@@ -133,7 +134,7 @@ void SparseCodec::encodeBody(const torch::Tensor& x, Payload& p, ByteWriter& w) 
       count = selectAboveThreshold(data, k, seed);
     }
     // An inf or NaN outranks every finite magnitude, so TopK selects one whenever x holds one.
-    if (findsNonFinite() && !kernels::allFinite(picked_.data(), count)) refuseNonFinite(x);
+    if (findsNonFinite()) requireOnHost(kernels::allFinite(picked_.data(), count), nonFiniteRefusal(x));
     writeIndices(count, n, p, w);
   }
   encodeValues(picked_.data(), count, values_, seed ^ 0xA5A5A5A5ULL, w);

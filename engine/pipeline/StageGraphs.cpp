@@ -54,13 +54,16 @@ struct ReplayedPasses : torch::autograd::Function<ReplayedPasses> {
     variable_list out;
     size_t next = 0;
     if (slot->inputGrad)
-      out.push_back(slot->grads[next++].detach());  // sent on at once, before the slot's next replay
+      out.push_back(slot->grads[next++].detach());  // not copied: see below
     else
       out.push_back(torch::Tensor());
     // Copies: autograd may keep a gradient it is given as the parameter's .grad, which the next replay would overwrite.
     for (; next < slot->grads.size(); ++next) out.push_back(slot->grads[next].clone());
     out.push_back(torch::Tensor());  // the slot
-    slot->live = false;              // read out: the next micro-batch sharing the slot may replay it
+    // Read out: the next micro-batch sharing the slot may replay it. The input's gradient above and the output the
+    // forward pass returned are the pair's own memory, so they are safe only because the stage sends each on (a
+    // codec's copy or encoding, on the stage's stream) before its next pass: nothing may keep them beyond that.
+    slot->live = false;
     return out;
   }
 };

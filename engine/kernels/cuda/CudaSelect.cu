@@ -279,7 +279,7 @@ struct GaussianState {
 
 __device__ void setGaussianThreshold(GaussianState* st, float t, size_t n) {
   st->t = t;
-  st->all = !(t >= 0.f);  // a NaN threshold (only from non-finite input, refused by the sender) keeps everything too
+  st->all = !(t >= 0.f);  // a NaN would keep everything (the CPU refuses one), but the moments are finite: none comes
   st->key = st->all ? 0u : magnitudeKey(t);
   st->count = st->all ? n : 0;  // keeping everything needs no count
 }

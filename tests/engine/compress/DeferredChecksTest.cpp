@@ -13,6 +13,8 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ps {
 namespace {
@@ -154,18 +156,24 @@ TEST(DeferredChecks, TailDecodersDeferTheirFinitenessChecks) {
   }
 }
 
-// A sender's refusal of non-finite values, on the device's path (TopK's selection) and on every codec's own check.
+// A sender's refusal of non-finite values, on the device's path (TopK's selection) and on every codec's own check;
+// TopK on the host too, whose refusal comes from its own selection.
 TEST(DeferredChecks, SendersDeferTheirRefusalOfNonFiniteValues) {
   auto x = torch::randn({6, 5});
   x[2][3] = NAN;
-  for (const auto& o : {opts("none"), opts("fp16"), opts("quantize", [](auto& q) { q.bits = 4; }),
-                        opts("topk", [](auto& q) { q.k = 0.2; })}) {
-    SCOPED_TRACE(o.method);
+  for (const auto& [o, residence] : std::vector<std::pair<CompressionOptions, Codec::Residence>>{
+           {opts("none"), Codec::Residence::Always},
+           {opts("fp16"), Codec::Residence::Always},
+           {opts("quantize", [](auto& q) { q.bits = 4; }), Codec::Residence::Always},
+           {opts("topk", [](auto& q) { q.k = 0.2; }), Codec::Residence::Always},
+           {opts("topk", [](auto& q) { q.k = 0.2; }), Codec::Residence::Host}}) {
+    SCOPED_TRACE(o.method + (residence == Codec::Residence::Host ? " on the host" : ""));
     auto codec = makeCodec(o);
-    codec->setResidence(Codec::Residence::Always);
+    codec->setResidence(residence);
     EXPECT_THROW(codec->encode(x), DivergedError);  // at once without a scope
     DeferredChecks checks;
     ASSERT_NO_THROW(codec->encode(x));
+    EXPECT_GE(checks.pending(), 1u);
     try {
       checks.settle();
       ADD_FAILURE() << "settle did not throw";
