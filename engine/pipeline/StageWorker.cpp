@@ -177,7 +177,8 @@ StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const S
   lossSum_ = hitSum_ = torch::Tensor();  // a step that failed may have left its own
   stream_.followDefault();               // after what the main thread did between steps (parameters loaded or re-drawn)
   graphs_->beginStep(reuseDistance(ops));  // micro-batches never in flight together share their recorded graphs
-  // Deferred reads: the passes' checks (engine/tensors/DeviceChecks.h) are read with the loss, before the update.
+  // Deferred reads: the passes' checks (engine/tensors/DeviceChecks.h) are read with the loss, and the exchange's after
+  // it, before the update.
   std::optional<DeferredChecks> checks;
   if (deferReads_) checks.emplace();
   std::vector<InFlight> saved(work.scales.size());
@@ -208,11 +209,18 @@ StageStepResult StageWorker::runStep(const std::vector<PipelineOp>& ops, const S
     }
     lossSum_ = hitSum_ = torch::Tensor();
   }
-  // Closed before the exchange between replicas, which reads its checks as they come.
-  checks.reset();
   if (beforeUpdate_) {  // advances r.clock by the exchange; its time is not compute
-    stamped(r.trace.events, [&] { beforeUpdate_(r); });
+    try {
+      stamped(r.trace.events, [&] { beforeUpdate_(r); });
+    } catch (...) {
+      if (checks) settleAfterFailure(*checks);
+      throw;
+    }
+    // The exchange's checks (one per gradient message and end), in one more read; none when it made none. A replica
+    // whose check failed has still taken its part in every collective, so its peers are not left waiting.
+    if (checks) checks->settle();
   }
+  checks.reset();
   update(work, r);
   stream_.synchronize();  // the main thread reads the stage's parameters and figures next
   return r;

@@ -2,6 +2,7 @@
 // (gradient accumulation), up to float reassociation.
 #include "engine/errors/DivergedError.h"
 #include "engine/pipeline/Pipeline.h"
+#include "engine/pipeline/StageWorker.h"
 #include "engine/tensors/DeviceChecks.h"
 #include "tests/engine/pipeline/ThreeStagePipeline.h"
 
@@ -202,6 +203,39 @@ TEST(PipelineDeviceReads, ChecksAreReadOncePerStepAndStillStopTheStepBeforeTheUp
         EXPECT_TRUE(torch::equal(was[i].nan_to_num(), now[i].nan_to_num())) << "parameter " << i << " changed";
     }
   }
+}
+
+// The exchange between replicas runs before the update under the same deferred reads: its checks wait for the
+// exchange's end (a replica whose check failed still takes its part in the collectives), and a failure still stops
+// the step before the update.
+TEST(PipelineDeviceReads, TheExchangesChecksWaitForItsEndAndStillStopTheUpdate) {
+  const nlohmann::json j = {{"task", "fashion_mnist"}, {"model", {{"width", 8}, {"depth", 3}}}};
+  BlockModel model = buildModel(Config::fromJson(j), ModelShape{}, 3);
+  auto module = std::make_shared<StageModule>(model, 0, model.size());
+  StageWorker worker(0, 1, module, torch::kCPU, OptimizerOptions{}, 1);
+  auto work = std::make_shared<StepWork>();
+  auto [x, y] = batchFor("fashion_mnist", 1);
+  work->inputs = {x}, work->targets = {y}, work->scales = {1.0};
+  bool fail = false, deferredThere = false, wentOn = false;
+  worker.setBeforeUpdate([&](StageStepResult&) {
+    deferredThere = checksDeferred();
+    requireOnHost(!fail, [] { throw DivergedError("a gradient to exchange holds a NaN"); });
+    wentOn = true;
+  });
+  worker.deferReads(true);
+  const std::vector<PipelineOp> ops = {{PipelineOp::Forward, 0}, {PipelineOp::Backward, 0}};
+  std::vector<torch::Tensor> before;
+  for (const auto& p : module->parameters()) before.push_back(p.detach().clone());
+  fail = true;
+  EXPECT_THROW(worker.trainStep(ops, work).get(), DivergedError);
+  EXPECT_TRUE(deferredThere);
+  EXPECT_TRUE(wentOn) << "the exchange stopped at its check instead of finishing";
+  const auto after = module->parameters();
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_TRUE(torch::equal(before[i], after[i])) << "parameter " << i;
+
+  fail = false;
+  EXPECT_NO_THROW(worker.trainStep(ops, work).get());
+  EXPECT_FALSE(torch::equal(before[0], module->parameters()[0])) << "a clean step updates";
 }
 
 }  // namespace
