@@ -262,8 +262,14 @@ void Session::saveCheckpointIfAsked(const RunProgress& p) {
 // The other ranks end with this step; a failed run does not wait for stragglers. A rank that does not end well
 // fails the run.
 void Session::awaitRanks(RunProgress& p) {
-  for (const auto& problem : ranks_.awaitLaunched(p.status == run_status::kFailed ? 2.0 : config_.parallel.timeout_s))
-    if (p.status != run_status::kFailed) {
+  // A run that failed or diverged has ended for every rank: the others may be waiting on this one, so they get a
+  // moment to end on their own and are then stopped, and how they ended does not change why the run did.
+  const bool over = p.status == run_status::kFailed || p.status == run_status::kDiverged;
+  const double wait = p.status == run_status::kFailed     ? 2.0
+                      : p.status == run_status::kDiverged ? std::min(10.0, config_.parallel.timeout_s)
+                                                          : config_.parallel.timeout_s;
+  for (const auto& problem : ranks_.awaitLaunched(wait))
+    if (!over) {
       p.status = run_status::kFailed;
       p.reason = problem;
     }

@@ -119,6 +119,21 @@ double finite(const json& j, const char* key, bool negative) {
   return d;
 }
 
+namespace {
+
+// A sum of squares or a measurement made of one (a squared norm): >= 0, and +inf where it overflowed, which a
+// diverging run's last steps do before its values stop being finite; the rank that made it reports it as it is, as a
+// single process keeps it. NaN is refused.
+double squares(const json& j, const char* key) {
+  const json& v = j.at(key);
+  if (!v.is_number()) fail(std::string(key) + " is not a number");
+  const double d = v.get<double>();
+  if (!(d >= 0)) fail(std::string(key) + " = " + std::to_string(d) + " is not allowed");
+  return d;
+}
+
+}  // namespace
+
 uint64_t count(const json& j, const char* key) {
   const json& v = j.at(key);
   if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0))
@@ -155,12 +170,12 @@ LinkTraffic trafficFromJson(const json& j, int stages) {
   t.encode_s = finite(j, "enc");
   t.decode_s = finite(j, "dec");
   t.modelled_s = finite(j, "mod");
-  t.setErrorSums(finite(j, "esq"), finite(j, "rsq"), finite(j, "ecsq"), finite(j, "rcsq"));  // errors follow
+  t.setErrorSums(squares(j, "esq"), squares(j, "rsq"), squares(j, "ecsq"), squares(j, "rcsq"));  // errors follow
   const json& measures = j.at("m");
   if (!measures.is_object() || measures.size() > kMostMeasures) fail("m is not a short object of measurements");
   for (auto it = measures.begin(); it != measures.end(); ++it) {
     if (it.key().size() > 64) fail("a measurement's name is longer than 64 characters");
-    t.measures[it.key()] = finite(measures, it.key().c_str());
+    t.measures[it.key()] = squares(measures, it.key().c_str());
   }
   const json& method = j.at("method");
   const json& resets = j.at("resets");

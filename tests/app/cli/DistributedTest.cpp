@@ -288,6 +288,32 @@ TEST(Distributed, TwoReplicasWithAnIdentityExchangeEqualOneReplicaOnTheDoubledBa
   EXPECT_EQ(series(allReduce.store, "link0/grad/ratio").front(), 1.0);
 }
 
+// A run whose values blow up diverges on every rank, as it does in one process: whether the first stage's rank sees
+// it first (the others then wait on it, and are stopped) or the replicas' step reports carry error sums that
+// overflowed to +inf on the way.
+TEST(Distributed, ADivergingRunEndsAsDivergedNotFailed) {
+  const std::vector<std::string> blowUp = {"train.max_steps=20", "eval.every_steps=0", "train.optimizer=sgd",
+                                           "train.lr=1000"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto v = blowUp;
+    v.insert(v.end(), extra.begin(), extra.end());
+    return v;
+  };
+  const auto stages = cli("launch", "smoke", blowUp, "diverging-stages");
+  const auto replicas =
+      cli("launch", "smoke",
+          with({"parallel.replicas=2", "compression.gradients.method=topk", "compression.gradients.k=0.05"}),
+          "diverging-replicas");
+  for (const auto* r : {&stages, &replicas}) {
+    EXPECT_EQ(r->cli.exitCode, 1) << r->cli.err;  // as a diverged run in one process
+    const json summary = json::parse(r->cli.lastLine());
+    EXPECT_EQ(summary["status"], "diverged") << summary.dump();
+    EXPECT_NE(summary["reason"].get<std::string>().find("lower train.lr"), std::string::npos) << summary.dump();
+    EXPECT_LT(summary["steps"].get<int>(), 20);
+    EXPECT_EQ(RunStore(r->store).run(summary["run_id"].get<int64_t>())->status, "diverged");
+  }
+}
+
 TEST(Distributed, TopKSgdOnTwoStagesTimesTwoReplicasSendsAFractionOfTheGradients) {
   const auto r = cli("launch", "smoke",
                      {"train.max_steps=30", "eval.every_steps=0", "parallel.replicas=2",

@@ -72,7 +72,12 @@ TEST(StepReport, EveryFieldIsChecked) {
   EXPECT_THROW(report::trafficFromJson(with("msgs", uint64_t(1) << 40), 2), ReportError);
   EXPECT_THROW(report::trafficFromJson(with("enc", -1.0), 2), ReportError);  // times finite and >= 0
   EXPECT_THROW(report::trafficFromJson(with("mod", std::nan("")), 2), ReportError);
-  EXPECT_THROW(report::trafficFromJson(with("esq", INFINITY), 2), ReportError);
+  // Sums of squares overflow to +inf on a diverging run, which its rank reports as it is; NaN or below 0 never.
+  EXPECT_EQ(report::trafficFromJson(with("esq", INFINITY), 2).err_sq, INFINITY);
+  EXPECT_EQ(report::trafficFromJson(with("m", {{"sq_norm", INFINITY}}), 2).measures.at("sq_norm"), INFINITY);
+  EXPECT_THROW(report::trafficFromJson(with("esq", std::nan("")), 2), ReportError);
+  EXPECT_THROW(report::trafficFromJson(with("rcsq", -INFINITY), 2), ReportError);
+  EXPECT_THROW(report::trafficFromJson(with("m", {{"sq_norm", std::nan("")}}), 2), ReportError);
   EXPECT_THROW(report::trafficFromJson(with("method", 3), 2), ReportError);
   EXPECT_THROW(report::trafficFromJson(with("resets", "x"), 2), ReportError);
   // Measurements: a few, by short names, finite and non-negative; none when nothing adapts the direction.
