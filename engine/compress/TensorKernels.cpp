@@ -111,16 +111,6 @@ TensorKernels::TensorKernels(const torch::Tensor& x) : n_(size_t(x.numel())) {
     noKernels();
 }
 
-size_t TensorKernels::countAbove(float t) const {
-  if (host_) return kernels::countAbove(host_, n_, t);
-#ifdef PIPESQUEEZE_HAVE_CUDA_KERNELS
-  On on(x_.device());
-  return cu::countAbove(x_.data_ptr<float>(), n_, t);
-#else
-  noKernels();
-#endif
-}
-
 size_t TensorKernels::gatherAbove(float t, std::vector<uint32_t>& indices, std::vector<float>& values) const {
   if (host_) {
     const size_t room = std::min(indices.size(), values.size());

@@ -29,8 +29,6 @@ class TensorKernels {
   const float* host() const { return host_; }
   size_t size() const { return n_; }
 
-  // #{ |x| > t } (magnitude order of engine/kernels/TopK.h: NaN above everything, t < 0 keeps everything).
-  size_t countAbove(float t) const;
   // Every i with |x[i]| > t ascending into (indices, values), resized to the count; returns it.
   size_t gatherAbove(float t, std::vector<uint32_t>& indices, std::vector<float>& values) const;
   // The k largest magnitudes (lowest-indexed ties), indices ascending, into arrays of room k; returns k.
