@@ -4,12 +4,32 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
 namespace ps::kernels::cuda {
 
 constexpr int kThreads = 256;
+constexpr unsigned kFull = 0xffffffffu;  // every lane of a warp
+
+// The order the CPU kernels select by (TopK.h): the bits of |v|, every NaN mapped to the quiet NaN 0x7fc00000, so
+// NaN is above +inf and all NaNs are equal.
+constexpr uint32_t kNanKey = 0x7fc00000u, kInfKey = 0x7f800000u;
+__host__ __device__ __forceinline__ uint32_t keyOfBits(uint32_t bits) {
+  const uint32_t m = bits & 0x7fffffffu;
+  return m > kInfKey ? kNanKey : m;
+}
+__device__ __forceinline__ uint32_t magnitudeKey(float v) {
+  return keyOfBits(__float_as_uint(v));
+}
+
+// The sum of v over the lanes of a full warp, in lane 0.
+template <typename T>
+__device__ __forceinline__ T warpSum(T v) {
+  for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(kFull, v, d);
+  return v;
+}
 
 inline void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA ") + what + ": " + cudaGetErrorString(e));
